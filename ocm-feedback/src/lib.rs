@@ -1,0 +1,1 @@
+//! ocm-feedback (under construction).

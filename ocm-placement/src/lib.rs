@@ -1,0 +1,1 @@
+//! ocm-placement (under construction).

@@ -1,0 +1,1 @@
+//! ocm-testkit (under construction).

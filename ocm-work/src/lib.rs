@@ -1,0 +1,1 @@
+//! ocm-work (under construction).
