@@ -1,1 +1,45 @@
-//! ocm-api
+//! Typed Open Cluster Management (OCM) APIs for Rust.
+//!
+//! `ocm-api` holds the OCM custom resources of the `work`, `cluster` and `addon` API groups as
+//! Rust types, the CRDs generated from them, the constants upstream OCM defines (labels,
+//! annotations, finalizers, condition types and reasons, …), condition helpers with
+//! Kubernetes semantics, validation equal to upstream's admission webhooks, and a
+//! [`ManifestWork`](work::v1::ManifestWork) builder. It does no I/O; the other crates of the
+//! SDK (`ocm-work`, `ocm-placement`, `ocm-feedback`, `ocm-testkit`) build on it.
+//!
+//! # Example
+//!
+//! ```
+//! use ocm_api::work::v1::ManifestWork;
+//!
+//! let work: ManifestWork = serde_json::from_value(serde_json::json!({
+//!     "apiVersion": "work.open-cluster-management.io/v1",
+//!     "kind": "ManifestWork",
+//!     "metadata": { "name": "hello", "namespace": "cluster1" },
+//!     "spec": { "workload": { "manifests": [{
+//!         "apiVersion": "v1", "kind": "ConfigMap",
+//!         "metadata": { "name": "hello", "namespace": "default" },
+//!         "data": { "greeting": "hi" }
+//!     }]}}
+//! }))?;
+//! # let _ = &work;
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+//!
+//! # Versions
+//!
+//! Like every crate built on `k8s-openapi`, this crate enables no Kubernetes version feature:
+//! the final binary picks one (for example `k8s-openapi = { features = ["latest"] }`).
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod addon;
+pub mod cluster;
+pub mod crd;
+mod error;
+pub mod schema;
+pub mod validation;
+pub mod work;
+
+pub use crd::crds;
+pub use error::{Error, Result};

@@ -1,0 +1,197 @@
+//! The OCM `CustomResourceDefinition`s, generated from this crate's types.
+//!
+//! [`crds()`] returns every CRD that upstream OCM installs for the `work`, `cluster` and
+//! `addon` API groups, with all served versions. The schemas are derived from the Rust types
+//! (descriptions come from their doc comments) and normalised so that they are structurally
+//! the same as upstream's: same properties, types, formats, `required` lists, defaults,
+//! validation and `x-kubernetes-*` markers.
+//!
+//! ```
+//! let crds = ocm_api::crds();
+//! assert_eq!(crds.len(), 14);
+//! let amw = crds
+//!     .iter()
+//!     .find(|c| c.metadata.name.as_deref() == Some("manifestworks.work.open-cluster-management.io"))
+//!     .unwrap();
+//! assert_eq!(mw.spec.scope, "Namespaced");
+//! ```
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps,
+};
+use kube::CustomResourceExt;
+use serde_json::Value;
+
+use crate::{Error, Result};
+
+/// How one generated CRD version differs from what kube's derive produces.
+///
+/// kube's derive marks `spec` as required at the root and every `Option` field as
+/// `nullable`; upstream's generator does neither unless asked. Each kind states here what
+/// upstream asks for.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Fixups {
+    /// Keep `required: [spec]` at the root of the schema.
+    pub(crate) root_spec_required: bool,
+    /// Property paths (from the root of the schema, through `properties` and `items`) whose
+    /// schema is `nullable: true` upstream.
+    pub(crate) nullable: &'static [&'static [&'static str]],
+    /// Emit `subresources: {}` when the version has no subresource at all.
+    pub(crate) empty_subresources: bool,
+}
+
+/// Generates the CRD of `K` and normalises it with `fixups`.
+pub(crate) fn generate<K: CustomResourceExt>(fixups: Fixups) -> CustomResourceDefinition {
+    let mut crd = K::crd();
+    normalize(&mut crd, fixups);
+    crd
+}
+
+/// Merges the per-version CRDs of one kind into one CRD whose storage version is `storage`.
+pub(crate) fn merge(
+    versions: Vec<CustomResourceDefinition>,
+    storage: &str,
+) -> Result<CustomResourceDefinition> {
+    let name = versions
+        .first()
+        .and_then(|c| c.metadata.name.clone())
+        .unwrap_or_default();
+    kube::core::crd::merge_crds(versions, storage).map_err(|source| Error::CrdMerge {
+        name,
+        message: source.to_string(),
+    })
+}
+
+/// Applies the structural normalisation described on [`Fixups`] to every version of `crd`.
+pub(crate) fn normalize(crd: &mut CustomResourceDefinition, fixups: Fixups) {
+    crd.spec.preserve_unknown_fields = Some(false);
+    if crd.spec.names.list_kind.is_none() {
+        crd.spec.names.list_kind = Some(format!("{}List", crd.spec.names.kind));
+    }
+    for version in &mut crd.spec.versions {
+        if fixups.empty_subresources && version.subresources.is_none() {
+            version.subresources = Some(Default::default());
+        }
+        let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        else {
+            continue;
+        };
+        let Ok(mut value) = serde_json::to_value(&*schema) else {
+            continue;
+        };
+        strip_nullable(&mut value);
+        add_type_meta(&mut value);
+        if !fixups.root_spec_required
+            && let Some(obj) = value.as_object_mut()
+        {
+            let keep: Vec<Value> = obj
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter(|v| *v != "spec").cloned().collect())
+                .unwrap_or_default();
+            if keep.is_empty() {
+                obj.remove("required");
+            } else {
+                obj.insert("required".into(), Value::Array(keep));
+            }
+        }
+        for path in fixups.nullable {
+            if let Some(node) = walk_mut(&mut value, path)
+                && let Some(obj) = node.as_object_mut()
+            {
+                obj.insert("nullable".into(), Value::Bool(true));
+            }
+        }
+        if let Ok(props) = serde_json::from_value::<JSONSchemaProps>(value) {
+            *schema = props;
+        }
+    }
+}
+
+/// Adds the `apiVersion`, `kind` and `metadata` properties every Kubernetes object has, and
+/// drops the schema title schemars puts at the root.
+fn add_type_meta(root: &mut Value) {
+    let Some(obj) = root.as_object_mut() else {
+        return;
+    };
+    obj.remove("title");
+    let props = obj
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Some(props) = props.as_object_mut() else {
+        return;
+    };
+    props.entry("apiVersion").or_insert_with(|| {
+        serde_json::json!({
+            "description": "The versioned schema of this representation of the object.",
+            "type": "string",
+        })
+    });
+    props.entry("kind").or_insert_with(|| {
+        serde_json::json!({
+            "description": "The REST resource this object represents, in CamelCase.",
+            "type": "string",
+        })
+    });
+    props
+        .entry("metadata")
+        .or_insert_with(|| serde_json::json!({ "type": "object" }));
+}
+
+fn strip_nullable(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("nullable");
+            for (key, child) in map.iter_mut() {
+                // `default` and `enum` hold data, not schemas.
+                if key != "default" && key != "enum" && key != "example" {
+                    strip_nullable(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_nullable),
+        _ => {}
+    }
+}
+
+/// Follows `path` through `properties` (and `items` for arrays) from a schema node.
+fn walk_mut<'a>(mut node: &'a mut Value, path: &[&str]) -> Option<&'a mut Value> {
+    for segment in path {
+        if node.get("items").is_some() && node.get("properties").is_none() {
+            node = node.get_mut("items")?;
+        }
+        node = node.get_mut("properties")?.get_mut(*segment)?;
+    }
+    Some(node)
+}
+
+/// Every OCM `CustomResourceDefinition`: the `work`, `cluster` and `addon` groups, 14 in all,
+/// each with all of its served versions.
+///
+/// The list is ordered by group and then by name. Multi-version addon CRDs are merged, with
+/// `v1alpha1` as the storage version, as upstream ships them.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    let mut all = Vec::with_capacity(14);
+    all.extend(crate::work::crds());
+    all.extend(crate::cluster::crds());
+    all.extend(crate::addon::crds());
+    all.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    all
+}
+
+/// Renders `crd` as YAML, the way `kubectl apply -f` expects it.
+pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String> {
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    // Go through serde_json::Value so that maps come out in a stable order.
+    let value = serde_json::to_value(crd).map_err(|source| Error::Serialize {
+        what: format!("CustomResourceDefinition {name}"),
+        source: Box::new(source),
+    })?;
+    serde_saphyr::to_string(&value).map_err(|source| Error::Serialize {
+        what: format!("CustomResourceDefinition {name}"),
+        source: Box::new(source),
+    })
+}
