@@ -12,9 +12,45 @@ pub struct FieldError {
     pub message: String,
 }
 
+impl FieldError {
+    /// A field error for `field` (a path such as `spec.workload.manifests[2]`).
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
 /// All the fields of one object that failed validation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FieldErrors(pub Vec<FieldError>);
+
+impl FieldErrors {
+    /// Adds an error for `field`.
+    pub fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError::new(field, message));
+    }
+
+    /// Whether no field failed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Turns the collected errors into `Err(Error::Invalid)` for the object `kind`/`name`, or
+    /// `Ok(())` when there are none.
+    pub fn into_result(self, kind: &str, name: &str) -> crate::Result<()> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(crate::Error::Invalid {
+                kind: kind.to_string(),
+                name: name.to_string(),
+                errors: self,
+            })
+        }
+    }
+}
 
 impl fmt::Display for FieldErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
