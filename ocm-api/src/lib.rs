@@ -35,6 +35,8 @@
 
 pub mod addon;
 pub mod cluster;
+pub mod conditions;
+pub mod constants;
 pub mod crd;
 mod error;
 pub mod schema;
