@@ -1,8 +1,48 @@
-//! The `addon` API group.
+//! The `addon.open-cluster-management.io` API group: addon registration and configuration.
+//!
+//! * [`ClusterManagementAddOn`](v1alpha1::ClusterManagementAddOn) (cluster-scoped, hub): an
+//!   addon known to the hub, its supported configurations and how it is installed.
+//! * [`ManagedClusterAddOn`](v1alpha1::ManagedClusterAddOn) (in a cluster's namespace on the
+//!   hub): the addon enabled on one managed cluster, and its state there.
+//! * [`AddOnDeploymentConfig`](v1alpha1::AddOnDeploymentConfig) (namespaced): deployment
+//!   settings for an addon's agent.
+//! * [`AddOnTemplate`](v1alpha1::AddOnTemplate) (cluster-scoped, v1alpha1 only): an addon
+//!   defined entirely by data, its agent given as ManifestWork content.
+//!
+//! Upstream serves the first three in `v1alpha1` (the storage version) and `v1beta1`; both
+//! are here, and [`crds()`](crate::crds) returns one merged CRD per kind.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-/// The CRDs of this group.
+use crate::crd::{Fixups, generate, merge};
+
+mod schema;
+pub mod v1alpha1;
+pub mod v1beta1;
+
+/// Upstream's storage version of every addon kind.
+const STORAGE_VERSION: &str = "v1alpha1";
+
+/// The normalisation every addon kind needs: upstream keeps `spec` required at the root.
+const FIXUPS: Fixups = Fixups {
+    root_spec_required: true,
+    nullable: &[],
+    empty_subresources: false,
+};
+
+/// The CRDs of this group, multi-version kinds merged with v1alpha1 as the storage version.
 pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
-    vec![]
+    let mut out = Vec::with_capacity(4);
+    let pairs = [vec![
+        generate::<v1alpha1::AddOnDeploymentConfig>(FIXUPS),
+        generate::<v1beta1::AddOnDeploymentConfig>(FIXUPS),
+    ]];
+    for versions in pairs {
+        match merge(versions, STORAGE_VERSION) {
+            Ok(crd) => out.push(crd),
+            // The versions are generated from our own types; a failed merge is a bug here.
+            Err(e) => panic!("{e}"),
+        }
+    }
+    out
 }

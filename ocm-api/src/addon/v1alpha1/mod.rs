@@ -1,0 +1,8 @@
+//! `addon.open-cluster-management.io/v1alpha1`: AddOnDeploymentConfig, ManagedClusterAddOn,
+//! ClusterManagementAddOn and AddOnTemplate.
+//!
+//! v1alpha1 is the storage version of every addon kind. AddOnTemplate exists only in this
+//! version.
+
+mod addondeploymentconfig;
+pub use addondeploymentconfig::*;
