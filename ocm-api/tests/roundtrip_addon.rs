@@ -112,3 +112,185 @@ spec:
 ",
     );
 }
+
+fn condition(type_: &str, status: &str, reason: &str) -> Value {
+    json!({
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "message": format!("{type_} is {status}"),
+        "lastTransitionTime": "2026-11-20T08:15:00Z",
+        "observedGeneration": 3
+    })
+}
+
+fn addon_configs() -> Value {
+    json!([
+        {
+            "group": "addon.open-cluster-management.io",
+            "resource": "addondeploymentconfigs",
+            "namespace": "cluster1",
+            "name": "cluster1-override"
+        },
+        { "resource": "configmaps", "name": "cluster-scoped" }
+    ])
+}
+
+#[test]
+fn managed_cluster_addon_v1alpha1() {
+    let mca: v1alpha1::ManagedClusterAddOn = roundtrip(json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "ManagedClusterAddOn",
+        "metadata": { "name": "helloworld", "namespace": "cluster1" },
+        "spec": {
+            "installNamespace": "helloworld-agent",
+            "configs": addon_configs()
+        },
+        "status": {
+            "conditions": [
+                condition("Available", "True", "ManagedClusterAddOnLeaseUpdated"),
+                {
+                    "type": "RegistrationApplied",
+                    "status": "True",
+                    "reason": "SetPermissionApplied",
+                    "message": "Registration of the addon agent is configured",
+                    "lastTransitionTime": "2026-11-20T08:14:00Z"
+                }
+            ],
+            "relatedObjects": [
+                {
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "clustermanagementaddons",
+                    "name": "helloworld"
+                },
+                { "group": "", "resource": "configmaps", "namespace": "cluster1", "name": "x" }
+            ],
+            "addOnMeta": { "displayName": "Hello World", "description": "An example addon" },
+            "addOnConfiguration": {
+                "crdName": "helloworldconfigs.example.com",
+                "crName": "default",
+                "lastObservedGeneration": 2
+            },
+            "supportedConfigs": [
+                { "group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs" },
+                { "resource": "configmaps" }
+            ],
+            "configReferences": [{
+                "group": "addon.open-cluster-management.io",
+                "resource": "addondeploymentconfigs",
+                "namespace": "cluster1",
+                "name": "cluster1-override",
+                "lastObservedGeneration": 1,
+                "desiredConfig": {
+                    "namespace": "cluster1",
+                    "name": "cluster1-override",
+                    "specHash": "dcf8e6a5b0b0bb5d0e8e3e0a1c2b3d4e5f60718293a4b5c6d7e8f90123456789"
+                },
+                "lastAppliedConfig": { "name": "cluster1-override", "namespace": "cluster1" }
+            }],
+            "namespace": "helloworld-agent",
+            "registrations": [
+                {
+                    "signerName": "kubernetes.io/kube-apiserver-client",
+                    "subject": {
+                        "user": "system:open-cluster-management:cluster:cluster1:addon:helloworld:agent:agent1",
+                        "groups": ["system:open-cluster-management:cluster:cluster1:addon:helloworld"],
+                        "organizationUnit": ["ocm"]
+                    }
+                },
+                { "signerName": "example.com/signer-name" }
+            ],
+            "kubeClientDriver": "token",
+            "healthCheck": { "mode": "Customized" }
+        }
+    }));
+    let status = mca.status.expect("status");
+    assert_eq!(
+        status.kube_client_driver,
+        Some(v1alpha1::KubeClientDriver::Token)
+    );
+    assert_eq!(
+        status.health_check.and_then(|h| h.mode),
+        Some(v1alpha1::HealthCheckMode::Customized)
+    );
+}
+
+#[test]
+fn managed_cluster_addon_v1beta1() {
+    let mca: v1beta1::ManagedClusterAddOn = roundtrip(json!({
+        "apiVersion": "addon.open-cluster-management.io/v1beta1",
+        "kind": "ManagedClusterAddOn",
+        "metadata": { "name": "helloworld", "namespace": "cluster1" },
+        "spec": { "configs": addon_configs() },
+        "status": {
+            "conditions": [
+                condition("Available", "True", "ManagedClusterAddOnLeaseUpdated"),
+                condition("Progressing", "False", "Completed")
+            ],
+            "relatedObjects": [{
+                "group": "addon.open-cluster-management.io",
+                "resource": "clustermanagementaddons",
+                "name": "helloworld"
+            }],
+            "addOnMeta": { "displayName": "Hello World" },
+            "supportedConfigs": [{ "group": "", "resource": "configmaps" }],
+            "configReferences": [{
+                "group": "addon.open-cluster-management.io",
+                "resource": "addondeploymentconfigs",
+                "lastObservedGeneration": 4,
+                "desiredConfig": { "namespace": "cluster1", "name": "c", "specHash": "abc" },
+                "lastAppliedConfig": { "namespace": "cluster1", "name": "c", "specHash": "abc" }
+            }],
+            "namespace": "open-cluster-management-agent-addon",
+            "registrations": [
+                {
+                    "type": "kubeClient",
+                    "kubeClient": {
+                        "driver": "csr",
+                        "subject": {
+                            "user": "system:open-cluster-management:cluster:cluster1:addon:helloworld:agent:agent1",
+                            "groups": ["system:open-cluster-management:addon:helloworld"]
+                        }
+                    }
+                },
+                {
+                    "type": "customSigner",
+                    "customSigner": {
+                        "signerName": "example.com/signer-name",
+                        "subject": { "user": "u", "groups": ["g"], "organizationUnits": ["ou"] }
+                    }
+                }
+            ],
+            "healthCheck": { "mode": "Lease" }
+        }
+    }));
+    let regs = mca
+        .status
+        .and_then(|s| s.registrations)
+        .expect("registrations");
+    assert_eq!(regs[0].type_, v1beta1::RegistrationType::KubeClient);
+    assert_eq!(regs[1].type_, v1beta1::RegistrationType::CustomSigner);
+}
+
+#[test]
+fn managed_cluster_addon_minimal() {
+    roundtrip_yaml::<v1alpha1::ManagedClusterAddOn>(
+        "apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: ManagedClusterAddOn
+metadata:
+  name: helloworld
+  namespace: cluster1
+spec: {}
+",
+    );
+    roundtrip_yaml::<v1beta1::ManagedClusterAddOn>(
+        "apiVersion: addon.open-cluster-management.io/v1beta1
+kind: ManagedClusterAddOn
+metadata:
+  name: helloworld
+  namespace: cluster1
+spec: {}
+status: {}
+",
+    );
+}

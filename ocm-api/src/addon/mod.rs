@@ -33,10 +33,16 @@ const FIXUPS: Fixups = Fixups {
 /// The CRDs of this group, multi-version kinds merged with v1alpha1 as the storage version.
 pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
     let mut out = Vec::with_capacity(4);
-    let pairs = [vec![
-        generate::<v1alpha1::AddOnDeploymentConfig>(FIXUPS),
-        generate::<v1beta1::AddOnDeploymentConfig>(FIXUPS),
-    ]];
+    let pairs = [
+        vec![
+            generate::<v1alpha1::AddOnDeploymentConfig>(FIXUPS),
+            generate::<v1beta1::AddOnDeploymentConfig>(FIXUPS),
+        ],
+        vec![
+            generate::<v1alpha1::ManagedClusterAddOn>(FIXUPS),
+            generate::<v1beta1::ManagedClusterAddOn>(FIXUPS),
+        ],
+    ];
     for versions in pairs {
         match merge(versions, STORAGE_VERSION) {
             Ok(crd) => out.push(crd),

@@ -6,3 +6,9 @@
 
 mod addondeploymentconfig;
 pub use addondeploymentconfig::*;
+
+mod config;
+pub use config::*;
+
+mod managedclusteraddon;
+pub use managedclusteraddon::*;

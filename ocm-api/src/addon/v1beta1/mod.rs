@@ -6,3 +6,6 @@
 
 mod addondeploymentconfig;
 pub use addondeploymentconfig::*;
+
+mod managedclusteraddon;
+pub use managedclusteraddon::*;
