@@ -5,6 +5,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 
 pub mod v1;
 pub mod v1alpha1;
+mod validate;
+
+pub use validate::manifests_size;
 
 /// The API group name.
 pub const GROUP: &str = "work.open-cluster-management.io";

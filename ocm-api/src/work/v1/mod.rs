@@ -5,9 +5,23 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use crate::crd::{Fixups, generate};
 
 mod appliedmanifestwork;
+mod config;
+mod feedback;
+mod manifest;
+mod manifestwork;
+mod status;
+
 pub use appliedmanifestwork::*;
+pub use config::*;
+pub use feedback::*;
+pub use manifest::*;
+pub use manifestwork::*;
+pub use status::*;
 
 /// The CRDs of this version.
 pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
-    vec![generate::<AppliedManifestWork>(Fixups::default())]
+    vec![
+        generate::<ManifestWork>(Fixups::default()),
+        generate::<AppliedManifestWork>(Fixups::default()),
+    ]
 }

@@ -1,0 +1,203 @@
+//! Status feedback: the rules that say which values to read from an applied resource, and
+//! the values the work agent reports back in the ManifestWork status.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A rule that selects status values of an applied resource to report back to the hub.
+///
+/// Listed in [`ManifestConfigOption::feedback_rules`](super::ManifestConfigOption::feedback_rules).
+/// The values found are reported in
+/// [`ManifestCondition::status_feedbacks`](super::ManifestCondition::status_feedbacks).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackRule {
+    /// Which kind of rule this is: a built-in set of values for well-known kinds, or
+    /// user-supplied JSONPaths.
+    #[serde(rename = "type")]
+    pub type_: FeedbackType,
+
+    /// The JSONPaths to evaluate when `type` is `JSONPaths`; merged by `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub json_paths: Option<Vec<JsonPath>>,
+}
+
+impl FeedbackRule {
+    /// A rule reporting the built-in status values for the resource's kind.
+    pub fn well_known_status() -> Self {
+        Self {
+            type_: FeedbackType::WellKnownStatus,
+            json_paths: None,
+        }
+    }
+
+    /// A rule reporting the values found at `paths`.
+    pub fn json_paths(paths: impl IntoIterator<Item = JsonPath>) -> Self {
+        Self {
+            type_: FeedbackType::JsonPaths,
+            json_paths: Some(paths.into_iter().collect()),
+        }
+    }
+}
+
+/// The kind of a [`FeedbackRule`].
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum FeedbackType {
+    /// `WellKnownStatus`: report the status fields the agent knows for common kinds (for
+    /// example a Deployment's replica counts, a Job's completion counts).
+    WellKnownStatus,
+    /// `JSONPaths`: report the values found at the rule's JSONPaths.
+    #[serde(rename = "JSONPaths")]
+    JsonPaths,
+}
+
+/// One named value to read from an applied resource with a Kubernetes JSONPath.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonPath {
+    /// Name the value is reported under; unique within the rule.
+    pub name: String,
+
+    /// API version (the version part only, e.g. `v1`) the path applies to. When set and the
+    /// live resource has another version, the agent reports an error instead of a value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+
+    /// Kubernetes JSONPath into the resource, without the surrounding braces, e.g.
+    /// `.status.readyReplicas`.
+    pub path: String,
+}
+
+impl JsonPath {
+    /// A JSONPath named `name` evaluating `path`, for any version.
+    pub fn new(name: impl Into<String>, path: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: None,
+            path: path.into(),
+        }
+    }
+}
+
+/// The feedback values reported for one manifest.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusFeedbackResult {
+    /// The values found, merged by `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub values: Option<Vec<FeedbackValue>>,
+}
+
+impl StatusFeedbackResult {
+    /// The reported values (empty when there are none).
+    pub fn values(&self) -> &[FeedbackValue] {
+        self.values.as_deref().unwrap_or_default()
+    }
+
+    /// The value reported under `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&FieldValue> {
+        self.values()
+            .iter()
+            .find(|v| v.name == name)
+            .map(|v| &v.field_value)
+    }
+}
+
+/// One named feedback value.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackValue {
+    /// The name of the value: the JSONPath's name, or the well-known field name.
+    pub name: String,
+
+    /// The value and its type.
+    pub field_value: FieldValue,
+}
+
+/// A typed feedback value: `type` says which one of the other fields is set.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldValue {
+    /// Which of `integer`, `string`, `boolean` or `jsonRaw` holds the value.
+    #[serde(rename = "type")]
+    pub type_: ValueType,
+
+    /// The value when `type` is `Integer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integer: Option<i64>,
+
+    /// The value when `type` is `String`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string: Option<String>,
+
+    /// The value when `type` is `Boolean`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boolean: Option<bool>,
+
+    /// The value when `type` is `JsonRaw`: a non-scalar value (object or list) encoded as
+    /// JSON, at most 1024 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub json_raw: Option<String>,
+}
+
+impl FieldValue {
+    /// An `Integer` value.
+    pub fn integer(value: i64) -> Self {
+        Self {
+            type_: ValueType::Integer,
+            integer: Some(value),
+            string: None,
+            boolean: None,
+            json_raw: None,
+        }
+    }
+
+    /// A `String` value.
+    pub fn string(value: impl Into<String>) -> Self {
+        Self {
+            type_: ValueType::String,
+            integer: None,
+            string: Some(value.into()),
+            boolean: None,
+            json_raw: None,
+        }
+    }
+
+    /// A `Boolean` value.
+    pub fn boolean(value: bool) -> Self {
+        Self {
+            type_: ValueType::Boolean,
+            integer: None,
+            string: None,
+            boolean: Some(value),
+            json_raw: None,
+        }
+    }
+
+    /// A `JsonRaw` value: `json` is already-encoded JSON text.
+    pub fn json_raw(json: impl Into<String>) -> Self {
+        Self {
+            type_: ValueType::JsonRaw,
+            integer: None,
+            string: None,
+            boolean: None,
+            json_raw: Some(json.into()),
+        }
+    }
+}
+
+/// The type of a [`FieldValue`].
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum ValueType {
+    /// A 64-bit signed integer, in `integer`.
+    Integer,
+    /// A string, in `string`.
+    String,
+    /// A boolean, in `boolean`.
+    Boolean,
+    /// A JSON-encoded object or list, in `jsonRaw`.
+    JsonRaw,
+}
