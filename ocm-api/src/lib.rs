@@ -34,6 +34,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod addon;
+pub mod builder;
 pub mod cluster;
 pub mod conditions;
 pub mod constants;

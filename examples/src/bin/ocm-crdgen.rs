@@ -1,1 +1,69 @@
-fn main() {}
+//! `ocm-crdgen`: writes every OCM CustomResourceDefinition as YAML.
+//!
+//! ```text
+//! ocm-crdgen                 # all CRDs to stdout, as one multi-document YAML stream
+//! ocm-crdgen --out-dir crds  # one file per CRD: crds/<crd name>.yaml
+//! ocm-crdgen --list          # just the CRD names
+//! ```
+//!
+//! Pipe the output to `kubectl apply -f -` to install the OCM APIs on a hub.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Write the OCM CustomResourceDefinitions (work, cluster and addon groups) as YAML.
+#[derive(Parser, Debug)]
+#[command(name = "ocm-crdgen", version, about)]
+struct Args {
+    /// Write one `<crd name>.yaml` file per CRD into this directory instead of stdout.
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+
+    /// Only print the CRD names, one per line.
+    #[arg(long, conflicts_with = "out_dir")]
+    list: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("ocm-crdgen: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let crds = ocm_api::crds();
+    if args.list {
+        for crd in &crds {
+            println!("{}", crd.metadata.name.as_deref().unwrap_or_default());
+        }
+        return Ok(());
+    }
+    if let Some(dir) = &args.out_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        for crd in &crds {
+            let name = crd.metadata.name.as_deref().unwrap_or_default();
+            let yaml = ocm_api::crd::to_yaml(crd).map_err(|e| e.to_string())?;
+            let path = dir.join(format!("{name}.yaml"));
+            std::fs::write(&path, yaml)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    for crd in &crds {
+        let yaml = ocm_api::crd::to_yaml(crd).map_err(|e| e.to_string())?;
+        write!(out, "---\n{yaml}").map_err(|e| format!("cannot write to stdout: {e}"))?;
+    }
+    out.flush()
+        .map_err(|e| format!("cannot write to stdout: {e}"))
+}
