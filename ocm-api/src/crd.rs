@@ -83,6 +83,7 @@ pub(crate) fn normalize(crd: &mut CustomResourceDefinition, fixups: Fixups) {
             continue;
         };
         strip_nullable(&mut value);
+        restore_int_or_string_types(&mut value);
         add_type_meta(&mut value);
         if !fixups.root_spec_required
             && let Some(obj) = value.as_object_mut()
@@ -153,6 +154,29 @@ fn strip_nullable(value: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(strip_nullable),
+        _ => {}
+    }
+}
+
+/// Gives every `x-kubernetes-int-or-string` node the `anyOf: [integer, string]` that upstream's
+/// generator writes. kube's structural rewrite empties the branches of such an `anyOf`, and
+/// k8s-openapi's `IntOrString` schema has none at all.
+fn restore_int_or_string_types(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+                map.insert(
+                    "anyOf".into(),
+                    serde_json::json!([{ "type": "integer" }, { "type": "string" }]),
+                );
+            }
+            for (key, child) in map.iter_mut() {
+                if key != "default" && key != "enum" && key != "example" {
+                    restore_int_or_string_types(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(restore_int_or_string_types),
         _ => {}
     }
 }

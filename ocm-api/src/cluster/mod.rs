@@ -1,8 +1,28 @@
-//! The `cluster` API group.
+//! The `cluster.open-cluster-management.io` API group.
+//!
+//! | module | kinds |
+//! | --- | --- |
+//! | [`v1`] | [`ManagedCluster`](v1::ManagedCluster) |
+//! | [`v1beta1`] | [`Placement`](v1beta1::Placement), [`PlacementDecision`](v1beta1::PlacementDecision) |
+//! | [`v1beta2`] | [`ManagedClusterSet`](v1beta2::ManagedClusterSet), [`ManagedClusterSetBinding`](v1beta2::ManagedClusterSetBinding) |
+//! | [`v1alpha1`] | [`ClusterClaim`](v1alpha1::ClusterClaim), [`AddOnPlacementScore`](v1alpha1::AddOnPlacementScore), and the rollout strategy types ([`RolloutStrategy`](v1alpha1::RolloutStrategy)) embedded by workload appliers |
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+pub(crate) mod schema;
+pub mod v1;
+pub mod v1alpha1;
+pub mod v1beta1;
+pub mod v1beta2;
+
+/// The API group name.
+pub const GROUP: &str = "cluster.open-cluster-management.io";
+
 /// The CRDs of this group.
 pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
-    vec![]
+    let mut crds = v1::crds();
+    crds.extend(v1alpha1::crds());
+    crds.extend(v1beta1::crds());
+    crds.extend(v1beta2::crds());
+    crds
 }

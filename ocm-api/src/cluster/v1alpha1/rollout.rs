@@ -1,0 +1,272 @@
+//! Rollout strategies: how a workload applier (ManifestWorkReplicaSet, ClusterManagementAddOn)
+//! moves a change across the clusters a Placement selected.
+//!
+//! These types have no CRD of their own; they are embedded in the CRDs of the kinds that roll
+//! things out.
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use schemars::{Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// The pattern of `maxFailures` and `maxConcurrency` when given as a string: a percentage from
+/// `0%` to `100%`, or a plain non-negative number.
+pub const ROLLOUT_COUNT_PATTERN: &str = "^((100|[0-9]{1,2})%|[0-9]+)$";
+
+/// The pattern of `progressDeadline`: a number followed by `h`, `m` or `s`, or `None`.
+pub const PROGRESS_DEADLINE_PATTERN: &str = "^(([0-9])+[h|m|s])|None$";
+
+/// The `progressDeadline` value meaning "wait forever".
+pub const PROGRESS_DEADLINE_NONE: &str = "None";
+
+/// Schema of a count given as an integer or a percentage string (`maxFailures`,
+/// `maxConcurrency`).
+pub(crate) fn rollout_count(_: &mut SchemaGenerator) -> Schema {
+    crate::schema::schema_from(json!({
+        "anyOf": [{ "type": "integer" }, { "type": "string" }],
+        "pattern": ROLLOUT_COUNT_PATTERN,
+        "x-kubernetes-int-or-string": true,
+    }))
+}
+
+/// How a change is rolled out to the selected clusters.
+#[derive(
+    Serialize, Deserialize, schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash,
+)]
+pub enum RolloutType {
+    /// Every selected cluster at once (the default).
+    #[default]
+    All,
+    /// Cluster by cluster, at most `maxConcurrency` at a time, mandatory decision groups first.
+    Progressive,
+    /// Decision group by decision group, mandatory groups first.
+    ProgressivePerGroup,
+}
+
+/// The rollout strategy of a workload applier.
+///
+/// Exactly one of `all`, `progressive` and `progressivePerGroup` is meant to be set, the one
+/// matching `type`; a missing one means its defaults.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStrategy {
+    /// Which strategy to use; `All` when absent.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "All"))]
+    pub type_: Option<RolloutType>,
+
+    /// Settings of the `All` strategy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all: Option<RolloutAll>,
+
+    /// Settings of the `Progressive` strategy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progressive: Option<RolloutProgressive>,
+
+    /// Settings of the `ProgressivePerGroup` strategy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progressive_per_group: Option<RolloutProgressivePerGroup>,
+}
+
+impl RolloutStrategy {
+    /// The strategy in effect: `type`, or `All` when it is absent.
+    pub fn rollout_type(&self) -> RolloutType {
+        self.type_.unwrap_or_default()
+    }
+
+    /// The timing and failure settings of the strategy in effect (defaults when its section is
+    /// absent).
+    pub fn config(&self) -> RolloutConfig {
+        match self.rollout_type() {
+            RolloutType::All => self.all.as_ref().map(|a| a.config.clone()),
+            RolloutType::Progressive => self.progressive.as_ref().map(|p| p.config.clone()),
+            RolloutType::ProgressivePerGroup => self
+                .progressive_per_group
+                .as_ref()
+                .map(|p| p.config.clone()),
+        }
+        .unwrap_or_default()
+    }
+
+    /// The mandatory decision groups of the strategy in effect (empty for `All`).
+    pub fn mandatory_decision_groups(&self) -> &[MandatoryDecisionGroup] {
+        let groups = match self.rollout_type() {
+            RolloutType::All => None,
+            RolloutType::Progressive => self
+                .progressive
+                .as_ref()
+                .map(|p| &p.mandatory_decision_groups),
+            RolloutType::ProgressivePerGroup => self
+                .progressive_per_group
+                .as_ref()
+                .map(|p| &p.mandatory_decision_groups),
+        };
+        groups
+            .and_then(|g| g.mandatory_decision_groups.as_deref())
+            .unwrap_or_default()
+    }
+}
+
+/// Timing and failure tolerance shared by every rollout strategy.
+///
+/// In JSON these fields sit directly in the strategy's section (`all`, `progressive`,
+/// `progressivePerGroup`).
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutConfig {
+    /// How long a cluster must stay successful before the rollout counts it as succeeded and
+    /// moves on, as a Go duration (`90s`, `5m`, `1h30m`). Defaults to `"0"`: move on at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "0"))]
+    pub min_success_time: Option<String>,
+
+    /// How long to wait for a cluster to succeed before counting it as failed (timed out):
+    /// a number with unit `h`, `m` or `s`, or `None` (the default) to wait forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "None", "pattern" = PROGRESS_DEADLINE_PATTERN))]
+    pub progress_deadline: Option<String>,
+
+    /// How many failed or timed-out clusters the rollout tolerates before it stops: a number or
+    /// a percentage of the selected clusters (`"10%"`). Defaults to 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "rollout_count", extend("default" = 0))]
+    pub max_failures: Option<IntOrString>,
+}
+
+/// Decision groups that are rolled out first, before any other cluster.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MandatoryDecisionGroups {
+    /// The groups, in order. Each must fully succeed before the rollout goes on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mandatory_decision_groups: Option<Vec<MandatoryDecisionGroup>>,
+}
+
+/// One decision group of a Placement, named by group name or by index.
+///
+/// When both are set the name is looked up first. They are matched against the
+/// `cluster.open-cluster-management.io/decision-group-name` and
+/// `cluster.open-cluster-management.io/decision-group-index` labels of the PlacementDecisions.
+#[derive(
+    Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Hash,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct MandatoryDecisionGroup {
+    /// Name of the decision group, as in the Placement's `decisionStrategy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+
+    /// Index of the decision group, counting from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_index: Option<i32>,
+}
+
+/// Settings of the `All` strategy: apply everywhere at once.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutAll {
+    /// Timing and failure tolerance.
+    #[serde(flatten)]
+    pub config: RolloutConfig,
+}
+
+/// Settings of the `ProgressivePerGroup` strategy: one decision group at a time.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutProgressivePerGroup {
+    /// Timing and failure tolerance.
+    #[serde(flatten)]
+    pub config: RolloutConfig,
+
+    /// Groups rolled out before the others.
+    #[serde(flatten)]
+    pub mandatory_decision_groups: MandatoryDecisionGroups,
+}
+
+/// Settings of the `Progressive` strategy: a bounded number of clusters at a time.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutProgressive {
+    /// Timing and failure tolerance.
+    #[serde(flatten)]
+    pub config: RolloutConfig,
+
+    /// Groups rolled out before the others.
+    #[serde(flatten)]
+    pub mandatory_decision_groups: MandatoryDecisionGroups,
+
+    /// How many clusters may be rolling out at the same time: a number or a percentage of the
+    /// selected clusters. When absent it follows the Placement's `clustersPerDecisionGroup`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "rollout_count")]
+    pub max_concurrency: Option<IntOrString>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(kube::CustomResource, Serialize, Deserialize, schemars::JsonSchema, Clone, Debug)]
+    #[kube(group = "example.com", version = "v1", kind = "Probe")]
+    #[serde(rename_all = "camelCase")]
+    struct ProbeSpec {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rollout_strategy: Option<RolloutStrategy>,
+    }
+
+    fn strip_descriptions(v: &mut serde_json::Value) {
+        if let Some(map) = v.as_object_mut() {
+            map.remove("description");
+            map.values_mut().for_each(strip_descriptions);
+        }
+    }
+
+    #[test]
+    fn config_fields_are_inlined_with_upstream_constraints() {
+        let crd = crate::crd::generate::<Probe>(crate::crd::Fixups::default());
+        let mut schema = serde_json::to_value(&crd.spec.versions[0].schema).unwrap();
+        strip_descriptions(&mut schema);
+        let progressive = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["rolloutStrategy"]
+            ["properties"]["progressive"];
+        assert_eq!(
+            progressive["properties"]["maxFailures"],
+            json!({
+                "anyOf": [{ "type": "integer" }, { "type": "string" }],
+                "default": 0,
+                "pattern": ROLLOUT_COUNT_PATTERN,
+                "x-kubernetes-int-or-string": true,
+            })
+        );
+        assert_eq!(
+            progressive["properties"]["progressDeadline"],
+            json!({ "type": "string", "default": "None", "pattern": PROGRESS_DEADLINE_PATTERN })
+        );
+        assert_eq!(
+            progressive["properties"]["mandatoryDecisionGroups"]["items"]["properties"]["groupIndex"],
+            json!({ "type": "integer", "format": "int32" })
+        );
+        assert!(progressive.get("allOf").is_none());
+    }
+
+    #[test]
+    fn effective_settings() {
+        let s: RolloutStrategy = serde_json::from_value(json!({
+            "type": "Progressive",
+            "progressive": {
+                "maxConcurrency": "25%",
+                "minSuccessTime": "5m",
+                "mandatoryDecisionGroups": [{ "groupName": "canary" }]
+            }
+        }))
+        .unwrap();
+        assert_eq!(s.rollout_type(), RolloutType::Progressive);
+        assert_eq!(s.config().min_success_time.as_deref(), Some("5m"));
+        assert_eq!(s.mandatory_decision_groups().len(), 1);
+        assert_eq!(RolloutStrategy::default().rollout_type(), RolloutType::All);
+        assert!(
+            RolloutStrategy::default()
+                .mandatory_decision_groups()
+                .is_empty()
+        );
+    }
+}

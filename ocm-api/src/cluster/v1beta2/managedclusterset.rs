@@ -1,0 +1,109 @@
+//! ManagedClusterSet: a named group of managed clusters.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::v1::MANAGED_NAMESPACE_NAME_PATTERN;
+
+/// A group of managed clusters.
+///
+/// A ManagedClusterSet is cluster-scoped. Its members are either the clusters labelled
+/// `cluster.open-cluster-management.io/clusterset=<set name>` (the default) or the clusters
+/// a label selector matches. A namespace gets access to a set through a
+/// ManagedClusterSetBinding, and Placements in that namespace can then select its clusters.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "cluster.open-cluster-management.io",
+    version = "v1beta2",
+    kind = "ManagedClusterSet",
+    plural = "managedclustersets",
+    shortname = "mclset",
+    shortname = "mclsets",
+    status = "ManagedClusterSetStatus",
+    derive = "PartialEq",
+    derive = "Default",
+    printcolumn(
+        name = "Empty",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"ClusterSetEmpty\")].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("default" = {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}}))]
+pub struct ManagedClusterSetSpec {
+    /// How the set's members are chosen. Defaults to the exclusive cluster-set label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = {"selectorType": "ExclusiveClusterSetLabel"}))]
+    pub cluster_selector: Option<ManagedClusterSelector>,
+
+    /// Namespaces every member cluster should manage for this set, one per name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend(
+        "x-kubernetes-list-type" = "map",
+        "x-kubernetes-list-map-keys" = ["name"]
+    ))]
+    pub managed_namespaces: Option<Vec<ManagedNamespaceConfig>>,
+}
+
+/// How a cluster set chooses its members.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedClusterSelector {
+    /// `ExclusiveClusterSetLabel` (the default) or `LabelSelector`.
+    #[schemars(extend("default" = "ExclusiveClusterSetLabel"))]
+    pub selector_type: SelectorType,
+
+    /// The selector for type `LabelSelector`. Absent selects no cluster; `{}` selects every
+    /// cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::label_selector")]
+    pub label_selector: Option<LabelSelector>,
+}
+
+/// How a cluster set chooses its members.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SelectorType {
+    /// Clusters whose `cluster.open-cluster-management.io/clusterset` label equals the set's
+    /// name. A cluster has at most one such set.
+    #[default]
+    ExclusiveClusterSetLabel,
+    /// Clusters matching the set's `labelSelector`.
+    LabelSelector,
+}
+
+/// A namespace a cluster set asks its member clusters to manage.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedNamespaceConfig {
+    /// Name of the namespace (a DNS label).
+    #[schemars(length(max = 63), extend("pattern" = MANAGED_NAMESPACE_NAME_PATTERN))]
+    pub name: String,
+}
+
+/// The observed state of a [`ManagedClusterSet`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedClusterSetStatus {
+    /// Conditions of the set, e.g. `ClusterSetEmpty`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::conditions")]
+    pub conditions: Option<Vec<Condition>>,
+}
+
+impl ManagedClusterSet {
+    /// The selector type in effect: the spec's, or `ExclusiveClusterSetLabel` when absent.
+    pub fn selector_type(&self) -> SelectorType {
+        self.spec
+            .cluster_selector
+            .as_ref()
+            .map(|s| s.selector_type)
+            .unwrap_or_default()
+    }
+}
