@@ -1,1 +1,31 @@
-//! ocm-testkit (under construction).
+//! Fake Kubernetes API servers for fast, faithful tests.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod admission;
+pub mod api_error;
+mod builtin;
+pub mod clock;
+mod crd;
+mod deletion;
+pub mod error;
+mod fieldset;
+pub mod patch;
+pub mod registry;
+mod schema;
+pub mod selector;
+mod ssa;
+pub mod store;
+mod uid;
+pub mod watch;
+
+pub use api_error::{ApiError, Cause};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::{Error, Result};
+pub use patch::PatchKind;
+pub use registry::{GroupResource, Gvr, PrinterColumn, Registry, ResourceInfo};
+pub use selector::{FieldSelector, LabelSelector};
+pub use store::{
+    DeleteOptions, DeleteOutcome, ListOptions, ObjectKey, ObjectList, Propagation, Store,
+    StoreConfig, WriteOptions,
+};
+pub use watch::{EventType, StoredEvent, Subscription, WatchOptions};

@@ -1,0 +1,155 @@
+//! CustomResourceDefinitions: turning a CRD object into a served resource.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::api_error::{ApiError, ApiResult, Cause};
+use crate::registry::{PrinterColumn, ResourceInfo};
+
+fn invalid(name: &str, field: &str, message: String) -> ApiError {
+    ApiError::invalid(
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io",
+        name,
+        vec![Cause {
+            reason: "FieldValueInvalid".into(),
+            message,
+            field: field.into(),
+        }],
+    )
+}
+
+fn s<'a>(v: &'a Value, ptr: &str) -> &'a str {
+    v.pointer(ptr).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn strings(v: &Value, ptr: &str) -> Vec<String> {
+    v.pointer(ptr)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The resource a CRD object defines, or why the CRD is invalid.
+pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
+    let name = s(crd, "/metadata/name");
+    let group = s(crd, "/spec/group");
+    let plural = s(crd, "/spec/names/plural");
+    let kind = s(crd, "/spec/names/kind");
+    if group.is_empty() {
+        return Err(invalid(name, "spec.group", "Required value".into()));
+    }
+    if plural.is_empty() {
+        return Err(invalid(name, "spec.names.plural", "Required value".into()));
+    }
+    if kind.is_empty() {
+        return Err(invalid(name, "spec.names.kind", "Required value".into()));
+    }
+    if name != format!("{plural}.{group}") {
+        return Err(invalid(
+            name,
+            "metadata.name",
+            format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"),
+        ));
+    }
+    let scope = s(crd, "/spec/scope");
+    if scope != "Namespaced" && scope != "Cluster" {
+        return Err(invalid(
+            name,
+            "spec.scope",
+            format!("Unsupported value: \"{scope}\": supported values: \"Cluster\", \"Namespaced\""),
+        ));
+    }
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if versions.is_empty() {
+        return Err(invalid(name, "spec.versions", "Invalid value: must have exactly one version marked as storage version".into()));
+    }
+    let mut served: Vec<&Value> = versions
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool).unwrap_or(false))
+        .collect();
+    // The storage version first, so it is the preferred one.
+    served.sort_by_key(|v| !v.get("storage").and_then(Value::as_bool).unwrap_or(false));
+    let mut schemas = BTreeMap::new();
+    let mut status_subresource = false;
+    let mut printer_columns = Vec::new();
+    for v in &served {
+        let vname = s(v, "/name").to_string();
+        if let Some(schema) = v.pointer("/schema/openAPIV3Schema") {
+            schemas.insert(vname.clone(), Arc::new(schema.clone()));
+        }
+        if v.pointer("/subresources/status").is_some() {
+            status_subresource = true;
+        }
+        if printer_columns.is_empty() {
+            if let Some(cols) = v.get("additionalPrinterColumns").and_then(Value::as_array) {
+                printer_columns = cols
+                    .iter()
+                    .map(|c| PrinterColumn {
+                        name: s(c, "/name").to_string(),
+                        type_: s(c, "/type").to_string(),
+                        json_path: s(c, "/jsonPath").to_string(),
+                        description: s(c, "/description").to_string(),
+                        priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+                    })
+                    .collect();
+            }
+        }
+    }
+    let singular = match s(crd, "/spec/names/singular") {
+        "" => kind.to_ascii_lowercase(),
+        x => x.to_string(),
+    };
+    Ok(ResourceInfo {
+        group: group.to_string(),
+        versions: served.iter().map(|v| s(v, "/name").to_string()).collect(),
+        kind: kind.to_string(),
+        plural: plural.to_string(),
+        singular,
+        namespaced: scope == "Namespaced",
+        status_subresource,
+        tracks_generation: true,
+        short_names: strings(crd, "/spec/names/shortNames"),
+        categories: strings(crd, "/spec/names/categories"),
+        verbs: ResourceInfo::standard_verbs(),
+        schemas,
+        printer_columns,
+        crd_name: Some(name.to_string()),
+    })
+}
+
+/// The status a CRD gets once its names are accepted and it is served.
+pub(crate) fn established_status(crd: &Value, now: &str) -> Value {
+    let storage: Vec<Value> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v.get("storage").and_then(Value::as_bool).unwrap_or(false))
+                .filter_map(|v| v.get("name").cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    let cond = |t: &str, reason: &str, msg: &str| {
+        json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": msg})
+    };
+    json!({
+        "conditions": [
+            cond("NamesAccepted", "NoConflicts", "no conflicts found"),
+            cond("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+        ],
+        "acceptedNames": names,
+        "storedVersions": storage,
+    })
+}

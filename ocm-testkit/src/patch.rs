@@ -1,0 +1,173 @@
+//! JSON patch, JSON merge patch and strategic merge patch.
+
+use serde_json::{Map, Value};
+
+use crate::api_error::{ApiError, ApiResult};
+use crate::fieldset::{item_key, position};
+use crate::schema::{ListKind, Shape};
+
+/// The kinds of PATCH bodies, by their content type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchKind {
+    /// `application/json-patch+json` (RFC 6902).
+    Json,
+    /// `application/merge-patch+json` (RFC 7386).
+    Merge,
+    /// `application/strategic-merge-patch+json`.
+    Strategic,
+    /// `application/apply-patch+yaml` (server-side apply).
+    Apply,
+}
+
+impl PatchKind {
+    /// Recognize a PATCH content type.
+    pub fn from_content_type(ct: &str) -> Option<Self> {
+        let base = ct.split(';').next().unwrap_or_default().trim();
+        Some(match base {
+            "application/json-patch+json" => PatchKind::Json,
+            "application/merge-patch+json" => PatchKind::Merge,
+            "application/strategic-merge-patch+json" => PatchKind::Strategic,
+            "application/apply-patch+yaml" | "application/apply-patch+json" => PatchKind::Apply,
+            _ => return None,
+        })
+    }
+}
+
+/// Apply an RFC 6902 JSON patch to a copy of `doc`.
+pub(crate) fn json_patch(doc: &Value, patch: &Value) -> ApiResult<Value> {
+    let p: json_patch::Patch = serde_json::from_value(patch.clone())
+        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+    let mut out = doc.clone();
+    json_patch::patch(&mut out, &p).map_err(|e| {
+        ApiError::new(422, "Invalid", format!("the server rejected our request due to an error in our request: {e}"))
+    })?;
+    Ok(out)
+}
+
+/// Apply an RFC 7386 JSON merge patch to a copy of `doc`.
+pub(crate) fn merge_patch(doc: &Value, patch: &Value) -> Value {
+    let mut out = doc.clone();
+    json_patch::merge(&mut out, patch);
+    out
+}
+
+/// Apply a strategic merge patch to a copy of `doc`, merging lists by the
+/// built-in merge keys and honouring `$patch`, `$deleteFromPrimitiveList/…`,
+/// `$retainKeys` and (by ignoring it) `$setElementOrder/…`.
+pub(crate) fn strategic_merge(doc: &Value, patch: &Value, shape: &Shape<'_>) -> Value {
+    let mut out = doc.clone();
+    smp(&mut out, patch, shape, 0);
+    out
+}
+
+fn strip_directives(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !k.starts_with('$'))
+                .map(|(k, v)| (k.clone(), strip_directives(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_directives).collect()),
+        other => other.clone(),
+    }
+}
+
+fn smp(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) {
+    let Value::Object(pm) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if pm.get("$patch").and_then(Value::as_str) == Some("replace") {
+        *target = strip_directives(patch);
+        return;
+    }
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Some(tm) = target.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Array(keep)) = pm.get("$retainKeys") {
+        let keep: Vec<&str> = keep.iter().filter_map(Value::as_str).collect();
+        tm.retain(|k, _| keep.contains(&k.as_str()));
+    }
+    for (k, pv) in pm {
+        if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+            if let (Some(Value::Array(list)), Value::Array(del)) = (tm.get_mut(field), pv) {
+                list.retain(|x| !del.contains(x));
+            }
+            continue;
+        }
+        if k.starts_with('$') {
+            continue;
+        }
+        let cs = shape.field(k, depth == 0);
+        match pv {
+            Value::Null => {
+                tm.remove(k);
+            }
+            Value::Object(_) => {
+                let entry = tm.entry(k.clone()).or_insert(Value::Null);
+                smp(entry, pv, &cs, depth + 1);
+            }
+            Value::Array(items) => {
+                let merged = match (tm.get(k), cs.list_kind()) {
+                    (Some(Value::Array(cur)), ListKind::Map(keys)) if !keys.is_empty() => {
+                        let is = cs.items();
+                        let mut out = cur.clone();
+                        for item in items {
+                            let at = item_key(item, &keys).and_then(|key| position(&out, &key));
+                            let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
+                            match (at, delete) {
+                                (Some(i), true) => {
+                                    out.remove(i);
+                                }
+                                (None, true) => {}
+                                (Some(i), false) => smp(&mut out[i], item, &is, depth + 1),
+                                (None, false) => out.push(strip_directives(item)),
+                            }
+                        }
+                        Value::Array(out)
+                    }
+                    (Some(Value::Array(cur)), ListKind::Set) => {
+                        let mut out = cur.clone();
+                        for item in items {
+                            if !out.contains(item) {
+                                out.push(item.clone());
+                            }
+                        }
+                        Value::Array(out)
+                    }
+                    _ => strip_directives(pv),
+                };
+                tm.insert(k.clone(), merged);
+            }
+            other => {
+                tm.insert(k.clone(), other.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strategic_merges_containers_by_name() {
+        let doc = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}
+        ]}}}});
+        let patch = json!({"spec": {"template": {"spec": {
+            "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}],
+            "containers": [{"name": "b", "image": "b:2"}, {"name": "a", "$patch": "delete"}, {"name": "c", "image": "c:1"}]
+        }}}});
+        let out = strategic_merge(&doc, &patch, &Shape::root(None));
+        assert_eq!(
+            out["spec"]["template"]["spec"]["containers"],
+            json!([{"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}])
+        );
+    }
+}

@@ -1,0 +1,248 @@
+//! The resource registry: which resources a fake cluster serves and how.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+/// A resource within an API group, e.g. `deployments.apps` or `configmaps`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupResource {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// Plural resource name, e.g. `configmaps`.
+    pub resource: String,
+}
+
+impl GroupResource {
+    /// Build from a group and a plural resource name.
+    pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
+        Self {
+            group: group.into(),
+            resource: resource.into(),
+        }
+    }
+}
+
+impl fmt::Display for GroupResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            f.write_str(&self.resource)
+        } else {
+            write!(f, "{}.{}", self.resource, self.group)
+        }
+    }
+}
+
+/// One `additionalPrinterColumns` entry of a CRD version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrinterColumn {
+    /// Column header.
+    pub name: String,
+    /// OpenAPI type: `string`, `integer`, `number`, `boolean` or `date`.
+    pub type_: String,
+    /// JSONPath-like reference into the object, e.g. `.spec.replicas`.
+    pub json_path: String,
+    /// Column description.
+    pub description: String,
+    /// Priority; 0 columns are shown by default.
+    pub priority: i64,
+}
+
+/// How one resource is served.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceInfo {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// Served versions; the first is the preferred one.
+    pub versions: Vec<String>,
+    /// Kind, e.g. `ConfigMap`.
+    pub kind: String,
+    /// Plural name, e.g. `configmaps`.
+    pub plural: String,
+    /// Singular name, e.g. `configmap`.
+    pub singular: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Whether a `/status` subresource exists (main writes then ignore status).
+    pub status_subresource: bool,
+    /// Whether `metadata.generation` is maintained.
+    pub tracks_generation: bool,
+    /// Short names for kubectl, e.g. `cm`.
+    pub short_names: Vec<String>,
+    /// Categories, e.g. `all`.
+    pub categories: Vec<String>,
+    /// Verbs advertised in discovery.
+    pub verbs: Vec<String>,
+    /// The structural schema (`openAPIV3Schema`) per version, for CRDs.
+    pub schemas: BTreeMap<String, Arc<Value>>,
+    /// Printer columns, for CRDs.
+    pub printer_columns: Vec<PrinterColumn>,
+    /// Name of the CustomResourceDefinition that registered this resource, if any.
+    pub crd_name: Option<String>,
+}
+
+impl ResourceInfo {
+    /// The group and resource.
+    pub fn group_resource(&self) -> GroupResource {
+        GroupResource::new(self.group.clone(), self.plural.clone())
+    }
+
+    /// The preferred version.
+    pub fn preferred_version(&self) -> &str {
+        self.versions.first().map(String::as_str).unwrap_or("v1")
+    }
+
+    /// `apiVersion` for a given version: `v1` or `apps/v1`.
+    pub fn api_version(&self, version: &str) -> String {
+        if self.group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{}/{}", self.group, version)
+        }
+    }
+
+    /// The schema to use for a version, falling back to any version's schema.
+    pub fn schema(&self, version: &str) -> Option<&Arc<Value>> {
+        self.schemas
+            .get(version)
+            .or_else(|| self.schemas.values().next())
+    }
+
+    /// The usual verbs of a stored resource.
+    pub fn standard_verbs() -> Vec<String> {
+        [
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
+        .iter()
+        .map(|v| v.to_string())
+        .collect()
+    }
+}
+
+/// Every resource a fake cluster serves, keyed by group and plural.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    by_gr: BTreeMap<GroupResource, Arc<ResourceInfo>>,
+}
+
+impl Registry {
+    /// A registry holding only the built-in kinds.
+    pub fn with_builtins() -> Self {
+        let mut r = Self::default();
+        for info in crate::builtin::builtin_resources() {
+            r.insert(info);
+        }
+        r
+    }
+
+    /// Add or replace a resource.
+    pub fn insert(&mut self, info: ResourceInfo) {
+        self.by_gr.insert(info.group_resource(), Arc::new(info));
+    }
+
+    /// Remove a resource.
+    pub fn remove(&mut self, gr: &GroupResource) -> Option<Arc<ResourceInfo>> {
+        self.by_gr.remove(gr)
+    }
+
+    /// Look a resource up by group and plural.
+    pub fn get(&self, gr: &GroupResource) -> Option<&Arc<ResourceInfo>> {
+        self.by_gr.get(gr)
+    }
+
+    /// Look a resource up by group, version and plural (the version must be served).
+    pub fn get_versioned(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+    ) -> Option<&Arc<ResourceInfo>> {
+        self.by_gr
+            .get(&GroupResource::new(group, resource))
+            .filter(|i| i.versions.iter().any(|v| v == version))
+    }
+
+    /// Look a resource up by group and kind.
+    pub fn by_kind(&self, group: &str, kind: &str) -> Option<&Arc<ResourceInfo>> {
+        self.by_gr
+            .values()
+            .find(|i| i.group == group && i.kind == kind)
+    }
+
+    /// Every resource, ordered by group then plural.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<ResourceInfo>> {
+        self.by_gr.values()
+    }
+
+    /// Every group (the core group as `""`) with its versions, preferred first, in a stable order.
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for info in self.by_gr.values() {
+            match out.iter_mut().find(|(g, _)| *g == info.group) {
+                Some((_, vs)) => {
+                    for v in &info.versions {
+                        if !vs.contains(v) {
+                            vs.push(v.clone());
+                        }
+                    }
+                }
+                None => out.push((info.group.clone(), info.versions.clone())),
+            }
+        }
+        out
+    }
+}
+
+/// A group, version and plural resource: what a request path names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Gvr {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// API version, e.g. `v1`.
+    pub version: String,
+    /// Plural resource name.
+    pub resource: String,
+}
+
+impl Gvr {
+    /// Build from parts.
+    pub fn new(
+        group: impl Into<String>,
+        version: impl Into<String>,
+        resource: impl Into<String>,
+    ) -> Self {
+        Self {
+            group: group.into(),
+            version: version.into(),
+            resource: resource.into(),
+        }
+    }
+
+    /// The GVR of a kube resource type, e.g. `Gvr::of::<ConfigMap>()`.
+    pub fn of<K: kube::Resource<DynamicType = ()>>() -> Self {
+        Self::new(K::group(&()), K::version(&()), K::plural(&()))
+    }
+
+    /// The group and resource.
+    pub fn group_resource(&self) -> GroupResource {
+        GroupResource::new(self.group.clone(), self.resource.clone())
+    }
+
+    /// `apiVersion` for this group and version.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}

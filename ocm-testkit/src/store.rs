@@ -1,0 +1,1121 @@
+//! The in-memory object store of one fake cluster.
+//!
+//! Objects are JSON values keyed by group, resource, namespace and name. Every
+//! write goes through one lock, takes the next global resourceVersion, is
+//! appended to a bounded history and is fanned out to watchers in order.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use crate::api_error::{ApiError, ApiResult, Cause};
+use crate::clock::{Clock, SystemClock, format_time};
+use crate::patch::{self, PatchKind};
+use crate::registry::{GroupResource, Gvr, Registry, ResourceInfo};
+use crate::schema::Shape;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::ssa::{self, Writer};
+use crate::uid::UidGenerator;
+use crate::watch::{EventType, StoredEvent, Subscription, WatchOptions, WatcherSlot};
+
+/// Namespace and name of a stored object (namespace empty when cluster-scoped).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    /// Namespace; empty for cluster-scoped objects.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// Build a key.
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+/// How a store is set up.
+#[derive(Clone)]
+pub struct StoreConfig {
+    /// Source of timestamps.
+    pub clock: Arc<dyn Clock>,
+    /// Seed of the uid and generateName generator.
+    pub uid_seed: u64,
+    /// How many change events are kept for watches that resume from a resourceVersion;
+    /// older resourceVersions get `410 Gone`.
+    pub watch_history: usize,
+    /// Refuse to create namespaced objects in namespaces that do not exist.
+    pub strict_namespaces: bool,
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("uid_seed", &self.uid_seed)
+            .field("watch_history", &self.watch_history)
+            .field("strict_namespaces", &self.strict_namespaces)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            clock: Arc::new(SystemClock),
+            uid_seed: 0x5eed,
+            watch_history: 10_000,
+            strict_namespaces: false,
+        }
+    }
+}
+
+/// Options of a create, update or patch.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// `fieldManager`; defaults to `unknown`.
+    pub field_manager: Option<String>,
+    /// `dryRun=All`: validate and compute, but store nothing.
+    pub dry_run: bool,
+    /// `force` for server-side apply.
+    pub force: bool,
+    /// The subresource written (`status`), if any.
+    pub subresource: Option<String>,
+}
+
+impl WriteOptions {
+    /// Options for a write by `manager`.
+    pub fn manager(manager: impl Into<String>) -> Self {
+        Self {
+            field_manager: Some(manager.into()),
+            ..Self::default()
+        }
+    }
+
+    fn manager_name(&self) -> &str {
+        self.field_manager.as_deref().unwrap_or("unknown")
+    }
+
+    fn sub(&self) -> &str {
+        self.subresource.as_deref().unwrap_or("")
+    }
+}
+
+/// Options of a list.
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    /// `labelSelector`.
+    pub label_selector: LabelSelector,
+    /// `fieldSelector`.
+    pub field_selector: FieldSelector,
+    /// `limit` (0 = everything).
+    pub limit: usize,
+    /// `continue` token from a previous page.
+    pub continue_token: Option<String>,
+}
+
+/// A page of a list.
+#[derive(Debug, Clone)]
+pub struct ObjectList {
+    /// The objects, ordered by namespace then name.
+    pub items: Vec<Arc<Value>>,
+    /// The list's resourceVersion.
+    pub resource_version: u64,
+    /// Token for the next page, when there is one.
+    pub continue_token: Option<String>,
+    /// How many objects the next pages hold (when no selector was used).
+    pub remaining_item_count: Option<usize>,
+}
+
+/// `propagationPolicy` of a delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Propagation {
+    /// Delete now; dependents are collected afterwards.
+    #[default]
+    Background,
+    /// Dependents go first; the owner waits with the `foregroundDeletion` finalizer.
+    Foreground,
+    /// Dependents lose their ownerReference and stay.
+    Orphan,
+}
+
+/// Options of a delete.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    /// `propagationPolicy` (`None` = the resource's default, Background).
+    pub propagation: Option<Propagation>,
+    /// `preconditions.uid`.
+    pub precondition_uid: Option<String>,
+    /// `preconditions.resourceVersion`.
+    pub precondition_resource_version: Option<String>,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+}
+
+/// What a delete did.
+#[derive(Debug, Clone)]
+pub enum DeleteOutcome {
+    /// The object is gone; this was its last state.
+    Deleted(Value),
+    /// The object is being deleted but finalizers keep it; this is its state now.
+    Pending(Value),
+}
+
+pub(crate) struct Inner {
+    pub(crate) registry: Registry,
+    pub(crate) objects: HashMap<GroupResource, BTreeMap<ObjectKey, Arc<Value>>>,
+    /// uid → where the object lives.
+    pub(crate) uids: HashMap<String, (GroupResource, ObjectKey)>,
+    /// owner uid → dependents.
+    pub(crate) dependents: HashMap<String, HashSet<(GroupResource, ObjectKey)>>,
+    pub(crate) rv: u64,
+    pub(crate) history: VecDeque<Arc<StoredEvent>>,
+    pub(crate) compacted_rv: u64,
+    pub(crate) watchers: Vec<WatcherSlot>,
+    pub(crate) uidgen: UidGenerator,
+    pub(crate) config: StoreConfig,
+}
+
+/// One fake cluster's objects, registry, history and watchers.
+///
+/// This is the "direct access" front door: fixtures and assertions go through
+/// it without HTTP. The same rules apply as over HTTP.
+pub struct Store {
+    inner: RwLock<Inner>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("resource_version", &self.resource_version())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::new(StoreConfig::default())
+    }
+}
+
+fn meta(obj: &Value) -> Option<&Map<String, Value>> {
+    obj.get("metadata").and_then(Value::as_object)
+}
+
+pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
+    meta(obj)?.get(field)?.as_str()
+}
+
+pub(crate) fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        if let Some(m) = obj.as_object_mut() {
+            m.insert("metadata".into(), Value::Object(Map::new()));
+        }
+    }
+    match obj.get_mut("metadata") {
+        Some(Value::Object(m)) => m,
+        // The branch above guarantees an object when `obj` is one; callers
+        // only pass objects.
+        _ => unreachable_metadata(),
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_metadata() -> ! {
+    panic!("metadata is always an object after normalization")
+}
+
+pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
+    meta(obj)
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Finalizers that hold an object back from removal (for namespaces, also `spec.finalizers`).
+pub(crate) fn pending_finalizers(gr: &GroupResource, obj: &Value) -> Vec<String> {
+    let mut out = finalizers(obj);
+    if gr.group.is_empty() && gr.resource == "namespaces" {
+        if let Some(a) = obj.pointer("/spec/finalizers").and_then(Value::as_array) {
+            out.extend(a.iter().filter_map(|f| f.as_str().map(str::to_string)));
+        }
+    }
+    out
+}
+
+pub(crate) fn owner_uids(obj: &Value) -> Vec<String> {
+    meta(obj)
+        .and_then(|m| m.get("ownerReferences"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_dns_subdomain(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        })
+}
+
+/// Everything but metadata (and status, when it is a subresource): what bumps generation.
+fn spec_part(obj: &Value, status_subresource: bool) -> Value {
+    match obj {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| {
+                    !matches!(k.as_str(), "metadata" | "apiVersion" | "kind")
+                        && !(status_subresource && k.as_str() == "status")
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn hex_encode(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hex_decode(s: &str) -> Option<String> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+impl Store {
+    /// A store holding the built-in kinds and the usual namespaces
+    /// (`default`, `kube-system`, `kube-public`, `kube-node-lease`).
+    pub fn new(config: StoreConfig) -> Self {
+        let uidgen = UidGenerator::new(config.uid_seed);
+        let store = Self {
+            inner: RwLock::new(Inner {
+                registry: Registry::with_builtins(),
+                objects: HashMap::new(),
+                uids: HashMap::new(),
+                dependents: HashMap::new(),
+                rv: 0,
+                history: VecDeque::new(),
+                compacted_rv: 0,
+                watchers: Vec::new(),
+                uidgen,
+                config,
+            }),
+        };
+        let ns = Gvr::new("", "v1", "namespaces");
+        for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            // Creating a fresh namespace in an empty store cannot fail.
+            let _ = store.create(&ns, "", obj, &WriteOptions::default());
+        }
+        store
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The newest resourceVersion handed out.
+    pub fn resource_version(&self) -> u64 {
+        self.read().rv
+    }
+
+    /// A copy of the registry of served resources.
+    pub fn registry(&self) -> Registry {
+        self.read().registry.clone()
+    }
+
+    /// Serve an extra resource (CRDs created through the API register themselves).
+    pub fn register(&self, info: ResourceInfo) {
+        self.write().registry.insert(info);
+    }
+
+    /// Forget all change history, so that every watch resuming from an older
+    /// resourceVersion gets `410 Gone`.
+    pub fn compact(&self) {
+        let mut inner = self.write();
+        inner.history.clear();
+        inner.compacted_rv = inner.rv;
+    }
+
+    /// Look up how a GVR is served.
+    pub fn resolve(&self, gvr: &Gvr) -> ApiResult<Arc<ResourceInfo>> {
+        self.read().resolve(gvr)
+    }
+
+    /// Read one object.
+    pub fn get(&self, gvr: &Gvr, namespace: &str, name: &str) -> ApiResult<Arc<Value>> {
+        let inner = self.read();
+        let info = inner.resolve(gvr)?;
+        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
+        inner
+            .objects
+            .get(&info.group_resource())
+            .and_then(|m| m.get(&key))
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&info.group_resource(), name))
+    }
+
+    /// List objects, in one namespace or (with `None`) across all.
+    pub fn list(&self, gvr: &Gvr, namespace: Option<&str>, opts: &ListOptions) -> ApiResult<ObjectList> {
+        let inner = self.read();
+        let info = inner.resolve(gvr)?;
+        let gr = info.group_resource();
+        let namespace = namespace.filter(|_| info.namespaced).filter(|n| !n.is_empty());
+        let (list_rv, after) = match opts.continue_token.as_deref().filter(|t| !t.is_empty()) {
+            Some(tok) => {
+                let decoded = hex_decode(tok).ok_or_else(|| {
+                    ApiError::bad_request(format!("continue key is not valid: {tok}"))
+                })?;
+                let mut parts = decoded.splitn(3, '/');
+                let rv = parts.next().and_then(|r| r.parse::<u64>().ok());
+                let (Some(rv), Some(ns), Some(name)) = (rv, parts.next(), parts.next()) else {
+                    return Err(ApiError::bad_request("continue key is not valid"));
+                };
+                if rv < inner.compacted_rv {
+                    return Err(ApiError::gone(
+                        "The provided continue parameter is too old to display a consistent list result. \
+                         You can start a new list without the continue parameter, or use the continue token \
+                         in this response to retrieve the remainder of the results. Continuing with the \
+                         provided token results in an inconsistent list - objects that were created, \
+                         modified, or deleted between the time the first chunk was returned and now may \
+                         show up in the list.",
+                    ));
+                }
+                (rv, Some(ObjectKey::new(ns, name)))
+            }
+            None => (inner.rv, None),
+        };
+        let empty = BTreeMap::new();
+        let objects = inner.objects.get(&gr).unwrap_or(&empty);
+        let lower = match (&after, namespace) {
+            (Some(k), _) => std::ops::Bound::Excluded(k.clone()),
+            (None, Some(ns)) => std::ops::Bound::Included(ObjectKey::new(ns, "")),
+            (None, None) => std::ops::Bound::Unbounded,
+        };
+        let filtering = !opts.label_selector.is_empty() || !opts.field_selector.is_empty();
+        let mut items = Vec::new();
+        let mut last_key = None;
+        let mut more = false;
+        let mut remaining = 0usize;
+        for (k, v) in objects.range((lower, std::ops::Bound::Unbounded)) {
+            if namespace.is_some_and(|ns| k.namespace != ns) {
+                break;
+            }
+            if filtering
+                && !(opts.label_selector.matches_object(v) && opts.field_selector.matches_object(v))
+            {
+                continue;
+            }
+            if opts.limit > 0 && items.len() >= opts.limit {
+                more = true;
+                if filtering {
+                    break;
+                }
+                remaining += 1;
+                continue;
+            }
+            items.push(v.clone());
+            last_key = Some(k.clone());
+        }
+        let continue_token = match (more, last_key) {
+            (true, Some(k)) => Some(hex_encode(&format!("{list_rv}/{}/{}", k.namespace, k.name))),
+            _ => None,
+        };
+        Ok(ObjectList {
+            items,
+            resource_version: list_rv,
+            remaining_item_count: (more && !filtering).then_some(remaining),
+            continue_token,
+        })
+    }
+
+    /// Create an object (POST).
+    pub fn create(&self, gvr: &Gvr, namespace: &str, obj: Value, opts: &WriteOptions) -> ApiResult<Value> {
+        let mut inner = self.write();
+        let info = inner.resolve(gvr)?;
+        inner.create(&info, gvr, namespace, obj, opts, None)
+    }
+
+    /// Replace an object (PUT), or its status with `opts.subresource = Some("status")`.
+    pub fn update(
+        &self,
+        gvr: &Gvr,
+        namespace: &str,
+        name: &str,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<Value> {
+        let mut inner = self.write();
+        let info = inner.resolve(gvr)?;
+        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
+        let current = inner
+            .lookup(&info.group_resource(), &key)
+            .ok_or_else(|| ApiError::not_found(&info.group_resource(), name))?;
+        inner.update(&info, gvr, &key, &current, obj, opts, UpdateKind::Put)
+    }
+
+    /// Patch an object (PATCH). Server-side apply creates the object when it is missing;
+    /// the boolean says whether it did.
+    pub fn patch(
+        &self,
+        gvr: &Gvr,
+        namespace: &str,
+        name: &str,
+        kind: PatchKind,
+        body: &Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<(Value, bool)> {
+        let mut inner = self.write();
+        let info = inner.resolve(gvr)?;
+        let gr = info.group_resource();
+        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
+        let current = inner.lookup(&gr, &key);
+        let schema = info.schema(&gvr.version).cloned();
+        let shape = Shape::root(schema.as_deref());
+        let now = format_time(inner.config.clock.now());
+        let api_version = gvr.api_version();
+        let writer = Writer {
+            manager: opts.manager_name(),
+            api_version: &api_version,
+            time: &now,
+            subresource: opts.sub(),
+        };
+        if kind == PatchKind::Apply {
+            let mut applied = body.clone();
+            if !applied.is_object() {
+                return Err(ApiError::bad_request("apply patches must be objects"));
+            }
+            if let Some(m) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
+                if m.contains_key("managedFields") {
+                    return Err(ApiError::bad_request(
+                        "metadata.managedFields must be nil",
+                    ));
+                }
+                if m.get("name").and_then(Value::as_str).is_some_and(|n| n != name) {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({}) does not match the name on the URL ({name})",
+                        m.get("name").and_then(Value::as_str).unwrap_or_default()
+                    )));
+                }
+            }
+            scrub_for_subresource(&mut applied, &info, opts.sub(), current.as_deref());
+            return match current {
+                None => {
+                    if opts.sub() == "status" {
+                        return Err(ApiError::not_found(&gr, name));
+                    }
+                    let mut obj = applied.clone();
+                    meta_mut(&mut obj).insert("name".into(), json!(name));
+                    let merged = ssa::apply(None, &applied, &shape, &writer, opts.force)?;
+                    let managed = merged.pointer("/metadata/managedFields").cloned();
+                    let created = inner.create(&info, gvr, namespace, obj, opts, managed)?;
+                    Ok((created, true))
+                }
+                Some(cur) => {
+                    let merged = ssa::apply(Some(&cur), &applied, &shape, &writer, opts.force)?;
+                    let out =
+                        inner.update(&info, gvr, &key, &cur, merged, opts, UpdateKind::Apply)?;
+                    Ok((out, false))
+                }
+            };
+        }
+        let cur = current.ok_or_else(|| ApiError::not_found(&gr, name))?;
+        let patched = match kind {
+            PatchKind::Json => patch::json_patch(&cur, body)?,
+            PatchKind::Merge => patch::merge_patch(&cur, body),
+            PatchKind::Strategic => {
+                if info.crd_name.is_some() {
+                    return Err(ApiError::unsupported_media_type(
+                        "application/strategic-merge-patch+json",
+                    ));
+                }
+                patch::strategic_merge(&cur, body, &shape)
+            }
+            PatchKind::Apply => cur.as_ref().clone(),
+        };
+        let out = inner.update(&info, gvr, &key, &cur, patched, opts, UpdateKind::Patch)?;
+        Ok((out, false))
+    }
+
+    /// Delete an object.
+    pub fn delete(&self, gvr: &Gvr, namespace: &str, name: &str, opts: &DeleteOptions) -> ApiResult<DeleteOutcome> {
+        let mut inner = self.write();
+        let info = inner.resolve(gvr)?;
+        let gr = info.group_resource();
+        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
+        let current = inner
+            .lookup(&gr, &key)
+            .ok_or_else(|| ApiError::not_found(&gr, name))?;
+        if let Some(uid) = &opts.precondition_uid {
+            if meta_str(&current, "uid") != Some(uid.as_str()) {
+                return Err(ApiError::conflict(&gr, name).with_message(format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta_str(&current, "uid").unwrap_or_default()
+                )));
+            }
+        }
+        if let Some(rv) = &opts.precondition_resource_version {
+            if meta_str(&current, "resourceVersion") != Some(rv.as_str()) {
+                return Err(ApiError::conflict(&gr, name).with_message(format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    meta_str(&current, "resourceVersion").unwrap_or_default()
+                )));
+            }
+        }
+        if opts.dry_run {
+            return Ok(DeleteOutcome::Deleted(current.as_ref().clone()));
+        }
+        Ok(inner.delete_object(&gr, &key, opts.propagation.unwrap_or_default()))
+    }
+
+    /// Delete every object a list selects (DELETE on a collection).
+    pub fn delete_collection(
+        &self,
+        gvr: &Gvr,
+        namespace: Option<&str>,
+        list: &ListOptions,
+        opts: &DeleteOptions,
+    ) -> ApiResult<Vec<Value>> {
+        let all = ListOptions {
+            limit: 0,
+            continue_token: None,
+            ..list.clone()
+        };
+        let items = self.list(gvr, namespace, &all)?;
+        let mut out = Vec::new();
+        for item in items.items {
+            let ns = meta_str(&item, "namespace").unwrap_or_default();
+            let name = meta_str(&item, "name").unwrap_or_default();
+            match self.delete(gvr, ns, name, opts) {
+                Ok(DeleteOutcome::Deleted(v)) | Ok(DeleteOutcome::Pending(v)) => out.push(v),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Start a watch, in one namespace or (with `None`) across all.
+    pub fn watch(&self, gvr: &Gvr, namespace: Option<&str>, opts: WatchOptions) -> ApiResult<Subscription> {
+        let mut inner = self.write();
+        let info = inner.resolve(gvr)?;
+        let gr = info.group_resource();
+        let namespace = namespace
+            .filter(|_| info.namespaced)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut sub = Subscription {
+            initial: Vec::new(),
+            initial_events_end: None,
+            expired: None,
+            start_resource_version: inner.rv,
+            rx,
+            label_selector: opts.label_selector.clone(),
+            field_selector: opts.field_selector.clone(),
+        };
+        let rv = opts.resource_version.as_deref().unwrap_or("");
+        let from_state = opts.send_initial_events || rv.is_empty() || rv == "0";
+        if from_state {
+            if let Some(objects) = inner.objects.get(&gr) {
+                for (k, v) in objects {
+                    if namespace.as_ref().is_some_and(|ns| *ns != k.namespace) {
+                        continue;
+                    }
+                    if opts.label_selector.matches_object(v) && opts.field_selector.matches_object(v) {
+                        sub.initial.push((EventType::Added, v.clone()));
+                    }
+                }
+            }
+            if opts.send_initial_events {
+                sub.initial_events_end = Some(inner.rv);
+            }
+        } else {
+            let since: u64 = rv.parse().map_err(|_| {
+                ApiError::bad_request(format!("invalid resource version: {rv}"))
+            })?;
+            if since < inner.compacted_rv {
+                sub.expired = Some(ApiError::gone(format!(
+                    "too old resource version: {since} ({})",
+                    inner.compacted_rv
+                )));
+                return Ok(sub);
+            }
+            sub.start_resource_version = since;
+            for ev in &inner.history {
+                if ev.resource_version <= since || ev.group_resource != gr {
+                    continue;
+                }
+                if namespace.as_ref().is_some_and(|ns| *ns != ev.namespace) {
+                    continue;
+                }
+                if let Some(t) = sub.translate(ev) {
+                    sub.initial.push(t);
+                }
+            }
+        }
+        inner.watchers.push(WatcherSlot {
+            group_resource: gr,
+            namespace,
+            tx,
+        });
+        Ok(sub)
+    }
+}
+
+impl ApiError {
+    fn with_message(mut self, message: String) -> Self {
+        self.message = message;
+        self
+    }
+}
+
+/// Drop what a write to the main resource or to `status` may not change.
+fn scrub_for_subresource(obj: &mut Value, info: &ResourceInfo, sub: &str, current: Option<&Value>) {
+    let Some(m) = obj.as_object_mut() else { return };
+    if sub == "status" {
+        m.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "status"));
+        if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.retain(|k, _| matches!(k.as_str(), "name" | "namespace" | "resourceVersion"));
+        }
+    } else if info.status_subresource {
+        match current.and_then(|c| c.get("status")) {
+            Some(st) => {
+                m.insert("status".into(), st.clone());
+            }
+            None => {
+                m.remove("status");
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpdateKind {
+    Put,
+    Patch,
+    Apply,
+}
+
+impl Inner {
+    pub(crate) fn resolve(&self, gvr: &Gvr) -> ApiResult<Arc<ResourceInfo>> {
+        self.registry
+            .get_versioned(&gvr.group, &gvr.version, &gvr.resource)
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::new(404, "NotFound", "the server could not find the requested resource")
+            })
+    }
+
+    pub(crate) fn lookup(&self, gr: &GroupResource, key: &ObjectKey) -> Option<Arc<Value>> {
+        self.objects.get(gr).and_then(|m| m.get(key)).cloned()
+    }
+
+    fn now(&self) -> String {
+        format_time(self.config.clock.now())
+    }
+
+    fn namespace_state(&self, ns: &str) -> Option<Arc<Value>> {
+        self.lookup(&GroupResource::new("", "namespaces"), &ObjectKey::new("", ns))
+    }
+
+    /// Store a new state of an object (or remove it), bump the resourceVersion,
+    /// keep the indexes, record history and notify watchers.
+    pub(crate) fn commit(
+        &mut self,
+        gr: &GroupResource,
+        key: &ObjectKey,
+        mut obj: Value,
+        event_type: EventType,
+        previous: Option<Arc<Value>>,
+    ) -> Arc<Value> {
+        self.rv += 1;
+        let rv = self.rv;
+        meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
+        let obj = Arc::new(obj);
+        let uid = meta_str(&obj, "uid").unwrap_or_default().to_string();
+        // Owner index.
+        if let Some(prev) = &previous {
+            for o in owner_uids(prev) {
+                if let Some(set) = self.dependents.get_mut(&o) {
+                    set.remove(&(gr.clone(), key.clone()));
+                    if set.is_empty() {
+                        self.dependents.remove(&o);
+                    }
+                }
+            }
+        }
+        if event_type == EventType::Deleted {
+            if let Some(m) = self.objects.get_mut(gr) {
+                m.remove(key);
+            }
+            self.uids.remove(&uid);
+        } else {
+            for o in owner_uids(&obj) {
+                self.dependents
+                    .entry(o)
+                    .or_default()
+                    .insert((gr.clone(), key.clone()));
+            }
+            self.objects
+                .entry(gr.clone())
+                .or_default()
+                .insert(key.clone(), obj.clone());
+            if !uid.is_empty() {
+                self.uids.insert(uid, (gr.clone(), key.clone()));
+            }
+        }
+        let ev = Arc::new(StoredEvent {
+            resource_version: rv,
+            event_type,
+            group_resource: gr.clone(),
+            namespace: key.namespace.clone(),
+            object: obj.clone(),
+            previous,
+        });
+        self.history.push_back(ev.clone());
+        while self.history.len() > self.config.watch_history {
+            if let Some(old) = self.history.pop_front() {
+                self.compacted_rv = old.resource_version;
+            }
+        }
+        self.watchers
+            .retain(|w| !w.wants(&ev) || w.tx.send(ev.clone()).is_ok());
+        if self.watchers.len() > 64 {
+            self.watchers.retain(|w| !w.tx.is_closed());
+        }
+        obj
+    }
+
+    pub(crate) fn create(
+        &mut self,
+        info: &Arc<ResourceInfo>,
+        gvr: &Gvr,
+        namespace: &str,
+        mut obj: Value,
+        opts: &WriteOptions,
+        managed_fields: Option<Value>,
+    ) -> ApiResult<Value> {
+        let gr = info.group_resource();
+        if !obj.is_object() {
+            return Err(ApiError::bad_request("the body of the request was not a JSON object"));
+        }
+        if let Some(kind) = obj.get("kind").and_then(Value::as_str) {
+            if kind != info.kind {
+                return Err(ApiError::bad_request(format!(
+                    "the API version in the data ({}) does not match the expected API version ({})",
+                    obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default(),
+                    gvr.api_version()
+                ))
+                .with_message(format!(
+                    "{} in version \"{}\" cannot be handled as a {}: no kind \"{kind}\" is registered for version \"{}\"",
+                    info.kind,
+                    gvr.version,
+                    info.kind,
+                    gvr.api_version()
+                )));
+            }
+        }
+        let m = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("not an object"))?;
+        m.insert("apiVersion".into(), json!(gvr.api_version()));
+        m.insert("kind".into(), json!(info.kind));
+        let body_ns = meta_str(&obj, "namespace").map(str::to_string);
+        let meta = meta_mut(&mut obj);
+        if info.namespaced {
+            if let Some(bns) = body_ns.filter(|b| !b.is_empty()) {
+                if !namespace.is_empty() && bns != namespace {
+                    return Err(ApiError::bad_request(
+                        "the namespace of the provided object does not match the namespace sent on the request",
+                    ));
+                }
+            }
+            if namespace.is_empty() {
+                return Err(ApiError::bad_request("the server could not find the requested resource: a namespace is required"));
+            }
+            meta.insert("namespace".into(), json!(namespace));
+        } else {
+            meta.remove("namespace");
+        }
+        let mut name = meta.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if name.is_empty() {
+            let prefix = meta
+                .get("generateName")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if prefix.is_empty() {
+                return Err(ApiError::invalid(
+                    &info.kind,
+                    &info.group,
+                    "",
+                    vec![Cause {
+                        reason: "FieldValueRequired".into(),
+                        message: "Required value: name or generateName is required".into(),
+                        field: "metadata.name".into(),
+                    }],
+                ));
+            }
+            loop {
+                let candidate = format!("{prefix}{}", self.uidgen.name_suffix());
+                let k = ObjectKey::new(if info.namespaced { namespace } else { "" }, &candidate);
+                if self.lookup(&gr, &k).is_none() {
+                    name = candidate;
+                    break;
+                }
+            }
+        }
+        if !is_dns_subdomain(&name) {
+            return Err(ApiError::invalid(
+                &info.kind,
+                &info.group,
+                &name,
+                vec![Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+                    ),
+                    field: "metadata.name".into(),
+                }],
+            ));
+        }
+        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, &name);
+        if self.lookup(&gr, &key).is_some() {
+            return Err(ApiError::already_exists(&gr, &name));
+        }
+        if info.namespaced {
+            match self.namespace_state(namespace) {
+                Some(ns) if ns.pointer("/metadata/deletionTimestamp").is_some() => {
+                    return Err(ApiError::forbidden(format!(
+                        "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                        gr
+                    ))
+                    .with_target_pub(&gr, &name));
+                }
+                None if self.config.strict_namespaces => {
+                    return Err(ApiError::not_found(&GroupResource::new("", "namespaces"), namespace));
+                }
+                _ => {}
+            }
+        }
+        let now = self.now();
+        let uid = self.uidgen.uid();
+        let meta = meta_mut(&mut obj);
+        meta.insert("name".into(), json!(name));
+        meta.insert("uid".into(), json!(uid));
+        meta.insert("creationTimestamp".into(), json!(now));
+        meta.remove("deletionTimestamp");
+        meta.remove("deletionGracePeriodSeconds");
+        meta.remove("resourceVersion");
+        meta.remove("selfLink");
+        meta.remove("managedFields");
+        if info.tracks_generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
+        if info.status_subresource {
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("status");
+            }
+        }
+        self.admit_new(info, gvr, &mut obj)?;
+        match managed_fields {
+            Some(mf) => {
+                meta_mut(&mut obj).insert("managedFields".into(), mf);
+            }
+            None => {
+                let schema = info.schema(&gvr.version).cloned();
+                let shape = Shape::root(schema.as_deref());
+                let api_version = gvr.api_version();
+                ssa::record_update(
+                    None,
+                    &mut obj,
+                    &shape,
+                    &Writer {
+                        manager: opts.manager_name(),
+                        api_version: &api_version,
+                        time: &now,
+                        subresource: "",
+                    },
+                );
+            }
+        }
+        if opts.dry_run {
+            return Ok(obj);
+        }
+        let stored = self.commit(&gr, &key, obj, EventType::Added, None);
+        self.after_write(info, &stored);
+        Ok(stored.as_ref().clone())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn update(
+        &mut self,
+        info: &Arc<ResourceInfo>,
+        gvr: &Gvr,
+        key: &ObjectKey,
+        current: &Arc<Value>,
+        mut obj: Value,
+        opts: &WriteOptions,
+        kind: UpdateKind,
+    ) -> ApiResult<Value> {
+        let gr = info.group_resource();
+        let sub = opts.sub();
+        if sub == "status" && !info.status_subresource {
+            return Err(ApiError::not_found(&gr, &key.name));
+        }
+        if !obj.is_object() {
+            return Err(ApiError::bad_request("the body of the request was not a JSON object"));
+        }
+        if let Some(n) = meta_str(&obj, "name").filter(|n| !n.is_empty()) {
+            if n != key.name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({})",
+                    key.name
+                )));
+            }
+        }
+        if info.namespaced {
+            if let Some(n) = meta_str(&obj, "namespace").filter(|n| !n.is_empty()) {
+                if n != key.namespace {
+                    return Err(ApiError::bad_request(
+                        "the namespace of the provided object does not match the namespace sent on the request",
+                    ));
+                }
+            }
+        }
+        if let Some(rv) = meta_str(&obj, "resourceVersion").filter(|r| !r.is_empty()) {
+            if Some(rv) != meta_str(current, "resourceVersion") {
+                return Err(ApiError::conflict(&gr, &key.name));
+            }
+        }
+        // Start from the body, then put back what this write may not change.
+        let incoming_managed = obj.pointer("/metadata/managedFields").cloned();
+        let applied_managed = (kind == UpdateKind::Apply)
+            .then(|| incoming_managed.clone())
+            .flatten();
+        if sub == "status" {
+            let status = obj.get("status").cloned();
+            obj = current.as_ref().clone();
+            if let Some(m) = obj.as_object_mut() {
+                match status {
+                    Some(s) => m.insert("status".into(), s),
+                    None => m.remove("status"),
+                };
+            }
+        } else if kind != UpdateKind::Apply {
+            scrub_for_subresource(&mut obj, info, "", Some(current));
+        }
+        if let Some(m) = obj.as_object_mut() {
+            m.insert("apiVersion".into(), json!(gvr.api_version()));
+            m.insert("kind".into(), json!(info.kind));
+        }
+        let cur_meta = meta(current).cloned().unwrap_or_default();
+        let meta = meta_mut(&mut obj);
+        for f in ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "resourceVersion", "managedFields"] {
+            match cur_meta.get(f) {
+                Some(v) => meta.insert(f.into(), v.clone()),
+                None => meta.remove(f),
+            };
+        }
+        if sub == "status" {
+            // Status writes keep every other metadata field as it was.
+            *meta = cur_meta.clone();
+        }
+        if let Some(mf) = applied_managed {
+            meta.insert("managedFields".into(), mf);
+        }
+        meta.remove("selfLink");
+        if let Some(Value::Array(a)) = meta.get("finalizers") {
+            if a.is_empty() {
+                meta.remove("finalizers");
+            }
+        }
+        if info.tracks_generation
+            && spec_part(&obj, info.status_subresource) != spec_part(current, info.status_subresource)
+        {
+            let g = current
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            meta_mut(&mut obj).insert("generation".into(), json!(g + 1));
+        }
+        self.admit_update(info, gvr, &mut obj)?;
+        let now = self.now();
+        if kind != UpdateKind::Apply {
+            if incoming_managed == Some(Value::Array(Vec::new())) {
+                meta_mut(&mut obj).remove("managedFields");
+            } else {
+                let schema = info.schema(&gvr.version).cloned();
+                let shape = Shape::root(schema.as_deref());
+                let api_version = gvr.api_version();
+                ssa::record_update(
+                    Some(current),
+                    &mut obj,
+                    &shape,
+                    &Writer {
+                        manager: opts.manager_name(),
+                        api_version: &api_version,
+                        time: &now,
+                        subresource: sub,
+                    },
+                );
+            }
+        }
+        // A write that changes nothing does not produce a new resourceVersion.
+        if obj == **current {
+            return Ok(obj);
+        }
+        if opts.dry_run {
+            return Ok(obj);
+        }
+        let terminating = obj.pointer("/metadata/deletionTimestamp").is_some();
+        if terminating && pending_finalizers(&gr, &obj).is_empty() {
+            let last = self.commit(&gr, key, obj, EventType::Modified, Some(current.clone()));
+            let gone = self.remove_object(&gr, key, &last);
+            return Ok(gone.as_ref().clone());
+        }
+        let stored = self.commit(&gr, key, obj, EventType::Modified, Some(current.clone()));
+        self.after_write(info, &stored);
+        Ok(stored.as_ref().clone())
+    }
+}
+
+impl ApiError {
+    pub(crate) fn with_target_pub(mut self, gr: &GroupResource, name: &str) -> Self {
+        self.name = Some(name.to_string());
+        self.group = Some(gr.group.clone()).filter(|g| !g.is_empty());
+        self.kind = Some(gr.resource.clone());
+        self
+    }
+}
