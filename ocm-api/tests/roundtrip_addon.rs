@@ -294,3 +294,356 @@ status: {}
 ",
     );
 }
+
+fn install_strategy() -> Value {
+    json!({
+        "type": "Placements",
+        "placements": [
+            {
+                "namespace": "default",
+                "name": "placement-all",
+                "configs": [{
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "addondeploymentconfigs",
+                    "namespace": "default",
+                    "name": "all-clusters"
+                }],
+                "rolloutStrategy": { "type": "All", "all": { "minSuccessTime": "5m", "progressDeadline": "10m", "maxFailures": 2 } }
+            },
+            {
+                "namespace": "default",
+                "name": "placement-canary",
+                "rolloutStrategy": {
+                    "type": "Progressive",
+                    "progressive": {
+                        "mandatoryDecisionGroups": [{ "groupName": "canary" }, { "groupIndex": 1 }],
+                        "maxConcurrency": "25%",
+                        "maxFailures": "10%",
+                        "minSuccessTime": "0",
+                        "progressDeadline": "None"
+                    }
+                }
+            },
+            {
+                "namespace": "prod",
+                "name": "placement-groups",
+                "rolloutStrategy": {
+                    "type": "ProgressivePerGroup",
+                    "progressivePerGroup": {
+                        "mandatoryDecisionGroups": [{ "groupName": "prod-canary", "groupIndex": 0 }],
+                        "maxFailures": 1
+                    }
+                }
+            },
+            { "namespace": "dev", "name": "no-rollout" }
+        ]
+    })
+}
+
+fn install_progressions() -> Value {
+    json!([
+        {
+            "namespace": "default",
+            "name": "placement-all",
+            "configReferences": [{
+                "group": "addon.open-cluster-management.io",
+                "resource": "addondeploymentconfigs",
+                "desiredConfig": { "namespace": "default", "name": "all-clusters", "specHash": "h2" },
+                "lastAppliedConfig": { "namespace": "default", "name": "all-clusters", "specHash": "h1" },
+                "lastKnownGoodConfig": { "namespace": "default", "name": "all-clusters", "specHash": "h1" }
+            }],
+            "conditions": [condition("Progressing", "True", "Upgrading")]
+        },
+        { "namespace": "dev", "name": "no-rollout" }
+    ])
+}
+
+#[test]
+fn cluster_management_addon_v1alpha1() {
+    let cma: v1alpha1::ClusterManagementAddOn = roundtrip(json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "ClusterManagementAddOn",
+        "metadata": {
+            "name": "helloworld",
+            "annotations": { "addon.open-cluster-management.io/lifecycle": "addon-manager" }
+        },
+        "spec": {
+            "addOnMeta": { "displayName": "Hello World", "description": "Says hello from every cluster" },
+            "addOnConfiguration": {
+                "crdName": "helloworldconfigs.example.com",
+                "crName": "default",
+                "lastObservedGeneration": 7
+            },
+            "supportedConfigs": [
+                {
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "addondeploymentconfigs",
+                    "defaultConfig": { "namespace": "open-cluster-management", "name": "default" }
+                },
+                {
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "addontemplates",
+                    "defaultConfig": { "name": "helloworld-0.1.0" }
+                },
+                { "resource": "configmaps" }
+            ],
+            "installStrategy": install_strategy()
+        },
+        "status": {
+            "defaultconfigReferences": [
+                {
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "addondeploymentconfigs",
+                    "desiredConfig": { "namespace": "open-cluster-management", "name": "default", "specHash": "abc" }
+                },
+                { "resource": "configmaps" }
+            ],
+            "installProgressions": install_progressions()
+        }
+    }));
+    let strategy = cma.spec.install_strategy.expect("installStrategy");
+    assert_eq!(
+        strategy.strategy_type(),
+        v1alpha1::InstallStrategyType::Placements
+    );
+    let placements = strategy.placements.expect("placements");
+    assert_eq!(placements.len(), 4);
+    assert!(placements[3].rollout_strategy.is_none());
+}
+
+#[test]
+fn cluster_management_addon_v1beta1() {
+    roundtrip::<v1beta1::ClusterManagementAddOn>(json!({
+        "apiVersion": "addon.open-cluster-management.io/v1beta1",
+        "kind": "ClusterManagementAddOn",
+        "metadata": { "name": "helloworld" },
+        "spec": {
+            "addOnMeta": { "displayName": "Hello World", "description": "Says hello from every cluster" },
+            "defaultConfigs": [
+                {
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "addondeploymentconfigs",
+                    "namespace": "open-cluster-management",
+                    "name": "default"
+                },
+                { "resource": "configmaps", "name": "cluster-wide" }
+            ],
+            "installStrategy": install_strategy()
+        },
+        "status": {
+            "defaultConfigReferences": [{
+                "group": "addon.open-cluster-management.io",
+                "resource": "addondeploymentconfigs",
+                "desiredConfig": { "namespace": "open-cluster-management", "name": "default", "specHash": "abc" }
+            }],
+            "installProgressions": install_progressions()
+        }
+    }));
+}
+
+#[test]
+fn cluster_management_addon_minimal() {
+    let cma = roundtrip_yaml::<v1alpha1::ClusterManagementAddOn>(
+        "apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: ClusterManagementAddOn
+metadata:
+  name: helloworld
+spec:
+  installStrategy:
+    type: Manual
+",
+    );
+    assert_eq!(
+        cma.spec.install_strategy.map(|s| s.strategy_type()),
+        Some(v1alpha1::InstallStrategyType::Manual)
+    );
+    let cma = roundtrip_yaml::<v1beta1::ClusterManagementAddOn>(
+        "apiVersion: addon.open-cluster-management.io/v1beta1
+kind: ClusterManagementAddOn
+metadata:
+  name: helloworld
+spec:
+  installStrategy: {}
+",
+    );
+    assert_eq!(
+        cma.spec.install_strategy.map(|s| s.strategy_type()),
+        Some(v1beta1::InstallStrategyType::Manual)
+    );
+}
+
+/// A hello-world addon as a template, with every field of the kind set.
+const ADDON_TEMPLATE_YAML: &str = r#"apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnTemplate
+metadata:
+  name: hello-template
+spec:
+  addonName: hello-template
+  agentSpec:
+    workload:
+      manifests:
+        - kind: Deployment
+          apiVersion: apps/v1
+          metadata:
+            name: hello-template-agent
+            namespace: open-cluster-management-agent-addon
+            annotations:
+              "addon.open-cluster-management.io/deletion-orphan": ""
+            labels:
+              app: hello-template-agent
+          spec:
+            replicas: 1
+            selector:
+              matchLabels:
+                app: hello-template-agent
+            template:
+              metadata:
+                labels:
+                  app: hello-template-agent
+              spec:
+                serviceAccountName: hello-template-agent-sa
+                containers:
+                  - name: helloworld-agent
+                    image: quay.io/open-cluster-management/addon-examples:latest
+                    imagePullPolicy: IfNotPresent
+                    args:
+                      - "/helloworld_helm"
+                      - "agent"
+                      - "--cluster-name={{CLUSTER_NAME}}"
+                      - "--addon-namespace=open-cluster-management-agent-addon"
+                      - "--addon-name=hello-template"
+                      - "--hub-kubeconfig={{HUB_KUBECONFIG}}"
+                    env:
+                      - name: LOG_LEVEL
+                        value: "{{LOG_LEVEL}}"
+        - kind: ServiceAccount
+          apiVersion: v1
+          metadata:
+            name: hello-template-agent-sa
+            namespace: open-cluster-management-agent-addon
+        - kind: ClusterRoleBinding
+          apiVersion: rbac.authorization.k8s.io/v1
+          metadata:
+            name: hello-template-agent
+          roleRef:
+            apiGroup: rbac.authorization.k8s.io
+            kind: ClusterRole
+            name: cluster-admin
+          subjects:
+            - kind: ServiceAccount
+              name: hello-template-agent-sa
+              namespace: open-cluster-management-agent-addon
+    deleteOption:
+      propagationPolicy: SelectivelyOrphan
+      selectivelyOrphans:
+        orphaningRules:
+          - group: ""
+            resource: serviceaccounts
+            namespace: open-cluster-management-agent-addon
+            name: hello-template-agent-sa
+    manifestConfigs:
+      - resourceIdentifier:
+          group: apps
+          resource: deployments
+          namespace: open-cluster-management-agent-addon
+          name: hello-template-agent
+        feedbackRules:
+          - type: WellKnownStatus
+          - type: JSONPaths
+            jsonPaths:
+              - name: replicas
+                path: .spec.replicas
+              - name: available
+                path: .status.availableReplicas
+                version: v1
+        feedbackScrapeType: Watch
+        updateStrategy:
+          type: ServerSideApply
+          serverSideApply:
+            fieldManager: work-agent-hello
+            force: true
+            ignoreFields:
+              - condition: OnSpokeChange
+                jsonPaths:
+                  - .spec.replicas
+      - resourceIdentifier:
+          resource: serviceaccounts
+          namespace: open-cluster-management-agent-addon
+          name: hello-template-agent-sa
+        updateStrategy:
+          type: CreateOnly
+        conditionRules:
+          - condition: Available
+            type: CEL
+            celExpressions:
+              - object.metadata.name != ''
+            message: service account exists
+          - condition: Complete
+            type: WellKnownConditions
+            messageExpression: "'done'"
+    executor:
+      subject:
+        type: ServiceAccount
+        serviceAccount:
+          namespace: open-cluster-management-agent-addon
+          name: hello-template-executor
+  registration:
+    - type: KubeClient
+      kubeClient:
+        hubPermissions:
+          - type: CurrentCluster
+            currentCluster:
+              clusterRoleName: cm-admin
+          - type: SingleNamespace
+            singleNamespace:
+              namespace: open-cluster-management
+              roleRef:
+                apiGroup: rbac.authorization.k8s.io
+                kind: Role
+                name: cm-reader
+    - type: CustomSigner
+      customSigner:
+        signerName: example.com/hello-template
+        signingCA:
+          name: hello-template-ca
+          namespace: open-cluster-management-hub
+        subject:
+          user: hello-template-agent
+          groups:
+            - hello-template
+          organizationUnit:
+            - ocm
+"#;
+
+#[test]
+fn addon_template() {
+    let template = roundtrip_yaml::<v1alpha1::AddOnTemplate>(ADDON_TEMPLATE_YAML);
+    assert_eq!(template.spec.addon_name, "hello-template");
+    assert_eq!(template.manifests().len(), 3);
+    assert_eq!(template.manifests()[0].kind(), Some("Deployment"));
+    let registration = template.spec.registration.expect("registration");
+    assert_eq!(
+        registration[0].type_,
+        v1alpha1::RegistrationType::KubeClient
+    );
+    let signer = registration[1]
+        .custom_signer
+        .as_ref()
+        .expect("customSigner");
+    assert_eq!(signer.signing_ca.name, "hello-template-ca");
+}
+
+#[test]
+fn addon_template_minimal() {
+    let template = roundtrip_yaml::<v1alpha1::AddOnTemplate>(
+        "apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnTemplate
+metadata:
+  name: empty
+spec:
+  addonName: empty
+  agentSpec: {}
+",
+    );
+    assert!(template.manifests().is_empty());
+}

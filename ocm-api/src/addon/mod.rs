@@ -33,6 +33,10 @@ const FIXUPS: Fixups = Fixups {
 /// The CRDs of this group, multi-version kinds merged with v1alpha1 as the storage version.
 pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
     let mut out = Vec::with_capacity(4);
+    out.push(generate::<v1alpha1::AddOnTemplate>(Fixups {
+        empty_subresources: true,
+        ..FIXUPS
+    }));
     let pairs = [
         vec![
             generate::<v1alpha1::AddOnDeploymentConfig>(FIXUPS),
@@ -41,6 +45,10 @@ pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
         vec![
             generate::<v1alpha1::ManagedClusterAddOn>(FIXUPS),
             generate::<v1beta1::ManagedClusterAddOn>(FIXUPS),
+        ],
+        vec![
+            generate::<v1alpha1::ClusterManagementAddOn>(FIXUPS),
+            generate::<v1beta1::ClusterManagementAddOn>(FIXUPS),
         ],
     ];
     for versions in pairs {

@@ -12,3 +12,9 @@ pub use config::*;
 
 mod managedclusteraddon;
 pub use managedclusteraddon::*;
+
+mod clustermanagementaddon;
+pub use clustermanagementaddon::*;
+
+mod addontemplate;
+pub use addontemplate::*;

@@ -9,3 +9,6 @@ pub use addondeploymentconfig::*;
 
 mod managedclusteraddon;
 pub use managedclusteraddon::*;
+
+mod clustermanagementaddon;
+pub use clustermanagementaddon::*;
