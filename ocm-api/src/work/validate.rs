@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::v1::{Manifest, ManifestWork, ManifestWorkExecutor};
+use super::v1alpha1::ManifestWorkReplicaSet;
 use crate::Result;
 use crate::constants::limits::MANIFEST_SIZE_LIMIT;
 use crate::validation::FieldErrors;
@@ -63,6 +64,35 @@ impl ManifestWork {
             validate_manifests(manifests, limit, "spec.workload.manifests", &mut errors);
         }
         errors
+    }
+}
+
+impl ManifestWorkReplicaSet {
+    /// Checks the ManifestWorkReplicaSet as upstream's admission webhook does on create and
+    /// update, with the default manifest size limit (500 KiB): the template's manifests must
+    /// pass the same checks as a ManifestWork's (not empty, within the size limit, each a
+    /// named object without `generateName`, no duplicates).
+    ///
+    /// Like upstream's webhook, this does not check the template's executor; the remaining
+    /// rules (at least one placement reference, enums, patterns) are enforced by the CRD
+    /// schema.
+    pub fn validate(&self) -> Result<()> {
+        self.validate_with_limit(MANIFEST_SIZE_LIMIT)
+    }
+
+    /// [`validate`](Self::validate) with another manifest size limit, in bytes.
+    pub fn validate_with_limit(&self, limit: usize) -> Result<()> {
+        let mut errors = FieldErrors::default();
+        validate_manifests(
+            self.manifests(),
+            limit,
+            "spec.manifestWorkTemplate.workload.manifests",
+            &mut errors,
+        );
+        errors.into_result(
+            "ManifestWorkReplicaSet",
+            self.metadata.name.as_deref().unwrap_or_default(),
+        )
     }
 }
 
@@ -382,6 +412,67 @@ mod tests {
         assert_eq!(varint_len(128), 2);
         assert_eq!(varint_len(16_383), 2);
         assert_eq!(varint_len(16_384), 3);
+    }
+
+    fn mwrs(manifests: Value) -> ManifestWorkReplicaSet {
+        serde_json::from_value(json!({
+            "apiVersion": "work.open-cluster-management.io/v1alpha1",
+            "kind": "ManifestWorkReplicaSet",
+            "metadata": { "name": "rs", "namespace": "apps" },
+            "spec": {
+                "placementRefs": [{ "name": "p" }],
+                "manifestWorkTemplate": { "workload": { "manifests": manifests } },
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn replica_set_manifests_are_checked() {
+        mwrs(json!([cm("ns", "a")])).validate().unwrap();
+        let field = "spec.manifestWorkTemplate.workload.manifests";
+        assert_eq!(
+            errors(mwrs(json!([])).validate()),
+            vec![FieldError::new(
+                field,
+                "Workload manifests should not be empty"
+            )]
+        );
+        let mut no_template = mwrs(json!([]));
+        no_template.spec.manifest_work_template = None;
+        assert_eq!(
+            errors(no_template.validate()),
+            vec![FieldError::new(
+                field,
+                "Workload manifests should not be empty"
+            )]
+        );
+        assert_eq!(
+            errors(mwrs(json!([cm("ns", "a"), cm("ns", "a")])).validate()),
+            vec![FieldError::new(
+                format!("{field}[1]"),
+                "duplicate manifest for resource ns/a with resource type v1.ConfigMap"
+            )]
+        );
+        match mwrs(json!([cm("ns", "")])).validate() {
+            Err(Error::Invalid { kind, name, .. }) => {
+                assert_eq!(
+                    (kind.as_str(), name.as_str()),
+                    ("ManifestWorkReplicaSet", "rs")
+                );
+            }
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn replica_set_does_not_check_the_executor() {
+        let mut rs = mwrs(json!([cm("ns", "a")]));
+        if let Some(template) = rs.spec.manifest_work_template.as_mut() {
+            template.executor =
+                serde_json::from_value(json!({"subject": {"type": "ServiceAccount"}})).unwrap();
+        }
+        rs.validate().unwrap();
     }
 
     #[test]

@@ -2,7 +2,13 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+use crate::crd::{Fixups, generate};
+
+mod manifestworkreplicaset;
+
+pub use manifestworkreplicaset::*;
+
 /// The CRDs of this version.
 pub(crate) fn crds() -> Vec<CustomResourceDefinition> {
-    vec![]
+    vec![generate::<ManifestWorkReplicaSet>(Fixups::default())]
 }

@@ -1,0 +1,225 @@
+//! ManifestWorkReplicaSet: one ManifestWork template fanned out to every cluster that some
+//! Placements select, rolled out with a strategy.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::v1alpha1::RolloutStrategy;
+use crate::work::v1::{Manifest, ManifestWorkSpec};
+
+/// The desired state of a [`ManifestWorkReplicaSet`].
+///
+/// The ManifestWorkReplicaSet controller on the hub creates one ManifestWork from
+/// `manifestWorkTemplate` in the namespace of every cluster the referenced Placements (in the
+/// same namespace as the ManifestWorkReplicaSet) select, following each Placement's rollout
+/// strategy, and reports how far the rollout got. Upstream runs the controller only when the
+/// hub's `ManifestWorkReplicaSet` feature gate is on.
+///
+/// # Example
+///
+/// ```
+/// use ocm_api::work::v1alpha1::{LocalPlacementReference, ManifestWorkReplicaSet};
+///
+/// let mwrs: ManifestWorkReplicaSet = serde_json::from_value(serde_json::json!({
+///     "apiVersion": "work.open-cluster-management.io/v1alpha1",
+///     "kind": "ManifestWorkReplicaSet",
+///     "metadata": { "name": "web", "namespace": "apps" },
+///     "spec": {
+///         "placementRefs": [{ "name": "prod", "rolloutStrategy": { "type": "All" } }],
+///         "manifestWorkTemplate": { "workload": { "manifests": [{
+///             "apiVersion": "v1", "kind": "ConfigMap",
+///             "metadata": { "name": "web", "namespace": "default" },
+///         }]}},
+///     },
+/// }))?;
+/// assert_eq!(mwrs.spec.placement_refs[0].name, "prod");
+/// assert_eq!(mwrs.manifests().len(), 1);
+/// mwrs.validate()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "work.open-cluster-management.io",
+    version = "v1alpha1",
+    kind = "ManifestWorkReplicaSet",
+    plural = "manifestworkreplicasets",
+    shortname = "mwrs",
+    namespaced,
+    status = "ManifestWorkReplicaSetStatus",
+    printcolumn = r#"{"name":"Placement","type":"string","jsonPath":".status.conditions[?(@.type==\"PlacementVerified\")].reason"}"#,
+    printcolumn = r#"{"name":"Found","type":"string","jsonPath":".status.conditions[?(@.type==\"PlacementVerified\")].status"}"#,
+    printcolumn = r#"{"name":"ManifestWorks","type":"string","jsonPath":".status.conditions[?(@.type==\"ManifestworkApplied\")].reason"}"#,
+    printcolumn = r#"{"name":"Applied","type":"string","jsonPath":".status.conditions[?(@.type==\"ManifestworkApplied\")].status"}"#,
+    derive = "PartialEq",
+    derive = "Default"
+)]
+#[serde(rename_all = "camelCase")]
+// The API server defaults `cascadeDeletionPolicy`, so stored objects always have it, yet the
+// field stays optional here so that objects written without it round-trip unchanged.
+#[schemars(extend("required" = ["cascadeDeletionPolicy", "placementRefs"]))]
+pub struct ManifestWorkReplicaSetSpec {
+    /// The ManifestWork spec every generated ManifestWork gets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_work_template: Option<ManifestWorkSpec>,
+
+    /// The Placements (in this namespace) whose selected clusters receive a ManifestWork;
+    /// at least one.
+    #[schemars(length(min = 1))]
+    pub placement_refs: Vec<LocalPlacementReference>,
+
+    /// How the generated ManifestWorks are deleted when the ManifestWorkReplicaSet is:
+    /// `Background` (the default) or `Foreground`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "Background"))]
+    pub cascade_deletion_policy: Option<CascadeDeletionPolicy>,
+}
+
+impl ManifestWorkReplicaSet {
+    /// The manifests of the template (empty when there are none).
+    pub fn manifests(&self) -> &[Manifest] {
+        self.spec
+            .manifest_work_template
+            .as_ref()
+            .map(ManifestWorkSpec::manifests)
+            .unwrap_or_default()
+    }
+}
+
+/// How the generated ManifestWorks are deleted with their ManifestWorkReplicaSet.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum CascadeDeletionPolicy {
+    /// Delete the ManifestWorkReplicaSet at once and its ManifestWorks afterwards (the
+    /// default).
+    #[default]
+    Background,
+    /// Delete the ManifestWorks first; the ManifestWorkReplicaSet goes once they are gone.
+    Foreground,
+}
+
+/// A Placement in the ManifestWorkReplicaSet's namespace, with the rollout strategy for the
+/// clusters it selects.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalPlacementReference {
+    /// Name of the Placement.
+    #[schemars(length(min = 1))]
+    pub name: String,
+
+    /// How the ManifestWorks are rolled out to the selected clusters; `All` at once, with no
+    /// progress deadline, when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = {"type": "All", "all": {"progressDeadline": "None"}}))]
+    pub rollout_strategy: Option<RolloutStrategy>,
+}
+
+impl LocalPlacementReference {
+    /// A reference to the Placement `name` with the default rollout strategy.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            rollout_strategy: None,
+        }
+    }
+}
+
+/// The observed state of a [`ManifestWorkReplicaSet`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestWorkReplicaSetStatus {
+    /// `PlacementVerified`, `PlacementRolledOut` and `ManifestworkApplied` (sic, lower-case
+    /// "w"), merged by `type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::conditions_map")]
+    pub conditions: Option<Vec<Condition>>,
+
+    /// Counts over all generated ManifestWorks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<ManifestWorkReplicaSetSummary>,
+
+    /// Counts per referenced Placement (JSON key `placementSummary`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "placementSummary"
+    )]
+    pub placements_summary: Option<Vec<PlacementSummary>>,
+}
+
+impl ManifestWorkReplicaSetStatus {
+    /// The conditions (empty when there are none).
+    pub fn conditions(&self) -> &[Condition] {
+        self.conditions.as_deref().unwrap_or_default()
+    }
+
+    /// The condition of type `type_`, if present.
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.conditions().iter().find(|c| c.type_ == type_)
+    }
+}
+
+/// The rollout progress of one referenced Placement.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlacementSummary {
+    /// Name of the Placement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+
+    /// Human-readable rollout progress, as the controller writes it:
+    /// `"<groups> (<applied> / <total> clusters applied)"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_decision_groups: Option<String>,
+
+    /// Counts over the ManifestWorks of this Placement's clusters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<ManifestWorkReplicaSetSummary>,
+}
+
+/// Counts of generated ManifestWorks by state.
+///
+/// Upstream's controller always writes every count; `desiredTotal` and `updated` stay 0.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestWorkReplicaSetSummary {
+    /// Number of ManifestWorks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "count")]
+    pub total: Option<i64>,
+
+    /// Number of ManifestWorks whose `Progressing` condition is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "count")]
+    pub progressing: Option<i64>,
+
+    /// Number of ManifestWorks whose `Available` condition is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "count")]
+    pub available: Option<i64>,
+
+    /// Number of ManifestWorks whose `Degraded` condition is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "count")]
+    pub degraded: Option<i64>,
+
+    /// Number of ManifestWorks whose `Applied` condition is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "count")]
+    pub applied: Option<i64>,
+
+    /// Number of clusters that should receive a ManifestWork (never set by upstream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "count")]
+    pub desired_total: Option<i64>,
+
+    /// Number of ManifestWorks at the latest template (never set by upstream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "count")]
+    pub updated: Option<i64>,
+}
+
+/// Upstream's counts are Go `int`s: an integer without a declared format.
+fn count(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "integer" })
+}
