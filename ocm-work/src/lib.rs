@@ -12,6 +12,8 @@
 //!   resource, with `*` wildcards;
 //! * [`owner`]: owner references to the AppliedManifestWork and the delete options that decide
 //!   them;
+//! * [`apply`]: the pure half of the update strategies (label and annotation merging, the
+//!   `Update` strategy's create / leave / replace decision, upstream's configuration hash);
 //! * [`status`]: merging manifest conditions across syncs and aggregating them into the work's
 //!   `Applied`, `Available` and condition-rule conditions.
 //!
@@ -25,6 +27,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod apply;
 pub mod config;
 pub mod identity;
 pub mod order;
