@@ -1,0 +1,310 @@
+//! Rendering values the way Go does: kubectl's text output (`fmt.Fprint`), Go's
+//! `encoding/json` (used for maps and lists in kubectl output and for OCM's `jsonRaw` values),
+//! and Go's `%v` (used in some error messages).
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+use super::matches::{Match, Number, number};
+
+/// Appends one value as kubectl prints it in `-o jsonpath` output.
+pub(crate) fn text(out: &mut String, value: &Match<'_>) {
+    match *value {
+        Match::Json(v @ (Value::Object(_) | Value::Array(_))) => go_json(out, v),
+        Match::Json(Value::Null) => out.push_str("null"),
+        Match::Json(&Value::Bool(b)) | Match::Bool(b) => {
+            out.push_str(if b { "true" } else { "false" })
+        }
+        Match::Json(Value::Number(n)) => go_number_text(out, number(n)),
+        Match::Json(Value::String(s)) => out.push_str(s),
+        Match::Text(s) => out.push_str(s),
+        Match::Int(i) => push_display(out, i),
+        Match::Float(f) => out.push_str(&go_float_text(f)),
+        Match::Byte(b) => push_display(out, b),
+        Match::Nil => out.push_str("<no value>"),
+    }
+}
+
+/// Appends a value encoded as Go's `json.Marshal` would encode it: compact, map keys sorted,
+/// `<`, `>`, `&`, U+2028 and U+2029 escaped, floats in Go's shortest form.
+pub fn go_json(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match number(n) {
+            Number::Int(i) => push_display(out, i),
+            Number::Float(f) => out.push_str(&go_json_float(f)),
+        },
+        Value::String(s) => go_json_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in sorted(map).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json_string(out, key);
+                out.push(':');
+                go_json(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Appends a found value encoded as Go's `json.Marshal` encodes what kubectl holds for it.
+pub(crate) fn go_json_match(out: &mut String, value: &Match<'_>) {
+    match *value {
+        Match::Json(v) => go_json(out, v),
+        Match::Text(s) => go_json_string(out, s),
+        Match::Int(i) => push_display(out, i),
+        Match::Float(f) => out.push_str(&go_json_float(f)),
+        Match::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+        Match::Byte(b) => push_display(out, b),
+        Match::Nil => out.push_str("null"),
+    }
+}
+
+/// Appends a value as Go's `%v` verb prints it.
+pub(crate) fn go_debug(out: &mut String, value: &Match<'_>) {
+    match *value {
+        Match::Json(v) => go_debug_json(out, v),
+        Match::Nil => out.push_str("<invalid reflect.Value>"),
+        other => text(out, &other),
+    }
+}
+
+fn go_debug_json(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => go_number_text(out, number(n)),
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                go_debug_json(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push_str("map[");
+            for (i, (key, item)) in sorted(map).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(key);
+                out.push(':');
+                go_debug_json(out, item);
+            }
+            out.push(']');
+        }
+    }
+}
+
+fn sorted(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<_> = map.iter().collect();
+    // Already sorted unless serde_json's `preserve_order` feature is on somewhere.
+    if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    }
+    entries
+}
+
+fn push_display(out: &mut String, value: impl std::fmt::Display) {
+    let _ = write!(out, "{value}");
+}
+
+fn go_number_text(out: &mut String, n: Number) {
+    match n {
+        Number::Int(i) => push_display(out, i),
+        Number::Float(f) => out.push_str(&go_float_text(f)),
+    }
+}
+
+fn go_json_string(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    let mut run_start = 0;
+    for (i, c) in s.char_indices() {
+        let escape: Option<&str> = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            c if (c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
+                None
+            }
+            _ => continue,
+        };
+        out.push_str(&s[run_start..i]);
+        run_start = i + c.len_utf8();
+        match escape {
+            Some(e) => out.push_str(e),
+            None => {
+                let v = c as u32;
+                out.push_str("\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(char::from(HEX[((v >> shift) & 0xf) as usize]));
+                }
+            }
+        }
+    }
+    out.push_str(&s[run_start..]);
+    out.push('"');
+}
+
+/// Shortest decimal digits of `f` (no sign) and the decimal exponent of the first digit.
+fn shortest_digits(f: f64) -> (String, i32) {
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (digits, exp.parse().unwrap_or(0))
+}
+
+fn special(f: f64) -> Option<&'static str> {
+    if f.is_nan() {
+        Some("NaN")
+    } else if f == f64::INFINITY {
+        Some("+Inf")
+    } else if f == f64::NEG_INFINITY {
+        Some("-Inf")
+    } else {
+        None
+    }
+}
+
+/// `d.ddde±XX`, Go's `%e` with the shortest digits.
+fn exponent_form(neg: bool, digits: &str, exp: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    let _ = write!(
+        out,
+        "e{}{:02}",
+        if exp < 0 { '-' } else { '+' },
+        exp.unsigned_abs()
+    );
+    out
+}
+
+/// Plain decimal form with the shortest digits.
+fn plain_form(neg: bool, digits: &str, exp: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    let point = exp + 1;
+    if point <= 0 {
+        out.push_str("0.");
+        for _ in 0..-point {
+            out.push('0');
+        }
+        out.push_str(digits);
+    } else {
+        let point = point as usize;
+        if point >= digits.len() {
+            out.push_str(digits);
+            for _ in digits.len()..point {
+                out.push('0');
+            }
+        } else {
+            out.push_str(&digits[..point]);
+            out.push('.');
+            out.push_str(&digits[point..]);
+        }
+    }
+    out
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, which is what `fmt.Print` uses for a float64:
+/// the shortest digits, in exponent form when the decimal exponent is below -4 or 6 and
+/// above (`1e+06`, `1e-05`), plain otherwise (`123456.789`, `0.0001`).
+pub(crate) fn go_float_text(f: f64) -> String {
+    if let Some(s) = special(f) {
+        return s.to_owned();
+    }
+    let neg = f.is_sign_negative();
+    if f == 0.0 {
+        return if neg { "-0".into() } else { "0".into() };
+    }
+    let (digits, exp) = shortest_digits(f);
+    if !(-4..6).contains(&exp) {
+        exponent_form(neg, &digits, exp)
+    } else {
+        plain_form(neg, &digits, exp)
+    }
+}
+
+/// Go's `encoding/json` form of a float64: plain decimal from 1e-6 up to 1e21, exponent form
+/// (with `e-7`, not `e-07`) outside.
+pub(crate) fn go_json_float(f: f64) -> String {
+    if let Some(s) = special(f) {
+        return s.to_owned();
+    }
+    let neg = f.is_sign_negative();
+    if f == 0.0 {
+        return if neg { "-0".into() } else { "0".into() };
+    }
+    let (digits, exp) = shortest_digits(f);
+    let abs = f.abs();
+    if !(1e-6..1e21).contains(&abs) {
+        let mut s = exponent_form(neg, &digits, exp);
+        let n = s.len();
+        if n >= 4
+            && s.as_bytes()[n - 4] == b'e'
+            && s.as_bytes()[n - 3] == b'-'
+            && s.as_bytes()[n - 2] == b'0'
+        {
+            s.remove(n - 2);
+        }
+        s
+    } else {
+        plain_form(neg, &digits, exp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_like_go() {
+        assert_eq!(go_json_float(2.0), "2");
+        assert_eq!(go_json_float(1e21), "1e+21");
+        assert_eq!(go_json_float(1e20), "100000000000000000000");
+        assert_eq!(go_json_float(0.00001), "0.00001");
+        assert_eq!(go_json_float(1.5e-7), "1.5e-7");
+        assert_eq!(go_json_float(1.5e-10), "1.5e-10");
+        assert_eq!(go_json_float(123456.789), "123456.789");
+    }
+
+    #[test]
+    fn json_strings_like_go() {
+        let mut s = String::new();
+        go_json_string(&mut s, "<a&b>\u{2028}\"\\\n\u{1}\u{8}");
+        assert_eq!(s, r#""\u003ca\u0026b\u003e\u2028\"\\\n\u0001\b""#);
+    }
+}
