@@ -10,12 +10,46 @@
 //!   defined entirely by data, its agent given as ManifestWork content.
 //!
 //! Upstream serves the first three in `v1alpha1` (the storage version) and `v1beta1`; both
-//! are here, and [`crds()`](crate::crds) returns one merged CRD per kind.
+//! are here, and [`crds()`](crate::crds) returns one merged CRD per kind. Types whose schema
+//! is the same in both versions are defined once, in `v1alpha1`, and re-exported by
+//! `v1beta1`.
+//!
+//! # Conversion
+//!
+//! `From` converts each multi-version kind (and its spec and status) between `v1alpha1` and
+//! `v1beta1` the way upstream's conversion webhook does, including its lossy corners; the
+//! mapping is described on the `From` implementations and in the example below.
+//!
+//! ```
+//! use ocm_api::addon::{v1alpha1, v1beta1};
+//!
+//! let alpha: v1alpha1::ClusterManagementAddOn = serde_json::from_value(serde_json::json!({
+//!     "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+//!     "kind": "ClusterManagementAddOn",
+//!     "metadata": { "name": "helloworld" },
+//!     "spec": { "supportedConfigs": [{
+//!         "group": "addon.open-cluster-management.io",
+//!         "resource": "addondeploymentconfigs",
+//!         "defaultConfig": { "namespace": "open-cluster-management", "name": "default" }
+//!     }]}
+//! }))?;
+//! let beta = v1beta1::ClusterManagementAddOn::from(alpha);
+//! let defaults = beta.spec.default_configs.unwrap_or_default();
+//! assert_eq!(defaults[0].name, "default");
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+//!
+//! # Validation
+//!
+//! Upstream runs no validating admission webhook for the addon group (its addon webhook
+//! only converts between versions); every rule lies in the CRD schemas, which
+//! [`crds()`](crate::crds) reproduces. So these kinds have no `validate()` method.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use crate::crd::{Fixups, generate, merge};
 
+mod conversion;
 mod schema;
 pub mod v1alpha1;
 pub mod v1beta1;
