@@ -1,1 +1,91 @@
-//! ocm-placement (under construction).
+//! The Open Cluster Management (OCM) Placement scheduler as a library.
+//!
+//! `ocm-placement` decides which managed clusters a `Placement` selects, exactly as the
+//! upstream OCM placement controller does (quirks included), in a pure, synchronous core: build
+//! a [`Snapshot`] of the hub once, then call [`Scheduler::schedule`] with a placement and the
+//! current time. The [`ScheduleResult`] holds the selected clusters, every filter's survivors,
+//! every prioritizer's scores, the requeue time, the decision groups and PlacementDecision
+//! slices to write, and the `PlacementSatisfied` / `PlacementMisconfigured` conditions. No I/O
+//! happens here; controllers feed snapshots from their caches.
+//!
+//! # Example
+//!
+//! ```
+//! use ocm_api::cluster::v1::ManagedCluster;
+//! use ocm_api::cluster::v1beta1::Placement;
+//! use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+//! use ocm_placement::{Scheduler, Snapshot};
+//! use serde_json::json;
+//!
+//! let cluster = |name: &str, cloud: &str| -> ManagedCluster {
+//!     serde_json::from_value(json!({
+//!         "metadata": {"name": name, "labels": {
+//!             "cluster.open-cluster-management.io/clusterset": "default", "cloud": cloud}},
+//!         "spec": {}
+//!     }))
+//!     .unwrap()
+//! };
+//! let set: ManagedClusterSet = serde_json::from_value(json!({
+//!     "metadata": {"name": "default"}, "spec": {}
+//! }))?;
+//! let binding: ManagedClusterSetBinding = serde_json::from_value(json!({
+//!     "metadata": {"name": "default", "namespace": "apps"},
+//!     "spec": {"clusterSet": "default"}
+//! }))?;
+//! let snapshot = Snapshot::builder()
+//!     .cluster(cluster("east", "Amazon"))
+//!     .cluster(cluster("west", "Azure"))
+//!     .cluster_set(&set)
+//!     .binding(&binding)
+//!     .build();
+//!
+//! let placement: Placement = serde_json::from_value(json!({
+//!     "metadata": {"name": "web", "namespace": "apps"},
+//!     "spec": {"predicates": [{"requiredClusterSelector": {
+//!         "labelSelector": {"matchLabels": {"cloud": "Amazon"}}}}]}
+//! }))?;
+//! let now = jiff::Timestamp::from_second(1_700_000_000)?;
+//! let result = Scheduler::new().schedule(&placement, &snapshot, now)?;
+//! assert_eq!(result.selected_names(), ["east"]);
+//! assert_eq!(result.slices[0].name, "web-decision-1");
+//! assert_eq!(result.satisfied.reason, "AllDecisionsScheduled");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Fidelity
+//!
+//! Upstream-exact: cluster-set eligibility (binding *names*, not `spec.clusterSet`; `Bound` is
+//! ignored), predicates, taints and tolerations (including the `tolerationSeconds` boundary
+//! and `PreferNoSelect` having no effect), prioritizer weights and integer arithmetic, sort
+//! order, decision groups, PlacementDecision naming/labels/slicing, condition reasons and
+//! messages. Our additions: custom [`plugins::Filter`] and [`plugins::Prioritizer`] traits,
+//! [`ScheduleResult::explain`], and deterministic orders where upstream iterates Go maps.
+//! Approximations: CEL runs on the `cel` crate, whose cost is a static estimate (see
+//! [`plugins::CelLimits`]) and which lacks the Kubernetes CEL libraries (quantity, semver, IP,
+//! CIDR, URL, format); a compile error from an undeclared identifier is detected, an unknown
+//! function only fails at evaluation (no match).
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod decisions;
+mod error;
+pub mod explain;
+pub mod plugins;
+mod policy;
+mod quantity;
+mod result;
+pub mod rollout;
+mod scheduler;
+mod selector;
+pub mod snapshot;
+mod status;
+mod symbols;
+
+pub use error::{Error, Result};
+pub use explain::{ClusterExplanation, Outcome};
+pub use result::{
+    Eligibility, FilterRecord, PrioritizerScores, ScheduleResult, ScheduleStatus, ScoredCluster,
+    StatusCode,
+};
+pub use scheduler::Scheduler;
+pub use snapshot::{ClusterId, Snapshot, SnapshotBuilder};

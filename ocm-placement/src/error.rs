@@ -1,0 +1,29 @@
+//! Errors of this crate.
+
+/// What can go wrong when scheduling a placement.
+///
+/// A misconfigured placement is not an error: it is a normal outcome reported through
+/// [`ScheduleStatus`](crate::ScheduleStatus) and the `PlacementMisconfigured` condition. Errors
+/// are inputs upstream cannot schedule at all (its controller returns an error and writes
+/// nothing in that round).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `spec.numberOfClusters` is negative (upstream panics on it).
+    #[error("spec.numberOfClusters must not be negative, got {0}")]
+    NegativeNumberOfClusters(i32),
+    /// An eligible cluster set's selector could not be evaluated.
+    #[error("failed to get clusters from ClusterSet {name:?}: {message}")]
+    ClusterSet {
+        /// The set's name.
+        name: String,
+        /// Why its selector is invalid.
+        message: String,
+    },
+    /// The placement has no name or namespace.
+    #[error("the placement has no {0}")]
+    MissingPlacementMetadata(&'static str),
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,427 @@
+//! The scheduler: one placement, one snapshot, one instant in, a [`ScheduleResult`] out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use ocm_api::cluster::v1beta1::Placement;
+
+use crate::decisions::{build_groups, slice_groups};
+use crate::error::{Error, Result};
+use crate::plugins::taint_toleration::{self, Verdict};
+use crate::plugins::{
+    CelLimits, ClusterView, Filter, PluginContext, Prioritizer, addon, balance, predicate,
+    resource, steady,
+};
+use crate::policy::{self, Kind};
+use crate::result::{
+    Eligibility, FilterRecord, PrioritizerScores, ScheduleResult, ScheduleStatus, ScoredCluster,
+    StatusCode,
+};
+use crate::snapshot::{ClusterId, SetMembers, Snapshot};
+use crate::status::{self, SatisfiedInputs};
+
+/// Schedules placements against snapshots. Cheap to clone; holds only configuration and the
+/// custom plugins.
+#[derive(Clone, Default)]
+pub struct Scheduler {
+    filters: Vec<Arc<dyn Filter>>,
+    prioritizers: Vec<Arc<dyn Prioritizer>>,
+    cel_limits: CelLimits,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler")
+            .field(
+                "filters",
+                &self
+                    .filters
+                    .iter()
+                    .map(|x| x.name().to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "prioritizers",
+                &self
+                    .prioritizers
+                    .iter()
+                    .map(|x| x.name().to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .field("cel_limits", &self.cel_limits)
+            .finish()
+    }
+}
+
+/// Everything the pipeline learned before a status stopped it or it ran to completion.
+struct Pipeline {
+    filter_records: Vec<FilterRecord>,
+    feasible: Vec<ClusterId>,
+    prioritizers: Vec<PrioritizerScores>,
+    scores: Vec<ScoredCluster>,
+    selected: Vec<ClusterId>,
+    requeue_at: Option<i128>,
+    status: ScheduleStatus,
+}
+
+impl Scheduler {
+    /// A scheduler with upstream's plugins and CEL limits.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a custom filter, run after the built-in ones in registration order.
+    #[must_use]
+    pub fn with_filter(mut self, filter: impl Filter + 'static) -> Self {
+        self.filters.push(Arc::new(filter));
+        self
+    }
+
+    /// Adds a custom prioritizer (see [`Prioritizer`] for how placements enable it).
+    #[must_use]
+    pub fn with_prioritizer(mut self, prioritizer: impl Prioritizer + 'static) -> Self {
+        self.prioritizers.push(Arc::new(prioritizer));
+        self
+    }
+
+    /// Replaces the CEL cost limits.
+    #[must_use]
+    pub fn with_cel_limits(mut self, limits: CelLimits) -> Self {
+        self.cel_limits = limits;
+        self
+    }
+
+    /// Schedules `placement` against `snapshot` at `now`.
+    ///
+    /// Returns an error only for input upstream cannot schedule (a negative
+    /// `numberOfClusters`, an eligible cluster set whose selector is invalid); a misconfigured
+    /// placement is a normal result with [`StatusCode::Misconfigured`].
+    pub fn schedule(
+        &self,
+        placement: &Placement,
+        snapshot: &Snapshot,
+        now: Timestamp,
+    ) -> Result<ScheduleResult> {
+        let name = placement
+            .metadata
+            .name
+            .as_deref()
+            .ok_or(Error::MissingPlacementMetadata("name"))?;
+        let namespace = placement
+            .metadata
+            .namespace
+            .as_deref()
+            .ok_or(Error::MissingPlacementMetadata("namespace"))?;
+        if let Some(n) = placement.spec.number_of_clusters.filter(|n| *n < 0) {
+            return Err(Error::NegativeNumberOfClusters(n));
+        }
+        let spec_sets = placement.spec.cluster_sets.as_deref().unwrap_or_default();
+        let (eligibility, candidates) = eligible_clusters(snapshot, namespace, spec_sets)?;
+        let now_ns = now.as_nanosecond();
+        let decided = snapshot.decided_clusters(namespace, name);
+        let ctx = PluginContext {
+            placement,
+            snapshot,
+            now,
+        };
+
+        let pipeline = self.run(&ctx, namespace, name, &candidates, &decided, now_ns);
+
+        let number_of_clusters = placement.spec.number_of_clusters.map(i64::from);
+        let unscheduled = number_of_clusters.map_or(0, |n| n - pipeline.selected.len() as i64);
+
+        // Decision groups and slices.
+        let strategy = placement
+            .spec
+            .decision_strategy
+            .as_ref()
+            .and_then(|d| d.group_strategy.as_ref());
+        let (groups, group_error) = build_groups(strategy, &pipeline.selected, snapshot);
+        let (groups, slices) = slice_groups(name, groups);
+        let status = match group_error {
+            Some(message) => ScheduleStatus::new(StatusCode::Misconfigured, "", message),
+            None => pipeline.status,
+        };
+
+        let inputs = SatisfiedInputs {
+            spec_cluster_sets: spec_sets,
+            eligible_sets: &eligibility.cluster_sets,
+            valid_bindings: eligibility.valid_bindings,
+            available: candidates.len(),
+            selected: pipeline.selected.len(),
+            unscheduled,
+        };
+        let satisfied = status::satisfied(&inputs, &status);
+        let misconfigured = status::misconfigured(&status);
+
+        let requeue_at = pipeline
+            .requeue_at
+            .and_then(|ns| Timestamp::from_nanosecond(ns).ok());
+        let requeue_after = pipeline.requeue_at.map(|deadline| {
+            let nanos = u64::try_from(deadline.saturating_sub(now_ns).max(0)).unwrap_or(u64::MAX);
+            Duration::from_nanos(nanos)
+        });
+
+        Ok(ScheduleResult {
+            names: Arc::clone(&snapshot.names),
+            eligibility,
+            candidates,
+            filter_records: pipeline.filter_records,
+            feasible: pipeline.feasible,
+            prioritizers: pipeline.prioritizers,
+            scores: pipeline.scores,
+            selected: pipeline.selected,
+            unscheduled,
+            requeue_at,
+            requeue_after,
+            status,
+            groups,
+            slices,
+            satisfied,
+            misconfigured,
+        })
+    }
+
+    fn run(
+        &self,
+        ctx: &PluginContext<'_>,
+        namespace: &str,
+        name: &str,
+        candidates: &[ClusterId],
+        decided: &[ClusterId],
+        now_ns: i128,
+    ) -> Pipeline {
+        let placement = ctx.placement;
+        let snapshot = ctx.snapshot;
+        let mut out = Pipeline {
+            filter_records: Vec::new(),
+            feasible: Vec::new(),
+            prioritizers: Vec::new(),
+            scores: Vec::new(),
+            selected: Vec::new(),
+            requeue_at: None,
+            status: ScheduleStatus::success(),
+        };
+
+        // Predicate.
+        let predicates = placement.spec.predicates.as_deref().unwrap_or_default();
+        let mut survivors: Vec<ClusterId> = if predicates.is_empty() || candidates.is_empty() {
+            candidates.to_vec()
+        } else {
+            match predicate::compile(predicates, snapshot) {
+                Ok(compiled) => {
+                    let eval =
+                        predicate::PredicateEvaluator::new(&compiled, snapshot, self.cel_limits);
+                    candidates
+                        .iter()
+                        .copied()
+                        .filter(|id| eval.matches(*id))
+                        .collect()
+                }
+                Err(message) => {
+                    out.status =
+                        ScheduleStatus::new(StatusCode::Misconfigured, predicate::NAME, message);
+                    return out;
+                }
+            }
+        };
+        let mut pipeline_name = predicate::NAME.to_string();
+        out.filter_records.push(FilterRecord {
+            name: pipeline_name.clone(),
+            clusters: survivors.clone(),
+        });
+
+        // TaintToleration.
+        let tolerations = placement.spec.tolerations.as_deref().unwrap_or_default();
+        let compiled_tolerations = taint_toleration::compile(tolerations, &snapshot.symbols);
+        if !survivors.is_empty() {
+            if let Err(message) = taint_toleration::validate(tolerations) {
+                out.status =
+                    ScheduleStatus::new(StatusCode::Misconfigured, taint_toleration::NAME, message);
+                return out;
+            }
+            survivors.retain(|id| {
+                let Some(entry) = snapshot.clusters.get(id.index()) else {
+                    return false;
+                };
+                if entry.taints.is_empty() {
+                    return true;
+                }
+                let in_decisions = decided.binary_search(id).is_ok();
+                matches!(
+                    taint_toleration::check(
+                        &entry.taints,
+                        &compiled_tolerations,
+                        in_decisions,
+                        now_ns
+                    ),
+                    Verdict::Tolerated { .. }
+                )
+            });
+        }
+        pipeline_name.push(',');
+        pipeline_name.push_str(taint_toleration::NAME);
+        out.filter_records.push(FilterRecord {
+            name: pipeline_name.clone(),
+            clusters: survivors.clone(),
+        });
+
+        // Custom filters.
+        for filter in &self.filters {
+            if let Err(message) = filter.validate(placement) {
+                out.status = ScheduleStatus::new(StatusCode::Misconfigured, filter.name(), message);
+                return out;
+            }
+            survivors.retain(|id| filter.keep(ctx, &ClusterView { snapshot, id: *id }));
+            pipeline_name.push(',');
+            pipeline_name.push_str(filter.name());
+            out.filter_records.push(FilterRecord {
+                name: pipeline_name.clone(),
+                clusters: survivors.clone(),
+            });
+        }
+
+        // Prioritizers.
+        let enabled = match policy::enabled(
+            placement.spec.prioritizer_policy.as_ref(),
+            &self.prioritizers,
+        ) {
+            Ok(e) => e,
+            Err(message) => {
+                out.status = ScheduleStatus::new(StatusCode::Misconfigured, "", message);
+                return out;
+            }
+        };
+        let mut totals = vec![0i64; survivors.len()];
+        for e in &enabled {
+            let scores: Vec<Option<i64>> = match &e.kind {
+                Kind::Balance => balance::score_all(snapshot, namespace, name, &survivors),
+                Kind::Steady => steady::score_all(decided, &survivors),
+                Kind::Cpu => resource::score_all(
+                    survivors
+                        .iter()
+                        .map(|id| snapshot.clusters.get(id.index()).and_then(|c| c.cpu)),
+                ),
+                Kind::Memory => resource::score_all(
+                    survivors
+                        .iter()
+                        .map(|id| snapshot.clusters.get(id.index()).and_then(|c| c.memory)),
+                ),
+                Kind::AddOn { resource, score } => {
+                    let (scores, warning) =
+                        addon::score_all(snapshot, resource, score, &survivors, now_ns);
+                    if let Some(message) = warning {
+                        out.status =
+                            ScheduleStatus::new(StatusCode::Warning, e.kind.name(), message);
+                    }
+                    scores
+                }
+                Kind::Custom(p) => survivors
+                    .iter()
+                    .map(|id| p.score(ctx, &ClusterView { snapshot, id: *id }))
+                    .collect(),
+            };
+            let weight = i64::from(e.weight);
+            for (total, s) in totals.iter_mut().zip(&scores) {
+                if let Some(s) = s {
+                    *total = total.wrapping_add(s.wrapping_mul(weight));
+                }
+            }
+            out.prioritizers.push(PrioritizerScores {
+                name: e.kind.name(),
+                weight: e.weight,
+                scores,
+            });
+        }
+
+        // Sort by total descending, then name ascending (ids are in name order).
+        let mut scored: Vec<ScoredCluster> = survivors
+            .iter()
+            .zip(&totals)
+            .map(|(&cluster, &total)| ScoredCluster { cluster, total })
+            .collect();
+        scored.sort_unstable_by(|a, b| b.total.cmp(&a.total).then(a.cluster.cmp(&b.cluster)));
+
+        let take = match placement.spec.number_of_clusters {
+            None => scored.len(),
+            Some(n) => usize::try_from(n).unwrap_or(0).min(scored.len()),
+        };
+        out.selected = scored[..take].iter().map(|s| s.cluster).collect();
+        out.scores = scored;
+        out.feasible = survivors;
+
+        // Requeue: clusters of the existing decisions that are still tolerated.
+        for id in decided {
+            let Some(entry) = snapshot.clusters.get(id.index()) else {
+                continue;
+            };
+            if let Verdict::Tolerated { expires: Some(at) } =
+                taint_toleration::check(&entry.taints, &compiled_tolerations, true, now_ns)
+            {
+                out.requeue_at = Some(out.requeue_at.map_or(at, |r| r.min(at)));
+            }
+        }
+        out
+    }
+}
+
+/// Valid bindings, eligible sets and the available clusters of a namespace.
+fn eligible_clusters(
+    snapshot: &Snapshot,
+    namespace: &str,
+    spec_sets: &[String],
+) -> Result<(Eligibility, Vec<ClusterId>)> {
+    let bound: Vec<&String> = snapshot
+        .bindings
+        .get(namespace)
+        .into_iter()
+        .flatten()
+        .filter(|b| snapshot.sets.contains_key(b.as_str()))
+        .collect();
+    let mut eligible: Vec<String> = bound
+        .iter()
+        .filter(|b| spec_sets.is_empty() || spec_sets.contains(b))
+        .map(|b| (*b).clone())
+        .collect();
+    eligible.sort();
+    let mut member_lists = Vec::with_capacity(eligible.len());
+    for set in &eligible {
+        match snapshot.sets.get(set) {
+            Some(SetMembers::Members(m)) => member_lists.push(m),
+            Some(SetMembers::Invalid(message)) => {
+                return Err(Error::ClusterSet {
+                    name: set.clone(),
+                    message: message.clone(),
+                });
+            }
+            None => {}
+        }
+    }
+    let candidates = match member_lists.as_slice() {
+        [] => Vec::new(),
+        [one] => (*one).clone(),
+        many => {
+            let mut seen = vec![false; snapshot.clusters.len()];
+            for list in many {
+                for id in list.iter() {
+                    if let Some(s) = seen.get_mut(id.index()) {
+                        *s = true;
+                    }
+                }
+            }
+            seen.iter()
+                .enumerate()
+                .filter(|(_, s)| **s)
+                .filter_map(|(i, _)| u32::try_from(i).ok().map(ClusterId))
+                .collect()
+        }
+    };
+    Ok((
+        Eligibility {
+            valid_bindings: bound.len(),
+            cluster_sets: eligible,
+        },
+        candidates,
+    ))
+}

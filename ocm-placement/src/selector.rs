@@ -1,0 +1,338 @@
+//! Kubernetes label selectors, compiled against a snapshot's string table.
+//!
+//! Placement predicates, cluster-set label selectors and decision-group selectors all use
+//! `metav1.LabelSelector` semantics: `matchLabels` and `matchExpressions` are ANDed, an empty
+//! selector matches everything, `NotIn` and `DoesNotExist` match when the key is absent. Claim
+//! selectors use the same semantics on the map of a cluster's claims. Compiling validates the
+//! requirements the way Kubernetes does (key and value syntax, operator, value counts) and
+//! returns the error text upstream reports.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+use crate::symbols::{ABSENT, Sym, SymMap, Symbols};
+
+/// Operator of one compiled requirement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+/// One requirement, with its strings translated into symbols.
+#[derive(Debug, Clone)]
+pub(crate) struct Requirement {
+    key: Sym,
+    op: Op,
+    /// Values present in the snapshot; values nobody carries are dropped (they can never be
+    /// equal to a cluster's value).
+    values: Box<[Sym]>,
+}
+
+impl Requirement {
+    #[inline]
+    fn matches(&self, map: &SymMap) -> bool {
+        let found = if self.key == ABSENT {
+            None
+        } else {
+            map.get(self.key)
+        };
+        match self.op {
+            Op::In => found.is_some_and(|v| self.values.contains(&v)),
+            Op::NotIn => found.is_none_or(|v| !self.values.contains(&v)),
+            Op::Exists => found.is_some(),
+            Op::DoesNotExist => found.is_none(),
+        }
+    }
+}
+
+/// A validated label selector, ready to be matched against symbol maps.
+#[derive(Debug, Clone)]
+pub(crate) enum CompiledSelector {
+    /// Matches nothing (a nil cluster-set label selector).
+    Nothing,
+    /// All requirements must hold; no requirement matches everything.
+    All(Box<[Requirement]>),
+}
+
+impl CompiledSelector {
+    /// The selector that matches every map.
+    pub(crate) fn everything() -> Self {
+        CompiledSelector::All(Box::new([]))
+    }
+
+    /// Whether `map` satisfies the selector.
+    #[inline]
+    pub(crate) fn matches(&self, map: &SymMap) -> bool {
+        match self {
+            CompiledSelector::Nothing => false,
+            CompiledSelector::All(reqs) => reqs.iter().all(|r| r.matches(map)),
+        }
+    }
+}
+
+/// A selector in string form, validated but not yet tied to a string table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SelectorSpec {
+    requirements: Vec<(String, Op, Vec<String>)>,
+}
+
+impl SelectorSpec {
+    /// Validates `matchLabels` and `matchExpressions` the way `LabelSelectorAsSelector` does.
+    pub(crate) fn parse(
+        match_labels: Option<&BTreeMap<String, String>>,
+        expressions: &[LabelSelectorRequirement],
+    ) -> Result<Self, String> {
+        let mut requirements = Vec::new();
+        for (k, v) in match_labels.into_iter().flatten() {
+            validate_requirement(k, Op::In, std::slice::from_ref(v))?;
+            requirements.push((k.clone(), Op::In, vec![v.clone()]));
+        }
+        for expr in expressions {
+            let op = match expr.operator.as_str() {
+                "In" => Op::In,
+                "NotIn" => Op::NotIn,
+                "Exists" => Op::Exists,
+                "DoesNotExist" => Op::DoesNotExist,
+                other => return Err(format!("{other:?} is not a valid label selector operator")),
+            };
+            let values = expr.values.clone().unwrap_or_default();
+            validate_requirement(&expr.key, op, &values)?;
+            requirements.push((expr.key.clone(), op, values));
+        }
+        Ok(SelectorSpec { requirements })
+    }
+
+    /// Parses an optional `metav1.LabelSelector`; `None` gives the empty (match-all) spec.
+    pub(crate) fn from_label_selector(selector: Option<&LabelSelector>) -> Result<Self, String> {
+        match selector {
+            None => Ok(SelectorSpec {
+                requirements: Vec::new(),
+            }),
+            Some(s) => Self::parse(
+                s.match_labels.as_ref(),
+                s.match_expressions.as_deref().unwrap_or_default(),
+            ),
+        }
+    }
+
+    /// Translates the spec into symbols of `symbols` (lookup only; nothing is added).
+    pub(crate) fn compile(&self, symbols: &Symbols) -> CompiledSelector {
+        let reqs = self
+            .requirements
+            .iter()
+            .map(|(key, op, values)| {
+                let mut syms: Vec<Sym> = values
+                    .iter()
+                    .map(|v| symbols.lookup(v))
+                    .filter(|&s| s != ABSENT)
+                    .collect();
+                syms.sort_unstable();
+                syms.dedup();
+                Requirement {
+                    key: symbols.lookup(key),
+                    op: *op,
+                    values: syms.into_boxed_slice(),
+                }
+            })
+            .collect();
+        CompiledSelector::All(reqs)
+    }
+
+    /// Matches plain string maps (used where no snapshot is at hand).
+    pub(crate) fn matches_str(&self, map: &BTreeMap<String, String>) -> bool {
+        self.requirements.iter().all(|(key, op, values)| {
+            let found = map.get(key);
+            match op {
+                Op::In => found.is_some_and(|v| values.contains(v)),
+                Op::NotIn => found.is_none_or(|v| !values.contains(v)),
+                Op::Exists => found.is_some(),
+                Op::DoesNotExist => found.is_none(),
+            }
+        })
+    }
+}
+
+fn validate_requirement(key: &str, op: Op, values: &[String]) -> Result<(), String> {
+    let mut errors = Vec::new();
+    if let Err(msg) = validate_qualified_name(key) {
+        errors.push(format!("key: Invalid value: {key:?}: {msg}"));
+    }
+    match op {
+        Op::In | Op::NotIn if values.is_empty() => errors.push(
+            "values: Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty"
+                .to_string(),
+        ),
+        Op::Exists | Op::DoesNotExist if !values.is_empty() => errors.push(format!(
+            "values: Invalid value: {}: values set must be empty for exists and does not exist",
+            go_string_slice(values)
+        )),
+        _ => {}
+    }
+    for (i, v) in values.iter().enumerate() {
+        if let Err(msg) = validate_label_value(v) {
+            errors.push(format!("values[{i}][{key}]: Invalid value: {v:?}: {msg}"));
+        }
+    }
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(format!("[{}]", errors.join(", "))),
+    }
+}
+
+fn go_string_slice(values: &[String]) -> String {
+    let inner: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    format!("[]string{{{}}}", inner.join(", "))
+}
+
+const NAME_FMT_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const VALUE_FMT_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`
+fn is_name_token(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) => {
+            f.is_ascii_alphanumeric()
+                && l.is_ascii_alphanumeric()
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        }
+        _ => false,
+    }
+}
+
+/// Lowercase RFC 1123 subdomain.
+fn is_dns1123_subdomain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|label| {
+            let b = label.as_bytes();
+            match (b.first(), b.last()) {
+                (Some(f), Some(l)) => {
+                    (f.is_ascii_lowercase() || f.is_ascii_digit())
+                        && (l.is_ascii_lowercase() || l.is_ascii_digit())
+                        && b.iter()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                }
+                _ => false,
+            }
+        })
+}
+
+/// Validates a label key (`[prefix/]name`), returning the reason when invalid.
+pub(crate) fn validate_qualified_name(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if name.contains('/') {
+        return Err("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character with an optional DNS subdomain prefix and '/'".to_string());
+    }
+    if let Some(p) = prefix {
+        if p.is_empty() {
+            return Err("prefix part must be non-empty".to_string());
+        }
+        if !is_dns1123_subdomain(p) {
+            return Err("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character".to_string());
+        }
+    }
+    if name.is_empty() {
+        return Err("name part must be non-empty".to_string());
+    }
+    if name.len() > 63 {
+        return Err("name part must be no more than 63 bytes".to_string());
+    }
+    if !is_name_token(name) {
+        return Err(NAME_FMT_MSG.to_string());
+    }
+    Ok(())
+}
+
+/// Validates a label value, returning the reason when invalid.
+pub(crate) fn validate_label_value(value: &str) -> Result<(), String> {
+    if value.len() > 63 {
+        return Err("must be no more than 63 bytes".to_string());
+    }
+    if !value.is_empty() && !is_name_token(value) {
+        return Err(VALUE_FMT_MSG.to_string());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(key: &str, op: &str, values: &[&str]) -> LabelSelectorRequirement {
+        LabelSelectorRequirement {
+            key: key.to_string(),
+            operator: op.to_string(),
+            values: if values.is_empty() {
+                None
+            } else {
+                Some(values.iter().map(|s| s.to_string()).collect())
+            },
+        }
+    }
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn semantics_on_string_maps() {
+        let labels = map(&[("cloud", "Amazon"), ("region", "us-east-1")]);
+        let ok = |m: &[(&str, &str)], e: &[LabelSelectorRequirement]| {
+            SelectorSpec::parse(Some(&map(m)), e).map(|s| s.matches_str(&labels))
+        };
+        assert_eq!(ok(&[("cloud", "Amazon")], &[]), Ok(true));
+        assert_eq!(ok(&[("cloud", "Azure")], &[]), Ok(false));
+        assert_eq!(
+            ok(&[], &[req("cloud", "In", &["Azure", "Amazon"])]),
+            Ok(true)
+        );
+        assert_eq!(ok(&[], &[req("cloud", "NotIn", &["Amazon"])]), Ok(false));
+        assert_eq!(ok(&[], &[req("zone", "NotIn", &["a"])]), Ok(true));
+        assert_eq!(ok(&[], &[req("zone", "DoesNotExist", &[])]), Ok(true));
+        assert_eq!(ok(&[], &[req("region", "Exists", &[])]), Ok(true));
+        assert_eq!(ok(&[], &[]), Ok(true));
+    }
+
+    #[test]
+    fn validation_errors() {
+        let e = |r: LabelSelectorRequirement| SelectorSpec::parse(None, &[r]).unwrap_err();
+        assert!(e(req("k", "In", &[])).contains("values set can't be empty"));
+        assert!(e(req("k", "Exists", &["v"])).contains("values set must be empty"));
+        assert_eq!(
+            e(req("k", "Equals", &["v"])),
+            "\"Equals\" is not a valid label selector operator"
+        );
+        assert!(e(req("bad key", "Exists", &[])).starts_with("key: Invalid value: \"bad key\""));
+        assert!(e(req("k", "In", &["bad value"])).contains("Invalid value: \"bad value\""));
+        assert!(SelectorSpec::parse(Some(&map(&[("k", "-x")])), &[]).is_err());
+    }
+
+    #[test]
+    fn compiled_matches_like_strings() {
+        let mut syms = Symbols::default();
+        let pairs = vec![(syms.intern("cloud"), syms.intern("Amazon"))];
+        let m = SymMap::from_pairs(pairs);
+        let spec =
+            SelectorSpec::parse(None, &[req("cloud", "In", &["Amazon", "Unknown"])]).unwrap();
+        assert!(spec.compile(&syms).matches(&m));
+        let spec = SelectorSpec::parse(None, &[req("nokey", "NotIn", &["x"])]).unwrap();
+        assert!(spec.compile(&syms).matches(&m));
+        let spec = SelectorSpec::parse(None, &[req("nokey", "In", &["x"])]).unwrap();
+        assert!(!spec.compile(&syms).matches(&m));
+        assert!(!CompiledSelector::Nothing.matches(&m));
+        assert!(CompiledSelector::everything().matches(&m));
+    }
+}

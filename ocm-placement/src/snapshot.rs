@@ -1,0 +1,585 @@
+//! The scheduler's input: a compact, read-only view of the hub.
+//!
+//! A [`Snapshot`] is built once from the hub objects the scheduler reads (ManagedClusters,
+//! ManagedClusterSets, ManagedClusterSetBindings, AddOnPlacementScores and PlacementDecisions)
+//! and then serves any number of [`Scheduler::schedule`](crate::Scheduler::schedule) calls.
+//! Building it precomputes everything the filters and prioritizers need per cluster: interned
+//! labels and claims, taints with their times, allocatable CPU and memory as floats, cluster-set
+//! membership, AddOn scores indexed by cluster, and decision counts. Scheduling then allocates
+//! per placement, never per cluster.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use ocm_api::cluster::v1::{ManagedCluster, TaintEffect};
+use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
+use ocm_api::cluster::v1beta1::PlacementDecision;
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding, SelectorType};
+use ocm_api::constants::{cluster as cluster_consts, labels};
+
+use crate::quantity::approximate_f64;
+use crate::selector::{CompiledSelector, SelectorSpec};
+use crate::symbols::{Sym, SymMap, Symbols};
+
+/// Index of a cluster in a [`Snapshot`]; clusters are numbered in name order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClusterId(pub(crate) u32);
+
+impl ClusterId {
+    /// The position of the cluster in the snapshot's name-ordered list.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Nanoseconds since the Unix epoch of Go's zero time (0001-01-01T00:00:00Z): what upstream
+/// reads from a taint whose `timeAdded` is unset.
+pub(crate) const GO_ZERO_TIME_NANOS: i128 = -62_135_596_800 * 1_000_000_000;
+
+/// A taint in compact form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CompactTaint {
+    pub(crate) key: Sym,
+    pub(crate) value: Sym,
+    pub(crate) effect: TaintEffect,
+    /// `timeAdded` in nanoseconds since the Unix epoch (Go's zero time when unset).
+    pub(crate) time_added: i128,
+}
+
+/// What the scheduler keeps of one ManagedCluster.
+#[derive(Debug, Clone)]
+pub(crate) struct ClusterEntry {
+    pub(crate) labels: SymMap,
+    pub(crate) claims: SymMap,
+    pub(crate) taints: Box<[CompactTaint]>,
+    pub(crate) cpu: Option<f64>,
+    pub(crate) memory: Option<f64>,
+    pub(crate) source: Arc<ManagedCluster>,
+}
+
+/// One AddOnPlacementScore, reduced to what the AddOn prioritizer and CEL `scores()` read.
+#[derive(Debug, Clone)]
+pub(crate) struct ScoreEntry {
+    /// `validUntil` in nanoseconds since the Unix epoch; `None` never expires.
+    pub(crate) valid_until: Option<i128>,
+    /// `status.scores` in list order.
+    pub(crate) items: Box<[(Arc<str>, i32)]>,
+}
+
+impl ScoreEntry {
+    /// The value of the last item called `name`.
+    pub(crate) fn value(&self, name: &str) -> Option<i32> {
+        self.items
+            .iter()
+            .rev()
+            .find(|(n, _)| &**n == name)
+            .map(|&(_, v)| v)
+    }
+}
+
+/// Membership of one cluster set.
+#[derive(Debug, Clone)]
+pub(crate) enum SetMembers {
+    /// Member clusters that are not terminating, in id order.
+    Members(Vec<ClusterId>),
+    /// The set's selector could not be evaluated.
+    Invalid(String),
+}
+
+/// The clusters named by one PlacementDecision.
+#[derive(Debug, Clone)]
+pub(crate) struct DecisionRecord {
+    /// Decision "slots": ids below the cluster count are clusters; higher ids are names of
+    /// clusters that do not exist in the snapshot (they still count for Balance).
+    pub(crate) slots: Box<[u32]>,
+}
+
+/// A read-only, index-friendly view of the hub for the scheduler. Build it with
+/// [`Snapshot::builder`].
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub(crate) symbols: Symbols,
+    pub(crate) names: Arc<[Box<str>]>,
+    pub(crate) clusters: Vec<ClusterEntry>,
+    pub(crate) terminating: Vec<bool>,
+    pub(crate) sets: BTreeMap<String, SetMembers>,
+    pub(crate) bindings: HashMap<String, Vec<String>>,
+    /// resource name → (cluster, score) sorted by cluster.
+    pub(crate) scores: HashMap<String, Vec<(ClusterId, ScoreEntry)>>,
+    pub(crate) decisions: Vec<DecisionRecord>,
+    /// (namespace, placement label) → indexes into `decisions`.
+    pub(crate) decisions_by_placement: HashMap<(String, String), Vec<usize>>,
+    /// Decision entries per slot over all PlacementDecisions.
+    pub(crate) decision_counts: Vec<u32>,
+}
+
+impl Snapshot {
+    /// Starts a snapshot.
+    pub fn builder() -> SnapshotBuilder {
+        SnapshotBuilder::default()
+    }
+
+    /// Number of clusters (terminating ones included).
+    pub fn cluster_count(&self) -> usize {
+        self.clusters.len()
+    }
+
+    /// The id of the cluster called `name`.
+    pub fn cluster_id(&self, name: &str) -> Option<ClusterId> {
+        self.names
+            .binary_search_by(|n| (**n).cmp(name))
+            .ok()
+            .and_then(|i| u32::try_from(i).ok())
+            .map(ClusterId)
+    }
+
+    /// The name of a cluster.
+    pub fn cluster_name(&self, id: ClusterId) -> &str {
+        self.names.get(id.index()).map_or("", |n| n)
+    }
+
+    /// The ManagedCluster object of a cluster.
+    pub fn managed_cluster(&self, id: ClusterId) -> Option<&ManagedCluster> {
+        self.clusters.get(id.index()).map(|c| &*c.source)
+    }
+
+    /// The AddOnPlacementScore `<cluster name>/<resource_name>`, as its `validUntil` and score
+    /// items: `None` when the snapshot holds no such object.
+    pub fn addon_score(
+        &self,
+        cluster: ClusterId,
+        resource_name: &str,
+    ) -> Option<(Option<Timestamp>, Vec<(&str, i32)>)> {
+        let entry = self.score_entry(cluster, resource_name)?;
+        let valid_until = entry
+            .valid_until
+            .and_then(|ns| Timestamp::from_nanosecond(ns).ok());
+        Some((
+            valid_until,
+            entry.items.iter().map(|(n, v)| (&**n, *v)).collect(),
+        ))
+    }
+
+    pub(crate) fn score_entry(
+        &self,
+        cluster: ClusterId,
+        resource_name: &str,
+    ) -> Option<&ScoreEntry> {
+        let table = self.scores.get(resource_name)?;
+        table
+            .binary_search_by_key(&cluster, |(id, _)| *id)
+            .ok()
+            .map(|i| &table[i].1)
+    }
+
+    /// Clusters named in the PlacementDecisions labelled for `placement` in `namespace`
+    /// (existing decisions before this round), deduplicated, in id order. Names of clusters
+    /// absent from the snapshot are left out.
+    pub fn decided_clusters(&self, namespace: &str, placement: &str) -> Vec<ClusterId> {
+        let n = self.clusters.len();
+        let mut out: Vec<ClusterId> = self
+            .own_records(namespace, placement)
+            .flat_map(|r| r.slots.iter().copied())
+            .filter(|&s| (s as usize) < n)
+            .map(ClusterId)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    pub(crate) fn own_records<'a>(
+        &'a self,
+        namespace: &str,
+        placement: &str,
+    ) -> impl Iterator<Item = &'a DecisionRecord> + 'a {
+        self.decisions_by_placement
+            .get(&(namespace.to_string(), placement.to_string()))
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.decisions.get(i))
+    }
+
+    /// Estimated bytes the snapshot itself holds per cluster: its index structures and string
+    /// table, excluding the ManagedCluster objects it shares with the caller through `Arc`.
+    pub fn heap_bytes(&self) -> usize {
+        let clusters: usize = self
+            .clusters
+            .iter()
+            .map(|c| {
+                std::mem::size_of::<ClusterEntry>()
+                    + c.labels.heap_bytes()
+                    + c.claims.heap_bytes()
+                    + c.taints.len() * std::mem::size_of::<CompactTaint>()
+            })
+            .sum();
+        let names: usize = self.names.iter().map(|n| n.len() + 16).sum();
+        let sets: usize = self
+            .sets
+            .iter()
+            .map(|(k, v)| {
+                k.len()
+                    + 64
+                    + match v {
+                        SetMembers::Members(m) => m.capacity() * 4,
+                        SetMembers::Invalid(e) => e.len(),
+                    }
+            })
+            .sum();
+        let scores: usize = self
+            .scores
+            .iter()
+            .map(|(k, v)| {
+                k.len()
+                    + 64
+                    + v.iter()
+                        .map(|(_, e)| {
+                            std::mem::size_of::<(ClusterId, ScoreEntry)>()
+                                + e.items.iter().map(|(n, _)| n.len() + 32).sum::<usize>()
+                        })
+                        .sum::<usize>()
+            })
+            .sum();
+        let decisions: usize = self
+            .decisions
+            .iter()
+            .map(|d| d.slots.len() * 4 + 32)
+            .sum::<usize>()
+            + self.decision_counts.capacity() * 4
+            + self.decisions_by_placement.len() * 96;
+        clusters
+            + names
+            + sets
+            + scores
+            + decisions
+            + self.symbols.heap_bytes()
+            + self.terminating.len()
+    }
+}
+
+/// How a cluster set selects its members.
+#[derive(Debug, Clone)]
+enum SetSelectorInput {
+    Exclusive,
+    Labels(Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>),
+}
+
+/// Collects hub objects into a [`Snapshot`].
+#[derive(Debug, Default)]
+pub struct SnapshotBuilder {
+    clusters: Vec<Arc<ManagedCluster>>,
+    sets: Vec<(String, SetSelectorInput)>,
+    bindings: Vec<(String, String)>,
+    scores: Vec<(String, String, ScoreEntry)>,
+    decisions: Vec<(String, Option<String>, Vec<String>)>,
+}
+
+impl SnapshotBuilder {
+    /// Adds a ManagedCluster (an `Arc` from a reflector store is shared, not copied).
+    pub fn cluster(mut self, cluster: impl Into<Arc<ManagedCluster>>) -> Self {
+        self.add_cluster(cluster);
+        self
+    }
+
+    /// Adds a ManagedCluster in place.
+    pub fn add_cluster(&mut self, cluster: impl Into<Arc<ManagedCluster>>) -> &mut Self {
+        self.clusters.push(cluster.into());
+        self
+    }
+
+    /// Adds a ManagedClusterSet.
+    pub fn cluster_set(mut self, set: &ManagedClusterSet) -> Self {
+        self.add_cluster_set(set);
+        self
+    }
+
+    /// Adds a ManagedClusterSet in place.
+    pub fn add_cluster_set(&mut self, set: &ManagedClusterSet) -> &mut Self {
+        let name = set.metadata.name.clone().unwrap_or_default();
+        let selector = match set.spec.cluster_selector.as_ref() {
+            None => SetSelectorInput::Exclusive,
+            Some(s) => match s.selector_type {
+                SelectorType::ExclusiveClusterSetLabel => SetSelectorInput::Exclusive,
+                SelectorType::LabelSelector => SetSelectorInput::Labels(s.label_selector.clone()),
+            },
+        };
+        self.sets.push((name, selector));
+        self
+    }
+
+    /// Adds a ManagedClusterSetBinding. The scheduler reads its namespace and **name** (not
+    /// `spec.clusterSet`), like upstream.
+    pub fn binding(mut self, binding: &ManagedClusterSetBinding) -> Self {
+        self.add_binding(binding);
+        self
+    }
+
+    /// Adds a ManagedClusterSetBinding in place.
+    pub fn add_binding(&mut self, binding: &ManagedClusterSetBinding) -> &mut Self {
+        self.bindings.push((
+            binding.metadata.namespace.clone().unwrap_or_default(),
+            binding.metadata.name.clone().unwrap_or_default(),
+        ));
+        self
+    }
+
+    /// Adds an AddOnPlacementScore (its namespace names the cluster it scores).
+    pub fn addon_score(mut self, score: &AddOnPlacementScore) -> Self {
+        self.add_addon_score(score);
+        self
+    }
+
+    /// Adds an AddOnPlacementScore in place.
+    pub fn add_addon_score(&mut self, score: &AddOnPlacementScore) -> &mut Self {
+        let status = score.status.as_ref();
+        let entry = ScoreEntry {
+            valid_until: status
+                .and_then(|s| s.valid_until.as_ref())
+                .map(|t| t.0.as_nanosecond()),
+            items: status
+                .and_then(|s| s.scores.as_ref())
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|i| (Arc::from(i.name.as_str()), i.value))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        self.scores.push((
+            score.metadata.namespace.clone().unwrap_or_default(),
+            score.metadata.name.clone().unwrap_or_default(),
+            entry,
+        ));
+        self
+    }
+
+    /// Adds an existing PlacementDecision (of any placement, in any namespace).
+    pub fn placement_decision(mut self, decision: &PlacementDecision) -> Self {
+        self.add_placement_decision(decision);
+        self
+    }
+
+    /// Adds an existing PlacementDecision in place.
+    pub fn add_placement_decision(&mut self, decision: &PlacementDecision) -> &mut Self {
+        let placement = decision
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::PLACEMENT))
+            .cloned();
+        self.decisions.push((
+            decision.metadata.namespace.clone().unwrap_or_default(),
+            placement,
+            decision.cluster_names().map(str::to_string).collect(),
+        ));
+        self
+    }
+
+    /// Builds the snapshot. Clusters with the same name keep the last one added.
+    pub fn build(self) -> Snapshot {
+        let mut symbols = Symbols::default();
+        // Interned up front so that empty taint values and tolerations compare cheaply.
+        symbols.intern("");
+        let set_label = symbols.intern(labels::CLUSTER_SET);
+
+        let mut clusters = self.clusters;
+        clusters.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        // Keep the last of equal names: reverse-dedup keeps the first of each run.
+        clusters.reverse();
+        clusters.dedup_by(|a, b| a.metadata.name == b.metadata.name);
+        clusters.reverse();
+
+        let names: Arc<[Box<str>]> = clusters
+            .iter()
+            .map(|c| Box::from(c.metadata.name.as_deref().unwrap_or_default()))
+            .collect();
+        let terminating: Vec<bool> = clusters
+            .iter()
+            .map(|c| c.metadata.deletion_timestamp.is_some())
+            .collect();
+        let entries: Vec<ClusterEntry> = clusters
+            .into_iter()
+            .map(|c| compact_cluster(&mut symbols, c))
+            .collect();
+
+        let id_of = |name: &str| -> Option<ClusterId> {
+            names
+                .binary_search_by(|n| (**n).cmp(name))
+                .ok()
+                .and_then(|i| u32::try_from(i).ok())
+                .map(ClusterId)
+        };
+
+        // Cluster sets.
+        let mut sets = BTreeMap::new();
+        for (name, selector) in self.sets {
+            let members = match selector {
+                SetSelectorInput::Exclusive => {
+                    let value = symbols.lookup(&name);
+                    let ids = member_ids(&entries, &terminating, |e| {
+                        e.labels.get(set_label) == Some(value)
+                    });
+                    SetMembers::Members(ids)
+                }
+                SetSelectorInput::Labels(None) => SetMembers::Members(Vec::new()),
+                SetSelectorInput::Labels(Some(sel)) => {
+                    match SelectorSpec::from_label_selector(Some(&sel)) {
+                        Ok(spec) => {
+                            let compiled: CompiledSelector = spec.compile(&symbols);
+                            SetMembers::Members(member_ids(&entries, &terminating, |e| {
+                                compiled.matches(&e.labels)
+                            }))
+                        }
+                        Err(e) => SetMembers::Invalid(e),
+                    }
+                }
+            };
+            sets.insert(name, members);
+        }
+
+        let mut bindings: HashMap<String, Vec<String>> = HashMap::new();
+        for (ns, name) in self.bindings {
+            bindings.entry(ns).or_default().push(name);
+        }
+        for names in bindings.values_mut() {
+            names.sort();
+            names.dedup();
+        }
+
+        let mut scores: HashMap<String, Vec<(ClusterId, ScoreEntry)>> = HashMap::new();
+        for (ns, resource, entry) in self.scores {
+            if let Some(id) = id_of(&ns) {
+                scores.entry(resource).or_default().push((id, entry));
+            }
+        }
+        for table in scores.values_mut() {
+            // Stable: for a duplicate object the last one added wins after dedup below.
+            table.sort_by_key(|(id, _)| *id);
+            let mut deduped: Vec<(ClusterId, ScoreEntry)> = Vec::with_capacity(table.len());
+            for item in table.drain(..) {
+                match deduped.last_mut() {
+                    Some(last) if last.0 == item.0 => *last = item,
+                    _ => deduped.push(item),
+                }
+            }
+            *table = deduped;
+        }
+
+        // Decisions: clusters keep their ids; unknown names get ids after them.
+        let cluster_count = u32::try_from(entries.len()).unwrap_or(u32::MAX);
+        let mut phantom: HashMap<String, u32> = HashMap::new();
+        let mut decisions = Vec::with_capacity(self.decisions.len());
+        let mut decisions_by_placement: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        for (ns, placement, cluster_names) in self.decisions {
+            let slots: Box<[u32]> = cluster_names
+                .into_iter()
+                .map(|n| match id_of(&n) {
+                    Some(id) => id.0,
+                    None => {
+                        let next = cluster_count.saturating_add(
+                            u32::try_from(phantom.len()).unwrap_or(u32::MAX - cluster_count),
+                        );
+                        *phantom.entry(n).or_insert(next)
+                    }
+                })
+                .collect();
+            if let Some(p) = placement {
+                decisions_by_placement
+                    .entry((ns, p))
+                    .or_default()
+                    .push(decisions.len());
+            }
+            decisions.push(DecisionRecord { slots });
+        }
+        let mut decision_counts = vec![0u32; entries.len() + phantom.len()];
+        for record in &decisions {
+            for &slot in record.slots.iter() {
+                if let Some(c) = decision_counts.get_mut(slot as usize) {
+                    *c += 1;
+                }
+            }
+        }
+
+        Snapshot {
+            symbols,
+            names,
+            clusters: entries,
+            terminating,
+            sets,
+            bindings,
+            scores,
+            decisions,
+            decisions_by_placement,
+            decision_counts,
+        }
+    }
+}
+
+fn member_ids(
+    entries: &[ClusterEntry],
+    terminating: &[bool],
+    pred: impl Fn(&ClusterEntry) -> bool,
+) -> Vec<ClusterId> {
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| !terminating.get(*i).copied().unwrap_or(false) && pred(e))
+        .filter_map(|(i, _)| u32::try_from(i).ok().map(ClusterId))
+        .collect()
+}
+
+fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> ClusterEntry {
+    let labels = SymMap::from_pairs(
+        source
+            .metadata
+            .labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| (symbols.intern(k), symbols.intern(v)))
+            .collect(),
+    );
+    let status = source.status.as_ref();
+    let claims = SymMap::from_pairs(
+        status
+            .and_then(|s| s.cluster_claims.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                (
+                    symbols.intern(c.name.as_deref().unwrap_or_default()),
+                    symbols.intern(c.value.as_deref().unwrap_or_default()),
+                )
+            })
+            .collect(),
+    );
+    let taints = source
+        .taints()
+        .iter()
+        .map(|t| CompactTaint {
+            key: symbols.intern(&t.key),
+            value: symbols.intern(t.value.as_deref().unwrap_or_default()),
+            effect: t.effect,
+            time_added: t
+                .time_added
+                .as_ref()
+                .map_or(GO_ZERO_TIME_NANOS, |t| t.0.as_nanosecond()),
+        })
+        .collect();
+    let resource = |name: &str| -> Option<f64> {
+        let status = status?;
+        let allocatable = status.allocatable.as_ref()?.get(name)?;
+        // Upstream only counts a resource that has both allocatable and capacity.
+        status.capacity.as_ref()?.get(name)?;
+        approximate_f64(&allocatable.0)
+    };
+    ClusterEntry {
+        cpu: resource(cluster_consts::RESOURCE_CPU),
+        memory: resource(cluster_consts::RESOURCE_MEMORY),
+        labels,
+        claims,
+        taints,
+        source,
+    }
+}

@@ -1,0 +1,132 @@
+//! String interning for the snapshot.
+//!
+//! Every label key and value, claim name and value, and taint key, value and effect of the
+//! snapshot is stored once and referred to by a small integer. Selectors and tolerations are
+//! translated into the same integers when a placement is scheduled, so that matching a cluster
+//! compares integers instead of strings and allocates nothing.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// An interned string.
+pub(crate) type Sym = u32;
+
+/// A symbol no interned string has: a selector value or toleration key that appears nowhere in
+/// the snapshot is translated to it, so it never compares equal to anything a cluster carries.
+pub(crate) const ABSENT: Sym = Sym::MAX;
+
+/// The string table of a snapshot.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Symbols {
+    index: HashMap<Arc<str>, Sym>,
+    strings: Vec<Arc<str>>,
+}
+
+impl Symbols {
+    /// Returns the symbol of `s`, adding it when new.
+    pub(crate) fn intern(&mut self, s: &str) -> Sym {
+        if let Some(&sym) = self.index.get(s) {
+            return sym;
+        }
+        // The table never holds more than u32::MAX - 1 strings: a snapshot that large would
+        // not fit in memory anyway, so saturate rather than wrap.
+        let sym = Sym::try_from(self.strings.len()).unwrap_or(ABSENT - 1);
+        let shared: Arc<str> = Arc::from(s);
+        self.strings.push(Arc::clone(&shared));
+        self.index.insert(shared, sym);
+        sym
+    }
+
+    /// Returns the symbol of `s`, or [`ABSENT`] when no cluster uses that string.
+    pub(crate) fn lookup(&self, s: &str) -> Sym {
+        self.index.get(s).copied().unwrap_or(ABSENT)
+    }
+
+    /// Returns the string of a symbol (empty for [`ABSENT`]).
+    pub(crate) fn resolve(&self, sym: Sym) -> &str {
+        self.strings.get(sym as usize).map_or("", |s| s)
+    }
+
+    /// Approximate heap bytes held by the table.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let strings: usize = self.strings.iter().map(|s| s.len() + 16).sum();
+        strings
+            + self.strings.capacity() * std::mem::size_of::<Arc<str>>()
+            + self.index.capacity() * (std::mem::size_of::<(Arc<str>, Sym)>() + 1)
+    }
+}
+
+/// A small sorted map from symbol to symbol: a cluster's labels or claims.
+///
+/// Kept sorted by key so lookups are a short scan or a binary search.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct SymMap(Box<[(Sym, Sym)]>);
+
+impl SymMap {
+    /// Builds the map from pairs; for a repeated key the last pair wins.
+    pub(crate) fn from_pairs(mut pairs: Vec<(Sym, Sym)>) -> Self {
+        // A stable sort keeps the input order among equal keys, so keeping the last of each
+        // run implements "later duplicates overwrite earlier ones".
+        pairs.sort_by_key(|&(k, _)| k);
+        let mut out: Vec<(Sym, Sym)> = Vec::with_capacity(pairs.len());
+        for (k, v) in pairs {
+            match out.last_mut() {
+                Some(last) if last.0 == k => last.1 = v,
+                _ => out.push((k, v)),
+            }
+        }
+        SymMap(out.into_boxed_slice())
+    }
+
+    /// The value stored for `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: Sym) -> Option<Sym> {
+        let entries = &self.0;
+        if entries.len() <= 8 {
+            entries.iter().find(|&&(k, _)| k == key).map(|&(_, v)| v)
+        } else {
+            entries
+                .binary_search_by_key(&key, |&(k, _)| k)
+                .ok()
+                .map(|i| entries[i].1)
+        }
+    }
+
+    /// The pairs, sorted by key symbol.
+    pub(crate) fn pairs(&self) -> &[(Sym, Sym)] {
+        &self.0
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.0.len() * std::mem::size_of::<(Sym, Sym)>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_is_stable_and_lookup_does_not_add() {
+        let mut s = Symbols::default();
+        let a = s.intern("a");
+        let b = s.intern("b");
+        assert_eq!(s.intern("a"), a);
+        assert_ne!(a, b);
+        assert_eq!(s.lookup("zzz"), ABSENT);
+        assert_eq!(s.resolve(b), "b");
+        assert_eq!(s.resolve(ABSENT), "");
+    }
+
+    #[test]
+    fn symmap_last_duplicate_wins() {
+        let m = SymMap::from_pairs(vec![(3, 1), (1, 2), (3, 7)]);
+        assert_eq!(m.get(3), Some(7));
+        assert_eq!(m.get(1), Some(2));
+        assert_eq!(m.get(2), None);
+        let big = SymMap::from_pairs((0..20).map(|i| (i * 2, i)).collect());
+        assert_eq!(big.get(10), Some(5));
+        assert_eq!(big.get(11), None);
+    }
+}
