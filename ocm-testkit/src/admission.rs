@@ -75,7 +75,12 @@ pub(crate) fn default_and_prune(v: &mut Value, schema: &Value, root: bool) {
 
 impl Inner {
     /// Admission for a create: fill in server-set fields and check the object.
-    pub(crate) fn admit_new(&mut self, info: &Arc<ResourceInfo>, gvr: &Gvr, obj: &mut Value) -> ApiResult<()> {
+    pub(crate) fn admit_new(
+        &mut self,
+        info: &Arc<ResourceInfo>,
+        gvr: &Gvr,
+        obj: &mut Value,
+    ) -> ApiResult<()> {
         if is_namespace(info) {
             let name = obj
                 .pointer("/metadata/name")
@@ -102,7 +107,12 @@ impl Inner {
     }
 
     /// Admission for an update.
-    pub(crate) fn admit_update(&mut self, info: &Arc<ResourceInfo>, gvr: &Gvr, obj: &mut Value) -> ApiResult<()> {
+    pub(crate) fn admit_update(
+        &mut self,
+        info: &Arc<ResourceInfo>,
+        gvr: &Gvr,
+        obj: &mut Value,
+    ) -> ApiResult<()> {
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
@@ -131,7 +141,7 @@ impl Inner {
         let mut desired = established_status(stored, &now);
         // Keep transition times stable when the conditions already hold.
         if let Some(cur) = stored.get("status") {
-            if cur.get("conditions") .is_some() {
+            if cur.get("conditions").is_some() {
                 if let Some(c) = cur.get("conditions") {
                     desired["conditions"] = c.clone();
                 }
@@ -147,21 +157,32 @@ impl Inner {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let gr = info.group_resource();
-            self.commit(&gr, &ObjectKey::new("", name), next, EventType::Modified, Some(stored.clone()));
+            self.commit(
+                &gr,
+                &ObjectKey::new("", name),
+                next,
+                EventType::Modified,
+                Some(stored.clone()),
+            );
         }
     }
 
     /// A CRD is gone: stop serving its resource and drop its objects.
     pub(crate) fn unregister_crd(&mut self, crd: &Value) {
-        let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
+        let group = crd
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let plural = crd
             .pointer("/spec/names/plural")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let gr = GroupResource::new(group, plural);
         if let Some(objects) = self.objects.get(&gr) {
-            let all: Vec<(ObjectKey, Arc<Value>)> =
-                objects.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let all: Vec<(ObjectKey, Arc<Value>)> = objects
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             for (k, v) in all {
                 self.commit(&gr, &k, v.as_ref().clone(), EventType::Deleted, Some(v));
             }

@@ -69,8 +69,12 @@ impl ApiError {
 
     /// `409 AlreadyExists`: `configmaps "x" already exists`.
     pub fn already_exists(gr: &GroupResource, name: &str) -> Self {
-        Self::new(409, "AlreadyExists", format!("{gr} \"{name}\" already exists"))
-            .with_target(gr, name)
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{gr} \"{name}\" already exists"),
+        )
+        .with_target(gr, name)
     }
 
     /// `409 Conflict` for a stale resourceVersion.
@@ -146,7 +150,9 @@ impl ApiError {
         Self::new(
             415,
             "UnsupportedMediaType",
-            format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type}"),
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type}"
+            ),
         )
     }
 

@@ -63,7 +63,9 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
         return Err(invalid(
             name,
             "spec.scope",
-            format!("Unsupported value: \"{scope}\": supported values: \"Cluster\", \"Namespaced\""),
+            format!(
+                "Unsupported value: \"{scope}\": supported values: \"Cluster\", \"Namespaced\""
+            ),
         ));
     }
     let versions = crd
@@ -72,7 +74,11 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
         .cloned()
         .unwrap_or_default();
     if versions.is_empty() {
-        return Err(invalid(name, "spec.versions", "Invalid value: must have exactly one version marked as storage version".into()));
+        return Err(invalid(
+            name,
+            "spec.versions",
+            "Invalid value: must have exactly one version marked as storage version".into(),
+        ));
     }
     let mut served: Vec<&Value> = versions
         .iter()
@@ -141,9 +147,7 @@ pub(crate) fn established_status(crd: &Value, now: &str) -> Value {
         })
         .unwrap_or_default();
     let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
-    let cond = |t: &str, reason: &str, msg: &str| {
-        json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": msg})
-    };
+    let cond = |t: &str, reason: &str, msg: &str| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": msg});
     json!({
         "conditions": [
             cond("NamesAccepted", "NoConflicts", "no conflicts found"),

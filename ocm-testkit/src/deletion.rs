@@ -79,7 +79,13 @@ impl Inner {
         key: &ObjectKey,
         cur: &Arc<Value>,
     ) -> Arc<Value> {
-        let last = self.commit(gr, key, cur.as_ref().clone(), EventType::Deleted, Some(cur.clone()));
+        let last = self.commit(
+            gr,
+            key,
+            cur.as_ref().clone(),
+            EventType::Deleted,
+            Some(cur.clone()),
+        );
         let uid = last
             .pointer("/metadata/uid")
             .and_then(Value::as_str)

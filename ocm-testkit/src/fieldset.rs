@@ -191,9 +191,7 @@ pub(crate) fn remove_path(obj: &mut Value, path: &[PathElement]) -> bool {
         }
     }
     match last {
-        PathElement::Field(n) => cur
-            .as_object_mut()
-            .is_some_and(|m| m.remove(n).is_some()),
+        PathElement::Field(n) => cur.as_object_mut().is_some_and(|m| m.remove(n).is_some()),
         other => {
             let idx = cur.as_array().and_then(|a| position(a, other));
             match (idx, cur.as_array_mut()) {

@@ -39,7 +39,11 @@ pub(crate) fn json_patch(doc: &Value, patch: &Value) -> ApiResult<Value> {
         .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
     let mut out = doc.clone();
     json_patch::patch(&mut out, &p).map_err(|e| {
-        ApiError::new(422, "Invalid", format!("the server rejected our request due to an error in our request: {e}"))
+        ApiError::new(
+            422,
+            "Invalid",
+            format!("the server rejected our request due to an error in our request: {e}"),
+        )
     })?;
     Ok(out)
 }
@@ -118,7 +122,8 @@ fn smp(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) {
                         let mut out = cur.clone();
                         for item in items {
                             let at = item_key(item, &keys).and_then(|key| position(&out, &key));
-                            let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
+                            let delete =
+                                item.get("$patch").and_then(Value::as_str) == Some("delete");
                             match (at, delete) {
                                 (Some(i), true) => {
                                     out.remove(i);

@@ -117,5 +117,4 @@ impl<'s> Shape<'s> {
             _ => false,
         }
     }
-
 }

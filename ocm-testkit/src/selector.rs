@@ -83,13 +83,9 @@ impl LabelSelector {
     /// Whether an object's `metadata.labels` match.
     pub fn matches_object(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);
-        self.reqs.iter().all(|r| {
-            r.matches(
-                labels
-                    .and_then(|l| l.get(&r.key))
-                    .and_then(Value::as_str),
-            )
-        })
+        self.reqs
+            .iter()
+            .all(|r| r.matches(labels.and_then(|l| l.get(&r.key)).and_then(Value::as_str)))
     }
 
     /// Whether a label map matches.
@@ -133,9 +129,10 @@ impl Lexer<'_> {
     }
     fn word(&mut self) -> String {
         let start = self.i;
-        while self.peek().is_some_and(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/')
-        }) {
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'))
+        {
             self.i += 1;
         }
         String::from_utf8_lossy(&self.s[start..self.i]).into_owned()
@@ -143,10 +140,7 @@ impl Lexer<'_> {
     fn keyword(&mut self, kw: &str) -> bool {
         let end = self.i + kw.len();
         if self.s.get(self.i..end) == Some(kw.as_bytes())
-            && self
-                .s
-                .get(end)
-                .is_none_or(|c| *c == b' ' || *c == b'(')
+            && self.s.get(end).is_none_or(|c| *c == b' ' || *c == b'(')
         {
             self.i = end;
             true
@@ -319,11 +313,22 @@ mod tests {
 
     #[test]
     fn field_selectors() {
-        let o = json!({"metadata": {"name": "n", "namespace": "ns"}, "status": {"phase": "Running"}});
-        assert!(FieldSelector::parse("metadata.name=n").unwrap().matches_object(&o));
-        assert!(!FieldSelector::parse("metadata.name!=n").unwrap().matches_object(&o));
-        assert!(FieldSelector::parse("status.phase==Running,metadata.namespace=ns")
-            .unwrap()
-            .matches_object(&o));
+        let o =
+            json!({"metadata": {"name": "n", "namespace": "ns"}, "status": {"phase": "Running"}});
+        assert!(
+            FieldSelector::parse("metadata.name=n")
+                .unwrap()
+                .matches_object(&o)
+        );
+        assert!(
+            !FieldSelector::parse("metadata.name!=n")
+                .unwrap()
+                .matches_object(&o)
+        );
+        assert!(
+            FieldSelector::parse("status.phase==Running,metadata.namespace=ns")
+                .unwrap()
+                .matches_object(&o)
+        );
     }
 }

@@ -54,7 +54,10 @@ pub(crate) struct Writer<'a> {
 
 /// Read `metadata.managedFields`.
 pub(crate) fn read_managed(obj: &Value) -> Vec<ManagedEntry> {
-    let Some(list) = obj.pointer("/metadata/managedFields").and_then(Value::as_array) else {
+    let Some(list) = obj
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+    else {
         return Vec::new();
     };
     list.iter()
@@ -121,7 +124,12 @@ fn restrict(set: FieldSet, subresource: &str) -> FieldSet {
 }
 
 /// Merge an applied configuration into a live value.
-pub(crate) fn merge_applied(cur: Option<&Value>, app: &Value, shape: &Shape<'_>, depth: usize) -> Value {
+pub(crate) fn merge_applied(
+    cur: Option<&Value>,
+    app: &Value,
+    shape: &Shape<'_>,
+    depth: usize,
+) -> Value {
     match (cur, app) {
         (Some(Value::Object(c)), Value::Object(a)) if depth == 0 || !shape.atomic_map() => {
             let mut out = c.clone();
@@ -186,7 +194,10 @@ pub(crate) fn apply(
             continue;
         }
         for p in applied_set.intersection(&e.set) {
-            if matches!(p.last(), Some(PathElement::Key(_)) | Some(PathElement::Value(_))) {
+            if matches!(
+                p.last(),
+                Some(PathElement::Key(_)) | Some(PathElement::Value(_))
+            ) {
                 continue;
             }
             if get_path(base, p) != get_path(&merged, p) {
@@ -278,7 +289,12 @@ fn conflict_error(entries: &[ManagedEntry], conflicts: &[(usize, Path)]) -> ApiE
 ///
 /// The writer takes ownership of every field whose value it changed; fields
 /// that disappeared stop being owned by anybody.
-pub(crate) fn record_update(old: Option<&Value>, new: &mut Value, shape: &Shape<'_>, writer: &Writer<'_>) {
+pub(crate) fn record_update(
+    old: Option<&Value>,
+    new: &mut Value,
+    shape: &Shape<'_>,
+    writer: &Writer<'_>,
+) {
     let mut entries = old.map(read_managed).unwrap_or_default();
     let new_set = restrict(fieldset_of(new, shape), writer.subresource);
     let changed: FieldSet = match old {
@@ -296,7 +312,8 @@ pub(crate) fn record_update(old: Option<&Value>, new: &mut Value, shape: &Shape<
             .collect(),
     };
     for e in &mut entries {
-        e.set.retain(|p| new_set.contains(p) || !p_is_restricted_to(p, writer.subresource));
+        e.set
+            .retain(|p| new_set.contains(p) || !p_is_restricted_to(p, writer.subresource));
         if !e.same_owner(writer.manager, "Update", writer.subresource) {
             for p in &changed {
                 e.set.remove(p);
@@ -358,7 +375,10 @@ mod tests {
         let a2 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "9"}});
         let err = apply(Some(&o1), &a2, &shape, &w("m2"), false).unwrap_err();
         assert_eq!(err.code, 409);
-        assert_eq!(err.message, "Apply failed with 1 conflict: conflict with \"m1\": .data.a");
+        assert_eq!(
+            err.message,
+            "Apply failed with 1 conflict: conflict with \"m1\": .data.a"
+        );
         assert_eq!(err.causes[0].field, ".data.a");
         // The same value is shared ownership, not a conflict.
         let a2same = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "1"}});
@@ -367,7 +387,8 @@ mod tests {
         let o3 = apply(Some(&o2), &a2, &shape, &w("m2"), true).unwrap();
         assert_eq!(o3["data"]["a"], "9");
         // m1 drops `b`: removed, since only m1 owned it.
-        let a1b = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {}});
+        let a1b =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {}});
         let o4 = apply(Some(&o3), &a1b, &shape, &w("m1"), false).unwrap();
         assert_eq!(o4["data"], json!({"a": "9"}));
     }

@@ -344,6 +344,11 @@ impl Store {
         self.inner.write().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The store clock's current time.
+    pub fn now(&self) -> jiff::Timestamp {
+        self.read().config.clock.now()
+    }
+
     /// The newest resourceVersion handed out.
     pub fn resource_version(&self) -> u64 {
         self.read().rv
@@ -386,11 +391,18 @@ impl Store {
     }
 
     /// List objects, in one namespace or (with `None`) across all.
-    pub fn list(&self, gvr: &Gvr, namespace: Option<&str>, opts: &ListOptions) -> ApiResult<ObjectList> {
+    pub fn list(
+        &self,
+        gvr: &Gvr,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> ApiResult<ObjectList> {
         let inner = self.read();
         let info = inner.resolve(gvr)?;
         let gr = info.group_resource();
-        let namespace = namespace.filter(|_| info.namespaced).filter(|n| !n.is_empty());
+        let namespace = namespace
+            .filter(|_| info.namespaced)
+            .filter(|n| !n.is_empty());
         let (list_rv, after) = match opts.continue_token.as_deref().filter(|t| !t.is_empty()) {
             Some(tok) => {
                 let decoded = hex_decode(tok).ok_or_else(|| {
@@ -460,7 +472,13 @@ impl Store {
     }
 
     /// Create an object (POST).
-    pub fn create(&self, gvr: &Gvr, namespace: &str, obj: Value, opts: &WriteOptions) -> ApiResult<Value> {
+    pub fn create(
+        &self,
+        gvr: &Gvr,
+        namespace: &str,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<Value> {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
         inner.create(&info, gvr, namespace, obj, opts, None)
@@ -517,11 +535,12 @@ impl Store {
             }
             if let Some(m) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
                 if m.contains_key("managedFields") {
-                    return Err(ApiError::bad_request(
-                        "metadata.managedFields must be nil",
-                    ));
+                    return Err(ApiError::bad_request("metadata.managedFields must be nil"));
                 }
-                if m.get("name").and_then(Value::as_str).is_some_and(|n| n != name) {
+                if m.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| n != name)
+                {
                     return Err(ApiError::bad_request(format!(
                         "the name of the object ({}) does not match the name on the URL ({name})",
                         m.get("name").and_then(Value::as_str).unwrap_or_default()
@@ -568,7 +587,13 @@ impl Store {
     }
 
     /// Delete an object.
-    pub fn delete(&self, gvr: &Gvr, namespace: &str, name: &str, opts: &DeleteOptions) -> ApiResult<DeleteOutcome> {
+    pub fn delete(
+        &self,
+        gvr: &Gvr,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<DeleteOutcome> {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
         let gr = info.group_resource();
@@ -626,7 +651,12 @@ impl Store {
     }
 
     /// Start a watch, in one namespace or (with `None`) across all.
-    pub fn watch(&self, gvr: &Gvr, namespace: Option<&str>, opts: WatchOptions) -> ApiResult<Subscription> {
+    pub fn watch(
+        &self,
+        gvr: &Gvr,
+        namespace: Option<&str>,
+        opts: WatchOptions,
+    ) -> ApiResult<Subscription> {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
         let gr = info.group_resource();
@@ -652,7 +682,9 @@ impl Store {
                     if namespace.as_ref().is_some_and(|ns| *ns != k.namespace) {
                         continue;
                     }
-                    if opts.label_selector.matches_object(v) && opts.field_selector.matches_object(v) {
+                    if opts.label_selector.matches_object(v)
+                        && opts.field_selector.matches_object(v)
+                    {
                         sub.initial.push((EventType::Added, v.clone()));
                     }
                 }
@@ -661,9 +693,9 @@ impl Store {
                 sub.initial_events_end = Some(inner.rv);
             }
         } else {
-            let since: u64 = rv.parse().map_err(|_| {
-                ApiError::bad_request(format!("invalid resource version: {rv}"))
-            })?;
+            let since: u64 = rv
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
             if since < inner.compacted_rv {
                 sub.expired = Some(ApiError::gone(format!(
                     "too old resource version: {since} ({})",
@@ -733,7 +765,11 @@ impl Inner {
             .get_versioned(&gvr.group, &gvr.version, &gvr.resource)
             .cloned()
             .ok_or_else(|| {
-                ApiError::new(404, "NotFound", "the server could not find the requested resource")
+                ApiError::new(
+                    404,
+                    "NotFound",
+                    "the server could not find the requested resource",
+                )
             })
     }
 
@@ -746,7 +782,10 @@ impl Inner {
     }
 
     fn namespace_state(&self, ns: &str) -> Option<Arc<Value>> {
-        self.lookup(&GroupResource::new("", "namespaces"), &ObjectKey::new("", ns))
+        self.lookup(
+            &GroupResource::new("", "namespaces"),
+            &ObjectKey::new("", ns),
+        )
     }
 
     /// Store a new state of an object (or remove it), bump the resourceVersion,
@@ -828,7 +867,9 @@ impl Inner {
     ) -> ApiResult<Value> {
         let gr = info.group_resource();
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the body of the request was not a JSON object"));
+            return Err(ApiError::bad_request(
+                "the body of the request was not a JSON object",
+            ));
         }
         if let Some(kind) = obj.get("kind").and_then(Value::as_str) {
             if kind != info.kind {
@@ -846,7 +887,9 @@ impl Inner {
                 )));
             }
         }
-        let m = obj.as_object_mut().ok_or_else(|| ApiError::bad_request("not an object"))?;
+        let m = obj
+            .as_object_mut()
+            .ok_or_else(|| ApiError::bad_request("not an object"))?;
         m.insert("apiVersion".into(), json!(gvr.api_version()));
         m.insert("kind".into(), json!(info.kind));
         let body_ns = meta_str(&obj, "namespace").map(str::to_string);
@@ -860,13 +903,19 @@ impl Inner {
                 }
             }
             if namespace.is_empty() {
-                return Err(ApiError::bad_request("the server could not find the requested resource: a namespace is required"));
+                return Err(ApiError::bad_request(
+                    "the server could not find the requested resource: a namespace is required",
+                ));
             }
             meta.insert("namespace".into(), json!(namespace));
         } else {
             meta.remove("namespace");
         }
-        let mut name = meta.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let mut name = meta
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         if name.is_empty() {
             let prefix = meta
                 .get("generateName")
@@ -922,7 +971,10 @@ impl Inner {
                     .with_target_pub(&gr, &name));
                 }
                 None if self.config.strict_namespaces => {
-                    return Err(ApiError::not_found(&GroupResource::new("", "namespaces"), namespace));
+                    return Err(ApiError::not_found(
+                        &GroupResource::new("", "namespaces"),
+                        namespace,
+                    ));
                 }
                 _ => {}
             }
@@ -995,7 +1047,9 @@ impl Inner {
             return Err(ApiError::not_found(&gr, &key.name));
         }
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the body of the request was not a JSON object"));
+            return Err(ApiError::bad_request(
+                "the body of the request was not a JSON object",
+            ));
         }
         if let Some(n) = meta_str(&obj, "name").filter(|n| !n.is_empty()) {
             if n != key.name {
@@ -1042,7 +1096,17 @@ impl Inner {
         }
         let cur_meta = meta(current).cloned().unwrap_or_default();
         let meta = meta_mut(&mut obj);
-        for f in ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "resourceVersion", "managedFields"] {
+        for f in [
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "resourceVersion",
+            "managedFields",
+        ] {
             match cur_meta.get(f) {
                 Some(v) => meta.insert(f.into(), v.clone()),
                 None => meta.remove(f),
@@ -1062,7 +1126,8 @@ impl Inner {
             }
         }
         if info.tracks_generation
-            && spec_part(&obj, info.status_subresource) != spec_part(current, info.status_subresource)
+            && spec_part(&obj, info.status_subresource)
+                != spec_part(current, info.status_subresource)
         {
             let g = current
                 .pointer("/metadata/generation")

@@ -1,0 +1,250 @@
+//! `FakeCluster`: one store with its three front doors (in-process client,
+//! loopback HTTP, direct Rust access).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, Result};
+use crate::fault::{FaultRule, Faults};
+use crate::http::{ServerOptions, ServerState, router};
+use crate::journal::Journal;
+use crate::registry::Gvr;
+use crate::store::{Store, StoreConfig, WriteOptions};
+
+/// Configures a [`FakeCluster`].
+#[derive(Debug, Clone, Default)]
+pub struct FakeClusterBuilder {
+    store: StoreConfig,
+    server: ServerOptions,
+}
+
+impl FakeClusterBuilder {
+    /// Use this clock for every timestamp the cluster writes.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.store.clock = clock;
+        self
+    }
+
+    /// Seed the uid and generateName generator.
+    pub fn uid_seed(mut self, seed: u64) -> Self {
+        self.store.uid_seed = seed;
+        self
+    }
+
+    /// Keep this many change events for resuming watches; older
+    /// resourceVersions get `410 Gone`.
+    pub fn watch_history(mut self, events: usize) -> Self {
+        self.store.watch_history = events.max(1);
+        self
+    }
+
+    /// Refuse namespaced objects in namespaces that do not exist (off by default).
+    pub fn strict_namespaces(mut self, strict: bool) -> Self {
+        self.store.strict_namespaces = strict;
+        self
+    }
+
+    /// How often watches that allow bookmarks get one.
+    pub fn bookmark_interval(mut self, every: Duration) -> Self {
+        self.server.bookmark_interval = every;
+        self
+    }
+
+    /// Build the cluster.
+    pub fn build(self) -> FakeCluster {
+        FakeCluster {
+            state: Arc::new(ServerState {
+                store: Arc::new(Store::new(self.store)),
+                journal: Arc::new(Journal::default()),
+                faults: Arc::new(Faults::default()),
+                options: self.server,
+            }),
+        }
+    }
+}
+
+/// A fake Kubernetes API server: one store, served in-process and over loopback.
+///
+/// Cloning is cheap and shares the cluster.
+#[derive(Debug, Clone)]
+pub struct FakeCluster {
+    state: Arc<ServerState>,
+}
+
+impl Default for FakeCluster {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FakeCluster {
+    /// A cluster with default settings (wall clock, fixed uid seed).
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// Configure a cluster.
+    pub fn builder() -> FakeClusterBuilder {
+        FakeClusterBuilder {
+            store: StoreConfig {
+                clock: Arc::new(SystemClock),
+                ..StoreConfig::default()
+            },
+            server: ServerOptions::default(),
+        }
+    }
+
+    /// Direct access to the objects.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.state.store
+    }
+
+    /// Every request served so far.
+    pub fn journal(&self) -> &Journal {
+        &self.state.journal
+    }
+
+    /// The fault rules.
+    pub fn faults(&self) -> &Faults {
+        &self.state.faults
+    }
+
+    /// Shorthand for `self.faults().add(rule)`.
+    pub fn inject(&self, rule: FaultRule) {
+        self.state.faults.add(rule);
+    }
+
+    /// The axum Router serving this cluster (a `tower::Service`).
+    pub fn router(&self) -> axum::Router {
+        router(self.state.clone())
+    }
+
+    /// A `kube::Client` talking to this cluster in-process, with `default` as
+    /// its default namespace. No sockets are involved.
+    ///
+    /// Must be called inside a Tokio runtime (kube spawns its request buffer).
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.router(), "default")
+    }
+
+    /// Serve this cluster on `127.0.0.1` (a free port) until the returned
+    /// handle is dropped.
+    pub async fn serve_loopback(&self) -> Result<LoopbackServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let app = self.router();
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::warn!("ocm-testkit loopback server stopped: {e}");
+            }
+        });
+        Ok(LoopbackServer { addr, task })
+    }
+
+    /// Create a typed object directly in the store (no HTTP), as manager `ocm-testkit`.
+    pub fn create<K>(&self, obj: &K) -> Result<K>
+    where
+        K: kube::Resource<DynamicType = ()> + Serialize + DeserializeOwned,
+    {
+        let v = serde_json::to_value(obj)?;
+        let ns = obj
+            .meta()
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
+        let out = self.state.store.create(
+            &Gvr::of::<K>(),
+            &ns,
+            v,
+            &WriteOptions::manager("ocm-testkit"),
+        )?;
+        Ok(serde_json::from_value(out)?)
+    }
+
+    /// Read a typed object directly from the store (use `""` as namespace for cluster-scoped kinds).
+    pub fn get<K>(&self, namespace: &str, name: &str) -> Result<K>
+    where
+        K: kube::Resource<DynamicType = ()> + DeserializeOwned,
+    {
+        let v = self.state.store.get(&Gvr::of::<K>(), namespace, name)?;
+        Ok(serde_json::from_value(v.as_ref().clone())?)
+    }
+
+    /// List typed objects directly from the store (`None` = all namespaces).
+    pub fn list<K>(&self, namespace: Option<&str>) -> Result<Vec<K>>
+    where
+        K: kube::Resource<DynamicType = ()> + DeserializeOwned,
+    {
+        let list = self
+            .state
+            .store
+            .list(&Gvr::of::<K>(), namespace, &Default::default())?;
+        list.items
+            .iter()
+            .map(|v| serde_json::from_value(v.as_ref().clone()).map_err(Error::from))
+            .collect()
+    }
+}
+
+/// A running loopback server; it stops when dropped.
+#[derive(Debug)]
+pub struct LoopbackServer {
+    addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for LoopbackServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl LoopbackServer {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The server URL, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A kubeconfig (YAML) whose current context points at this server.
+    pub fn kubeconfig_yaml(&self) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: ocm-testkit\n  cluster:\n    server: {}\n\
+             contexts:\n- name: ocm-testkit\n  context:\n    cluster: ocm-testkit\n    user: ocm-testkit\n    namespace: default\n\
+             current-context: ocm-testkit\nusers:\n- name: ocm-testkit\n  user: {{}}\npreferences: {{}}\n",
+            self.url()
+        )
+    }
+
+    /// The kubeconfig as kube's type.
+    pub fn kubeconfig(&self) -> Result<kube::config::Kubeconfig> {
+        kube::config::Kubeconfig::from_yaml(&self.kubeconfig_yaml())
+            .map_err(|e| Error::Kubeconfig(e.to_string()))
+    }
+
+    /// Write the kubeconfig to `path`.
+    pub fn write_kubeconfig(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml())?;
+        Ok(())
+    }
+
+    /// A `kube::Client` that talks to this server over HTTP.
+    pub fn client(&self) -> Result<kube::Client> {
+        let url = self
+            .url()
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| Error::Kubeconfig(e.to_string()))?;
+        let mut config = kube::Config::new(url);
+        config.default_namespace = "default".into();
+        Ok(kube::Client::try_from(config)?)
+    }
+}

@@ -1,0 +1,800 @@
+//! The HTTP front door: one axum `Router` serving discovery and the resource
+//! API of a [`Store`], in-process to `kube::Client` or over loopback.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::response::Response;
+use http::{HeaderValue, Method, StatusCode, header};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::api_error::ApiError;
+use crate::discovery;
+use crate::fault::Faults;
+use crate::journal::{Journal, JournalEntry};
+use crate::openapi;
+use crate::patch::PatchKind;
+use crate::query::Query;
+use crate::registry::{Gvr, ResourceInfo};
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::store::{
+    DeleteOptions, DeleteOutcome, ListOptions, Propagation, Store, WriteOptions, meta_str,
+};
+use crate::table;
+use crate::watch::{EventType, Subscription, WatchOptions};
+
+/// Tunables of the HTTP front door.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// How often a watch that allows bookmarks gets one.
+    pub bookmark_interval: Duration,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            bookmark_interval: Duration::from_secs(5),
+            max_body_bytes: 16 << 20,
+        }
+    }
+}
+
+/// Everything a request handler needs: the store, the journal and the fault rules.
+#[derive(Debug)]
+pub struct ServerState {
+    /// The cluster's objects.
+    pub store: Arc<Store>,
+    /// Every request served.
+    pub journal: Arc<Journal>,
+    /// Active fault rules.
+    pub faults: Arc<Faults>,
+    /// Tunables.
+    pub options: ServerOptions,
+}
+
+/// Build the Router that serves `state`.
+pub fn router(state: Arc<ServerState>) -> axum::Router {
+    axum::Router::new().fallback(handle).with_state(state)
+}
+
+/// What a request path names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    Version,
+    CoreVersions,
+    Groups,
+    Group(String),
+    ResourceList {
+        group: String,
+        version: String,
+    },
+    Resource {
+        gvr: Gvr,
+        namespace: Option<String>,
+        name: Option<String>,
+        sub: Option<String>,
+    },
+    OpenApiRoot,
+    OpenApi(String),
+    Health,
+    Unknown,
+}
+
+fn parse_path(path: &str) -> Target {
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let resource = |group: &str, version: &str, rest: &[&str]| -> Target {
+        let (namespace, rest) = match rest {
+            ["namespaces", ns, res, tail @ ..] if *res != "status" && *res != "finalize" => {
+                (Some(ns.to_string()), {
+                    let mut v = vec![*res];
+                    v.extend_from_slice(tail);
+                    v
+                })
+            }
+            other => (None, other.to_vec()),
+        };
+        if rest.is_empty() || rest.len() > 3 {
+            return Target::Unknown;
+        }
+        Target::Resource {
+            gvr: Gvr::new(group, version, rest[0]),
+            namespace,
+            name: rest.get(1).map(|s| s.to_string()),
+            sub: rest.get(2).map(|s| s.to_string()),
+        }
+    };
+    match segs.as_slice() {
+        ["version"] => Target::Version,
+        ["healthz" | "readyz" | "livez", ..] => Target::Health,
+        ["openapi", "v3"] => Target::OpenApiRoot,
+        ["openapi", "v3", rest @ ..] => Target::OpenApi(rest.join("/")),
+        ["api"] => Target::CoreVersions,
+        ["api", v] => Target::ResourceList {
+            group: String::new(),
+            version: v.to_string(),
+        },
+        ["api", v, rest @ ..] => resource("", v, rest),
+        ["apis"] => Target::Groups,
+        ["apis", g] => Target::Group(g.to_string()),
+        ["apis", g, v] => Target::ResourceList {
+            group: g.to_string(),
+            version: v.to_string(),
+        },
+        ["apis", g, v, rest @ ..] => resource(g, v, rest),
+        _ => Target::Unknown,
+    }
+}
+
+fn verb_for(method: &Method, target: &Target, q: &Query) -> String {
+    let Target::Resource { name, .. } = target else {
+        return method.as_str().to_ascii_lowercase();
+    };
+    match (method.as_str(), name.is_some()) {
+        ("GET", true) => "get",
+        ("GET", false) if q.flag("watch") => "watch",
+        ("GET", false) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        (m, _) => return m.to_ascii_lowercase(),
+    }
+    .to_string()
+}
+
+fn json_bytes(status: StatusCode, bytes: Vec<u8>, content_type: &'static str) -> Response {
+    let mut r = Response::new(Body::from(bytes));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+fn json_response(status: StatusCode, v: &Value) -> Response {
+    json_bytes(
+        status,
+        serde_json::to_vec(v).unwrap_or_default(),
+        "application/json",
+    )
+}
+
+fn error_response(e: &ApiError) -> Response {
+    let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut r = json_response(status, &e.to_status());
+    if let Some(s) = e.retry_after_seconds {
+        if let Ok(h) = HeaderValue::from_str(&s.to_string()) {
+            r.headers_mut().insert(header::RETRY_AFTER, h);
+        }
+    }
+    r
+}
+
+/// The object as seen through `api_version` (multi-version CRDs share storage).
+fn versioned<'a>(obj: &'a Value, api_version: &str) -> Cow<'a, Value> {
+    match obj.get("apiVersion").and_then(Value::as_str) {
+        Some(av) if av != api_version => {
+            let mut o = obj.clone();
+            o["apiVersion"] = json!(api_version);
+            Cow::Owned(o)
+        }
+        _ => Cow::Borrowed(obj),
+    }
+}
+
+async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_string();
+    let raw_query = parts.uri.query().unwrap_or_default().to_string();
+    let query = Query::parse(Some(&raw_query));
+    let target = parse_path(&path);
+    let verb = verb_for(&parts.method, &target, &query);
+    let header = |name: header::HeaderName| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let accept = header(header::ACCEPT);
+    let content_type = header(header::CONTENT_TYPE);
+    let user_agent = header(header::USER_AGENT);
+    let mut entry = JournalEntry {
+        verb: verb.clone(),
+        method: parts.method.as_str().to_string(),
+        path: path.clone(),
+        query: raw_query.clone(),
+        group: String::new(),
+        resource: None,
+        subresource: None,
+        namespace: None,
+        name: None,
+        status: 0,
+    };
+    if let Target::Resource {
+        gvr,
+        namespace,
+        name,
+        sub,
+    } = &target
+    {
+        entry.group = gvr.group.clone();
+        entry.resource = Some(gvr.resource.clone());
+        entry.namespace = namespace.clone();
+        entry.name = name.clone();
+        entry.subresource = sub.clone();
+    }
+    let fault = st.faults.check(
+        &verb,
+        entry.resource.as_deref(),
+        entry.namespace.as_deref(),
+        entry.name.as_deref(),
+    );
+    if let Some(f) = &fault {
+        if let Some(d) = f.delay {
+            tokio::time::sleep(d).await;
+        }
+    }
+    let response = match fault.and_then(|f| f.error) {
+        Some(e) => error_response(&e),
+        None => match axum::body::to_bytes(body, st.options.max_body_bytes).await {
+            Err(e) => error_response(&ApiError::bad_request(format!(
+                "reading the request body failed: {e}"
+            ))),
+            Ok(bytes) => {
+                let ctx = Ctx {
+                    st: &st,
+                    query: &query,
+                    accept: &accept,
+                    content_type: &content_type,
+                    user_agent: &user_agent,
+                    body: &bytes,
+                };
+                match dispatch(&ctx, &parts.method, &target, &verb) {
+                    Ok(r) => r,
+                    Err(e) => error_response(&e),
+                }
+            }
+        },
+    };
+    entry.status = response.status().as_u16();
+    st.journal.record(entry);
+    response
+}
+
+struct Ctx<'a> {
+    st: &'a Arc<ServerState>,
+    query: &'a Query,
+    accept: &'a str,
+    content_type: &'a str,
+    user_agent: &'a str,
+    body: &'a Bytes,
+}
+
+impl Ctx<'_> {
+    fn body_json(&self) -> Result<Value, ApiError> {
+        if self.body.is_empty() {
+            return Ok(Value::Null);
+        }
+        match serde_json::from_slice(self.body) {
+            Ok(v) => Ok(v),
+            Err(json_err) => {
+                let text = std::str::from_utf8(self.body)
+                    .map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
+                serde_saphyr::from_str::<Value>(text).map_err(|_| {
+                    ApiError::bad_request(format!(
+                        "the request body is not valid JSON or YAML: {json_err}"
+                    ))
+                })
+            }
+        }
+    }
+
+    fn write_options(&self, sub: Option<&String>) -> WriteOptions {
+        let manager = self
+            .query
+            .get("fieldManager")
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+            .or_else(|| {
+                let ua = self.user_agent.split('/').next().unwrap_or_default();
+                (!ua.is_empty()).then(|| ua.to_string())
+            });
+        WriteOptions {
+            field_manager: manager,
+            dry_run: self.query.get("dryRun") == Some("All"),
+            force: self.query.flag("force"),
+            subresource: sub.cloned(),
+        }
+    }
+
+    fn list_options(&self) -> Result<ListOptions, ApiError> {
+        Ok(ListOptions {
+            label_selector: LabelSelector::parse(
+                self.query.get("labelSelector").unwrap_or_default(),
+            )?,
+            field_selector: FieldSelector::parse(
+                self.query.get("fieldSelector").unwrap_or_default(),
+            )?,
+            limit: self
+                .query
+                .get("limit")
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(0),
+            continue_token: self.query.get("continue").map(str::to_string),
+        })
+    }
+}
+
+fn dispatch(
+    ctx: &Ctx<'_>,
+    method: &Method,
+    target: &Target,
+    verb: &str,
+) -> Result<Response, ApiError> {
+    let store = &ctx.st.store;
+    let get_only = |v: Value| -> Result<Response, ApiError> {
+        if method != Method::GET {
+            return Err(ApiError::method_not_allowed(format!(
+                "the server does not allow this method on the requested resource ({method})"
+            )));
+        }
+        Ok(json_response(StatusCode::OK, &v))
+    };
+    let not_found = || {
+        ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    };
+    match target {
+        Target::Version => get_only(discovery::version()),
+        Target::Health => Ok(json_bytes(StatusCode::OK, b"ok".to_vec(), "text/plain")),
+        Target::CoreVersions => {
+            if discovery::wants_aggregated(ctx.accept) {
+                let doc = discovery::aggregated(&store.registry(), true);
+                return Ok(json_bytes(
+                    StatusCode::OK,
+                    serde_json::to_vec(&doc).unwrap_or_default(),
+                    discovery::AGGREGATED_CONTENT_TYPE,
+                ));
+            }
+            get_only(discovery::core_versions())
+        }
+        Target::Groups => {
+            if discovery::wants_aggregated(ctx.accept) {
+                let doc = discovery::aggregated(&store.registry(), false);
+                return Ok(json_bytes(
+                    StatusCode::OK,
+                    serde_json::to_vec(&doc).unwrap_or_default(),
+                    discovery::AGGREGATED_CONTENT_TYPE,
+                ));
+            }
+            get_only(discovery::group_list(&store.registry()))
+        }
+        Target::Group(g) => get_only(discovery::group(&store.registry(), g).ok_or_else(not_found)?),
+        Target::ResourceList { group, version } => get_only(
+            discovery::resource_list(&store.registry(), group, version).ok_or_else(not_found)?,
+        ),
+        Target::OpenApiRoot => get_only(openapi::root(&store.registry())),
+        Target::OpenApi(gv) => {
+            get_only(openapi::group_version(&store.registry(), gv).ok_or_else(not_found)?)
+        }
+        Target::Unknown => Err(not_found()),
+        Target::Resource {
+            gvr,
+            namespace,
+            name,
+            sub,
+        } => {
+            let info = store.resolve(gvr)?;
+            if namespace.is_some() && !info.namespaced {
+                return Err(not_found());
+            }
+            if let Some(s) = sub {
+                let known = s == "status" && info.status_subresource
+                    || s == "finalize" && info.plural == "namespaces";
+                if !known {
+                    return Err(not_found());
+                }
+            }
+            let ns = namespace.as_deref().unwrap_or_default();
+            resource_request(ctx, &info, gvr, ns, name.as_deref(), sub.as_ref(), verb)
+        }
+    }
+}
+
+fn resource_request(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+    name: Option<&str>,
+    sub: Option<&String>,
+    verb: &str,
+) -> Result<Response, ApiError> {
+    let store = &ctx.st.store;
+    let api_version = gvr.api_version();
+    let sub = sub.filter(|s| s.as_str() != "finalize");
+    let gr = info.group_resource();
+    match (verb, name) {
+        ("get", Some(name)) => {
+            let obj = store.get(gvr, ns, name)?;
+            if table::wants_table(ctx.accept) {
+                let rv = meta_str(&obj, "resourceVersion")
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(0);
+                let t = table::table(
+                    info,
+                    &[obj],
+                    rv,
+                    None,
+                    ctx.query.get("includeObject").unwrap_or("Metadata"),
+                    store.now(),
+                );
+                return Ok(json_response(StatusCode::OK, &t));
+            }
+            Ok(json_bytes(
+                StatusCode::OK,
+                serde_json::to_vec(&versioned(&obj, &api_version)).unwrap_or_default(),
+                "application/json",
+            ))
+        }
+        ("list", None) => {
+            let opts = ctx.list_options()?;
+            let list = store.list(gvr, (!ns.is_empty()).then_some(ns), &opts)?;
+            if table::wants_table(ctx.accept) {
+                let t = table::table(
+                    info,
+                    &list.items,
+                    list.resource_version,
+                    list.continue_token.as_deref(),
+                    ctx.query.get("includeObject").unwrap_or("Metadata"),
+                    store.now(),
+                );
+                return Ok(json_response(StatusCode::OK, &t));
+            }
+            let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
+            if let Some(c) = &list.continue_token {
+                meta["continue"] = json!(c);
+            }
+            if let Some(n) = list.remaining_item_count {
+                meta["remainingItemCount"] = json!(n);
+            }
+            let mut buf = Vec::with_capacity(64 + list.items.len() * 512);
+            buf.extend_from_slice(b"{\"kind\":");
+            let _ = serde_json::to_writer(&mut buf, &format!("{}List", info.kind));
+            buf.extend_from_slice(b",\"apiVersion\":");
+            let _ = serde_json::to_writer(&mut buf, &api_version);
+            buf.extend_from_slice(b",\"metadata\":");
+            let _ = serde_json::to_writer(&mut buf, &meta);
+            buf.extend_from_slice(b",\"items\":[");
+            for (i, item) in list.items.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut buf, &*versioned(item, &api_version));
+            }
+            buf.extend_from_slice(b"]}");
+            Ok(json_bytes(StatusCode::OK, buf, "application/json"))
+        }
+        ("watch", None) => {
+            let lo = ctx.list_options()?;
+            let opts = WatchOptions {
+                label_selector: lo.label_selector,
+                field_selector: lo.field_selector,
+                resource_version: ctx.query.get("resourceVersion").map(str::to_string),
+                send_initial_events: ctx.query.flag("sendInitialEvents"),
+            };
+            let sub = store.watch(gvr, (!ns.is_empty()).then_some(ns), opts)?;
+            let timeout = ctx
+                .query
+                .get("timeoutSeconds")
+                .and_then(|t| t.parse::<u64>().ok())
+                .map(Duration::from_secs);
+            Ok(watch_response(
+                sub,
+                info,
+                api_version,
+                timeout,
+                ctx.query.flag("allowWatchBookmarks"),
+                ctx.st.options.bookmark_interval,
+            ))
+        }
+        ("create", None) => {
+            let body = ctx.body_json()?;
+            if gr.group == "authorization.k8s.io" {
+                return Ok(review_response(body));
+            }
+            let out = store.create(gvr, ns, body, &ctx.write_options(None))?;
+            Ok(json_response(StatusCode::CREATED, &out))
+        }
+        ("update", Some(name)) => {
+            let body = ctx.body_json()?;
+            let out = store.update(gvr, ns, name, body, &ctx.write_options(sub))?;
+            Ok(json_response(StatusCode::OK, &out))
+        }
+        ("patch", Some(name)) => {
+            let kind = PatchKind::from_content_type(ctx.content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(ctx.content_type))?;
+            let body = ctx.body_json()?;
+            let opts = ctx.write_options(sub);
+            if kind == PatchKind::Apply && ctx.query.get("fieldManager").is_none_or(str::is_empty) {
+                return Err(ApiError::invalid(
+                    "PatchOptions",
+                    "meta.k8s.io",
+                    "",
+                    vec![crate::api_error::Cause {
+                        reason: "FieldValueRequired".into(),
+                        message: "Required value: is required for apply patch".into(),
+                        field: "fieldManager".into(),
+                    }],
+                ));
+            }
+            let (out, created) = store.patch(gvr, ns, name, kind, &body, &opts)?;
+            let code = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            Ok(json_response(code, &out))
+        }
+        ("delete", Some(name)) => {
+            let opts = delete_options(ctx)?;
+            match store.delete(gvr, ns, name, &opts)? {
+                DeleteOutcome::Pending(obj) => Ok(json_response(StatusCode::OK, &obj)),
+                DeleteOutcome::Deleted(obj) => {
+                    let mut details = json!({"name": name, "kind": gr.resource});
+                    if !gr.group.is_empty() {
+                        details["group"] = json!(gr.group);
+                    }
+                    if let Some(uid) = meta_str(&obj, "uid") {
+                        details["uid"] = json!(uid);
+                    }
+                    Ok(json_response(
+                        StatusCode::OK,
+                        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                "status": "Success", "details": details}),
+                    ))
+                }
+            }
+        }
+        ("deletecollection", None) => {
+            let lo = ctx.list_options()?;
+            let opts = delete_options(ctx)?;
+            let items = store.delete_collection(gvr, (!ns.is_empty()).then_some(ns), &lo, &opts)?;
+            Ok(json_response(
+                StatusCode::OK,
+                &json!({
+                    "kind": format!("{}List", info.kind),
+                    "apiVersion": api_version,
+                    "metadata": {"resourceVersion": store.resource_version().to_string()},
+                    "items": items,
+                }),
+            ))
+        }
+        _ => Err(ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource ({verb})"
+        ))),
+    }
+}
+
+/// Reviews are answered, not stored: everything is allowed until RBAC evaluation lands.
+fn review_response(mut body: Value) -> Response {
+    if let Some(m) = body.as_object_mut() {
+        m.insert(
+            "status".into(),
+            json!({"allowed": true, "reason": "ocm-testkit allows every request"}),
+        );
+    }
+    json_response(StatusCode::CREATED, &body)
+}
+
+fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
+    let body = ctx.body_json()?;
+    let policy = body
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| ctx.query.get("propagationPolicy").map(str::to_string));
+    let propagation = match policy.as_deref() {
+        None | Some("") => None,
+        Some("Background") => Some(Propagation::Background),
+        Some("Foreground") => Some(Propagation::Foreground),
+        Some("Orphan") => Some(Propagation::Orphan),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
+            )));
+        }
+    };
+    let orphan = body.get("orphanDependents").and_then(Value::as_bool) == Some(true);
+    let dry_run = body
+        .get("dryRun")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(|x| x == "All"))
+        || ctx.query.get("dryRun") == Some("All");
+    Ok(DeleteOptions {
+        propagation: if orphan {
+            Some(Propagation::Orphan)
+        } else {
+            propagation
+        },
+        precondition_uid: body
+            .pointer("/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        precondition_resource_version: body
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        dry_run,
+    })
+}
+
+fn event_line(t: EventType, obj: &Value) -> Bytes {
+    let mut buf = Vec::with_capacity(256);
+    buf.extend_from_slice(b"{\"type\":\"");
+    buf.extend_from_slice(t.as_str().as_bytes());
+    buf.extend_from_slice(b"\",\"object\":");
+    let _ = serde_json::to_writer(&mut buf, obj);
+    buf.extend_from_slice(b"}\n");
+    Bytes::from(buf)
+}
+
+fn bookmark(kind: &str, api_version: &str, rv: u64, initial_end: bool) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    event_line(
+        EventType::Bookmark,
+        &json!({"kind": kind, "apiVersion": api_version, "metadata": meta}),
+    )
+}
+
+struct WatchState {
+    sub: Subscription,
+    queued: VecDeque<Bytes>,
+    deadline: Option<Instant>,
+    bookmarks: bool,
+    bookmark_every: Duration,
+    next_bookmark: Instant,
+    last_rv: u64,
+    kind: String,
+    api_version: String,
+}
+
+fn watch_response(
+    mut sub: Subscription,
+    info: &ResourceInfo,
+    api_version: String,
+    timeout: Option<Duration>,
+    bookmarks: bool,
+    bookmark_every: Duration,
+) -> Response {
+    let mut queued = VecDeque::new();
+    if let Some(e) = sub.expired.take() {
+        queued.push_back(event_line(EventType::Error, &e.to_status()));
+        let stream = futures::stream::iter(queued.into_iter().map(Ok::<_, Infallible>));
+        return watch_body(Body::from_stream(stream));
+    }
+    let mut last_rv = sub.start_resource_version;
+    for (t, o) in std::mem::take(&mut sub.initial) {
+        if let Some(rv) = meta_str(&o, "resourceVersion").and_then(|r| r.parse::<u64>().ok()) {
+            if t != EventType::Added || sub.initial_events_end.is_none() {
+                last_rv = last_rv.max(rv);
+            }
+        }
+        queued.push_back(event_line(t, &versioned(&o, &api_version)));
+    }
+    if let Some(rv) = sub.initial_events_end {
+        queued.push_back(bookmark(&info.kind, &api_version, rv, true));
+        last_rv = rv;
+    }
+    let now = Instant::now();
+    let state = WatchState {
+        sub,
+        queued,
+        deadline: timeout.map(|t| now + t),
+        bookmarks,
+        bookmark_every,
+        next_bookmark: now + bookmark_every,
+        last_rv,
+        kind: info.kind.clone(),
+        api_version,
+    };
+    let stream = futures::stream::unfold(state, |mut st| async move {
+        if let Some(b) = st.queued.pop_front() {
+            return Some((Ok::<_, Infallible>(b), st));
+        }
+        loop {
+            let wake = match st.deadline {
+                Some(d) if !st.bookmarks || d < st.next_bookmark => d,
+                _ if st.bookmarks => st.next_bookmark,
+                _ => Instant::now() + Duration::from_secs(3600),
+            };
+            tokio::select! {
+                ev = st.sub.rx.recv() => {
+                    let ev = ev?;
+                    if let Some((t, o)) = st.sub.translate(&ev) {
+                        st.last_rv = ev.resource_version;
+                        let line = event_line(t, &versioned(&o, &st.api_version));
+                        return Some((Ok(line), st));
+                    }
+                }
+                _ = tokio::time::sleep_until(wake) => {
+                    if st.deadline.is_some_and(|d| Instant::now() >= d) {
+                        return None;
+                    }
+                    if st.bookmarks && Instant::now() >= st.next_bookmark {
+                        st.next_bookmark = Instant::now() + st.bookmark_every;
+                        let b = bookmark(&st.kind, &st.api_version, st.last_rv, false);
+                        return Some((Ok(b), st));
+                    }
+                }
+            }
+        }
+    });
+    watch_body(Body::from_stream(stream))
+}
+
+fn watch_body(body: Body) -> Response {
+    let mut r = Response::new(body);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            parse_path("/api/v1/namespaces/default/configmaps/x"),
+            Target::Resource {
+                gvr: Gvr::new("", "v1", "configmaps"),
+                namespace: Some("default".into()),
+                name: Some("x".into()),
+                sub: None
+            }
+        );
+        assert_eq!(
+            parse_path("/api/v1/namespaces/foo/status"),
+            Target::Resource {
+                gvr: Gvr::new("", "v1", "namespaces"),
+                namespace: None,
+                name: Some("foo".into()),
+                sub: Some("status".into())
+            }
+        );
+        assert_eq!(
+            parse_path("/apis/apps/v1/deployments"),
+            Target::Resource {
+                gvr: Gvr::new("apps", "v1", "deployments"),
+                namespace: None,
+                name: None,
+                sub: None
+            }
+        );
+        assert_eq!(parse_path("/apis/apps"), Target::Group("apps".into()));
+    }
+}
