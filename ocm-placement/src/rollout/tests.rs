@@ -354,7 +354,7 @@ fn groups_from_placement_decisions() {
                 .iter()
                 .map(|c| ClusterDecision {
                     cluster_name: (*c).into(),
-                    reason: String::new(),
+                    ..Default::default()
                 })
                 .collect(),
         });
