@@ -6,63 +6,71 @@ use serde::{Deserialize, Serialize};
 
 use super::{Manifest, ManifestConfigOption, ManifestWorkStatus};
 
-/// The desired state of a [`ManifestWork`].
-///
-/// A ManifestWork lives on the hub in the namespace of a managed cluster (the namespace is
-/// named after the cluster). The work agent of that cluster applies every manifest, keeps
-/// them in the declared state, reports their status back, and deletes them when the
-/// ManifestWork is deleted (subject to [`DeleteOption`]).
-///
-/// # Example
-///
-/// ```
-/// use ocm_api::work::v1::{
-///     FeedbackRule, JsonPath, Manifest, ManifestConfigOption, ManifestWork, ManifestWorkSpec,
-///     ManifestsTemplate, ResourceIdentifier,
-/// };
-///
-/// let mut work = ManifestWork::new(
-///     "web",
-///     ManifestWorkSpec {
-///         workload: Some(ManifestsTemplate {
-///             manifests: Some(vec![Manifest::new(serde_json::json!({
-///                 "apiVersion": "apps/v1",
-///                 "kind": "Deployment",
-///                 "metadata": { "name": "web", "namespace": "default" },
-///                 "spec": { "replicas": 2 },
-///             }))]),
-///         }),
-///         manifest_configs: Some(vec![ManifestConfigOption {
-///             feedback_rules: Some(vec![FeedbackRule::json_paths([JsonPath::new(
-///                 "ready",
-///                 ".status.readyReplicas",
-///             )])]),
-///             ..ManifestConfigOption::new(ResourceIdentifier::new(
-///                 "apps",
-///                 "deployments",
-///                 "default",
-///                 "web",
-///             ))
-///         }]),
-///         ..Default::default()
-///     },
-/// );
-/// // The namespace of a ManifestWork is the name of the target cluster.
-/// work.metadata.namespace = Some("cluster1".into());
-///
-/// assert_eq!(work.manifests().len(), 1);
-/// assert_eq!(work.manifests()[0].kind(), Some("Deployment"));
-/// work.validate()?;
-///
-/// let json = serde_json::to_value(&work)?;
-/// assert_eq!(json["spec"]["workload"]["manifests"][0]["spec"]["replicas"], 2);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
+/// The desired state of a [`ManifestWork`]: the manifests to apply and how to apply,
+/// watch and delete them.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "work.open-cluster-management.io",
     version = "v1",
     kind = "ManifestWork",
+    doc = r#"A set of Kubernetes objects the hub asks one managed cluster to apply.
+
+A ManifestWork lives on the hub in the namespace of a managed cluster (the namespace is
+named after the cluster). The work agent of that cluster applies every manifest, keeps
+them in the declared state, reports their status back (conditions and, on request,
+feedback values), and deletes them when the ManifestWork is deleted (subject to
+[`DeleteOption`]). Its desired state is [`ManifestWorkSpec`], its observed state
+[`ManifestWorkStatus`].
+
+To assemble one from YAML files, see
+[`ManifestWorkBuilder`](crate::builder::ManifestWorkBuilder).
+
+# Example
+
+```
+use ocm_api::work::v1::{
+    FeedbackRule, JsonPath, Manifest, ManifestConfigOption, ManifestWork, ManifestWorkSpec,
+    ManifestsTemplate, ResourceIdentifier,
+};
+
+let mut work = ManifestWork::new(
+    "web",
+    ManifestWorkSpec {
+        workload: Some(ManifestsTemplate {
+            manifests: Some(vec![Manifest::new(serde_json::json!({
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": { "name": "web", "namespace": "default" },
+                "spec": { "replicas": 2 },
+            }))]),
+        }),
+        manifest_configs: Some(vec![ManifestConfigOption {
+            feedback_rules: Some(vec![FeedbackRule::json_paths([JsonPath::new(
+                "ready",
+                ".status.readyReplicas",
+            )])]),
+            ..ManifestConfigOption::new(ResourceIdentifier::new(
+                "apps",
+                "deployments",
+                "default",
+                "web",
+            ))
+        }]),
+        ..Default::default()
+    },
+);
+// The namespace of a ManifestWork is the name of the target cluster.
+work.metadata.namespace = Some("cluster1".into());
+
+assert_eq!(work.manifests().len(), 1);
+assert_eq!(work.manifests()[0].kind(), Some("Deployment"));
+work.validate()?;
+
+let json = serde_json::to_value(&work)?;
+assert_eq!(json["spec"]["workload"]["manifests"][0]["spec"]["replicas"], 2);
+# Ok::<(), Box<dyn std::error::Error>>(())
+```
+"#,
     plural = "manifestworks",
     namespaced,
     status = "ManifestWorkStatus",

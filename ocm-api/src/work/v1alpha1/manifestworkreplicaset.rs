@@ -9,41 +9,45 @@ use serde::{Deserialize, Serialize};
 use crate::cluster::v1alpha1::RolloutStrategy;
 use crate::work::v1::{Manifest, ManifestWorkSpec};
 
-/// The desired state of a [`ManifestWorkReplicaSet`].
-///
-/// The ManifestWorkReplicaSet controller on the hub creates one ManifestWork from
-/// `manifestWorkTemplate` in the namespace of every cluster the referenced Placements (in the
-/// same namespace as the ManifestWorkReplicaSet) select, following each Placement's rollout
-/// strategy, and reports how far the rollout got. Upstream runs the controller only when the
-/// hub's `ManifestWorkReplicaSet` feature gate is on.
-///
-/// # Example
-///
-/// ```
-/// use ocm_api::work::v1alpha1::{LocalPlacementReference, ManifestWorkReplicaSet};
-///
-/// let mwrs: ManifestWorkReplicaSet = serde_json::from_value(serde_json::json!({
-///     "apiVersion": "work.open-cluster-management.io/v1alpha1",
-///     "kind": "ManifestWorkReplicaSet",
-///     "metadata": { "name": "web", "namespace": "apps" },
-///     "spec": {
-///         "placementRefs": [{ "name": "prod", "rolloutStrategy": { "type": "All" } }],
-///         "manifestWorkTemplate": { "workload": { "manifests": [{
-///             "apiVersion": "v1", "kind": "ConfigMap",
-///             "metadata": { "name": "web", "namespace": "default" },
-///         }]}},
-///     },
-/// }))?;
-/// assert_eq!(mwrs.spec.placement_refs[0].name, "prod");
-/// assert_eq!(mwrs.manifests().len(), 1);
-/// mwrs.validate()?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
+/// The desired state of a [`ManifestWorkReplicaSet`]: the ManifestWork template, the
+/// Placements to fan it out to and how to delete the generated works.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "work.open-cluster-management.io",
     version = "v1alpha1",
     kind = "ManifestWorkReplicaSet",
+    doc = r#"One ManifestWork template fanned out to the clusters some Placements select.
+
+The ManifestWorkReplicaSet controller on the hub creates one ManifestWork from
+`manifestWorkTemplate` in the namespace of every cluster the referenced Placements (in the
+same namespace as the ManifestWorkReplicaSet) select, following each Placement's rollout
+strategy, and reports how far the rollout got. Upstream runs the controller only when the
+hub's `ManifestWorkReplicaSet` feature gate is on. Its desired state is
+[`ManifestWorkReplicaSetSpec`], its observed state [`ManifestWorkReplicaSetStatus`].
+
+# Example
+
+```
+use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
+
+let mwrs: ManifestWorkReplicaSet = serde_json::from_value(serde_json::json!({
+    "apiVersion": "work.open-cluster-management.io/v1alpha1",
+    "kind": "ManifestWorkReplicaSet",
+    "metadata": { "name": "web", "namespace": "apps" },
+    "spec": {
+        "placementRefs": [{ "name": "prod", "rolloutStrategy": { "type": "All" } }],
+        "manifestWorkTemplate": { "workload": { "manifests": [{
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": { "name": "web", "namespace": "default" },
+        }]}},
+    },
+}))?;
+assert_eq!(mwrs.spec.placement_refs[0].name, "prod");
+assert_eq!(mwrs.manifests().len(), 1);
+mwrs.validate()?;
+# Ok::<(), Box<dyn std::error::Error>>(())
+```
+"#,
     plural = "manifestworkreplicasets",
     shortname = "mwrs",
     namespaced,
