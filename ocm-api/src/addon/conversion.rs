@@ -184,7 +184,7 @@ impl From<v1beta1::ClusterManagementAddOn> for v1alpha1::ClusterManagementAddOn 
 // ---------------------------------------------------------------- ManagedClusterAddOn
 
 impl From<v1alpha1::ManagedClusterAddOnStatus> for v1beta1::ManagedClusterAddOnStatus {
-    /// Reshapes registrations (see the [module docs](self)); drops `addOnConfiguration` and
+    /// Reshapes registrations (see the [module docs](crate::addon::conversion)); drops `addOnConfiguration` and
     /// the config references' `name`/`namespace`.
     fn from(s: v1alpha1::ManagedClusterAddOnStatus) -> Self {
         let driver = s.kube_client_driver;
@@ -218,7 +218,7 @@ impl From<v1alpha1::ManagedClusterAddOnStatus> for v1beta1::ManagedClusterAddOnS
 }
 
 impl From<v1beta1::ManagedClusterAddOnStatus> for v1alpha1::ManagedClusterAddOnStatus {
-    /// Reshapes registrations (see the [module docs](self)) and takes `kubeClientDriver` from
+    /// Reshapes registrations (see the [module docs](crate::addon::conversion)) and takes `kubeClientDriver` from
     /// the first `kubeClient` registration that has settings; fills each config reference's
     /// `name`/`namespace` from its `desiredConfig`.
     fn from(s: v1beta1::ManagedClusterAddOnStatus) -> Self {

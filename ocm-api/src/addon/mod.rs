@@ -18,7 +18,7 @@
 //!
 //! `From` converts each multi-version kind (and its spec and status) between `v1alpha1` and
 //! `v1beta1` the way upstream's conversion webhook does, including its lossy corners; the
-//! mapping is described on the `From` implementations and in the example below.
+//! [`conversion`] module describes the mapping.
 //!
 //! ```
 //! use ocm_api::addon::{v1alpha1, v1beta1};
@@ -49,7 +49,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 
 use crate::crd::{Fixups, generate, merge};
 
-mod conversion;
+pub mod conversion;
 mod schema;
 pub mod v1alpha1;
 pub mod v1beta1;
