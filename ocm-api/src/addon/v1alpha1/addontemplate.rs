@@ -147,8 +147,7 @@ pub struct RoleRef {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomSignerRegistrationConfig {
-    /// Signer name put on the CertificateSigningRequests, `{domain}/{path}`; must not be
-    /// `kubernetes.io/kube-apiserver-client`.
+    /// Signer name the agent puts on its CertificateSigningRequests, `{domain}/{path}`.
     #[schemars(
         length(min = 5, max = 571),
         regex(pattern = r"^([a-z0-9][a-z0-9-]*[a-z0-9]\.)+[a-z]+\/[a-z0-9-\.]+$")
@@ -161,7 +160,8 @@ pub struct CustomSignerRegistrationConfig {
     pub subject: Option<Subject>,
 
     /// The hub Secret (of type `kubernetes.io/tls`) holding the CA certificate and key that
-    /// sign the requests.
+    /// sign the requests. The addon manager's service account must be granted read access to
+    /// it; upstream does not grant it by default.
     #[serde(rename = "signingCA")]
     pub signing_ca: SigningCaRef,
 }
