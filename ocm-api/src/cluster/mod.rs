@@ -10,6 +10,11 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 pub(crate) mod schema;
+mod validate;
+pub use validate::{
+    BINDING_NAME_MISMATCH, DNS1123_LABEL_MESSAGE, TOLERATION_EMPTY_KEY_NEEDS_EXISTS,
+    TOLERATION_EXISTS_WITHOUT_VALUE,
+};
 pub mod v1;
 pub mod v1alpha1;
 pub mod v1beta1;

@@ -32,31 +32,11 @@ pub const MANAGED_NAMESPACE_NAME_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?
     status = "ManagedClusterStatus",
     derive = "PartialEq",
     derive = "Default",
-    printcolumn(
-        name = "Hub Accepted",
-        type_ = "boolean",
-        json_path = ".spec.hubAcceptsClient"
-    ),
-    printcolumn(
-        name = "Managed Cluster URLs",
-        type_ = "string",
-        json_path = ".spec.managedClusterClientConfigs[*].url"
-    ),
-    printcolumn(
-        name = "Joined",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"ManagedClusterJoined\")].status"
-    ),
-    printcolumn(
-        name = "Available",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"ManagedClusterConditionAvailable\")].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+    printcolumn = r#"{"name":"Hub Accepted","type":"boolean","jsonPath":".spec.hubAcceptsClient"}"#,
+    printcolumn = r#"{"name":"Managed Cluster URLs","type":"string","jsonPath":".spec.managedClusterClientConfigs[*].url"}"#,
+    printcolumn = r#"{"name":"Joined","type":"string","jsonPath":".status.conditions[?(@.type==\"ManagedClusterJoined\")].status"}"#,
+    printcolumn = r#"{"name":"Available","type":"string","jsonPath":".status.conditions[?(@.type==\"ManagedClusterConditionAvailable\")].status"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ManagedClusterSpec {

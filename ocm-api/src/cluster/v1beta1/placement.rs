@@ -35,17 +35,6 @@ pub const TOLERATION_OP_EQUAL: &str = "Equal";
 /// The toleration operator that matches any taint with the same key, whatever its value.
 pub const TOLERATION_OP_EXISTS: &str = "Exists";
 
-/// Built-in prioritizer: prefers clusters with fewer placement decisions.
-pub const BUILT_IN_BALANCE: &str = "Balance";
-/// Built-in prioritizer: prefers keeping the clusters already selected.
-pub const BUILT_IN_STEADY: &str = "Steady";
-/// Built-in prioritizer: prefers clusters with more allocatable CPU.
-pub const BUILT_IN_RESOURCE_ALLOCATABLE_CPU: &str = "ResourceAllocatableCPU";
-/// Built-in prioritizer: prefers clusters with more allocatable memory.
-pub const BUILT_IN_RESOURCE_ALLOCATABLE_MEMORY: &str = "ResourceAllocatableMemory";
-/// Built-in prioritizer named by the API but not implemented by the upstream scheduler.
-pub const BUILT_IN_SPREAD: &str = "Spread";
-
 /// Schema of `clustersPerDecisionGroup`.
 fn clusters_per_decision_group(_: &mut SchemaGenerator) -> Schema {
     crate::schema::schema_from(json!({
@@ -71,21 +60,9 @@ fn clusters_per_decision_group(_: &mut SchemaGenerator) -> Schema {
     status = "PlacementStatus",
     derive = "PartialEq",
     derive = "Default",
-    printcolumn(
-        name = "Succeeded",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"PlacementSatisfied\")].status"
-    ),
-    printcolumn(
-        name = "Reason",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"PlacementSatisfied\")].reason"
-    ),
-    printcolumn(
-        name = "SelectedClusters",
-        type_ = "integer",
-        json_path = ".status.numberOfSelectedClusters"
-    )
+    printcolumn = r#"{"name":"Succeeded","type":"string","jsonPath":".status.conditions[?(@.type==\"PlacementSatisfied\")].status"}"#,
+    printcolumn = r#"{"name":"Reason","type":"string","jsonPath":".status.conditions[?(@.type==\"PlacementSatisfied\")].reason"}"#,
+    printcolumn = r#"{"name":"SelectedClusters","type":"integer","jsonPath":".status.numberOfSelectedClusters"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct PlacementSpec {
@@ -240,8 +217,9 @@ pub struct ScoreCoordinate {
     pub type_: ScoreCoordinateType,
 
     /// Name of a built-in prioritizer, for type `BuiltIn`: `Balance`, `Steady`,
-    /// `ResourceAllocatableCPU` or `ResourceAllocatableMemory` (see the `BUILT_IN_*`
-    /// constants).
+    /// `ResourceAllocatableCPU` or `ResourceAllocatableMemory` (see the `PRIORITIZER_*`
+    /// constants in [`crate::constants::placement`]). The API also names `Spread`, which the
+    /// upstream scheduler rejects as misconfigured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub built_in: Option<String>,
 

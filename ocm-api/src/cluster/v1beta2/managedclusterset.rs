@@ -24,16 +24,8 @@ use crate::cluster::v1::MANAGED_NAMESPACE_NAME_PATTERN;
     status = "ManagedClusterSetStatus",
     derive = "PartialEq",
     derive = "Default",
-    printcolumn(
-        name = "Empty",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"ClusterSetEmpty\")].status"
-    ),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+    printcolumn = r#"{"name":"Empty","type":"string","jsonPath":".status.conditions[?(@.type==\"ClusterSetEmpty\")].status"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("default" = {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}}))]
