@@ -87,5 +87,5 @@ pub use result::{
     Eligibility, FilterRecord, PrioritizerScores, ScheduleResult, ScheduleStatus, ScoredCluster,
     StatusCode,
 };
-pub use scheduler::Scheduler;
+pub use scheduler::{Scheduler, is_scheduling_disabled};
 pub use snapshot::{ClusterId, Snapshot, SnapshotBuilder};

@@ -366,6 +366,17 @@ impl Scheduler {
     }
 }
 
+/// Whether the placement carries `cluster.open-cluster-management.io/experimental-scheduling-disable: "true"`:
+/// upstream's controller then does nothing for it (no decisions, no status).
+pub fn is_scheduling_disabled(placement: &Placement) -> bool {
+    placement
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ocm_api::constants::annotations::EXPERIMENTAL_SCHEDULING_DISABLE))
+        .is_some_and(|v| v == "true")
+}
+
 /// Valid bindings, eligible sets and the available clusters of a namespace.
 fn eligible_clusters(
     snapshot: &Snapshot,
