@@ -38,11 +38,14 @@ pub struct AddOnDeploymentConfigSpec {
     ))]
     pub customized_variables: Option<Vec<CustomizedVariable>>,
 
-    /// Which nodes of the managed cluster the agent's pods may run on.
+    /// Which nodes of the managed cluster the agent's pods may run on. Absent leaves the
+    /// agent's own scheduling settings alone; an empty object means any node and no
+    /// tolerations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_placement: Option<NodePlacement>,
 
-    /// Image registry rewrites: images from `source` are pulled from `mirror` instead.
+    /// Image registry rewrites: images from `source` are pulled from `mirror` instead, in
+    /// the agent's manifests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registries: Option<Vec<ImageMirror>>,
 
@@ -51,7 +54,8 @@ pub struct AddOnDeploymentConfigSpec {
     pub proxy_config: Option<ProxyConfig>,
 
     /// Namespace on the managed cluster the agent is installed in. Upstream's default is
-    /// `open-cluster-management-agent-addon`; the empty string lets the addon choose.
+    /// `open-cluster-management-agent-addon`. For addons defined by an AddOnTemplate, the empty
+    /// string keeps the namespaces the template's manifests give.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(max = 63),
@@ -61,7 +65,7 @@ pub struct AddOnDeploymentConfigSpec {
     pub agent_install_namespace: Option<String>,
 
     /// Compute resources of the agent's containers, one entry per container selector. Merged
-    /// by `containerID`.
+    /// by `containerID`. A container that several entries match gets the last of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend(
         "x-kubernetes-list-type" = "map",
@@ -102,11 +106,12 @@ pub struct NodePlacement {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageMirror {
-    /// Registry (or image prefix) to pull from instead of `source`.
+    /// Registry (or image prefix) to pull from instead of `source`. An entry with an empty
+    /// mirror is ignored.
     pub mirror: String,
 
-    /// Registry (or image prefix) being replaced. Images whose name starts with it are pulled
-    /// from `mirror`.
+    /// Registry (or image prefix) being replaced: images whose name starts with it are pulled
+    /// from `mirror`. Absent means every image's registry is replaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
 }
@@ -123,12 +128,13 @@ pub struct ProxyConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub https_proxy: Option<String>,
 
-    /// PEM CA bundle to trust when the HTTPS proxy terminates TLS (base64 on the wire).
+    /// PEM CA certificates to verify the HTTPS proxy server with (base64 on the wire); only
+    /// used together with `httpsProxy`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::addon::schema::byte_string")]
     pub ca_bundle: Option<ByteString>,
 
-    /// Comma-separated hosts, domains and CIDRs reached without the proxy.
+    /// Comma-separated host names, domains, IP addresses and CIDRs reached without the proxy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_proxy: Option<String>,
 }

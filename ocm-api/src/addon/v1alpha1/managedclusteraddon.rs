@@ -53,9 +53,10 @@ pub struct ManagedClusterAddOnSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManagedClusterAddOnStatus {
-    /// The addon's state on this cluster, merged by `type`. Known types include `Available`,
-    /// `Degraded`, `Progressing`, `Configured`, `ManifestApplied`, `RegistrationApplied` and
-    /// `ClusterCertificateRotated`.
+    /// The addon's state on this cluster, merged by `type`. Types upstream sets include
+    /// `Available`, `Degraded`, `Progressing`, `Configured`, `ManifestApplied`,
+    /// `HookManifestCompleted`, `RegistrationApplied`, `ClusterCertificateRotated` and, in
+    /// hosted mode, `HostingManifestApplied` and `HostingClusterValidity`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::conditions_map")]
     pub conditions: Option<Vec<Condition>>,
@@ -86,17 +87,22 @@ pub struct ManagedClusterAddOnStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_references: Option<Vec<ConfigReference>>,
 
-    /// Namespace on the managed cluster the agent runs in (and where its hub credentials are
-    /// written).
+    /// Namespace on the managed cluster that receives the agent's hub credentials and health
+    /// lease; needed when there are registrations or the health check mode is `Lease`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 
-    /// Client certificates the agent needs, each issued by one signer.
+    /// Client certificates the agent needs, set by the addon's hub controller. The cluster's
+    /// registration agent creates one CertificateSigningRequest per entry (signer names must
+    /// be unique) and writes the result to a Secret in `namespace`: `{addon}-hub-kubeconfig`
+    /// (key, certificate and kubeconfig) for `kubernetes.io/kube-apiserver-client`,
+    /// `{addon}-{signer}-client-cert` (key and certificate) for any other signer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registrations: Option<Vec<RegistrationConfig>>,
 
-    /// How the agent authenticates to the hub's API server: `csr` (a client certificate) or
-    /// `token` (a service account token).
+    /// How the agent authenticates to the hub's API server for its
+    /// `kubernetes.io/kube-apiserver-client` registration: `csr` (a client certificate) or
+    /// `token` (a service account token). Set by the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kube_client_driver: Option<KubeClientDriver>,
 

@@ -33,11 +33,14 @@ pub struct AddOnDeploymentConfigSpec {
     ))]
     pub customized_variables: Option<Vec<CustomizedVariable>>,
 
-    /// Which nodes of the managed cluster the agent's pods may run on.
+    /// Which nodes of the managed cluster the agent's pods may run on. Absent leaves the
+    /// agent's own scheduling settings alone; an empty object means any node and no
+    /// tolerations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_placement: Option<NodePlacement>,
 
-    /// Image registry rewrites: images from `source` are pulled from `mirror` instead.
+    /// Image registry rewrites: images from `source` are pulled from `mirror` instead, in
+    /// the agent's manifests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registries: Option<Vec<ImageMirror>>,
 
@@ -46,7 +49,8 @@ pub struct AddOnDeploymentConfigSpec {
     pub proxy_config: Option<ProxyConfig>,
 
     /// Namespace on the managed cluster the agent is installed in. Upstream's default is
-    /// `open-cluster-management-agent-addon`; the empty string lets the addon choose.
+    /// `open-cluster-management-agent-addon`. For addons defined by an AddOnTemplate, the empty
+    /// string keeps the namespaces the template's manifests give.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(max = 63),
@@ -56,7 +60,7 @@ pub struct AddOnDeploymentConfigSpec {
     pub agent_install_namespace: Option<String>,
 
     /// Compute resources of the agent's containers, one entry per container selector. Merged
-    /// by `containerID`.
+    /// by `containerID`. A container that several entries match gets the last of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend(
         "x-kubernetes-list-type" = "map",

@@ -44,9 +44,10 @@ pub struct ManagedClusterAddOnSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManagedClusterAddOnStatus {
-    /// The addon's state on this cluster, merged by `type`. Known types include `Available`,
-    /// `Degraded`, `Progressing`, `Configured`, `ManifestApplied`, `RegistrationApplied` and
-    /// `ClusterCertificateRotated`.
+    /// The addon's state on this cluster, merged by `type`. Types upstream sets include
+    /// `Available`, `Degraded`, `Progressing`, `Configured`, `ManifestApplied`,
+    /// `HookManifestCompleted`, `RegistrationApplied`, `ClusterCertificateRotated` and, in
+    /// hosted mode, `HostingManifestApplied` and `HostingClusterValidity`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::conditions_map")]
     pub conditions: Option<Vec<Condition>>,
@@ -72,8 +73,8 @@ pub struct ManagedClusterAddOnStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_references: Option<Vec<ConfigReference>>,
 
-    /// Namespace on the managed cluster the agent runs in (and where its hub credentials are
-    /// written).
+    /// Namespace on the managed cluster that receives the agent's hub credentials and health
+    /// lease; needed when there are registrations or the health check mode is `Lease`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 
