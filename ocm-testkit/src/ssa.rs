@@ -221,7 +221,8 @@ pub(crate) fn apply(
         .map(|e| e.set.clone())
         .unwrap_or_default();
     let mut dropped: Vec<&Path> = previous.difference(&applied_set).collect();
-    dropped.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    // Parents first: removing a list item takes its fields with it.
+    dropped.sort_by_key(|p| p.len());
     for p in dropped {
         let kept_by_others = entries.iter().any(|e| {
             !e.same_owner(writer.manager, "Apply", writer.subresource)

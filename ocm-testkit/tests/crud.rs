@@ -37,7 +37,10 @@ async fn configmap_crud_and_real_errors() {
     let cluster = FakeCluster::builder().clock(clock.clone()).build();
     let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
 
-    let created = api.create(&PostParams::default(), &cm("x", &[("k", "v")])).await.unwrap();
+    let created = api
+        .create(&PostParams::default(), &cm("x", &[("k", "v")]))
+        .await
+        .unwrap();
     let meta = &created.metadata;
     assert_eq!(meta.namespace.as_deref(), Some("default"));
     assert!(meta.uid.as_deref().is_some_and(|u| u.len() == 36));
@@ -47,7 +50,11 @@ async fn configmap_crud_and_real_errors() {
     );
     let rv1: u64 = meta.resource_version.as_deref().unwrap().parse().unwrap();
 
-    let err = api_err(api.create(&PostParams::default(), &cm("x", &[])).await.unwrap_err());
+    let err = api_err(
+        api.create(&PostParams::default(), &cm("x", &[]))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 409);
     assert_eq!(err.reason, "AlreadyExists");
     assert_eq!(err.message, "configmaps \"x\" already exists");
@@ -62,10 +69,23 @@ async fn configmap_crud_and_real_errors() {
     // Update with the current resourceVersion works; a stale one conflicts.
     let mut fresh = api.get("x").await.unwrap();
     fresh.data = Some(BTreeMap::from([("k".into(), "v2".into())]));
-    let updated = api.replace("x", &PostParams::default(), &fresh).await.unwrap();
-    let rv2: u64 = updated.metadata.resource_version.as_deref().unwrap().parse().unwrap();
+    let updated = api
+        .replace("x", &PostParams::default(), &fresh)
+        .await
+        .unwrap();
+    let rv2: u64 = updated
+        .metadata
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(rv2 > rv1);
-    let err = api_err(api.replace("x", &PostParams::default(), &fresh).await.unwrap_err());
+    let err = api_err(
+        api.replace("x", &PostParams::default(), &fresh)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 409);
     assert_eq!(
         err.message,
@@ -81,14 +101,24 @@ async fn configmap_crud_and_real_errors() {
         },
         ..Default::default()
     };
-    let g = api.create(&PostParams::default(), &generated).await.unwrap();
+    let g = api
+        .create(&PostParams::default(), &generated)
+        .await
+        .unwrap();
     let name = g.metadata.name.unwrap();
     assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
 
     // Missing name is a 422 with causes.
-    let err = api_err(api.create(&PostParams::default(), &ConfigMap::default()).await.unwrap_err());
+    let err = api_err(
+        api.create(&PostParams::default(), &ConfigMap::default())
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
-    assert!(err.message.starts_with("ConfigMap \"\" is invalid: metadata.name: Required value"));
+    assert!(
+        err.message
+            .starts_with("ConfigMap \"\" is invalid: metadata.name: Required value")
+    );
 
     // Delete answers a Success status; the object is gone.
     api.delete("x", &DeleteParams::default()).await.unwrap();
@@ -135,27 +165,42 @@ async fn generation_status_subresource_and_patches() {
 
     // Label change: no generation bump.
     let p = json!({"metadata": {"labels": {"extra": "yes"}}});
-    let out = api.patch("web", &PatchParams::default(), &Patch::Merge(&p)).await.unwrap();
+    let out = api
+        .patch("web", &PatchParams::default(), &Patch::Merge(&p))
+        .await
+        .unwrap();
     assert_eq!(out.metadata.generation, Some(1));
 
     // Spec change: bump.
     let p = json!({"spec": {"replicas": 3}});
-    let out = api.patch("web", &PatchParams::default(), &Patch::Merge(&p)).await.unwrap();
+    let out = api
+        .patch("web", &PatchParams::default(), &Patch::Merge(&p))
+        .await
+        .unwrap();
     assert_eq!(out.metadata.generation, Some(2));
 
     // Main writes ignore status; /status writes ignore the rest.
     let p = json!({"status": {"replicas": 9}});
-    let out = api.patch("web", &PatchParams::default(), &Patch::Merge(&p)).await.unwrap();
+    let out = api
+        .patch("web", &PatchParams::default(), &Patch::Merge(&p))
+        .await
+        .unwrap();
     assert!(out.status.is_none());
     let p = json!({"spec": {"replicas": 7}, "status": {"replicas": 3, "readyReplicas": 3}});
-    let out = api.patch_status("web", &PatchParams::default(), &Patch::Merge(&p)).await.unwrap();
+    let out = api
+        .patch_status("web", &PatchParams::default(), &Patch::Merge(&p))
+        .await
+        .unwrap();
     assert_eq!(out.status.as_ref().unwrap().ready_replicas, Some(3));
     assert_eq!(out.spec.replicas, Some(3));
     assert_eq!(out.metadata.generation, Some(2));
 
     // Strategic merge patch merges containers by name.
     let p = json!({"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox:2"}]}}}});
-    let out = api.patch("web", &PatchParams::default(), &Patch::Strategic(&p)).await.unwrap();
+    let out = api
+        .patch("web", &PatchParams::default(), &Patch::Strategic(&p))
+        .await
+        .unwrap();
     let containers = out.spec.template.spec.unwrap().containers;
     assert_eq!(containers.len(), 2);
     assert_eq!(containers[1].image.as_deref(), Some("busybox:2"));
@@ -167,19 +212,32 @@ async fn generation_status_subresource_and_patches() {
         {"op": "replace", "path": "/spec/replicas", "value": 4}
     ]))
     .unwrap();
-    let out = api.patch("web", &PatchParams::default(), &Patch::<()>::Json(p)).await.unwrap();
+    let out = api
+        .patch("web", &PatchParams::default(), &Patch::<()>::Json(p))
+        .await
+        .unwrap();
     assert_eq!(out.spec.replicas, Some(4));
     let p: json_patch::Patch = serde_json::from_value(json!([
         {"op": "test", "path": "/spec/replicas", "value": 99}
     ]))
     .unwrap();
-    let err = api_err(api.patch("web", &PatchParams::default(), &Patch::<()>::Json(p)).await.unwrap_err());
+    let err = api_err(
+        api.patch("web", &PatchParams::default(), &Patch::<()>::Json(p))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 422);
 
     // A no-op update keeps the resourceVersion.
     let before = api.get("web").await.unwrap();
-    let after = api.replace("web", &PostParams::default(), &before).await.unwrap();
-    assert_eq!(before.metadata.resource_version, after.metadata.resource_version);
+    let after = api
+        .replace("web", &PostParams::default(), &before)
+        .await
+        .unwrap();
+    assert_eq!(
+        before.metadata.resource_version,
+        after.metadata.resource_version
+    );
 }
 
 #[tokio::test]
@@ -196,7 +254,10 @@ async fn selectors_and_paging() {
         api.create(&PostParams::default(), &c).await.unwrap();
     }
     let other: Api<ConfigMap> = Api::namespaced(cluster.client(), "other");
-    other.create(&PostParams::default(), &cm("elsewhere", &[])).await.unwrap();
+    other
+        .create(&PostParams::default(), &cm("elsewhere", &[]))
+        .await
+        .unwrap();
 
     let count = |lp: ListParams| {
         let api = api.clone();
@@ -205,15 +266,31 @@ async fn selectors_and_paging() {
     assert_eq!(count(ListParams::default()).await, 25);
     assert_eq!(count(ListParams::default().labels("tier=even")).await, 13);
     assert_eq!(count(ListParams::default().labels("tier!=even")).await, 12);
-    assert_eq!(count(ListParams::default().labels("n in (1,2,3),tier=odd")).await, 2);
+    assert_eq!(
+        count(ListParams::default().labels("n in (1,2,3),tier=odd")).await,
+        2
+    );
     assert_eq!(count(ListParams::default().labels("!tier")).await, 0);
-    assert_eq!(count(ListParams::default().fields("metadata.name=cm-03")).await, 1);
-    assert_eq!(count(ListParams::default().fields("metadata.name!=cm-03")).await, 24);
+    assert_eq!(
+        count(ListParams::default().fields("metadata.name=cm-03")).await,
+        1
+    );
+    assert_eq!(
+        count(ListParams::default().fields("metadata.name!=cm-03")).await,
+        24
+    );
 
     let all: Api<ConfigMap> = Api::all(cluster.client());
-    assert_eq!(all.list(&ListParams::default()).await.unwrap().items.len(), 26);
     assert_eq!(
-        all.list(&ListParams::default().fields("metadata.namespace=other")).await.unwrap().items.len(),
+        all.list(&ListParams::default()).await.unwrap().items.len(),
+        26
+    );
+    assert_eq!(
+        all.list(&ListParams::default().fields("metadata.namespace=other"))
+            .await
+            .unwrap()
+            .items
+            .len(),
         1
     );
 
@@ -243,9 +320,15 @@ async fn journal_and_faults() {
             .resource("configmaps")
             .times(1),
     );
-    let err = api_err(api.create(&PostParams::default(), &cm("a", &[])).await.unwrap_err());
+    let err = api_err(
+        api.create(&PostParams::default(), &cm("a", &[]))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 500);
-    api.create(&PostParams::default(), &cm("a", &[])).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", &[]))
+        .await
+        .unwrap();
     api.get("a").await.unwrap();
     let j = cluster.journal();
     assert_eq!(j.count(|e| e.verb == "create" && e.status == 500), 1);

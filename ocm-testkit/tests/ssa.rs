@@ -1,0 +1,204 @@
+//! Server-side apply through kube's `PatchParams::apply`.
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use ocm_testkit::FakeCluster;
+use serde_json::{Value, json};
+
+fn status_of(e: kube::Error) -> kube::core::Status {
+    match e {
+        kube::Error::Api(s) => *s,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn apply_creates_tracks_managers_conflicts_and_forces() {
+    let cluster = FakeCluster::new();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let a = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
+                   "data": {"shared": "1", "mine": "a"}});
+    // Create by apply.
+    let out = api
+        .patch("cfg", &PatchParams::apply("alpha"), &Patch::Apply(&a))
+        .await
+        .unwrap();
+    assert_eq!(cluster.journal().entries().last().unwrap().status, 201);
+    let mf = out.metadata.managed_fields.unwrap();
+    assert_eq!(mf.len(), 1);
+    assert_eq!(mf[0].manager.as_deref(), Some("alpha"));
+    assert_eq!(mf[0].operation.as_deref(), Some("Apply"));
+    assert_eq!(
+        mf[0].fields_v1.as_ref().unwrap().0,
+        json!({"f:data": {"f:mine": {}, "f:shared": {}}})
+    );
+
+    // Another manager changing an owned field conflicts, with the real message and causes.
+    let b = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
+                   "data": {"shared": "2"}});
+    let err = status_of(
+        api.patch("cfg", &PatchParams::apply("beta"), &Patch::Apply(&b))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(err.reason, "Conflict");
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"alpha\": .data.shared"
+    );
+    let causes = err.details.unwrap().causes;
+    assert_eq!(causes[0].reason, "FieldManagerConflict");
+    assert_eq!(causes[0].field, ".data.shared");
+
+    // Forcing takes the field over.
+    let out = api
+        .patch(
+            "cfg",
+            &PatchParams::apply("beta").force(),
+            &Patch::Apply(&b),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.data.as_ref().unwrap()["shared"], "2");
+    let mf = out.metadata.managed_fields.unwrap();
+    let alpha = mf
+        .iter()
+        .find(|m| m.manager.as_deref() == Some("alpha"))
+        .unwrap();
+    assert_eq!(
+        alpha.fields_v1.as_ref().unwrap().0,
+        json!({"f:data": {"f:mine": {}}})
+    );
+
+    // alpha drops `mine`: it is removed because nobody else owns it.
+    let a2 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
+                    "data": {}});
+    let out = api
+        .patch("cfg", &PatchParams::apply("alpha"), &Patch::Apply(&a2))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.data.unwrap().into_iter().collect::<Vec<_>>(),
+        vec![("shared".to_string(), "2".to_string())]
+    );
+
+    // An Update by someone else makes them an owner too: conflicts name the operation.
+    let p = json!({"data": {"shared": "3"}});
+    let edit = PatchParams {
+        field_manager: Some("kubectl-edit".into()),
+        ..Default::default()
+    };
+    api.patch("cfg", &edit, &Patch::Merge(&p)).await.unwrap();
+    let err = status_of(
+        api.patch("cfg", &PatchParams::apply("beta"), &Patch::Apply(&b))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using v1: .data.shared"
+    );
+
+    // dryRun=All changes nothing.
+    let dry = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
+                     "data": {"dry": "run"}});
+    let mut pp = PatchParams::apply("gamma");
+    pp.dry_run = true;
+    let out = api.patch("cfg", &pp, &Patch::Apply(&dry)).await.unwrap();
+    assert_eq!(out.data.unwrap()["dry"], "run");
+    assert!(
+        !api.get("cfg")
+            .await
+            .unwrap()
+            .data
+            .unwrap()
+            .contains_key("dry")
+    );
+}
+
+#[tokio::test]
+async fn apply_merges_containers_by_name() {
+    let cluster = FakeCluster::new();
+    let api: Api<Deployment> = Api::default_namespaced(cluster.client());
+    let base = |containers: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+               "spec": {"selector": {"matchLabels": {"app": "d"}},
+                        "template": {"metadata": {"labels": {"app": "d"}},
+                                     "spec": {"containers": containers}}}})
+    };
+    let one = base(json!([{"name": "main", "image": "nginx:1"}]));
+    api.patch("d", &PatchParams::apply("owner"), &Patch::Apply(&one))
+        .await
+        .unwrap();
+    // A second manager adds a sidecar without touching the first container.
+    let side = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox"}]}}}});
+    let out = api
+        .patch("d", &PatchParams::apply("sidecar"), &Patch::Apply(&side))
+        .await
+        .unwrap();
+    let names: Vec<String> = out
+        .spec
+        .template
+        .spec
+        .unwrap()
+        .containers
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, vec!["main", "side"]);
+    // The sidecar manager changing main's image conflicts at the keyed path.
+    let steal = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:2"}]}}}});
+    let err = status_of(
+        api.patch("d", &PatchParams::apply("sidecar"), &Patch::Apply(&steal))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"owner\": .spec.template.spec.containers[name=\"main\"].image"
+    );
+    // Owner drops nothing but replicas stays; sidecar removes its container by applying none.
+    let none = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}});
+    let out = api
+        .patch("d", &PatchParams::apply("sidecar"), &Patch::Apply(&none))
+        .await
+        .unwrap();
+    let names: Vec<String> = out
+        .spec
+        .template
+        .spec
+        .unwrap()
+        .containers
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, vec!["main"]);
+}
+
+#[tokio::test]
+async fn create_then_apply_shares_and_conflicts_with_update_owner() {
+    let cluster = FakeCluster::new();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "c"}, "data": {"k": "v"}})).unwrap();
+    api.create(
+        &PostParams {
+            field_manager: Some("creator".into()),
+            ..Default::default()
+        },
+        &cm,
+    )
+    .await
+    .unwrap();
+    // Same value: shared, no conflict.
+    let same = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
+    let out = api
+        .patch("c", &PatchParams::apply("applier"), &Patch::Apply(&same))
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.managed_fields.unwrap().len(), 2);
+}

@@ -1,0 +1,175 @@
+//! Watches through kube's `watcher`, default and streaming lists, plus raw watch semantics.
+
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
+use kube::core::ObjectMeta;
+use kube::runtime::watcher::{self, Event};
+use ocm_testkit::FakeCluster;
+
+fn cm(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+async fn run_watcher(config: watcher::Config) {
+    let cluster = FakeCluster::new();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    api.create(&PostParams::default(), &cm("before"))
+        .await
+        .unwrap();
+    let mut stream = watcher::watcher(api.clone(), config).boxed();
+    let mut initial = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+            .await
+            .expect("watcher stalled")
+            .unwrap()
+            .unwrap();
+        match ev {
+            Event::Init => {}
+            Event::InitApply(o) => initial.push(o.metadata.name.unwrap()),
+            Event::InitDone => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(initial, vec!["before".to_string()]);
+    api.create(&PostParams::default(), &cm("after"))
+        .await
+        .unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .expect("watcher stalled")
+        .unwrap()
+        .unwrap();
+    match ev {
+        Event::Apply(o) => assert_eq!(o.metadata.name.as_deref(), Some("after")),
+        other => panic!("unexpected {other:?}"),
+    }
+    api.delete("after", &Default::default()).await.unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .expect("watcher stalled")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(ev, Event::Delete(o) if o.metadata.name.as_deref() == Some("after")));
+}
+
+#[tokio::test]
+async fn kube_watcher_list_then_watch() {
+    run_watcher(watcher::Config::default()).await;
+}
+
+#[tokio::test]
+async fn kube_watcher_streaming_lists() {
+    run_watcher(watcher::Config::default().streaming_lists()).await;
+}
+
+#[tokio::test]
+async fn watch_from_resource_version_selectors_and_gone() {
+    let cluster = FakeCluster::builder().watch_history(5).build();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let first = api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let rv = first.metadata.resource_version.unwrap();
+    api.create(&PostParams::default(), &cm("b")).await.unwrap();
+
+    // Replay strictly after `rv`: only `b`.
+    let mut s = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    match s.try_next().await.unwrap().unwrap() {
+        WatchEvent::Added(o) => assert_eq!(o.metadata.name.as_deref(), Some("b")),
+        other => panic!("unexpected {other:?}"),
+    }
+
+    // A label selector turns "stops matching" into DELETED.
+    let mut labeled = cm("c");
+    labeled.metadata.labels = Some([("app".to_string(), "x".to_string())].into());
+    let c = api.create(&PostParams::default(), &labeled).await.unwrap();
+    let mut sel = api
+        .watch(
+            &WatchParams::default().labels("app=x"),
+            &c.metadata.resource_version.unwrap(),
+        )
+        .await
+        .unwrap()
+        .boxed();
+    let p = serde_json::json!({"metadata": {"labels": {"app": "y"}}});
+    api.patch("c", &Default::default(), &kube::api::Patch::Merge(&p))
+        .await
+        .unwrap();
+    match tokio::time::timeout(Duration::from_secs(5), sel.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+    {
+        WatchEvent::Deleted(o) => assert_eq!(o.metadata.name.as_deref(), Some("c")),
+        other => panic!("unexpected {other:?}"),
+    }
+
+    // Push `rv` out of the retained history: 410 Gone as an ERROR event.
+    for i in 0..10 {
+        api.create(&PostParams::default(), &cm(&format!("z{i}")))
+            .await
+            .unwrap();
+    }
+    let mut old = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    match old.try_next().await.unwrap().unwrap() {
+        WatchEvent::Error(e) => assert_eq!(e.code, 410),
+        other => panic!("unexpected {other:?}"),
+    }
+
+    // timeoutSeconds ends the stream.
+    let list = api.list(&ListParams::default()).await.unwrap();
+    let mut timed = api
+        .watch(
+            &WatchParams::default().timeout(1),
+            &list.metadata.resource_version.unwrap(),
+        )
+        .await
+        .unwrap()
+        .boxed();
+    let end = tokio::time::timeout(Duration::from_secs(5), timed.try_next())
+        .await
+        .unwrap();
+    assert!(end.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn streaming_list_ends_with_initial_events_bookmark() {
+    let cluster = FakeCluster::new();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let wp = WatchParams::streaming_lists();
+    let mut s = api.watch(&wp, "0").await.unwrap().boxed();
+    assert!(matches!(
+        s.try_next().await.unwrap().unwrap(),
+        WatchEvent::Added(_)
+    ));
+    match s.try_next().await.unwrap().unwrap() {
+        WatchEvent::Bookmark(b) => {
+            assert_eq!(
+                b.metadata
+                    .annotations
+                    .get("k8s.io/initial-events-end")
+                    .map(String::as_str),
+                Some("true")
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
