@@ -18,6 +18,10 @@ use crate::cluster::v1alpha1::RolloutStrategy;
 /// the install strategy: `Manual` (users create ManagedClusterAddOns themselves) or
 /// `Placements` (the addon manager creates one per cluster that the listed Placements
 /// select, and rolls configuration changes out with each placement's rollout strategy).
+///
+/// Whether the general addon manager or the addon's own controller carries out the install
+/// strategy is chosen with the annotation `addon.open-cluster-management.io/lifecycle`:
+/// `addon-manager` or `self` (upstream's default when the annotation is absent).
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "addon.open-cluster-management.io",
@@ -86,7 +90,8 @@ pub struct InstallStrategy {
     pub type_: Option<InstallStrategyType>,
 
     /// With `Placements`: the Placements whose clusters get the addon, each with its own
-    /// configurations and rollout strategy. Merged by `namespace` and `name`.
+    /// configurations and rollout strategy. Merged by `namespace` and `name`. A cluster that
+    /// several Placements select follows the last of them in this list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend(
         "x-kubernetes-list-type" = "map",
@@ -131,7 +136,8 @@ pub struct PlacementStrategy {
     pub configs: Option<Vec<AddOnConfig>>,
 
     /// How configuration changes reach the clusters of this Placement; `{type: All}` when
-    /// absent.
+    /// absent. Only changes of configurations named in the ClusterManagementAddOn are rolled
+    /// out this way, not those a ManagedClusterAddOn names itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = {"type": "All"}))]
     pub rollout_strategy: Option<RolloutStrategy>,
