@@ -32,4 +32,5 @@ pub mod config;
 pub mod identity;
 pub mod order;
 pub mod owner;
+pub mod replicaset;
 pub mod status;

@@ -1,0 +1,240 @@
+//! The ManifestWorkReplicaSet controller's decisions, as pure functions.
+//!
+//! A ManifestWorkReplicaSet fans its `manifestWorkTemplate` out to every cluster its placements
+//! select, one ManifestWork per cluster namespace, following each placement's rollout strategy.
+//! This module holds the upstream-exact pieces the controller is built from:
+//!
+//! * [`owner_label`] and [`validate_owner_label`]: the `namespace.name` label that links works
+//!   to their replica set, and the 63-character rule with upstream's message;
+//! * [`build_work`]: the ManifestWork for one cluster;
+//! * [`manifest_work_equal`]: whether a live work already matches what is wanted;
+//! * [`cluster_rollout_status`]: a work's rollout status for the rollout engine, with the
+//!   [`SuccessCriteria`] opt-in that fixes upstream's never-advancing progressive rollouts;
+//! * [`status`]: the summaries and conditions written to the replica set's status.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use ocm_api::conditions::{self, ConditionStatus};
+use ocm_api::constants::{labels, work as wc};
+use ocm_api::validation::names;
+use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
+use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
+use ocm_placement::rollout::{ClusterRolloutStatus, GroupKey, RolloutStatus};
+use serde_json::Value;
+
+pub mod status;
+
+/// The value of the `work.open-cluster-management.io/manifestworkreplicaset` label on the works
+/// of a replica set: `<namespace>.<name>`.
+pub fn owner_label(replica_set: &ManifestWorkReplicaSet) -> String {
+    format!(
+        "{}.{}",
+        replica_set
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or_default(),
+        replica_set.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// Checks that `owner` is a valid label value; the error is upstream's
+/// `InvalidManifestWorkName` condition message.
+pub fn validate_owner_label(owner: &str) -> Result<(), String> {
+    let errors = names::label_value_errors(owner);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "ManifestWork owner reference \"{owner}\" (namespace.name) is not a valid label value: {}; \
+         recreate the ManifestWorkReplicaSet with a shorter namespace and/or name so the combined \
+         length is at most 63 characters",
+        errors.join("; ")
+    ))
+}
+
+/// The ManifestWork of `replica_set` for `cluster`, fanned out for `placement`.
+///
+/// Labels are the replica set's plus the owner and placement labels. An existing work keeps its
+/// `name`; a new one gets `generateName: <replica set name>` (the API server appends a random
+/// suffix with no separator, as upstream).
+pub fn build_work(
+    replica_set: &ManifestWorkReplicaSet,
+    name: Option<&str>,
+    cluster: &str,
+    placement: &str,
+) -> ManifestWork {
+    let mut work_labels: BTreeMap<String, String> =
+        replica_set.metadata.labels.clone().unwrap_or_default();
+    work_labels.insert(
+        labels::MANIFEST_WORK_REPLICA_SET.into(),
+        owner_label(replica_set),
+    );
+    work_labels.insert(labels::PLACEMENT_NAME.into(), placement.into());
+    let (name, generate_name) = match name {
+        Some(n) if !n.is_empty() => (Some(n.to_string()), None),
+        _ => (None, replica_set.metadata.name.clone()),
+    };
+    ManifestWork {
+        metadata: ObjectMeta {
+            name,
+            generate_name,
+            namespace: Some(cluster.to_string()),
+            labels: Some(work_labels),
+            ..ObjectMeta::default()
+        },
+        spec: replica_set
+            .spec
+            .manifest_work_template
+            .clone()
+            .unwrap_or_default(),
+        status: None,
+    }
+}
+
+/// Removes `metadata.creationTimestamp` and `spec.template.metadata.creationTimestamp` from a
+/// manifest, the normalisation upstream applies before comparing templates.
+fn normalized_manifest(manifest: &Value) -> Value {
+    let mut m = manifest.clone();
+    if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("creationTimestamp");
+    }
+    if let Some(meta) = m
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("template"))
+        .and_then(|t| t.get_mut("metadata"))
+        .and_then(Value::as_object_mut)
+    {
+        meta.remove("creationTimestamp");
+    }
+    m
+}
+
+/// Whether two ManifestWork specs are equal for the replica-set controller: manifests compared
+/// after normalisation, absent lists equal to empty ones.
+pub fn spec_equal(a: &ManifestWorkSpec, b: &ManifestWorkSpec) -> bool {
+    let manifests = |s: &ManifestWorkSpec| -> Vec<Value> {
+        s.manifests()
+            .iter()
+            .map(|m| normalized_manifest(m.as_value()))
+            .collect()
+    };
+    manifests(a) == manifests(b)
+        && a.delete_option == b.delete_option
+        && a.manifest_configs.as_deref().unwrap_or_default()
+            == b.manifest_configs.as_deref().unwrap_or_default()
+        && a.executor == b.executor
+}
+
+/// Upstream's `ManifestWorkEqual`: equal specs, equal labels and annotations (absent equal to
+/// empty), and equal owner references.
+pub fn manifest_work_equal(required: &ManifestWork, live: &ManifestWork) -> bool {
+    let map = |m: &Option<BTreeMap<String, String>>| m.clone().unwrap_or_default();
+    spec_equal(&required.spec, &live.spec)
+        && map(&required.metadata.labels) == map(&live.metadata.labels)
+        && map(&required.metadata.annotations) == map(&live.metadata.annotations)
+        && required
+            .metadata
+            .owner_references
+            .as_deref()
+            .unwrap_or_default()
+            == live
+                .metadata
+                .owner_references
+                .as_deref()
+                .unwrap_or_default()
+}
+
+/// How the controller decides that a cluster's work has rolled out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SuccessCriteria {
+    /// Upstream's rule (the default): a work is `Succeeded` only when it has `Applied=True` and
+    /// `Progressing=False` at its current generation.
+    ///
+    /// The work agent never sets `Progressing` by itself (only condition rules do), so with
+    /// plain works every cluster stays `ToApply`: `All` still applies everywhere, but
+    /// `Progressive` and `ProgressivePerGroup` never get past their first batch and
+    /// `PlacementRolledOut` never becomes `Complete`.
+    #[default]
+    ProgressingCondition,
+    /// Our opt-in: when a work has no `Progressing` condition at its current generation, it
+    /// counts as `Succeeded` once `Applied` and `Available` are both `True` at that generation
+    /// (the soak time `minSuccessTime` runs from `Available`'s transition), as `Progressing`
+    /// while it is applied but not yet available (so `progressDeadline` applies), and as
+    /// `Failed` when applying failed. Works that do carry a `Progressing` condition are judged
+    /// by upstream's rule.
+    AppliedAndAvailable,
+}
+
+fn at_generation<'a>(
+    conds: &'a [Condition],
+    type_: &str,
+    generation: i64,
+) -> Option<&'a Condition> {
+    conditions::find(conds, type_).filter(|c| c.observed_generation == Some(generation))
+}
+
+/// The rollout status of one cluster's work, for the rollout engine.
+pub fn cluster_rollout_status(
+    cluster: &str,
+    group: GroupKey,
+    work: &ManifestWork,
+    criteria: SuccessCriteria,
+) -> ClusterRolloutStatus {
+    let generation = work.metadata.generation.unwrap_or(0);
+    let conds: &[Condition] = work
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    let status = |s: RolloutStatus, since: Option<&Condition>| {
+        let mut out = ClusterRolloutStatus::new(cluster, group.clone(), s);
+        out.last_transition_time = since.map(|c| c.last_transition_time.0);
+        out
+    };
+    let to_apply = || ClusterRolloutStatus::new(cluster, group.clone(), RolloutStatus::ToApply);
+
+    let applied = conditions::find(conds, wc::CONDITION_APPLIED);
+    let applied_now = applied.filter(|c| c.observed_generation == Some(generation));
+    let progressing = conditions::find(conds, wc::CONDITION_PROGRESSING);
+    let progressing_now = progressing.filter(|c| c.observed_generation == Some(generation));
+    let degraded = conditions::find(conds, wc::CONDITION_DEGRADED);
+
+    if criteria == SuccessCriteria::AppliedAndAvailable && progressing_now.is_none() {
+        let Some(applied) = applied_now else {
+            return to_apply();
+        };
+        return match ConditionStatus::parse(&applied.status) {
+            Some(ConditionStatus::False) => status(RolloutStatus::Failed, Some(applied)),
+            Some(ConditionStatus::True) => {
+                match at_generation(conds, wc::CONDITION_AVAILABLE, generation) {
+                    Some(available) if available.status == "True" => {
+                        status(RolloutStatus::Succeeded, Some(available))
+                    }
+                    _ => status(RolloutStatus::Progressing, Some(applied)),
+                }
+            }
+            _ => to_apply(),
+        };
+    }
+
+    let stale_degraded = degraded.is_some_and(|d| d.observed_generation != Some(generation));
+    let (Some(_), Some(p)) = (applied_now.filter(|a| a.status == "True"), progressing_now) else {
+        return to_apply();
+    };
+    if stale_degraded {
+        return to_apply();
+    }
+    let degraded_true = degraded.is_some_and(|d| d.status == "True");
+    match p.status.as_str() {
+        "True" if degraded_true => status(RolloutStatus::Failed, degraded),
+        "True" => status(RolloutStatus::Progressing, Some(p)),
+        "False" => status(RolloutStatus::Succeeded, Some(p)),
+        _ => status(RolloutStatus::Progressing, Some(p)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

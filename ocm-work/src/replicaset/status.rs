@@ -1,0 +1,158 @@
+//! The status a ManifestWorkReplicaSet reports: per-placement and total summaries, and the
+//! `PlacementVerified`, `PlacementRolledOut` and `ManifestworkApplied` conditions.
+//!
+//! Every condition is written with an empty message, as upstream does (except
+//! `InvalidManifestWorkName`, see [`super::validate_owner_label`]).
+
+use ocm_api::conditions::{self, ConditionStatus, NewCondition};
+use ocm_api::constants::{replicaset as rc, work as wc};
+use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
+
+use super::spec_equal;
+
+/// Counts of a placement's works by condition (upstream's summary fields).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkCounts {
+    /// Works with `Applied=True`.
+    pub applied: i64,
+    /// Works with `Progressing=True`.
+    pub progressing: i64,
+    /// Works with `Available=True`.
+    pub available: i64,
+    /// Works with `Degraded=True`.
+    pub degraded: i64,
+}
+
+impl WorkCounts {
+    /// Counts the works that are not being deleted and match the current `template`.
+    pub fn count<'a>(
+        works: impl IntoIterator<Item = &'a ManifestWork>,
+        template: &ManifestWorkSpec,
+    ) -> Self {
+        let mut counts = Self::default();
+        for work in works {
+            if work.metadata.deletion_timestamp.is_some() || !spec_equal(&work.spec, template) {
+                continue;
+            }
+            let conds = work
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_deref())
+                .unwrap_or_default();
+            let yes = |t: &str| i64::from(conditions::is_true(conds, t));
+            counts.applied += yes(wc::CONDITION_APPLIED);
+            counts.progressing += yes(wc::CONDITION_PROGRESSING);
+            counts.available += yes(wc::CONDITION_AVAILABLE);
+            counts.degraded += yes(wc::CONDITION_DEGRADED);
+        }
+        counts
+    }
+
+    /// Adds `other` to these counts.
+    pub fn add(&mut self, other: &Self) {
+        self.applied += other.applied;
+        self.progressing += other.progressing;
+        self.available += other.available;
+        self.degraded += other.degraded;
+    }
+}
+
+/// The `availableDecisionGroups` text of a placement summary:
+/// `"<decision groups> (<works> / <selected clusters> clusters applied)"`.
+pub fn available_decision_groups(decision_groups: usize, works: usize, selected: i64) -> String {
+    format!("{decision_groups} ({works} / {selected} clusters applied)")
+}
+
+/// `PlacementVerified`: `True/AsExpected` when some work exists, else
+/// `False/PlacementDecisionEmpty`.
+pub fn placement_verified(total_works: usize) -> NewCondition {
+    if total_works == 0 {
+        NewCondition::new(
+            rc::CONDITION_PLACEMENT_VERIFIED,
+            ConditionStatus::False,
+            rc::REASON_PLACEMENT_DECISION_EMPTY,
+            "",
+        )
+    } else {
+        NewCondition::new(
+            rc::CONDITION_PLACEMENT_VERIFIED,
+            ConditionStatus::True,
+            rc::REASON_AS_EXPECTED,
+            "",
+        )
+    }
+}
+
+/// `PlacementVerified=False/PlacementDecisionNotFound`: a referenced placement is missing.
+pub fn placement_not_found() -> NewCondition {
+    NewCondition::new(
+        rc::CONDITION_PLACEMENT_VERIFIED,
+        ConditionStatus::False,
+        rc::REASON_PLACEMENT_DECISION_NOT_FOUND,
+        "",
+    )
+}
+
+/// `PlacementVerified=False/NotAsExpected`: the rollout could not be computed.
+pub fn placement_not_as_expected() -> NewCondition {
+    NewCondition::new(
+        rc::CONDITION_PLACEMENT_VERIFIED,
+        ConditionStatus::False,
+        rc::REASON_NOT_AS_EXPECTED,
+        "",
+    )
+}
+
+/// `PlacementRolledOut`: `True/Complete` when every selected cluster succeeded (so also when
+/// nothing is selected), else `False/Progressing`.
+pub fn placement_rolled_out(selected_total: i64, succeeded_total: i64) -> NewCondition {
+    if selected_total == succeeded_total {
+        NewCondition::new(
+            rc::CONDITION_PLACEMENT_ROLLED_OUT,
+            ConditionStatus::True,
+            rc::REASON_COMPLETE,
+            "",
+        )
+    } else {
+        NewCondition::new(
+            rc::CONDITION_PLACEMENT_ROLLED_OUT,
+            ConditionStatus::False,
+            rc::REASON_PROGRESSING,
+            "",
+        )
+    }
+}
+
+/// `ManifestworkApplied` from the total work count and the summed condition counts.
+/// `verified_reason` is the reason of the current `PlacementVerified` condition.
+pub fn manifestwork_applied(
+    total: i64,
+    counts: &WorkCounts,
+    verified_reason: Option<&str>,
+) -> NewCondition {
+    let (status, reason) = if total == 0 {
+        let reason = if verified_reason == Some(rc::REASON_PLACEMENT_DECISION_EMPTY) {
+            rc::REASON_PLACEMENT_DECISION_EMPTY
+        } else {
+            rc::REASON_NOT_AS_EXPECTED
+        };
+        (ConditionStatus::False, reason)
+    } else if counts.available == total && counts.progressing == 0 && counts.degraded == 0 {
+        (ConditionStatus::True, rc::REASON_AS_EXPECTED)
+    } else if counts.progressing > 0 && counts.degraded == 0 {
+        (ConditionStatus::False, rc::REASON_PROCESSING)
+    } else {
+        (ConditionStatus::False, rc::REASON_NOT_AS_EXPECTED)
+    };
+    NewCondition::new(rc::CONDITION_MANIFESTWORK_APPLIED, status, reason, "")
+}
+
+/// `ManifestworkApplied=False/InvalidManifestWorkName` with the validation message.
+pub fn invalid_manifest_work_name(message: impl Into<String>) -> NewCondition {
+    NewCondition::new(
+        rc::CONDITION_MANIFESTWORK_APPLIED,
+        ConditionStatus::False,
+        rc::REASON_INVALID_MANIFEST_WORK_NAME,
+        message,
+    )
+}
