@@ -9,7 +9,7 @@
 //! ```
 //! let crds = ocm_api::crds();
 //! assert_eq!(crds.len(), 14);
-//! let amw = crds
+//! let mw = crds
 //!     .iter()
 //!     .find(|c| c.metadata.name.as_deref() == Some("manifestworks.work.open-cluster-management.io"))
 //!     .unwrap();
@@ -83,6 +83,7 @@ pub(crate) fn normalize(crd: &mut CustomResourceDefinition, fixups: Fixups) {
             continue;
         };
         strip_nullable(&mut value);
+        tidy_descriptions(&mut value);
         restore_int_or_string_types(&mut value);
         add_type_meta(&mut value);
         if !fixups.root_spec_required
@@ -181,6 +182,71 @@ fn restore_int_or_string_types(value: &mut Value) {
     }
 }
 
+/// Turns the rustdoc-flavoured descriptions schemars takes from doc comments into plain
+/// text for `kubectl explain`: rustdoc sections (`# Example` and everything after) are cut,
+/// and intra-doc links (``[`Foo`]``, ``[`Foo`](crate::Foo)``) become plain code spans.
+fn tidy_descriptions(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(text)) = map.get_mut("description") {
+                *text = tidy_description(text);
+            }
+            for (key, child) in map.iter_mut() {
+                if key != "default" && key != "enum" && key != "example" {
+                    tidy_descriptions(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(tidy_descriptions),
+        _ => {}
+    }
+}
+
+fn tidy_description(text: &str) -> String {
+    let mut kept = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("# ") {
+            break;
+        }
+        kept.push(line);
+    }
+    let text = kept.join("\n");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.trim_end();
+    while let Some(start) = rest.find("[`") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let Some(end) = after.find("`]") else {
+            out.push_str("[`");
+            rest = &rest[start + 2..];
+            continue;
+        };
+        let code = &after[..=end];
+        let tail = &after[end + 2..];
+        let target = tail
+            .strip_prefix('(')
+            .and_then(|t| t.find(')').map(|close| (&t[..close], &t[close + 1..])));
+        match target {
+            // A link to a web page stays a link.
+            Some((url, _)) if url.contains("://") => {
+                let len = 1 + end + 2 + 1 + url.len() + 1;
+                out.push_str(&rest[start..start + len]);
+                rest = &rest[start + len..];
+            }
+            Some((path, after_link)) if !path.contains(char::is_whitespace) => {
+                out.push_str(code);
+                rest = after_link;
+            }
+            _ => {
+                out.push_str(code);
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Follows `path` through `properties` (and `items` for arrays) from a schema node.
 fn walk_mut<'a>(mut node: &'a mut Value, path: &[&str]) -> Option<&'a mut Value> {
     for segment in path {
@@ -218,4 +284,23 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String> {
         what: format!("CustomResourceDefinition {name}"),
         source: Box::new(source),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tidy_description;
+
+    #[test]
+    fn descriptions_lose_rustdoc_syntax() {
+        assert_eq!(
+            tidy_description("See [`Foo`] and [`Bar`](crate::x::Bar), or [`web`](https://a.b/c)."),
+            "See `Foo` and `Bar`, or [`web`](https://a.b/c)."
+        );
+        assert_eq!(
+            tidy_description("Intro.\n\nMore.\n\n# Example\n\n```\nlet x = 1;\n```"),
+            "Intro.\n\nMore."
+        );
+        assert_eq!(tidy_description("Odd [`unclosed"), "Odd [`unclosed");
+        assert_eq!(tidy_description("a [`b`] (c d)"), "a `b` (c d)");
+    }
 }
