@@ -329,6 +329,47 @@ pub mod placement {
     pub const SCORE_RANGE: (i64, i64) = (-100, 100);
 }
 
+/// Addon labels, annotations, names and condition types (`addon.open-cluster-management.io`).
+pub mod addon {
+    /// The namespace addon agents are installed in unless configured otherwise.
+    pub const DEFAULT_AGENT_INSTALL_NAMESPACE: &str = "open-cluster-management-agent-addon";
+    /// On a v1beta1 ManagedClusterAddOn converted from v1alpha1: the v1alpha1
+    /// `spec.installNamespace`, which v1beta1 has no field for.
+    pub const V1ALPHA1_INSTALL_NAMESPACE_ANNOTATION: &str =
+        "addon.open-cluster-management.io/v1alpha1-install-namespace";
+    /// The placeholder config name upstream's conversion uses for "no default config".
+    pub const RESERVED_NO_DEFAULT_CONFIG_NAME: &str = "__reserved_no_default__";
+    /// The signer of hub API client certificates for addon agents.
+    pub const KUBE_API_SERVER_CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+    /// On a ClusterManagementAddOn: who manages the addon's lifecycle.
+    pub const LIFECYCLE_ANNOTATION: &str = "addon.open-cluster-management.io/lifecycle";
+    /// [`LIFECYCLE_ANNOTATION`] value: the addon manager installs the addon.
+    pub const LIFECYCLE_ADDON_MANAGER: &str = "addon-manager";
+    /// [`LIFECYCLE_ANNOTATION`] value: the addon manages itself.
+    pub const LIFECYCLE_SELF: &str = "self";
+
+    /// ManagedClusterAddOn condition: the addon agent is available.
+    pub const CONDITION_AVAILABLE: &str = "Available";
+    /// ManagedClusterAddOn condition: the addon is degraded.
+    pub const CONDITION_DEGRADED: &str = "Degraded";
+    /// ManagedClusterAddOn condition: the addon is being installed or upgraded.
+    pub const CONDITION_PROGRESSING: &str = "Progressing";
+    /// ManagedClusterAddOn condition: the addon's configs were applied.
+    pub const CONDITION_CONFIGURED: &str = "Configured";
+    /// ManagedClusterAddOn condition: the addon's manifests were applied.
+    pub const CONDITION_MANIFEST_APPLIED: &str = "ManifestApplied";
+    /// ManagedClusterAddOn condition: the addon's hook manifests completed.
+    pub const CONDITION_HOOK_MANIFEST_COMPLETED: &str = "HookManifestCompleted";
+    /// ManagedClusterAddOn condition: the addon's registration was applied.
+    pub const CONDITION_REGISTRATION_APPLIED: &str = "RegistrationApplied";
+    /// ManagedClusterAddOn condition: the addon's client certificate was rotated.
+    pub const CONDITION_CLUSTER_CERTIFICATE_ROTATED: &str = "ClusterCertificateRotated";
+    /// ManagedClusterAddOn condition: the hosted addon's manifests were applied.
+    pub const CONDITION_HOSTING_MANIFEST_APPLIED: &str = "HostingManifestApplied";
+    /// ManagedClusterAddOn condition: the hosting cluster is valid.
+    pub const CONDITION_HOSTING_CLUSTER_VALIDITY: &str = "HostingClusterValidity";
+}
+
 /// Feature-gate names, all Alpha and off by default upstream.
 pub mod feature_gates {
     /// Hub: a ManifestWork without executor is checked as the agent's own service account.

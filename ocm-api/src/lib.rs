@@ -35,6 +35,7 @@
 
 pub mod addon;
 pub mod builder;
+pub mod clock;
 pub mod cluster;
 pub mod conditions;
 pub mod constants;

@@ -138,8 +138,8 @@ fn numbers_equal(a: &Value, b: &Value) -> bool {
 
 fn short(v: &Value) -> String {
     let s = v.to_string();
-    if s.len() > 160 {
-        format!("{}…", &s[..s.floor_char_boundary(160)])
+    if s.chars().count() > 160 {
+        format!("{}…", s.chars().take(160).collect::<String>())
     } else {
         s
     }

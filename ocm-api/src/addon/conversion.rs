@@ -23,19 +23,10 @@ use std::collections::BTreeMap;
 
 use super::{v1alpha1, v1beta1};
 
-/// The annotation that carries a v1alpha1 `spec.installNamespace` on a v1beta1
-/// ManagedClusterAddOn.
-// TODO(constants): addon.open-cluster-management.io/v1alpha1-install-namespace
-const INSTALL_NAMESPACE_ANNOTATION: &str =
-    "addon.open-cluster-management.io/v1alpha1-install-namespace";
-
-/// The name of a v1beta1 default config that stands for "this kind has no default object".
-// TODO(constants): __reserved_no_default__
-const RESERVED_NO_DEFAULT_CONFIG_NAME: &str = "__reserved_no_default__";
-
-/// The signer of client certificates for the Kubernetes API server.
-// TODO(constants): kubernetes.io/kube-apiserver-client
-const KUBE_API_SERVER_CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+use crate::constants::addon::{
+    KUBE_API_SERVER_CLIENT_SIGNER, RESERVED_NO_DEFAULT_CONFIG_NAME,
+    V1ALPHA1_INSTALL_NAMESPACE_ANNOTATION as INSTALL_NAMESPACE_ANNOTATION,
+};
 
 // ---------------------------------------------------------------- AddOnDeploymentConfig
 
