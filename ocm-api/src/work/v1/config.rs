@@ -11,7 +11,7 @@ use super::{FeedbackRule, ResourceIdentifier};
 /// In `resourceIdentifier`, `name` and `namespace` may contain `*` wildcards. When several
 /// entries match a manifest, the agent takes each setting from the first entry that sets it,
 /// except `feedbackScrapeType`, which comes from the last matching entry (an upstream quirk).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestConfigOption {
     /// Which resource(s) this configuration applies to.
@@ -62,7 +62,7 @@ pub enum FeedbackScrapeType {
 }
 
 /// A rule that sets one manifest condition from the state of the applied resource.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [{
     "rule": "self.type != 'CEL' || self.condition != \"\"",
@@ -103,7 +103,7 @@ pub enum ConditionRuleType {
 }
 
 /// How the agent applies a resource to the managed cluster.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateStrategy {
     /// The strategy; `Update` by default.
@@ -143,7 +143,7 @@ pub enum UpdateStrategyType {
 }
 
 /// Server-side apply settings.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerSideApplyConfig {
     /// Take ownership of fields other field managers own instead of failing on conflicts.
@@ -164,7 +164,7 @@ pub struct ServerSideApplyConfig {
 }
 
 /// Fields of a resource that server-side apply leaves alone under a condition.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IgnoreField {
     /// When the fields are ignored; `OnSpokePresent` by default.

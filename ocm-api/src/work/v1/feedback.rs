@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Listed in [`ManifestConfigOption::feedback_rules`](super::ManifestConfigOption::feedback_rules).
 /// The values found are reported in
 /// [`ManifestCondition::status_feedbacks`](super::ManifestCondition::status_feedbacks).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackRule {
     /// Which kind of rule this is: a built-in set of values for well-known kinds, or
@@ -81,7 +81,7 @@ impl JsonPath {
 }
 
 /// The feedback values reported for one manifest.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusFeedbackResult {
     /// The values found, merged by `name`.
@@ -106,7 +106,7 @@ impl StatusFeedbackResult {
 }
 
 /// One named feedback value.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackValue {
     /// The name of the value: the JSONPath's name, or the well-known field name.
@@ -117,7 +117,7 @@ pub struct FeedbackValue {
 }
 
 /// A typed feedback value: `type` says which one of the other fields is set.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldValue {
     /// Which of `integer`, `string`, `boolean` or `jsonRaw` holds the value.

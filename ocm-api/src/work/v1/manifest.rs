@@ -29,7 +29,7 @@ use crate::{Error, Result};
 /// assert_eq!(manifest.name(), Some("web"));
 /// assert_eq!(manifest.namespace(), Some("default"));
 /// ```
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(transparent)]
 pub struct Manifest(pub Value);
 

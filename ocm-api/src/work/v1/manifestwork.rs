@@ -8,7 +8,9 @@ use super::{Manifest, ManifestConfigOption, ManifestWorkStatus};
 
 /// The desired state of a [`ManifestWork`]: the manifests to apply and how to apply,
 /// watch and delete them.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(
+    CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema,
+)]
 #[kube(
     group = "work.open-cluster-management.io",
     version = "v1",
@@ -116,7 +118,7 @@ impl ManifestWork {
 }
 
 /// The list of objects a ManifestWork applies.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestsTemplate {
     /// The objects, each a complete Kubernetes object with `apiVersion`, `kind` and
@@ -141,7 +143,7 @@ impl FromIterator<Manifest> for ManifestsTemplate {
 }
 
 /// What happens to the applied resources when they leave the ManifestWork.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteOption {
     /// `Foreground` (the default) deletes the resources; `Orphan` leaves all of them on the
@@ -178,7 +180,7 @@ pub enum PropagationPolicy {
 }
 
 /// The resources to orphan under the `SelectivelyOrphan` policy.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SelectivelyOrphan {
     /// The resources to leave on the managed cluster. Names and namespaces are matched
@@ -241,7 +243,7 @@ impl ResourceIdentifier {
 }
 
 /// The identity the work agent uses to apply a ManifestWork's manifests.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestWorkExecutor {
     /// The subject the agent acts as.
@@ -265,7 +267,7 @@ impl ManifestWorkExecutor {
 }
 
 /// The subject of a [`ManifestWorkExecutor`].
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestWorkExecutorSubject {
     /// The kind of subject; only `ServiceAccount` exists.
