@@ -36,10 +36,8 @@ pub(crate) fn default_and_prune(v: &mut Value, schema: &Value, root: bool) {
                     if root && k == "metadata" {
                         continue;
                     }
-                    if !m.contains_key(k) {
-                        if let Some(d) = ps.get("default") {
-                            m.insert(k.clone(), d.clone());
-                        }
+                    if let (false, Some(d)) = (m.contains_key(k), ps.get("default")) {
+                        m.insert(k.clone(), d.clone());
                     }
                 }
             }
@@ -121,10 +119,8 @@ impl Inner {
     }
 
     fn admit_custom(&self, info: &Arc<ResourceInfo>, gvr: &Gvr, obj: &mut Value) {
-        if info.crd_name.is_some() {
-            if let Some(schema) = info.schema(&gvr.version).cloned() {
-                default_and_prune(obj, &schema, true);
-            }
+        if let (true, Some(schema)) = (info.crd_name.is_some(), info.schema(&gvr.version)) {
+            default_and_prune(obj, &schema.clone(), true);
         }
     }
 
@@ -140,12 +136,8 @@ impl Inner {
         let now = crate::clock::format_time(self.config.clock.now());
         let mut desired = established_status(stored, &now);
         // Keep transition times stable when the conditions already hold.
-        if let Some(cur) = stored.get("status") {
-            if cur.get("conditions").is_some() {
-                if let Some(c) = cur.get("conditions") {
-                    desired["conditions"] = c.clone();
-                }
-            }
+        if let Some(c) = stored.pointer("/status/conditions") {
+            desired["conditions"] = c.clone();
         }
         if stored.get("status") != Some(&desired) {
             let mut next = stored.as_ref().clone();

@@ -18,10 +18,35 @@ pub struct Cause {
 /// A failed API request, carrying everything a `metav1.Status` body holds.
 ///
 /// Messages are worded as kube-apiserver words them, so assertions written
-/// against a real cluster hold here too.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message} ({code} {reason})")]
-pub struct ApiError {
+/// against a real cluster hold here too. The fields live in [`ApiStatus`]
+/// (boxed, so results stay small) and are reached through `Deref`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError(Box<ApiStatus>);
+
+impl std::ops::Deref for ApiError {
+    type Target = ApiStatus;
+    fn deref(&self) -> &ApiStatus {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ApiError {
+    fn deref_mut(&mut self) -> &mut ApiStatus {
+        &mut self.0
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} {})", self.message, self.code, self.reason)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// The contents of an [`ApiError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiStatus {
     /// HTTP status code.
     pub code: u16,
     /// `metav1.StatusReason`, e.g. `NotFound`.
@@ -43,7 +68,7 @@ pub struct ApiError {
 impl ApiError {
     /// An error with a code, reason and message and no details.
     pub fn new(code: u16, reason: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(ApiStatus {
             code,
             reason: reason.into(),
             message: message.into(),
@@ -52,7 +77,7 @@ impl ApiError {
             kind: None,
             causes: Vec::new(),
             retry_after_seconds: None,
-        }
+        }))
     }
 
     fn with_target(mut self, gr: &GroupResource, name: &str) -> Self {

@@ -17,6 +17,7 @@ struct Builtin {
     verbs: Option<&'static [&'static str]>,
 }
 
+#[allow(clippy::too_many_arguments)]
 const fn b(
     group: &'static str,
     version: &'static str,

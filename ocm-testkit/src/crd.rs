@@ -97,19 +97,19 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
         if v.pointer("/subresources/status").is_some() {
             status_subresource = true;
         }
-        if printer_columns.is_empty() {
-            if let Some(cols) = v.get("additionalPrinterColumns").and_then(Value::as_array) {
-                printer_columns = cols
-                    .iter()
-                    .map(|c| PrinterColumn {
-                        name: s(c, "/name").to_string(),
-                        type_: s(c, "/type").to_string(),
-                        json_path: s(c, "/jsonPath").to_string(),
-                        description: s(c, "/description").to_string(),
-                        priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
-                    })
-                    .collect();
-            }
+        if printer_columns.is_empty()
+            && let Some(cols) = v.get("additionalPrinterColumns").and_then(Value::as_array)
+        {
+            printer_columns = cols
+                .iter()
+                .map(|c| PrinterColumn {
+                    name: s(c, "/name").to_string(),
+                    type_: s(c, "/type").to_string(),
+                    json_path: s(c, "/jsonPath").to_string(),
+                    description: s(c, "/description").to_string(),
+                    priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+                })
+                .collect();
         }
     }
     let singular = match s(crd, "/spec/names/singular") {

@@ -174,10 +174,10 @@ fn json_response(status: StatusCode, v: &Value) -> Response {
 fn error_response(e: &ApiError) -> Response {
     let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut r = json_response(status, &e.to_status());
-    if let Some(s) = e.retry_after_seconds {
-        if let Ok(h) = HeaderValue::from_str(&s.to_string()) {
-            r.headers_mut().insert(header::RETRY_AFTER, h);
-        }
+    if let Some(s) = e.retry_after_seconds
+        && let Ok(h) = HeaderValue::from_str(&s.to_string())
+    {
+        r.headers_mut().insert(header::RETRY_AFTER, h);
     }
     r
 }
@@ -243,10 +243,10 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
         entry.namespace.as_deref(),
         entry.name.as_deref(),
     );
-    if let Some(f) = &fault {
-        if let Some(d) = f.delay {
-            tokio::time::sleep(d).await;
-        }
+    if let Some(f) = &fault
+        && let Some(d) = f.delay
+    {
+        tokio::time::sleep(d).await;
     }
     let response = match fault.and_then(|f| f.error) {
         Some(e) => error_response(&e),
@@ -695,10 +695,10 @@ fn watch_response(
     }
     let mut last_rv = sub.start_resource_version;
     for (t, o) in std::mem::take(&mut sub.initial) {
-        if let Some(rv) = meta_str(&o, "resourceVersion").and_then(|r| r.parse::<u64>().ok()) {
-            if t != EventType::Added || sub.initial_events_end.is_none() {
-                last_rv = last_rv.max(rv);
-            }
+        if let Some(rv) = meta_str(&o, "resourceVersion").and_then(|r| r.parse::<u64>().ok())
+            && (t != EventType::Added || sub.initial_events_end.is_none())
+        {
+            last_rv = last_rv.max(rv);
         }
         queued.push_back(event_line(t, &versioned(&o, &api_version)));
     }

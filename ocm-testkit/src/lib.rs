@@ -26,7 +26,7 @@ mod table;
 mod uid;
 pub mod watch;
 
-pub use api_error::{ApiError, Cause};
+pub use api_error::{ApiError, ApiStatus, Cause};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use cluster::{FakeCluster, FakeClusterBuilder, LoopbackServer};
 pub use error::{Error, Result};

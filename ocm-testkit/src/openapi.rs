@@ -44,7 +44,7 @@ pub(crate) fn group_version(reg: &Registry, gv: &str) -> Option<Value> {
     let mut any = false;
     for info in reg
         .iter()
-        .filter(|i| i.group == group && i.versions.iter().any(|v| *v == version))
+        .filter(|i| i.group == group && i.versions.contains(&version))
     {
         any = true;
         let schema_name = format!(

@@ -211,10 +211,10 @@ pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
 }
 
 pub(crate) fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
-    if !obj.get("metadata").is_some_and(Value::is_object) {
-        if let Some(m) = obj.as_object_mut() {
-            m.insert("metadata".into(), Value::Object(Map::new()));
-        }
+    if !obj.get("metadata").is_some_and(Value::is_object)
+        && let Some(m) = obj.as_object_mut()
+    {
+        m.insert("metadata".into(), Value::Object(Map::new()));
     }
     match obj.get_mut("metadata") {
         Some(Value::Object(m)) => m,
@@ -244,10 +244,11 @@ pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
 /// Finalizers that hold an object back from removal (for namespaces, also `spec.finalizers`).
 pub(crate) fn pending_finalizers(gr: &GroupResource, obj: &Value) -> Vec<String> {
     let mut out = finalizers(obj);
-    if gr.group.is_empty() && gr.resource == "namespaces" {
-        if let Some(a) = obj.pointer("/spec/finalizers").and_then(Value::as_array) {
-            out.extend(a.iter().filter_map(|f| f.as_str().map(str::to_string)));
-        }
+    if gr.group.is_empty()
+        && gr.resource == "namespaces"
+        && let Some(a) = obj.pointer("/spec/finalizers").and_then(Value::as_array)
+    {
+        out.extend(a.iter().filter_map(|f| f.as_str().map(str::to_string)));
     }
     out
 }
@@ -283,8 +284,9 @@ fn spec_part(obj: &Value, status_subresource: bool) -> Value {
         Value::Object(m) => Value::Object(
             m.iter()
                 .filter(|(k, _)| {
-                    !matches!(k.as_str(), "metadata" | "apiVersion" | "kind")
-                        && !(status_subresource && k.as_str() == "status")
+                    let server_side = matches!(k.as_str(), "metadata" | "apiVersion" | "kind");
+                    let status = status_subresource && k.as_str() == "status";
+                    !(server_side || status)
                 })
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
@@ -298,7 +300,7 @@ fn hex_encode(s: &str) -> String {
 }
 
 fn hex_decode(s: &str) -> Option<String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..s.len())
@@ -601,21 +603,21 @@ impl Store {
         let current = inner
             .lookup(&gr, &key)
             .ok_or_else(|| ApiError::not_found(&gr, name))?;
-        if let Some(uid) = &opts.precondition_uid {
-            if meta_str(&current, "uid") != Some(uid.as_str()) {
-                return Err(ApiError::conflict(&gr, name).with_message(format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    meta_str(&current, "uid").unwrap_or_default()
-                )));
-            }
+        if let Some(uid) = &opts.precondition_uid
+            && meta_str(&current, "uid") != Some(uid.as_str())
+        {
+            return Err(ApiError::conflict(&gr, name).with_message(format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                meta_str(&current, "uid").unwrap_or_default()
+            )));
         }
-        if let Some(rv) = &opts.precondition_resource_version {
-            if meta_str(&current, "resourceVersion") != Some(rv.as_str()) {
-                return Err(ApiError::conflict(&gr, name).with_message(format!(
+        if let Some(rv) = &opts.precondition_resource_version
+            && meta_str(&current, "resourceVersion") != Some(rv.as_str())
+        {
+            return Err(ApiError::conflict(&gr, name).with_message(format!(
                     "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
                     meta_str(&current, "resourceVersion").unwrap_or_default()
                 )));
-            }
         }
         if opts.dry_run {
             return Ok(DeleteOutcome::Deleted(current.as_ref().clone()));
@@ -871,9 +873,10 @@ impl Inner {
                 "the body of the request was not a JSON object",
             ));
         }
-        if let Some(kind) = obj.get("kind").and_then(Value::as_str) {
-            if kind != info.kind {
-                return Err(ApiError::bad_request(format!(
+        if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+            && kind != info.kind
+        {
+            return Err(ApiError::bad_request(format!(
                     "the API version in the data ({}) does not match the expected API version ({})",
                     obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default(),
                     gvr.api_version()
@@ -885,7 +888,6 @@ impl Inner {
                     info.kind,
                     gvr.api_version()
                 )));
-            }
         }
         let m = obj
             .as_object_mut()
@@ -895,12 +897,13 @@ impl Inner {
         let body_ns = meta_str(&obj, "namespace").map(str::to_string);
         let meta = meta_mut(&mut obj);
         if info.namespaced {
-            if let Some(bns) = body_ns.filter(|b| !b.is_empty()) {
-                if !namespace.is_empty() && bns != namespace {
-                    return Err(ApiError::bad_request(
-                        "the namespace of the provided object does not match the namespace sent on the request",
-                    ));
-                }
+            if let Some(bns) = body_ns.filter(|b| !b.is_empty())
+                && !namespace.is_empty()
+                && bns != namespace
+            {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
             }
             if namespace.is_empty() {
                 return Err(ApiError::bad_request(
@@ -995,10 +998,10 @@ impl Inner {
         } else {
             meta.remove("generation");
         }
-        if info.status_subresource {
-            if let Some(m) = obj.as_object_mut() {
-                m.remove("status");
-            }
+        if info.status_subresource
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.remove("status");
         }
         self.admit_new(info, gvr, &mut obj)?;
         match managed_fields {
@@ -1051,27 +1054,26 @@ impl Inner {
                 "the body of the request was not a JSON object",
             ));
         }
-        if let Some(n) = meta_str(&obj, "name").filter(|n| !n.is_empty()) {
-            if n != key.name {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({n}) does not match the name on the URL ({})",
-                    key.name
-                )));
-            }
+        if let Some(n) = meta_str(&obj, "name").filter(|n| !n.is_empty())
+            && n != key.name
+        {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({})",
+                key.name
+            )));
         }
-        if info.namespaced {
-            if let Some(n) = meta_str(&obj, "namespace").filter(|n| !n.is_empty()) {
-                if n != key.namespace {
-                    return Err(ApiError::bad_request(
-                        "the namespace of the provided object does not match the namespace sent on the request",
-                    ));
-                }
-            }
+        if info.namespaced
+            && let Some(n) = meta_str(&obj, "namespace").filter(|n| !n.is_empty())
+            && n != key.namespace
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
         }
-        if let Some(rv) = meta_str(&obj, "resourceVersion").filter(|r| !r.is_empty()) {
-            if Some(rv) != meta_str(current, "resourceVersion") {
-                return Err(ApiError::conflict(&gr, &key.name));
-            }
+        if let Some(rv) = meta_str(&obj, "resourceVersion").filter(|r| !r.is_empty())
+            && Some(rv) != meta_str(current, "resourceVersion")
+        {
+            return Err(ApiError::conflict(&gr, &key.name));
         }
         // Start from the body, then put back what this write may not change.
         let incoming_managed = obj.pointer("/metadata/managedFields").cloned();
@@ -1120,10 +1122,10 @@ impl Inner {
             meta.insert("managedFields".into(), mf);
         }
         meta.remove("selfLink");
-        if let Some(Value::Array(a)) = meta.get("finalizers") {
-            if a.is_empty() {
-                meta.remove("finalizers");
-            }
+        if let Some(Value::Array(a)) = meta.get("finalizers")
+            && a.is_empty()
+        {
+            meta.remove("finalizers");
         }
         if info.tracks_generation
             && spec_part(&obj, info.status_subresource)

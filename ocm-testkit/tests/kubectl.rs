@@ -1,0 +1,237 @@
+//! End-to-end: the real `kubectl` against the loopback server.
+//!
+//! Skipped (with a message) when kubectl is not on PATH; fails instead when `CI=true`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ocm_testkit::{FakeCluster, Gvr};
+
+fn kubectl_available() -> bool {
+    let found = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("kubectl is required in CI (CI=true) but was not found on PATH");
+        }
+        eprintln!("SKIPPED: kubectl not found on PATH; end-to-end kubectl tests did not run");
+    }
+    found
+}
+
+struct Kubectl {
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+    dir: PathBuf,
+}
+
+impl Kubectl {
+    fn new(server: &ocm_testkit::LoopbackServer, tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "ocm-testkit-{tag}-{}-{}",
+            std::process::id(),
+            server.addr().port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kubeconfig = dir.join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).unwrap();
+        Self {
+            kubeconfig,
+            cache: dir.join("cache"),
+            dir,
+        }
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    async fn run(&self, args: &[&str]) -> (bool, String, String) {
+        let mut cmd = Command::new("kubectl");
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args)
+            .env_remove("KUBECONFIG");
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .unwrap()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    async fn ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.run(args).await;
+        assert!(ok, "kubectl {args:?} failed:\nstdout: {out}\nstderr: {err}");
+        out
+    }
+}
+
+impl Drop for Kubectl {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+const MANIFESTS: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: demo
+  labels:
+    app: demo
+data:
+  k: v
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: main
+        image: nginx:1.27
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_apply_delete() {
+    if !kubectl_available() {
+        return;
+    }
+    let cluster = FakeCluster::new();
+    let server = cluster.serve_loopback().await.unwrap();
+    let k = Kubectl::new(&server, "basic");
+
+    let out = k.ok(&["get", "namespaces"]).await;
+    assert!(
+        out.contains("default") && out.contains("kube-system"),
+        "{out}"
+    );
+
+    let f = k.file("m.yaml", MANIFESTS);
+    let f = f.to_str().unwrap();
+    let out = k.ok(&["apply", "--server-side", "-f", f]).await;
+    assert!(out.contains("configmap/demo serverside-applied"), "{out}");
+    assert!(
+        out.contains("deployment.apps/web serverside-applied"),
+        "{out}"
+    );
+    let stored = cluster
+        .store()
+        .get(&Gvr::new("", "v1", "configmaps"), "default", "demo")
+        .unwrap();
+    assert_eq!(stored["data"]["k"], "v");
+    assert_eq!(stored["metadata"]["managedFields"][0]["manager"], "kubectl");
+
+    let out = k
+        .ok(&["get", "configmap", "demo", "-o", "jsonpath={.data.k}"])
+        .await;
+    assert_eq!(out, "v");
+    let out = k.ok(&["get", "cm"]).await;
+    assert!(out.contains("NAME") && out.contains("demo"), "{out}");
+    let out = k
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(out, "nginx:1.27");
+    let out = k.ok(&["get", "cm", "-l", "app=demo", "-o", "name"]).await;
+    assert_eq!(out.trim(), "configmap/demo");
+
+    // Client-side apply (default validation needs /openapi/v3) sends a strategic merge patch.
+    let f2 = k.file("m2.yaml", &MANIFESTS.replace("nginx:1.27", "nginx:1.28"));
+    let out = k.ok(&["apply", "-f", f2.to_str().unwrap()]).await;
+    assert!(out.contains("deployment.apps/web"), "{out}");
+    let out = k
+        .ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(out, "nginx:1.28");
+
+    let out = k.ok(&["delete", "configmap", "demo"]).await;
+    assert!(out.contains("configmap \"demo\" deleted"), "{out}");
+    assert!(
+        cluster
+            .store()
+            .get(&Gvr::new("", "v1", "configmaps"), "default", "demo")
+            .is_err()
+    );
+    let (ok, _, err) = k.run(&["get", "configmap", "demo"]).await;
+    assert!(!ok);
+    assert!(err.contains("configmaps \"demo\" not found"), "{err}");
+}
+
+const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_crd_and_printer_columns() {
+    if !kubectl_available() {
+        return;
+    }
+    let cluster = FakeCluster::new();
+    let server = cluster.serve_loopback().await.unwrap();
+    let k = Kubectl::new(&server, "crd");
+    let f = k.file("crd.yaml", CRD);
+    k.ok(&["apply", "--server-side", "-f", f.to_str().unwrap()])
+        .await;
+    let w = k.file(
+        "w.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 7\n",
+    );
+    k.ok(&["apply", "--server-side", "-f", w.to_str().unwrap()])
+        .await;
+    let out = k.ok(&["get", "wd"]).await;
+    assert!(
+        out.contains("SIZE") && out.contains("w1") && out.contains('7'),
+        "{out}"
+    );
+    k.ok(&["delete", "widget", "w1"]).await;
+}
