@@ -70,7 +70,9 @@ pub enum FeedbackScrapeType {
 }]))]
 pub struct ConditionRule {
     /// The condition type this rule sets on the manifest, e.g. `Complete`. With
-    /// `WellKnownConditions` it selects which built-in rule to use.
+    /// `WellKnownConditions` it also selects the built-in rule (together with the kind of the
+    /// live object). Conditions set by rules are aggregated into a work-level condition of
+    /// the same type.
     pub condition: String,
 
     /// How the condition is computed: built-in rules for common kinds, or CEL expressions.
@@ -82,11 +84,14 @@ pub struct ConditionRule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cel_expressions: Option<Vec<String>>,
 
-    /// A fixed message for the condition (used when `messageExpression` is not set).
+    /// A fixed message for the condition, used when `messageExpression` is absent or yields
+    /// an empty string. Without either, the message is `Manifest is <condition>` or
+    /// `Manifest is not <condition>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 
-    /// A CEL expression producing the condition's message.
+    /// A CEL expression producing the condition's message; it sees `object` (the live
+    /// resource) and `result` (the evaluated status as a boolean).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_expression: Option<String>,
 }
@@ -94,8 +99,9 @@ pub struct ConditionRule {
 /// The kind of a [`ConditionRule`].
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub enum ConditionRuleType {
-    /// `WellKnownConditions`: the agent's built-in rules for common kinds (for example a
-    /// Job is `Complete` once it has finished).
+    /// `WellKnownConditions`: the agent's built-in rule for the live object's kind and the
+    /// rule's `condition` (upstream has `Complete` for Jobs and Pods). Without a built-in
+    /// rule no condition is set.
     WellKnownConditions,
     /// `CEL`: the rule's own CEL expressions.
     #[serde(rename = "CEL")]
@@ -133,12 +139,13 @@ pub enum UpdateStrategyType {
     /// default).
     #[default]
     Update,
-    /// Create the resource if it does not exist; never update it afterwards.
+    /// Create the resource if it does not exist; never update it afterwards. A resource
+    /// that already exists is adopted as is (it gets the work as owner).
     CreateOnly,
     /// Apply the manifest with Kubernetes server-side apply.
     ServerSideApply,
-    /// Never create or change the resource; only read its status (for feedback and
-    /// condition rules).
+    /// Never create or change the resource; only read it (for feedback and condition rules).
+    /// The manifest counts as applied even when the resource does not exist.
     ReadOnly,
 }
 
@@ -187,11 +194,12 @@ pub struct IgnoreField {
 /// When an [`IgnoreField`] applies.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 pub enum IgnoreFieldsCondition {
-    /// Ignore the fields whenever the resource exists on the managed cluster: the agent sets
-    /// them on creation only (the default).
+    /// The fields are sent only when the resource is created; later changes to them, on the
+    /// hub or on the managed cluster, are never applied (the default).
     #[default]
     OnSpokePresent,
-    /// Ignore the fields only when they were changed on the managed cluster; a change of the
-    /// manifest itself still updates them.
+    /// Changes made on the managed cluster survive as long as the manifest on the hub is
+    /// unchanged (the agent skips the apply); once the manifest changes, the whole resource,
+    /// these fields included, is applied again.
     OnSpokeChange,
 }

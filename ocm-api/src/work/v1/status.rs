@@ -11,7 +11,8 @@ use super::StatusFeedbackResult;
 #[serde(rename_all = "camelCase")]
 pub struct ManifestWorkStatus {
     /// Work-level conditions (`Applied`, `Available`, `Progressing`, `Degraded`,
-    /// `Complete`, `Deleting`), merged by `type`.
+    /// `Complete`, `Deleting`), merged by `type`. Their types and reasons are in
+    /// [`constants::work`](crate::constants::work).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::conditions_map")]
     pub conditions: Option<Vec<Condition>>,
@@ -66,7 +67,8 @@ pub struct ManifestCondition {
     pub status_feedbacks: Option<StatusFeedbackResult>,
 
     /// Manifest-level conditions (`Applied`, `Available`, `StatusFeedbackSynced`, and those
-    /// set by condition rules), merged by `type`.
+    /// set by condition rules), merged by `type`. Their types and reasons are in
+    /// [`constants::work`](crate::constants::work).
     #[schemars(schema_with = "crate::schema::conditions_map")]
     pub conditions: Vec<Condition>,
 }

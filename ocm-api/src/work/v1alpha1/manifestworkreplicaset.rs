@@ -133,7 +133,8 @@ impl LocalPlacementReference {
 #[serde(rename_all = "camelCase")]
 pub struct ManifestWorkReplicaSetStatus {
     /// `PlacementVerified`, `PlacementRolledOut` and `ManifestworkApplied` (sic, lower-case
-    /// "w"), merged by `type`.
+    /// "w"), merged by `type`. Their types and reasons are in
+    /// [`constants::replicaset`](crate::constants::replicaset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::conditions_map")]
     pub conditions: Option<Vec<Condition>>,
@@ -221,6 +222,22 @@ pub struct ManifestWorkReplicaSetSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "count")]
     pub updated: Option<i64>,
+}
+
+impl ManifestWorkReplicaSetSummary {
+    /// Every count set to 0, the way upstream's controller writes an empty summary (it always
+    /// writes every field).
+    pub fn zero() -> Self {
+        Self {
+            total: Some(0),
+            progressing: Some(0),
+            available: Some(0),
+            degraded: Some(0),
+            applied: Some(0),
+            desired_total: Some(0),
+            updated: Some(0),
+        }
+    }
 }
 
 /// Upstream's counts are Go `int`s: an integer without a declared format.
