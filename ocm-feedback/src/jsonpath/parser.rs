@@ -519,7 +519,7 @@ fn unquote(literal: &str) -> Option<String> {
             rest = &rest[c.len_utf8()..];
             continue;
         }
-        let esc = rest.as_bytes().get(1).copied()?;
+        let esc = rest.as_bytes().get(1).copied().filter(u8::is_ascii)?;
         rest = &rest[2..];
         let byte = |b: u8, out: &mut Vec<u8>| out.push(b);
         match esc {
@@ -769,5 +769,6 @@ mod tests {
         assert_eq!(unquote(r#"'\"'"#), None);
         assert_eq!(unquote(r#""\u00e9\x41\101""#).as_deref(), Some("éAA"));
         assert_eq!(unquote(r#""\q""#), None);
+        assert_eq!(unquote("'\\Ѩ'"), None);
     }
 }
