@@ -4,7 +4,9 @@
 //! field at once, each with upstream's message. What the webhooks check with the hub's
 //! authorizer (the `execute-as` SubjectAccessReview for a ManifestWork's executor) needs a
 //! cluster and is left to the controllers; the part that needs none (an executor subject of
-//! type `ServiceAccount` without a service account) is checked here.
+//! type `ServiceAccount` without a service account) is checked here. Of the rules the API
+//! server enforces from the CRD schema, only the CEL rule (whose message upstream defines) is
+//! repeated here.
 
 use std::collections::HashSet;
 
@@ -12,7 +14,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::v1::{Manifest, ManifestWork, ManifestWorkExecutor};
+use super::v1::{
+    ConditionRuleType, Manifest, ManifestWork, ManifestWorkExecutor, ManifestWorkSpec,
+};
 use super::v1alpha1::ManifestWorkReplicaSet;
 use crate::Result;
 use crate::constants::limits::MANIFEST_SIZE_LIMIT;
@@ -25,7 +29,8 @@ impl ManifestWork {
     /// Reports every offending field: an empty manifest list, manifests that are together
     /// larger than the limit, manifests without `kind` or `metadata.name`, with
     /// `metadata.generateName`, duplicated manifests, and an executor subject without a
-    /// service account.
+    /// service account. It also applies the CRD's one CEL rule (a `CEL` condition rule needs a
+    /// `condition`), which the API server checks before the webhook runs.
     pub fn validate(&self) -> Result<()> {
         self.validate_with_limit(MANIFEST_SIZE_LIMIT)
     }
@@ -35,6 +40,7 @@ impl ManifestWork {
     pub fn validate_with_limit(&self, limit: usize) -> Result<()> {
         let mut errors = self.manifest_errors(limit);
         validate_executor(self.spec.executor.as_ref(), &mut errors);
+        validate_condition_rules(&self.spec, "spec", &mut errors);
         errors.into_result(
             "ManifestWork",
             self.metadata.name.as_deref().unwrap_or_default(),
@@ -49,6 +55,7 @@ impl ManifestWork {
         if self.spec.executor != old.spec.executor {
             validate_executor(self.spec.executor.as_ref(), &mut errors);
         }
+        validate_condition_rules(&self.spec, "spec", &mut errors);
         errors.into_result(
             "ManifestWork",
             self.metadata.name.as_deref().unwrap_or_default(),
@@ -73,9 +80,9 @@ impl ManifestWorkReplicaSet {
     /// pass the same checks as a ManifestWork's (not empty, within the size limit, each a
     /// named object without `generateName`, no duplicates).
     ///
-    /// Like upstream's webhook, this does not check the template's executor; the remaining
-    /// rules (at least one placement reference, enums, patterns) are enforced by the CRD
-    /// schema.
+    /// Like upstream's webhook, this does not check the template's executor. Of the CRD's
+    /// rules it applies the CEL one (a `CEL` condition rule needs a `condition`); the others
+    /// (at least one placement reference, enums, patterns) are left to the API server.
     pub fn validate(&self) -> Result<()> {
         self.validate_with_limit(MANIFEST_SIZE_LIMIT)
     }
@@ -89,10 +96,27 @@ impl ManifestWorkReplicaSet {
             "spec.manifestWorkTemplate.workload.manifests",
             &mut errors,
         );
+        if let Some(template) = &self.spec.manifest_work_template {
+            validate_condition_rules(template, "spec.manifestWorkTemplate", &mut errors);
+        }
         errors.into_result(
             "ManifestWorkReplicaSet",
             self.metadata.name.as_deref().unwrap_or_default(),
         )
+    }
+}
+
+/// The CEL rule of the CRD on every condition rule: a `CEL` rule must name its condition.
+fn validate_condition_rules(spec: &ManifestWorkSpec, field: &str, errors: &mut FieldErrors) {
+    for (i, config) in spec.manifest_configs.iter().flatten().enumerate() {
+        for (j, rule) in config.condition_rules.iter().flatten().enumerate() {
+            if rule.type_ == ConditionRuleType::Cel && rule.condition.is_empty() {
+                errors.push(
+                    format!("{field}.manifestConfigs[{i}].conditionRules[{j}]"),
+                    "Condition is required for CEL rules",
+                );
+            }
+        }
     }
 }
 
@@ -473,6 +497,38 @@ mod tests {
                 serde_json::from_value(json!({"subject": {"type": "ServiceAccount"}})).unwrap();
         }
         rs.validate().unwrap();
+    }
+
+    #[test]
+    fn cel_condition_rules_need_a_condition() {
+        let config = json!([{
+            "resourceIdentifier": { "resource": "configmaps", "name": "a", "namespace": "ns" },
+            "conditionRules": [
+                { "condition": "Complete", "type": "CEL", "celExpressions": ["true"] },
+                { "condition": "", "type": "CEL", "celExpressions": ["true"] },
+                { "condition": "", "type": "WellKnownConditions" }
+            ]
+        }]);
+        let mut w = work(vec![cm("ns", "a")]);
+        w.spec.manifest_configs = serde_json::from_value(config.clone()).unwrap();
+        assert_eq!(
+            errors(w.validate()),
+            vec![FieldError::new(
+                "spec.manifestConfigs[0].conditionRules[1]",
+                "Condition is required for CEL rules"
+            )]
+        );
+        let mut rs = mwrs(json!([cm("ns", "a")]));
+        if let Some(template) = rs.spec.manifest_work_template.as_mut() {
+            template.manifest_configs = serde_json::from_value(config).unwrap();
+        }
+        assert_eq!(
+            errors(rs.validate()),
+            vec![FieldError::new(
+                "spec.manifestWorkTemplate.manifestConfigs[0].conditionRules[1]",
+                "Condition is required for CEL rules"
+            )]
+        );
     }
 
     #[test]
