@@ -661,3 +661,46 @@ fn rollout_strategy_every_field() {
         roundtrip::<RolloutStrategy>(value);
     }
 }
+
+#[test]
+fn objects_without_spec_read_as_default_spec() {
+    // Upstream does not require `spec` for these kinds. Such objects read as the default spec
+    // and are written back with `spec: {}`, as upstream's Go clients write them.
+    let bare = |api_version: &str, kind: &str| json!({ "apiVersion": api_version, "kind": kind, "metadata": { "name": "x" } });
+    let with_empty_spec = |mut v: Value| {
+        v["spec"] = json!({});
+        v
+    };
+    let v1 = "cluster.open-cluster-management.io/v1";
+    let v1alpha1 = "cluster.open-cluster-management.io/v1alpha1";
+    let v1beta2 = "cluster.open-cluster-management.io/v1beta2";
+
+    let c: ManagedCluster = serde_json::from_value(bare(v1, "ManagedCluster")).unwrap();
+    assert_eq!(
+        serde_json::to_value(&c).unwrap(),
+        with_empty_spec(bare(v1, "ManagedCluster"))
+    );
+    let c: ClusterClaim = serde_json::from_value(bare(v1alpha1, "ClusterClaim")).unwrap();
+    assert_eq!(
+        serde_json::to_value(&c).unwrap(),
+        with_empty_spec(bare(v1alpha1, "ClusterClaim"))
+    );
+    let s: ManagedClusterSet = serde_json::from_value(bare(v1beta2, "ManagedClusterSet")).unwrap();
+    assert_eq!(
+        serde_json::to_value(&s).unwrap(),
+        with_empty_spec(bare(v1beta2, "ManagedClusterSet"))
+    );
+    let mut null_spec = bare(v1beta2, "ManagedClusterSetBinding");
+    null_spec["spec"] = Value::Null;
+    let b: ManagedClusterSetBinding = serde_json::from_value(null_spec).unwrap();
+    assert_eq!(b.spec.cluster_set, None);
+
+    // A Placement must have a spec, as the CRD requires.
+    assert!(
+        serde_json::from_value::<Placement>(bare(
+            "cluster.open-cluster-management.io/v1beta1",
+            "Placement"
+        ))
+        .is_err()
+    );
+}

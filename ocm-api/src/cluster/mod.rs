@@ -9,6 +9,37 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+/// Implements `Serialize` and `Deserialize` for a spec type that derives them with
+/// `#[serde(remote = "Self")]`, so that an object without `spec` (or with `spec: null`) reads as
+/// the default spec instead of failing. Upstream does not require `spec` for these kinds; like
+/// upstream's Go clients, such an object is written back with `spec: {}`.
+macro_rules! spec_may_be_absent {
+    ($spec:ident) => {
+        impl serde::Serialize for $spec {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                $spec::serialize(self, serializer)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $spec {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Present($spec);
+                impl<'de> serde::Deserialize<'de> for Present {
+                    fn deserialize<D: serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> Result<Self, D::Error> {
+                        $spec::deserialize(deserializer).map(Present)
+                    }
+                }
+                Ok(Option::<Present>::deserialize(deserializer)?
+                    .map(|p| p.0)
+                    .unwrap_or_default())
+            }
+        }
+    };
+}
+pub(crate) use spec_may_be_absent;
+
 pub(crate) mod schema;
 mod validate;
 pub use validate::{

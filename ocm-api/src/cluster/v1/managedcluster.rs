@@ -16,7 +16,7 @@ pub const TAINT_KEY_PATTERN: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]
 /// The pattern of a managed namespace name (a DNS label).
 pub const MANAGED_NAMESPACE_NAME_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 
-/// What the hub knows and wants about one managed cluster.
+/// The desired state of a [`ManagedCluster`].
 ///
 /// A ManagedCluster is cluster-scoped on the hub and named after the cluster. The registration
 /// agent on the managed cluster creates it; a hub administrator (or an auto-approver) accepts
@@ -26,6 +26,7 @@ pub const MANAGED_NAMESPACE_NAME_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?
     group = "cluster.open-cluster-management.io",
     version = "v1",
     kind = "ManagedCluster",
+    doc = "A Kubernetes cluster registered with the hub: its endpoints, whether the hub accepts it, its taints, and what the hub observed about it (conditions, resources, version, claims).",
     plural = "managedclusters",
     shortname = "mcl",
     shortname = "mcls",
@@ -38,7 +39,7 @@ pub const MANAGED_NAMESPACE_NAME_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?
     printcolumn = r#"{"name":"Available","type":"string","jsonPath":".status.conditions[?(@.type==\"ManagedClusterConditionAvailable\")].status"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", remote = "Self")]
 pub struct ManagedClusterSpec {
     /// API server endpoints of the managed cluster, with the CA bundle to trust for each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,6 +61,8 @@ pub struct ManagedClusterSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub taints: Option<Vec<Taint>>,
 }
+
+crate::cluster::spec_may_be_absent!(ManagedClusterSpec);
 
 /// One API server endpoint of a managed cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
     group = "cluster.open-cluster-management.io",
     version = "v1alpha1",
     kind = "AddOnPlacementScore",
+    doc = "Scores an addon computed for the managed cluster whose namespace holds this object; Placements can rank clusters by them.",
     plural = "addonplacementscores",
     namespaced,
     no_spec,

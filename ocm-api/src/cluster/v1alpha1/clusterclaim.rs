@@ -4,7 +4,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A claim of a managed cluster, such as its platform or product.
+/// The desired state of a [`ClusterClaim`]: the claimed value.
 ///
 /// ClusterClaims are cluster-scoped and live on the managed cluster. The registration agent
 /// copies them (name and value) into the ManagedCluster's `status.clusterClaims` on the hub,
@@ -17,14 +17,17 @@ use serde::{Deserialize, Serialize};
     group = "cluster.open-cluster-management.io",
     version = "v1alpha1",
     kind = "ClusterClaim",
+    doc = "A fact a managed cluster states about itself (a name and a value), reported to the hub in the ManagedCluster status.",
     plural = "clusterclaims",
     derive = "PartialEq",
     derive = "Default"
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", remote = "Self")]
 pub struct ClusterClaimSpec {
     /// The value of the claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 1024))]
     pub value: Option<String>,
 }
+
+crate::cluster::spec_may_be_absent!(ClusterClaimSpec);

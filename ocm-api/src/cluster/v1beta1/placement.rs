@@ -45,7 +45,8 @@ fn clusters_per_decision_group(_: &mut SchemaGenerator) -> Schema {
     }))
 }
 
-/// Which managed clusters a workload should go to, and how to group them.
+/// The desired state of a [`Placement`]: which managed clusters a workload should go to, and
+/// how to group them.
 ///
 /// A Placement is namespaced. It can only select clusters of the ManagedClusterSets bound to
 /// its namespace with a ManagedClusterSetBinding. The scheduler writes the result into
@@ -55,6 +56,7 @@ fn clusters_per_decision_group(_: &mut SchemaGenerator) -> Schema {
     group = "cluster.open-cluster-management.io",
     version = "v1beta1",
     kind = "Placement",
+    doc = "Selects managed clusters from the cluster sets bound to its namespace; the scheduler writes the result into PlacementDecisions.",
     plural = "placements",
     namespaced,
     status = "PlacementStatus",

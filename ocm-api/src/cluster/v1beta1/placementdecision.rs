@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
     group = "cluster.open-cluster-management.io",
     version = "v1beta1",
     kind = "PlacementDecision",
+    doc = "One slice (at most 100 clusters) of the clusters a Placement selected.",
     plural = "placementdecisions",
     namespaced,
     no_spec,

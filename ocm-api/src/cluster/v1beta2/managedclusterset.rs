@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::v1::MANAGED_NAMESPACE_NAME_PATTERN;
 
-/// A group of managed clusters.
+/// The desired state of a [`ManagedClusterSet`]: how its members are chosen.
 ///
 /// A ManagedClusterSet is cluster-scoped. Its members are either the clusters labelled
 /// `cluster.open-cluster-management.io/clusterset=<set name>` (the default) or the clusters
@@ -18,6 +18,7 @@ use crate::cluster::v1::MANAGED_NAMESPACE_NAME_PATTERN;
     group = "cluster.open-cluster-management.io",
     version = "v1beta2",
     kind = "ManagedClusterSet",
+    doc = "A named group of managed clusters, chosen by the exclusive cluster-set label or by a label selector.",
     plural = "managedclustersets",
     shortname = "mclset",
     shortname = "mclsets",
@@ -27,7 +28,7 @@ use crate::cluster::v1::MANAGED_NAMESPACE_NAME_PATTERN;
     printcolumn = r#"{"name":"Empty","type":"string","jsonPath":".status.conditions[?(@.type==\"ClusterSetEmpty\")].status"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", remote = "Self")]
 #[schemars(extend("default" = {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}}))]
 pub struct ManagedClusterSetSpec {
     /// How the set's members are chosen. Defaults to the exclusive cluster-set label.
@@ -43,6 +44,8 @@ pub struct ManagedClusterSetSpec {
     ))]
     pub managed_namespaces: Option<Vec<ManagedNamespaceConfig>>,
 }
+
+crate::cluster::spec_may_be_absent!(ManagedClusterSetSpec);
 
 /// How a cluster set chooses its members.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

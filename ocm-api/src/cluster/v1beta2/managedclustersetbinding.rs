@@ -5,8 +5,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Binds a ManagedClusterSet to the binding's namespace, so that Placements there can select
-/// the set's clusters.
+/// The desired state of a [`ManagedClusterSetBinding`]: the set it binds to the binding's
+/// namespace, so that Placements there can select the set's clusters.
 ///
 /// The binding must be named after the set it binds, and creating it needs the RBAC verb
 /// `create` on the virtual subresource `managedclustersets/bind`.
@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
     group = "cluster.open-cluster-management.io",
     version = "v1beta2",
     kind = "ManagedClusterSetBinding",
+    doc = "Makes a ManagedClusterSet available to the Placements of the binding's namespace.",
     plural = "managedclustersetbindings",
     namespaced,
     shortname = "mclsetbinding",
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
     derive = "PartialEq",
     derive = "Default"
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", remote = "Self")]
 pub struct ManagedClusterSetBindingSpec {
     /// Name of the bound ManagedClusterSet; must equal the binding's own name and cannot
     /// change. Go clients always write it.
@@ -31,6 +32,8 @@ pub struct ManagedClusterSetBindingSpec {
     #[schemars(length(min = 1))]
     pub cluster_set: Option<String>,
 }
+
+crate::cluster::spec_may_be_absent!(ManagedClusterSetBindingSpec);
 
 /// The observed state of a [`ManagedClusterSetBinding`].
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
