@@ -1131,3 +1131,305 @@ fn unknown_enum_values_are_rejected() {
     let err = serde_json::from_value::<ocm_api::work::v1::ManifestWorkSpec>(spec).unwrap_err();
     assert!(err.to_string().contains("Background"), "{err}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Any combination of present and absent fields.
+// ---------------------------------------------------------------------------------------------
+
+mod generated {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::roundtrip;
+    use ocm_api::work::v1::ManifestWork;
+    use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
+
+    /// A JSON object with the fields that are present.
+    fn object(fields: Vec<(&str, Option<Value>)>) -> Value {
+        let map: Map<String, Value> = fields
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+            .collect();
+        Value::Object(map)
+    }
+
+    fn text() -> impl Strategy<Value = Value> {
+        "[a-z*.-]{0,8}".prop_map(Value::from)
+    }
+
+    fn list<S: Strategy<Value = Value>>(item: S) -> impl Strategy<Value = Value> {
+        prop::collection::vec(item, 0..3).prop_map(Value::from)
+    }
+
+    fn one_of(values: &'static [&'static str]) -> impl Strategy<Value = Value> {
+        prop::sample::select(values).prop_map(Value::from)
+    }
+
+    fn resource_identifier() -> impl Strategy<Value = Value> {
+        (
+            prop::option::of(text()),
+            text(),
+            text(),
+            prop::option::of(text()),
+        )
+            .prop_map(|(group, resource, name, namespace)| {
+                object(vec![
+                    ("group", group),
+                    ("resource", Some(resource)),
+                    ("name", Some(name)),
+                    ("namespace", namespace),
+                ])
+            })
+    }
+
+    fn feedback_rule() -> impl Strategy<Value = Value> {
+        let path = (text(), prop::option::of(text()), text()).prop_map(|(name, version, path)| {
+            object(vec![
+                ("name", Some(name)),
+                ("version", version),
+                ("path", Some(path)),
+            ])
+        });
+        (
+            one_of(&["WellKnownStatus", "JSONPaths"]),
+            prop::option::of(list(path)),
+        )
+            .prop_map(|(t, paths)| object(vec![("type", Some(t)), ("jsonPaths", paths)]))
+    }
+
+    fn update_strategy() -> impl Strategy<Value = Value> {
+        let ignore = (
+            one_of(&["OnSpokePresent", "OnSpokeChange"]),
+            prop::option::of(list(text())),
+            prop::option::of(list(text())),
+            prop::option::of(list(text())),
+        )
+            .prop_map(|(condition, paths, pointers, jq)| {
+                object(vec![
+                    ("condition", Some(condition)),
+                    ("jsonPaths", paths),
+                    ("jsonPointers", pointers),
+                    ("jqPathExpressions", jq),
+                ])
+            });
+        let ssa = (
+            prop::option::of(any::<bool>().prop_map(Value::from)),
+            prop::option::of(text()),
+            prop::option::of(list(ignore)),
+        )
+            .prop_map(|(force, manager, ignore)| {
+                object(vec![
+                    ("force", force),
+                    ("fieldManager", manager),
+                    ("ignoreFields", ignore),
+                ])
+            });
+        (
+            one_of(&["Update", "CreateOnly", "ServerSideApply", "ReadOnly"]),
+            prop::option::of(ssa),
+        )
+            .prop_map(|(t, ssa)| object(vec![("type", Some(t)), ("serverSideApply", ssa)]))
+    }
+
+    fn condition_rule() -> impl Strategy<Value = Value> {
+        (
+            text(),
+            one_of(&["WellKnownConditions", "CEL"]),
+            prop::option::of(list(text())),
+            prop::option::of(text()),
+            prop::option::of(text()),
+        )
+            .prop_map(|(condition, t, cel, message, expr)| {
+                object(vec![
+                    ("condition", Some(condition)),
+                    ("type", Some(t)),
+                    ("celExpressions", cel),
+                    ("message", message),
+                    ("messageExpression", expr),
+                ])
+            })
+    }
+
+    fn manifest_config() -> impl Strategy<Value = Value> {
+        (
+            resource_identifier(),
+            prop::option::of(list(feedback_rule())),
+            prop::option::of(update_strategy()),
+            prop::option::of(list(condition_rule())),
+            prop::option::of(one_of(&["Poll", "Watch"])),
+        )
+            .prop_map(|(id, feedback, update, conditions, scrape)| {
+                object(vec![
+                    ("resourceIdentifier", Some(id)),
+                    ("feedbackRules", feedback),
+                    ("updateStrategy", update),
+                    ("conditionRules", conditions),
+                    ("feedbackScrapeType", scrape),
+                ])
+            })
+    }
+
+    fn spec() -> impl Strategy<Value = Value> {
+        let manifest = (text(), text()).prop_map(|(name, value)| {
+            json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": { "name": name },
+                "data": { "k": value },
+            })
+        });
+        let workload = prop::option::of(list(manifest))
+            .prop_map(|manifests| object(vec![("manifests", manifests)]));
+        let delete = (
+            prop::option::of(one_of(&["Foreground", "Orphan", "SelectivelyOrphan"])),
+            prop::option::of(
+                prop::option::of(list(resource_identifier()))
+                    .prop_map(|rules| object(vec![("orphaningRules", rules)])),
+            ),
+            prop::option::of(any::<i64>().prop_map(Value::from)),
+        )
+            .prop_map(|(policy, orphans, ttl)| {
+                object(vec![
+                    ("propagationPolicy", policy),
+                    ("selectivelyOrphans", orphans),
+                    ("ttlSecondsAfterFinished", ttl),
+                ])
+            });
+        let service_account = (text(), text())
+            .prop_map(|(namespace, name)| json!({ "namespace": namespace, "name": name }));
+        let executor = prop::option::of(prop::option::of(service_account).prop_map(|sa| {
+            object(vec![
+                ("type", Some(json!("ServiceAccount"))),
+                ("serviceAccount", sa),
+            ])
+        }))
+        .prop_map(|subject| object(vec![("subject", subject)]));
+        (
+            prop::option::of(workload),
+            prop::option::of(delete),
+            prop::option::of(list(manifest_config())),
+            prop::option::of(executor),
+        )
+            .prop_map(|(workload, delete, configs, executor)| {
+                object(vec![
+                    ("workload", workload),
+                    ("deleteOption", delete),
+                    ("manifestConfigs", configs),
+                    ("executor", executor),
+                ])
+            })
+    }
+
+    fn field_value() -> impl Strategy<Value = Value> {
+        (
+            one_of(&["Integer", "String", "Boolean", "JsonRaw"]),
+            prop::option::of(any::<i64>().prop_map(Value::from)),
+            prop::option::of(text()),
+            prop::option::of(any::<bool>().prop_map(Value::from)),
+            prop::option::of(text()),
+        )
+            .prop_map(|(t, integer, string, boolean, raw)| {
+                object(vec![
+                    ("type", Some(t)),
+                    ("integer", integer),
+                    ("string", string),
+                    ("boolean", boolean),
+                    ("jsonRaw", raw),
+                ])
+            })
+    }
+
+    fn status() -> impl Strategy<Value = Value> {
+        let meta = (
+            any::<i32>(),
+            prop::option::of(text()),
+            prop::option::of(text()),
+            prop::option::of(text()),
+        )
+            .prop_map(|(ordinal, group, kind, namespace)| {
+                object(vec![
+                    ("ordinal", Some(ordinal.into())),
+                    ("group", group),
+                    ("version", Some(json!("v1"))),
+                    ("kind", kind),
+                    ("namespace", namespace),
+                ])
+            });
+        let value = (text(), field_value())
+            .prop_map(|(name, value)| json!({ "name": name, "fieldValue": value }));
+        let feedback =
+            prop::option::of(list(value)).prop_map(|values| object(vec![("values", values)]));
+        let manifest = (meta, prop::option::of(feedback)).prop_map(|(meta, feedback)| {
+            object(vec![
+                ("resourceMeta", Some(meta)),
+                ("statusFeedback", feedback),
+                ("conditions", Some(json!([]))),
+            ])
+        });
+        let resource_status = prop::option::of(list(manifest))
+            .prop_map(|manifests| object(vec![("manifests", manifests)]));
+        prop::option::of(resource_status).prop_map(|rs| object(vec![("resourceStatus", rs)]))
+    }
+
+    fn summary() -> impl Strategy<Value = Value> {
+        prop::collection::vec(prop::option::of(0i64..1000), 7).prop_map(|counts| {
+            let keys = [
+                "total",
+                "progressing",
+                "available",
+                "degraded",
+                "applied",
+                "desiredTotal",
+                "updated",
+            ];
+            object(
+                keys.iter()
+                    .zip(counts)
+                    .map(|(k, v)| (*k, v.map(Value::from)))
+                    .collect(),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn any_manifest_work_round_trips(spec in spec(), status in prop::option::of(status())) {
+            roundtrip::<ManifestWork>(object(vec![
+                ("apiVersion", Some(json!("work.open-cluster-management.io/v1"))),
+                ("kind", Some(json!("ManifestWork"))),
+                ("metadata", Some(json!({ "name": "w", "namespace": "c" }))),
+                ("spec", Some(spec)),
+                ("status", status),
+            ]));
+        }
+
+        #[test]
+        fn any_manifest_work_replica_set_round_trips(
+            template in prop::option::of(spec()),
+            policy in prop::option::of(one_of(&["Background", "Foreground"])),
+            summary in prop::option::of(summary()),
+            placements in prop::option::of(list(
+                (prop::option::of(text()), prop::option::of(text()), prop::option::of(summary()))
+                    .prop_map(|(name, groups, summary)| object(vec![
+                        ("name", name),
+                        ("availableDecisionGroups", groups),
+                        ("summary", summary),
+                    ])),
+            )),
+        ) {
+            roundtrip::<ManifestWorkReplicaSet>(json!({
+                "apiVersion": "work.open-cluster-management.io/v1alpha1",
+                "kind": "ManifestWorkReplicaSet",
+                "metadata": { "name": "rs", "namespace": "apps" },
+                "spec": object(vec![
+                    ("manifestWorkTemplate", template),
+                    ("placementRefs", Some(json!([{ "name": "p" }]))),
+                    ("cascadeDeletionPolicy", policy),
+                ]),
+                "status": object(vec![("summary", summary), ("placementSummary", placements)]),
+            }));
+        }
+    }
+}
