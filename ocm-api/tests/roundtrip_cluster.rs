@@ -416,6 +416,7 @@ fn managedcluster_every_field() {
             .map(|c| c.status.as_str()),
         Some("True")
     );
+    assert!(cluster.is_available());
     cluster.validate().expect("valid");
 
     // Nothing but the required parts.

@@ -6,6 +6,44 @@
 //! | [`v1beta1`] | [`Placement`](v1beta1::Placement), [`PlacementDecision`](v1beta1::PlacementDecision) |
 //! | [`v1beta2`] | [`ManagedClusterSet`](v1beta2::ManagedClusterSet), [`ManagedClusterSetBinding`](v1beta2::ManagedClusterSetBinding) |
 //! | [`v1alpha1`] | [`ClusterClaim`](v1alpha1::ClusterClaim), [`AddOnPlacementScore`](v1alpha1::AddOnPlacementScore), and the rollout strategy types ([`RolloutStrategy`](v1alpha1::RolloutStrategy)) embedded by workload appliers |
+//!
+//! Every kind round-trips losslessly through serde (absent optional fields stay absent), its
+//! CRD is structurally the same as upstream's, and `validate` methods check what upstream's hub
+//! admits, collecting every offending field.
+//!
+//! # Example
+//!
+//! ```
+//! use ocm_api::cluster::v1beta1::Placement;
+//!
+//! let placement: Placement = serde_json::from_value(serde_json::json!({
+//!     "apiVersion": "cluster.open-cluster-management.io/v1beta1",
+//!     "kind": "Placement",
+//!     "metadata": { "name": "web", "namespace": "apps" },
+//!     "spec": {
+//!         "clusterSets": ["prod"],
+//!         "numberOfClusters": 2,
+//!         "predicates": [{ "requiredClusterSelector": {
+//!             "labelSelector": { "matchLabels": { "region": "eu" } }
+//!         }}],
+//!         "tolerations": [{
+//!             "key": "cluster.open-cluster-management.io/unreachable",
+//!             "operator": "Exists",
+//!             "tolerationSeconds": 300
+//!         }]
+//!     }
+//! }))?;
+//! placement.validate()?;
+//!
+//! // A weight outside -10..=10 is rejected, naming the field.
+//! let mut bad = placement.clone();
+//! bad.spec.prioritizer_policy = Some(serde_json::from_value(serde_json::json!({
+//!     "configurations": [{ "scoreCoordinate": { "type": "BuiltIn", "builtIn": "Steady" }, "weight": 20 }]
+//! }))?);
+//! let err = bad.validate().unwrap_err();
+//! assert!(err.to_string().contains("spec.prioritizerPolicy.configurations[0].weight"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 

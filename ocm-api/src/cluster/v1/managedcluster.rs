@@ -205,6 +205,13 @@ impl ManagedCluster {
             .find(|c| c.type_ == type_)
     }
 
+    /// Whether the `ManagedClusterConditionAvailable` condition is `True`: the cluster's agent
+    /// is renewing its lease with the hub.
+    pub fn is_available(&self) -> bool {
+        self.condition(crate::constants::cluster::CONDITION_AVAILABLE)
+            .is_some_and(|c| c.status == "True")
+    }
+
     /// The taints of the cluster (empty when there are none).
     pub fn taints(&self) -> &[Taint] {
         self.spec.taints.as_deref().unwrap_or_default()
