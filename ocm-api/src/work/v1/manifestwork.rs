@@ -21,11 +21,14 @@ A ManifestWork lives on the hub in the namespace of a managed cluster (the names
 named after the cluster). The work agent of that cluster applies every manifest, keeps
 them in the declared state, reports their status back (conditions and, on request,
 feedback values), and deletes them when the ManifestWork is deleted (subject to
-[`DeleteOption`]). Its desired state is [`ManifestWorkSpec`], its observed state
-[`ManifestWorkStatus`].
+`spec.deleteOption`).
 
-To assemble one from YAML files, see
-[`ManifestWorkBuilder`](crate::builder::ManifestWorkBuilder).
+# Rust API
+
+The desired state is [`ManifestWorkSpec`], the observed state [`ManifestWorkStatus`];
+[`ManifestWork::manifests`] lists the embedded objects as [`Manifest`]s and
+[`ManifestWork::validate`] applies upstream's admission checks. To assemble a ManifestWork
+from YAML files, see [`ManifestWorkBuilder`](crate::builder::ManifestWorkBuilder).
 
 # Example
 

@@ -22,8 +22,13 @@ The ManifestWorkReplicaSet controller on the hub creates one ManifestWork from
 `manifestWorkTemplate` in the namespace of every cluster the referenced Placements (in the
 same namespace as the ManifestWorkReplicaSet) select, following each Placement's rollout
 strategy, and reports how far the rollout got. Upstream runs the controller only when the
-hub's `ManifestWorkReplicaSet` feature gate is on. Its desired state is
-[`ManifestWorkReplicaSetSpec`], its observed state [`ManifestWorkReplicaSetStatus`].
+hub's `ManifestWorkReplicaSet` feature gate is on.
+
+# Rust API
+
+The desired state is [`ManifestWorkReplicaSetSpec`], the observed state
+[`ManifestWorkReplicaSetStatus`]; [`ManifestWorkReplicaSet::validate`] applies upstream's
+admission checks.
 
 # Example
 
