@@ -81,8 +81,7 @@ pub(crate) use spec_may_be_absent;
 pub(crate) mod schema;
 mod validate;
 pub use validate::{
-    BINDING_NAME_MISMATCH, DNS1123_LABEL_MESSAGE, TOLERATION_EMPTY_KEY_NEEDS_EXISTS,
-    TOLERATION_EXISTS_WITHOUT_VALUE,
+    BINDING_NAME_MISMATCH, TOLERATION_EMPTY_KEY_NEEDS_EXISTS, TOLERATION_EXISTS_WITHOUT_VALUE,
 };
 pub mod v1;
 pub mod v1alpha1;

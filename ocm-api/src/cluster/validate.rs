@@ -18,7 +18,7 @@ use crate::cluster::v1::ManagedCluster;
 use crate::cluster::v1alpha1::{AddOnPlacementScore, ClusterClaim, RolloutConfig, RolloutStrategy};
 use crate::cluster::v1beta1::{Placement, Toleration};
 use crate::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
-use crate::validation::FieldErrors;
+use crate::validation::{FieldErrors, names};
 
 /// Upstream's message when a ManagedClusterSetBinding is not named after its set.
 pub const BINDING_NAME_MISMATCH: &str =
@@ -31,9 +31,6 @@ pub const TOLERATION_EMPTY_KEY_NEEDS_EXISTS: &str = "If the key is empty, operat
 /// The scheduler's message for a toleration with operator `Exists` and a value.
 pub const TOLERATION_EXISTS_WITHOUT_VALUE: &str =
     "If the operator is Exists, the value should be empty.";
-
-/// Kubernetes' message for a string that is not a lowercase RFC 1123 label.
-pub const DNS1123_LABEL_MESSAGE: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
 // ---------------------------------------------------------------------------------------------
 // ManagedCluster
@@ -128,7 +125,7 @@ impl ManagedCluster {
             .unwrap_or_default();
         if !configs.is_empty() {
             let name = self.metadata.name.as_deref().unwrap_or_default();
-            let problems = dns1123_label_errors(name);
+            let problems = names::dns1123_label_errors(name);
             if !problems.is_empty() {
                 errors.push(
                     "metadata.name",
@@ -508,42 +505,18 @@ fn check_namespace_name(errors: &mut FieldErrors, path: &str, name: &str) {
         errors,
         path,
         name,
-        is_dns1123_label(name),
+        names::is_dns1123_label(name),
         crate::cluster::v1::MANAGED_NAMESPACE_NAME_PATTERN,
     );
-}
-
-/// Kubernetes' namespace-name check (`IsDNS1123Label`), with its messages, in its order.
-fn dns1123_label_errors(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if name.len() > 63 {
-        out.push("must be no more than 63 characters".to_string());
-    }
-    if !is_dns1123_label(name) {
-        out.push(DNS1123_LABEL_MESSAGE.to_string());
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------
 // Matchers for the CRD patterns (the crate has no regex engine).
 // ---------------------------------------------------------------------------------------------
 
-fn is_lower_alnum(c: char) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit()
-}
-
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, any length.
-fn is_dns1123_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.starts_with(is_lower_alnum)
-        && s.ends_with(is_lower_alnum)
-        && s.chars().all(|c| is_lower_alnum(c) || c == '-')
-}
-
 /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
 fn is_dns_subdomain_like(s: &str) -> bool {
-    s.split('.').all(is_dns1123_label)
+    s.split('.').all(names::is_dns1123_label)
 }
 
 /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
@@ -613,21 +586,11 @@ fn is_https_url(s: &str) -> bool {
     if !scheme.eq_ignore_ascii_case("https") {
         return false;
     }
-    // Invalid percent-escapes make url.Parse fail.
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let ok = bytes.len() > i + 2
-                && bytes[i + 1].is_ascii_hexdigit()
-                && bytes[i + 2].is_ascii_hexdigit();
-            if !ok {
-                return false;
-            }
-            i += 3;
-        } else {
-            i += 1;
-        }
+    // Invalid percent-escapes make url.Parse fail, except in the query, which it keeps raw.
+    let (before_fragment, fragment) = s.split_once('#').unwrap_or((s, ""));
+    let before_query = before_fragment.split('?').next().unwrap_or_default();
+    if !valid_escapes(before_query) || !valid_escapes(fragment) {
+        return false;
     }
     // An authority's port must be numeric, and a host may not contain spaces.
     if let Some(authority) = rest.strip_prefix("//") {
@@ -651,6 +614,16 @@ fn is_https_url(s: &str) -> bool {
         }
     }
     true
+}
+
+/// Whether every `%` in `s` starts a two-digit hexadecimal escape.
+fn valid_escapes(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    bytes.iter().enumerate().all(|(i, b)| {
+        *b != b'%'
+            || (bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+    })
 }
 
 #[cfg(test)]
@@ -728,6 +701,7 @@ mod tests {
             "https://a:port",
             "https://a b",
             "https://a/%zz",
+            "https://a/#%g0",
             "https://a\n",
         ] {
             assert!(!is_https_url(bad), "{bad}");
@@ -747,7 +721,10 @@ mod tests {
             [
                 (
                     "metadata.name".to_string(),
-                    format!("metadata.name format is not correct: {DNS1123_LABEL_MESSAGE}")
+                    format!(
+                        "metadata.name format is not correct: {}",
+                        names::dns1123_label_errors("Cluster_1").join(",")
+                    )
                 ),
                 (
                     "spec.managedClusterClientConfigs[1].url".to_string(),
