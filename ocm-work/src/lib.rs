@@ -29,8 +29,12 @@
 
 pub mod apply;
 pub mod config;
+mod error;
 pub mod identity;
 pub mod order;
 pub mod owner;
+pub mod patch;
 pub mod replicaset;
 pub mod status;
+
+pub use error::{Error, Result};

@@ -23,6 +23,7 @@ use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 use ocm_placement::rollout::{ClusterRolloutStatus, GroupKey, RolloutStatus};
 use serde_json::Value;
 
+pub mod controller;
 pub mod status;
 
 /// The value of the `work.open-cluster-management.io/manifestworkreplicaset` label on the works

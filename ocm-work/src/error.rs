@@ -1,0 +1,86 @@
+//! The error type of `ocm-work`.
+
+use ocm_placement::rollout::RolloutError;
+
+/// Everything that can go wrong in `ocm-work`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A Kubernetes API call failed.
+    #[error("{action}: {source}")]
+    Kube {
+        /// What was being done, e.g. `create ManifestWork cluster1/mwrs-x`.
+        action: String,
+        /// kube's error.
+        #[source]
+        source: kube::Error,
+    },
+
+    /// A rollout could not be computed for a placement.
+    #[error("placement {placement}: {source}")]
+    Rollout {
+        /// `namespace/name` of the placement.
+        placement: String,
+        /// The rollout engine's error.
+        #[source]
+        source: RolloutError,
+    },
+
+    /// An object is not usable as it is (for example it has no name).
+    #[error("{object}: {message}")]
+    InvalidObject {
+        /// Kind and name of the object.
+        object: String,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// A value could not be serialised.
+    #[error("cannot serialize {what}: {source}")]
+    Serialize {
+        /// What was being serialised.
+        what: String,
+        /// serde_json's error.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// Several independent steps failed; each error is kept.
+    #[error("{}", join(.0))]
+    Aggregate(Vec<Error>),
+}
+
+fn join(errors: &[Error]) -> String {
+    match errors {
+        [one] => one.to_string(),
+        many => format!(
+            "[{}]",
+            many.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+impl Error {
+    /// Wraps a kube error with what was being done.
+    pub(crate) fn kube(action: impl Into<String>, source: kube::Error) -> Self {
+        Self::Kube {
+            action: action.into(),
+            source,
+        }
+    }
+
+    /// `Ok(())` for no errors, the error for one, an [`Error::Aggregate`] for several.
+    pub(crate) fn aggregate(mut errors: Vec<Error>) -> Result<()> {
+        match errors.len() {
+            0 => Ok(()),
+            1 => Err(errors.remove(0)),
+            _ => Err(Self::Aggregate(errors)),
+        }
+    }
+}
+
+/// The result type of `ocm-work`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

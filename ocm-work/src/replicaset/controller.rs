@@ -1,0 +1,661 @@
+//! The ManifestWorkReplicaSet hub controller: the I/O shell around [`super`]'s decisions.
+//!
+//! One [`ReplicaSetController::reconcile`] runs upstream's reconcilers in order: finalize (when
+//! the replica set is being deleted), add-finalizer, deploy (create, update and delete one
+//! ManifestWork per selected cluster, following each placement's rollout strategy) and status
+//! (summaries and conditions), then patches the status when it changed.
+//! [`ReplicaSetController::run`] drives it from watches with kube's controller runtime.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+use ocm_api::clock::{Clock, SystemClock};
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::conditions::{self, NewCondition};
+use ocm_api::constants::{finalizers, labels, replicaset as rc};
+use ocm_api::work::v1::ManifestWork;
+use ocm_api::work::v1alpha1::{
+    CascadeDeletionPolicy, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus,
+    ManifestWorkReplicaSetSummary, PlacementSummary,
+};
+use ocm_placement::rollout::{ClusterGroups, GroupKey, RolloutHandler, RolloutStatus};
+use serde_json::json;
+
+use super::status::{self, WorkCounts};
+use super::{
+    SuccessCriteria, build_work, cluster_rollout_status, manifest_work_equal, owner_label,
+    spec_equal, validate_owner_label,
+};
+use crate::patch::merge_diff;
+use crate::{Error, Result};
+
+/// Requeue at the latest after this long (upstream's cap).
+pub const MAX_REQUEUE: Duration = Duration::from_secs(30 * 60);
+
+/// What one reconcile asks for next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReconcileOutcome {
+    /// Reconcile again after this long (a rollout deadline or soak time ends, or an
+    /// intermediate step such as adding the finalizer was just done).
+    pub requeue_after: Option<Duration>,
+}
+
+/// The ManifestWorkReplicaSet controller.
+#[derive(Clone)]
+pub struct ReplicaSetController {
+    client: Client,
+    clock: Arc<dyn Clock>,
+    criteria: SuccessCriteria,
+}
+
+impl std::fmt::Debug for ReplicaSetController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplicaSetController")
+            .field("criteria", &self.criteria)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The reconcile steps' verdict: go on with the next one, or stop here.
+enum Step {
+    Continue,
+    Stop,
+}
+
+impl ReplicaSetController {
+    /// A controller talking to the hub through `client`, with the wall clock and upstream's
+    /// success criterion.
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            clock: Arc::new(SystemClock),
+            criteria: SuccessCriteria::default(),
+        }
+    }
+
+    /// Uses `clock` for condition times and rollout deadlines.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Chooses how a cluster's work counts as rolled out (see [`SuccessCriteria`]).
+    #[must_use]
+    pub fn with_success_criteria(mut self, criteria: SuccessCriteria) -> Self {
+        self.criteria = criteria;
+        self
+    }
+
+    /// Reconciles one replica set.
+    pub async fn reconcile(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+    ) -> Result<ReconcileOutcome> {
+        let namespace = replica_set.namespace().unwrap_or_default();
+        let name = replica_set.name_any();
+        let api: Api<ManifestWorkReplicaSet> = Api::namespaced(self.client.clone(), &namespace);
+        let mut outcome = ReconcileOutcome::default();
+
+        if replica_set.metadata.deletion_timestamp.is_some() {
+            return self.finalize(&api, replica_set).await;
+        }
+        if !replica_set
+            .finalizers()
+            .iter()
+            .any(|f| f == finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
+        {
+            let mut list = replica_set.finalizers().to_vec();
+            list.push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
+            let patch = json!({"metadata": {
+                "uid": replica_set.metadata.uid,
+                "resourceVersion": replica_set.metadata.resource_version,
+                "finalizers": list,
+            }});
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|e| {
+                    Error::kube(
+                        format!("add finalizer to ManifestWorkReplicaSet {namespace}/{name}"),
+                        e,
+                    )
+                })?;
+            outcome.requeue_after = Some(Duration::ZERO);
+            return Ok(outcome);
+        }
+
+        let before = replica_set.status.clone().unwrap_or_default();
+        let mut new_status = before.clone();
+        let now = self.clock.now();
+        let mut errors = Vec::new();
+        let deploy = self
+            .deploy(replica_set, &mut new_status, now, &mut errors)
+            .await;
+        if let Ok((Step::Continue, requeue)) = &deploy {
+            outcome.requeue_after = *requeue;
+            if let Err(e) = self
+                .update_status_counts(replica_set, &mut new_status, now)
+                .await
+            {
+                errors.push(e);
+            }
+        }
+        if let Err(e) = deploy {
+            errors.push(e);
+        }
+        if new_status != before {
+            let patch = json!({ "status": new_status });
+            api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|e| {
+                    Error::kube(
+                        format!("update status of ManifestWorkReplicaSet {namespace}/{name}"),
+                        e,
+                    )
+                })?;
+        }
+        Error::aggregate(errors)?;
+        Ok(outcome)
+    }
+
+    async fn finalize(
+        &self,
+        api: &Api<ManifestWorkReplicaSet>,
+        replica_set: &ManifestWorkReplicaSet,
+    ) -> Result<ReconcileOutcome> {
+        if !replica_set
+            .finalizers()
+            .iter()
+            .any(|f| f == finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
+        {
+            return Ok(ReconcileOutcome::default());
+        }
+        let owner = owner_label(replica_set);
+        let works = self.owned_works(&owner).await?;
+        let mut errors = Vec::new();
+        for work in &works {
+            if let Err(e) = self.delete_work(work).await {
+                errors.push(e);
+            }
+        }
+        Error::aggregate(errors)?;
+        let foreground =
+            replica_set.spec.cascade_deletion_policy == Some(CascadeDeletionPolicy::Foreground);
+        if foreground && !self.owned_works(&owner).await?.is_empty() {
+            return Ok(ReconcileOutcome {
+                requeue_after: Some(Duration::from_secs(1)),
+            });
+        }
+        let remaining: Vec<String> = replica_set
+            .finalizers()
+            .iter()
+            .filter(|f| *f != finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
+            .cloned()
+            .collect();
+        let patch = json!({"metadata": {
+            "uid": replica_set.metadata.uid,
+            "resourceVersion": replica_set.metadata.resource_version,
+            "finalizers": remaining,
+        }});
+        let name = replica_set.name_any();
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| {
+                Error::kube(
+                    format!("remove finalizer from ManifestWorkReplicaSet {name}"),
+                    e,
+                )
+            })?;
+        Ok(ReconcileOutcome::default())
+    }
+
+    async fn owned_works(&self, owner: &str) -> Result<Vec<ManifestWork>> {
+        let api: Api<ManifestWork> = Api::all(self.client.clone());
+        let params =
+            ListParams::default().labels(&format!("{}={owner}", labels::MANIFEST_WORK_REPLICA_SET));
+        api.list(&params)
+            .await
+            .map(|l| l.items)
+            .map_err(|e| Error::kube(format!("list ManifestWorks of {owner}"), e))
+    }
+
+    async fn delete_work(&self, work: &ManifestWork) -> Result<()> {
+        let namespace = work.namespace().unwrap_or_default();
+        let name = work.name_any();
+        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &namespace);
+        match api.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(e) => Err(Error::kube(
+                format!("delete ManifestWork {namespace}/{name}"),
+                e,
+            )),
+        }
+    }
+
+    /// Creates `required` or brings the live work in line with it (upstream's work applier).
+    async fn apply_work(&self, required: &ManifestWork, live: Option<&ManifestWork>) -> Result<()> {
+        let namespace = required.namespace().unwrap_or_default();
+        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &namespace);
+        let Some(live) = live else {
+            return match api.create(&PostParams::default(), required).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+                Err(e) => Err(Error::kube(
+                    format!("create ManifestWork in {namespace}"),
+                    e,
+                )),
+            };
+        };
+        if manifest_work_equal(required, live) {
+            return Ok(());
+        }
+        let view = |w: &ManifestWork| {
+            json!({
+                "metadata": {
+                    "labels": w.metadata.labels,
+                    "annotations": w.metadata.annotations,
+                    "ownerReferences": w.metadata.owner_references,
+                },
+                "spec": w.spec,
+            })
+        };
+        let Some(mut patch) = merge_diff(&view(live), &view(required)) else {
+            return Ok(());
+        };
+        patch["metadata"]["uid"] = json!(live.metadata.uid);
+        patch["metadata"]["resourceVersion"] = json!(live.metadata.resource_version);
+        let name = live.name_any();
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map(|_| ())
+            .map_err(|e| Error::kube(format!("update ManifestWork {namespace}/{name}"), e))
+    }
+
+    /// The deploy reconciler (upstream §8.3). Returns whether to go on, and the requeue time.
+    async fn deploy(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+        new_status: &mut ManifestWorkReplicaSetStatus,
+        now: Timestamp,
+        errors: &mut Vec<Error>,
+    ) -> Result<(Step, Option<Duration>)> {
+        let now_time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now);
+        let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+        let owner = owner_label(replica_set);
+        if let Err(message) = validate_owner_label(&owner) {
+            conditions::set(
+                conditions,
+                status::invalid_manifest_work_name(message),
+                &now_time,
+            );
+            return Ok((Step::Stop, None));
+        }
+        let namespace = replica_set.namespace().unwrap_or_default();
+        let refs = &replica_set.spec.placement_refs;
+        let template = replica_set
+            .spec
+            .manifest_work_template
+            .clone()
+            .unwrap_or_default();
+
+        let works = self.owned_works(&owner).await?;
+        // cluster namespace -> (work, placements it was fanned out for); the last one wins.
+        let mut by_cluster: BTreeMap<String, (ManifestWork, BTreeSet<String>)> = BTreeMap::new();
+        let mut by_placement: BTreeMap<String, Vec<ManifestWork>> = BTreeMap::new();
+        for work in works {
+            let placement = work.labels().get(labels::PLACEMENT_NAME).cloned();
+            let mut placements = BTreeSet::new();
+            if let Some(p) = &placement {
+                placements.insert(p.clone());
+                by_placement
+                    .entry(p.clone())
+                    .or_default()
+                    .push(work.clone());
+            }
+            by_cluster.insert(work.namespace().unwrap_or_default(), (work, placements));
+        }
+        for (work, placements) in by_cluster.values() {
+            let stale = placements.is_empty()
+                || placements
+                    .iter()
+                    .any(|p| !refs.iter().any(|r| &r.name == p));
+            if stale && let Err(e) = self.delete_work(work).await {
+                errors.push(e);
+            }
+        }
+
+        let (mut count, mut selected_total, mut succeeded_total) = (0usize, 0i64, 0usize);
+        let mut summaries = Vec::new();
+        let mut min_requeue = MAX_REQUEUE;
+        for placement_ref in refs {
+            let placements: Api<Placement> = Api::namespaced(self.client.clone(), &namespace);
+            let placement = match placements.get_opt(&placement_ref.name).await {
+                Ok(Some(p)) => p,
+                Ok(None) => {
+                    let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+                    conditions::set(conditions, status::placement_not_found(), &now_time);
+                    return Ok((Step::Stop, None));
+                }
+                Err(e) => {
+                    return Err(Error::kube(
+                        format!("get Placement {namespace}/{}", placement_ref.name),
+                        e,
+                    ));
+                }
+            };
+            let mut existing: BTreeSet<String> = BTreeSet::new();
+            let mut succeeded: BTreeSet<String> = BTreeSet::new();
+            let mut statuses = Vec::new();
+            let placement_works = by_placement
+                .get(&placement_ref.name)
+                .cloned()
+                .unwrap_or_default();
+            for work in &placement_works {
+                if !spec_equal(&work.spec, &template) {
+                    continue;
+                }
+                let cluster = work.namespace().unwrap_or_default();
+                existing.insert(cluster.clone());
+                let st = cluster_rollout_status(&cluster, GroupKey::default(), work, self.criteria);
+                if st.status == RolloutStatus::Succeeded {
+                    succeeded.insert(cluster);
+                }
+                statuses.push(st);
+            }
+            let decisions: Api<PlacementDecision> =
+                Api::namespaced(self.client.clone(), &namespace);
+            let selector = format!("{}={}", labels::PLACEMENT, placement_ref.name);
+            let groups = match decisions
+                .list(&ListParams::default().labels(&selector))
+                .await
+            {
+                Ok(list) => match ClusterGroups::from_decisions(&list.items) {
+                    Ok(groups) => groups,
+                    Err(source) => {
+                        errors.push(Error::Rollout {
+                            placement: format!("{namespace}/{}", placement_ref.name),
+                            source,
+                        });
+                        continue;
+                    }
+                },
+                Err(e) => {
+                    errors.push(Error::kube(
+                        format!(
+                            "list PlacementDecisions of {namespace}/{}",
+                            placement_ref.name
+                        ),
+                        e,
+                    ));
+                    continue;
+                }
+            };
+            let strategy = placement_ref.rollout_strategy.clone().unwrap_or_default();
+            let result = match RolloutHandler::new(&groups).rollout(&strategy, &statuses, now) {
+                Ok(r) => r,
+                Err(source) => {
+                    errors.push(Error::Rollout {
+                        placement: format!("{namespace}/{}", placement_ref.name),
+                        source,
+                    });
+                    let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+                    conditions::set(conditions, status::placement_not_as_expected(), &now_time);
+                    continue;
+                }
+            };
+            if let Some(after) = result.recheck_after {
+                min_requeue = min_requeue.min(after);
+            }
+            for cluster in result
+                .clusters_to_rollout
+                .iter()
+                .filter(|c| c.status == RolloutStatus::ToApply)
+            {
+                let record = by_cluster
+                    .get(&cluster.cluster_name)
+                    .filter(|(_, placements)| placements.contains(&placement_ref.name));
+                let name = record.and_then(|(w, _)| w.metadata.name.as_deref());
+                let required = build_work(
+                    replica_set,
+                    name,
+                    &cluster.cluster_name,
+                    &placement_ref.name,
+                );
+                match self.apply_work(&required, record.map(|(w, _)| w)).await {
+                    Ok(()) => {
+                        existing.insert(cluster.cluster_name.clone());
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+            for removed in &result.clusters_removed {
+                for work in placement_works
+                    .iter()
+                    .filter(|w| w.namespace().as_deref() == Some(removed.cluster_name.as_str()))
+                {
+                    match self.delete_work(work).await {
+                        Ok(()) => {
+                            existing.remove(&removed.cluster_name);
+                        }
+                        Err(e) => errors.push(e),
+                    }
+                }
+            }
+            let selected = i64::from(
+                placement
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.number_of_selected_clusters)
+                    .unwrap_or(0),
+            );
+            let decision_groups = placement
+                .status
+                .as_ref()
+                .and_then(|s| s.decision_groups.as_ref())
+                .map_or(0, Vec::len);
+            selected_total += selected;
+            summaries.push(PlacementSummary {
+                name: Some(placement_ref.name.clone()),
+                available_decision_groups: Some(status::available_decision_groups(
+                    decision_groups,
+                    existing.len(),
+                    selected,
+                )),
+                summary: Some(summary_with_total(existing.len() as i64)),
+            });
+            count += existing.len();
+            succeeded_total += succeeded.len();
+        }
+
+        new_status.placements_summary = Some(summaries);
+        let summary = new_status
+            .summary
+            .get_or_insert_with(|| summary_with_total(0));
+        summary.total = Some(count as i64);
+        if count == 0 {
+            summary.applied = Some(0);
+            summary.available = Some(0);
+            summary.degraded = Some(0);
+            summary.progressing = Some(0);
+        }
+        let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+        conditions::set(conditions, status::placement_verified(count), &now_time);
+        conditions::set(
+            conditions,
+            status::placement_rolled_out(selected_total, succeeded_total as i64),
+            &now_time,
+        );
+        Error::aggregate(std::mem::take(errors))?;
+        let requeue = (min_requeue < MAX_REQUEUE).then_some(min_requeue);
+        Ok((Step::Continue, requeue))
+    }
+
+    /// The status reconciler (upstream §8.4): counts by condition and `ManifestworkApplied`.
+    async fn update_status_counts(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+        new_status: &mut ManifestWorkReplicaSetStatus,
+        now: Timestamp,
+    ) -> Result<()> {
+        let now_time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now);
+        let total = new_status
+            .summary
+            .as_ref()
+            .and_then(|s| s.total)
+            .unwrap_or(0);
+        let verified_reason = new_status
+            .conditions
+            .as_deref()
+            .and_then(|c| conditions::find(c, rc::CONDITION_PLACEMENT_VERIFIED))
+            .map(|c| c.reason.clone());
+        if total == 0 {
+            let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+            let applied =
+                status::manifestwork_applied(0, &WorkCounts::default(), verified_reason.as_deref());
+            conditions::set(conditions, applied, &now_time);
+            return Ok(());
+        }
+        let template = replica_set
+            .spec
+            .manifest_work_template
+            .clone()
+            .unwrap_or_default();
+        let works = self.owned_works(&owner_label(replica_set)).await?;
+        let mut sum = WorkCounts::default();
+        for entry in new_status.placements_summary.iter_mut().flatten() {
+            let name = entry.name.clone().unwrap_or_default();
+            let of_placement = works
+                .iter()
+                .filter(|w| w.labels().get(labels::PLACEMENT_NAME) == Some(&name));
+            let counts = WorkCounts::count(of_placement, &template);
+            let summary = entry.summary.get_or_insert_with(|| summary_with_total(0));
+            write_counts(summary, &counts);
+            sum.add(&counts);
+        }
+        let summary = new_status
+            .summary
+            .get_or_insert_with(|| summary_with_total(total));
+        write_counts(summary, &sum);
+        let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+        let applied: NewCondition =
+            status::manifestwork_applied(total, &sum, verified_reason.as_deref());
+        conditions::set(conditions, applied, &now_time);
+        Ok(())
+    }
+
+    /// Runs the controller until `shutdown` completes: watches replica sets, their works,
+    /// placements and placement decisions on the hub.
+    pub async fn run(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+    ) {
+        let client = self.client.clone();
+        let replica_sets: Api<ManifestWorkReplicaSet> = Api::all(client.clone());
+        let controller = Controller::new(replica_sets, watcher::Config::default());
+        let store = controller.store();
+        let decisions_store = store.clone();
+        controller
+            .watches(
+                Api::<ManifestWork>::all(client.clone()),
+                watcher::Config::default().labels(labels::MANIFEST_WORK_REPLICA_SET),
+                |work| {
+                    let owner = work
+                        .labels()
+                        .get(labels::MANIFEST_WORK_REPLICA_SET)
+                        .cloned()
+                        .unwrap_or_default();
+                    let parts: Vec<&str> = owner.split('.').collect();
+                    match parts.as_slice() {
+                        [namespace, name] => Some(ObjectRef::new(name).within(namespace)),
+                        _ => None,
+                    }
+                },
+            )
+            .watches(
+                Api::<PlacementDecision>::all(client.clone()),
+                watcher::Config::default().labels(labels::PLACEMENT),
+                move |decision| {
+                    let placement = decision
+                        .labels()
+                        .get(labels::PLACEMENT)
+                        .cloned()
+                        .unwrap_or_default();
+                    referencing(
+                        &decisions_store.state(),
+                        decision.namespace().as_deref(),
+                        &placement,
+                    )
+                },
+            )
+            .watches(
+                Api::<Placement>::all(client),
+                watcher::Config::default(),
+                move |placement| {
+                    referencing(
+                        &store.state(),
+                        placement.namespace().as_deref(),
+                        &placement.name_any(),
+                    )
+                },
+            )
+            .graceful_shutdown_on(shutdown)
+            .run(
+                |rs: Arc<ManifestWorkReplicaSet>, ctx: Arc<ReplicaSetController>| async move {
+                    let outcome = ctx.reconcile(&rs).await?;
+                    Ok::<_, Error>(match outcome.requeue_after {
+                        Some(after) => Action::requeue(after),
+                        None => Action::await_change(),
+                    })
+                },
+                |_rs, error: &Error, _ctx| {
+                    tracing::warn!(%error, "ManifestWorkReplicaSet reconcile failed");
+                    Action::requeue(Duration::from_secs(5))
+                },
+                Arc::new(self),
+            )
+            .for_each(|_| futures::future::ready(()))
+            .await;
+    }
+}
+
+fn referencing(
+    replica_sets: &[Arc<ManifestWorkReplicaSet>],
+    namespace: Option<&str>,
+    placement: &str,
+) -> Vec<ObjectRef<ManifestWorkReplicaSet>> {
+    replica_sets
+        .iter()
+        .filter(|rs| rs.namespace().as_deref() == namespace)
+        .filter(|rs| rs.spec.placement_refs.iter().any(|r| r.name == placement))
+        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
+        .collect()
+}
+
+fn summary_with_total(total: i64) -> ManifestWorkReplicaSetSummary {
+    ManifestWorkReplicaSetSummary {
+        total: Some(total),
+        progressing: Some(0),
+        available: Some(0),
+        degraded: Some(0),
+        applied: Some(0),
+        desired_total: Some(0),
+        updated: Some(0),
+    }
+}
+
+fn write_counts(summary: &mut ManifestWorkReplicaSetSummary, counts: &WorkCounts) {
+    summary.applied = Some(counts.applied);
+    summary.progressing = Some(counts.progressing);
+    summary.available = Some(counts.available);
+    summary.degraded = Some(counts.degraded);
+}
