@@ -705,3 +705,38 @@ fn objects_without_spec_read_as_default_spec() {
         .is_err()
     );
 }
+
+#[test]
+fn seed_rollout_strategies_from_manifestworkreplicaset_example() {
+    // The ManifestWorkReplicaSet page writes the strategy type as `rolloutType`, a name the API
+    // does not have: the API server prunes it (so the strategy defaults to `All`), and so do we.
+    // Everything else in these strategies round-trips.
+    let strategies = yaml(
+        r#"
+- rolloutType: All
+- rolloutType: Progressive
+  progressive:
+    minSuccessTime: 5m
+    progressDeadline: 10m
+    maxFailures: 5%
+    mandatoryDecisionGroups:
+    - groupName: "prod-canary-west"
+    - groupName: "prod-canary-east"
+- rolloutType: ProgressivePerGroup
+  progressivePerGroup:
+    progressDeadline: 10m
+    maxFailures: 2
+"#,
+    );
+    for mut original in strategies.as_array().cloned().unwrap_or_default() {
+        let typed: RolloutStrategy = serde_json::from_value(original.clone()).unwrap();
+        assert_eq!(
+            typed.rollout_type(),
+            ocm_api::cluster::v1alpha1::RolloutType::All
+        );
+        if let Some(obj) = original.as_object_mut() {
+            obj.remove("rolloutType");
+        }
+        assert_eq!(serde_json::to_value(&typed).unwrap(), original);
+    }
+}

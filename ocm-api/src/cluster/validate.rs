@@ -1,4 +1,5 @@
-//! Validation of the `cluster` kinds, equal to what upstream's hub admits.
+//! Validation of the `cluster` kinds, equal to what upstream's hub admits, and the hub's
+//! ManagedCluster mutations (taint times, default cluster-set label).
 //!
 //! Upstream checks these objects in two places: the registration hub's admission webhooks
 //! (ManagedCluster, ManagedClusterSetBinding) and the OpenAPI schema of the CRDs (patterns,
@@ -115,6 +116,19 @@ impl ManagedCluster {
             );
         }
         errors.into_result("ManagedCluster", &name)
+    }
+
+    /// Adds the label `cluster.open-cluster-management.io/clusterset: default` when the cluster
+    /// has no such label or an empty one, as the hub's mutating webhook does while the
+    /// `DefaultClusterSet` feature gate is on. Returns whether the label was added.
+    pub fn set_default_cluster_set_label(&mut self) -> bool {
+        use crate::constants::{cluster::DEFAULT_CLUSTER_SET, labels::CLUSTER_SET};
+        let labels = self.metadata.labels.get_or_insert_with(Default::default);
+        if labels.get(CLUSTER_SET).is_some_and(|v| !v.is_empty()) {
+            return false;
+        }
+        labels.insert(CLUSTER_SET.to_string(), DEFAULT_CLUSTER_SET.to_string());
+        true
     }
 
     fn collect_errors(&self, errors: &mut FieldErrors) {
@@ -832,6 +846,21 @@ mod tests {
         )];
         assert_eq!(errors_of(bad.validate_update(&old)), expected);
         assert_eq!(errors_of(bad.set_taint_times(Some(&old), &now)), expected);
+    }
+
+    #[test]
+    fn default_cluster_set_label() {
+        let key = crate::constants::labels::CLUSTER_SET;
+        let mut c = cluster(json!({ "metadata": { "name": "c1" }, "spec": {} }));
+        assert!(c.set_default_cluster_set_label());
+        assert_eq!(c.labels().get(key).map(String::as_str), Some("default"));
+        let mut c =
+            cluster(json!({ "metadata": { "name": "c1", "labels": { key: "" } }, "spec": {} }));
+        assert!(c.set_default_cluster_set_label());
+        let mut c =
+            cluster(json!({ "metadata": { "name": "c1", "labels": { key: "prod" } }, "spec": {} }));
+        assert!(!c.set_default_cluster_set_label());
+        assert_eq!(c.labels().get(key).map(String::as_str), Some("prod"));
     }
 
     #[test]
