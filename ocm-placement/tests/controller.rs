@@ -1,0 +1,296 @@
+//! The Placement hub controller against an in-process fake hub, including the documented
+//! scenarios: a cluster becoming unreachable migrates the decision once its toleration runs
+//! out, a maintenance taint repels, and an AddOnPlacementScore change re-ranks.
+#![cfg(feature = "controller")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use ocm_api::clock::{Clock, ManualClock};
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use ocm_api::conditions;
+use ocm_placement::controller::PlacementController;
+use ocm_testkit::FakeCluster;
+use serde_json::{Value, json};
+
+const NS: &str = "apps";
+const START: &str = "2026-01-01T00:00:00Z";
+
+struct Hub {
+    _cluster: FakeCluster,
+    client: Client,
+    clock: Arc<ManualClock>,
+    controller: PlacementController,
+}
+
+async fn create<K>(client: &Client, value: Value) -> K
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    let object: K = serde_json::from_value(value).expect("valid object");
+    Api::<K>::all(client.clone())
+        .create(&PostParams::default(), &object)
+        .await
+        .expect("create")
+}
+
+async fn create_in<K>(client: &Client, namespace: &str, value: Value) -> K
+where
+    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    let object: K = serde_json::from_value(value).expect("valid object");
+    Api::<K>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &object)
+        .await
+        .expect("create")
+}
+
+async fn hub(clusters: &[(&str, Value)]) -> Hub {
+    let cluster = FakeCluster::new();
+    let client = cluster.client();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in ocm_api::crds() {
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("install CRD");
+    }
+    let namespaces = std::iter::once(NS).chain(clusters.iter().map(|(n, _)| *n));
+    for ns in namespaces {
+        create::<Namespace>(&client, json!({"metadata": {"name": ns}})).await;
+    }
+    create::<ManagedClusterSet>(
+        &client,
+        json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
+            "metadata": {"name": "default"},
+            "spec": {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}}
+        }),
+    )
+    .await;
+    create_in::<ManagedClusterSetBinding>(&client, NS, json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
+        "metadata": {"name": "default", "namespace": NS}, "spec": {"clusterSet": "default"}
+    }))
+    .await;
+    for (name, spec) in clusters {
+        create::<ManagedCluster>(&client, json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+            "metadata": {"name": name, "labels": {"cluster.open-cluster-management.io/clusterset": "default"}},
+            "spec": spec
+        }))
+        .await;
+    }
+    let clock = Arc::new(ManualClock::new(START.parse().expect("time")));
+    let controller = PlacementController::new(client.clone()).with_clock(clock.clone());
+    Hub {
+        _cluster: cluster,
+        client,
+        clock,
+        controller,
+    }
+}
+
+async fn placement(hub: &Hub, spec: Value) {
+    create_in::<Placement>(
+        &hub.client,
+        NS,
+        json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+            "metadata": {"name": "p", "namespace": NS}, "spec": spec
+        }),
+    )
+    .await;
+}
+
+async fn decided(hub: &Hub) -> Vec<String> {
+    let api: Api<PlacementDecision> = Api::namespaced(hub.client.clone(), NS);
+    let mut out = Vec::new();
+    for pd in api
+        .list(&ListParams::default().labels("cluster.open-cluster-management.io/placement=p"))
+        .await
+        .unwrap()
+        .items
+    {
+        out.extend(
+            pd.status
+                .unwrap_or_default()
+                .decisions
+                .into_iter()
+                .map(|d| d.cluster_name),
+        );
+    }
+    out
+}
+
+#[tokio::test]
+async fn schedules_binds_and_then_writes_nothing() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({})), ("c3", json!({}))]).await;
+    placement(&hub, json!({"numberOfClusters": 2})).await;
+    let first = hub.controller.reconcile_all().await.expect("reconcile");
+    assert!(first.writes >= 2, "decision and status written: {first:?}");
+    assert_eq!(decided(&hub).await, ["c1", "c2"]);
+
+    let pd: PlacementDecision = Api::namespaced(hub.client.clone(), NS)
+        .get("p-decision-1")
+        .await
+        .unwrap();
+    assert_eq!(
+        pd.labels()["cluster.open-cluster-management.io/decision-group-index"],
+        "0"
+    );
+    assert_eq!(pd.owner_references()[0].kind, "Placement");
+    let p: Placement = Api::namespaced(hub.client.clone(), NS)
+        .get("p")
+        .await
+        .unwrap();
+    let status = p.status.unwrap();
+    assert_eq!(status.number_of_selected_clusters, Some(2));
+    let satisfied =
+        conditions::find(status.conditions.as_deref().unwrap(), "PlacementSatisfied").unwrap();
+    assert_eq!(
+        (satisfied.status.as_str(), satisfied.reason.as_str()),
+        ("True", "AllDecisionsScheduled")
+    );
+
+    let second = hub.controller.reconcile_all().await.expect("reconcile");
+    assert_eq!(second.writes, 0, "steady state writes nothing");
+}
+
+#[tokio::test]
+async fn an_unreachable_cluster_is_replaced_once_its_toleration_runs_out() {
+    let unreachable = json!({"taints": [{
+        "key": "cluster.open-cluster-management.io/unreachable", "effect": "NoSelect", "value": "",
+        "timeAdded": START
+    }]});
+    let hub = hub(&[("c1", unreachable), ("c2", json!({}))]).await;
+    // c1 was already decided before it went unreachable.
+    placement(
+        &hub,
+        json!({
+            "numberOfClusters": 1,
+            "prioritizerPolicy": {"mode": "Exact", "configurations": [
+                {"scoreCoordinate": {"type": "BuiltIn", "builtIn": "Steady"}, "weight": 3}]},
+            "tolerations": [{"key": "cluster.open-cluster-management.io/unreachable",
+                "operator": "Exists", "tolerationSeconds": 300}]
+        }),
+    )
+    .await;
+    let first = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(decided(&hub).await, ["c1"]);
+    // The decision now lists c1, so the next round knows when the toleration expires.
+    let second = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(
+        second.requeue_after,
+        Some(Duration::from_secs(300)),
+        "{first:?} {second:?}"
+    );
+
+    hub.clock.advance(Duration::from_secs(299));
+    hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(decided(&hub).await, ["c1"], "still tolerated");
+
+    hub.clock.advance(Duration::from_secs(2));
+    hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(
+        decided(&hub).await,
+        ["c2"],
+        "migrated after tolerationSeconds"
+    );
+}
+
+#[tokio::test]
+async fn a_maintenance_taint_repels() {
+    let maintenance = json!({"taints": [{"key": "example.com/maintenance", "effect": "NoSelect", "value": "true", "timeAdded": START}]});
+    let hub = hub(&[("c1", maintenance), ("c2", json!({}))]).await;
+    placement(&hub, json!({})).await;
+    hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(decided(&hub).await, ["c2"]);
+}
+
+#[tokio::test]
+async fn an_addon_score_change_reranks() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({}))]).await;
+    let valid_until = "2026-01-02T00:00:00Z";
+    for (cluster, value) in [("c1", 10), ("c2", 80)] {
+        create_in::<AddOnPlacementScore>(&hub.client, cluster, json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "AddOnPlacementScore",
+            "metadata": {"name": "resource-usage", "namespace": cluster}
+        }))
+        .await;
+        let api: Api<AddOnPlacementScore> = Api::namespaced(hub.client.clone(), cluster);
+        api.patch_status(
+            "resource-usage",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {
+                "scores": [{"name": "cpuAvailable", "value": value}], "validUntil": valid_until
+            }})),
+        )
+        .await
+        .unwrap();
+    }
+    placement(&hub, json!({
+        "numberOfClusters": 1,
+        "prioritizerPolicy": {"mode": "Exact", "configurations": [{
+            "scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "resource-usage", "scoreName": "cpuAvailable"}},
+            "weight": 1}]}
+    }))
+    .await;
+    let outcome = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(decided(&hub).await, ["c2"]);
+    // Score expiry is a reason to look again.
+    assert_eq!(outcome.requeue_after, Some(Duration::from_secs(24 * 3600)));
+
+    let api: Api<AddOnPlacementScore> = Api::namespaced(hub.client.clone(), "c1");
+    api.patch_status(
+        "resource-usage",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {
+            "scores": [{"name": "cpuAvailable", "value": 95}], "validUntil": valid_until
+        }})),
+    )
+    .await
+    .unwrap();
+    hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(
+        decided(&hub).await,
+        ["c1"],
+        "re-ranked after the score changed"
+    );
+    let _ = hub.clock.now();
+}
+
+#[tokio::test]
+async fn the_run_loop_reacts_to_changes() {
+    let hub = hub(&[("c1", json!({}))]).await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(hub.controller.clone().run(async move {
+        let _ = stopped.await;
+    }));
+    placement(&hub, json!({})).await;
+    let mut found = Vec::new();
+    for _ in 0..100 {
+        found = decided(&hub).await;
+        if !found.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(found, ["c1"]);
+    let _ = stop.send(());
+    task.await.unwrap();
+}
