@@ -1,0 +1,154 @@
+//! `ocm-hub-controller`: the hub side of OCM work distribution.
+//!
+//! Runs, against one hub, the Placement controller (schedules every Placement and writes its
+//! PlacementDecisions and status) and the ManifestWorkReplicaSet controller (fans each replica
+//! set out to the clusters its placements select, following their rollout strategies).
+//!
+//! ```text
+//! ocm-hub-controller --kubeconfig hub.kubeconfig
+//! ocm-hub-controller --kubeconfig hub.kubeconfig --success-criteria applied-and-available
+//! ```
+//!
+//! Point it at a real hub or at `ocm-fake-apiserver`. The OCM CRDs must be installed
+//! (`ocm-crdgen | kubectl apply -f -`, or `--install-crds`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use ocm_placement::controller::PlacementController;
+use ocm_work::replicaset::SuccessCriteria;
+use ocm_work::replicaset::controller::ReplicaSetController;
+
+/// When a cluster's ManifestWork counts as rolled out.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Criteria {
+    /// Upstream: Applied=True and Progressing=False (Progressing comes only from condition
+    /// rules, so plain works never complete a progressive rollout).
+    Upstream,
+    /// Opt-in: Applied=True and Available=True when the work has no Progressing condition.
+    AppliedAndAvailable,
+}
+
+/// Run the OCM hub controllers (Placement and ManifestWorkReplicaSet) against a hub.
+#[derive(Parser, Debug)]
+#[command(name = "ocm-hub-controller", version, about)]
+struct Args {
+    /// Kubeconfig of the hub (default: KUBECONFIG, ~/.kube/config or in-cluster).
+    #[arg(long, env = "HUB_KUBECONFIG", value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+
+    /// Context to use from the kubeconfig.
+    #[arg(long)]
+    context: Option<String>,
+
+    /// When a cluster's work counts as rolled out for progressive rollouts.
+    #[arg(long, value_enum, default_value = "upstream")]
+    success_criteria: Criteria,
+
+    /// Install (server-side apply) the OCM CRDs before starting.
+    #[arg(long)]
+    install_crds: bool,
+
+    /// Do not run the Placement controller (another scheduler writes the decisions).
+    #[arg(long)]
+    no_placement: bool,
+
+    /// Do not run the ManifestWorkReplicaSet controller.
+    #[arg(long)]
+    no_replicaset: bool,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let args = Args::parse();
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("ocm-hub-controller: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn client(args: &Args) -> Result<Client, String> {
+    let options = KubeConfigOptions {
+        context: args.context.clone(),
+        ..Default::default()
+    };
+    let config = match &args.kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .map_err(|e| format!("cannot read kubeconfig {}: {e}", path.display()))?;
+            Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(|e| format!("invalid kubeconfig {}: {e}", path.display()))?
+        }
+        None => Config::infer()
+            .await
+            .map_err(|e| format!("no kubeconfig given and none found: {e}"))?,
+    };
+    Client::try_from(config).map_err(|e| format!("cannot build a client: {e}"))
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let client = client(&args).await?;
+    if args.install_crds {
+        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+        for crd in ocm_api::crds() {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            api.patch(
+                &name,
+                &PatchParams::apply("ocm-hub-controller").force(),
+                &Patch::Apply(&crd),
+            )
+            .await
+            .map_err(|e| format!("cannot install CRD {name}: {e}"))?;
+        }
+        tracing::info!("installed {} OCM CRDs", ocm_api::crds().len());
+    }
+    let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
+    let shutdown = |tx: &tokio::sync::broadcast::Sender<()>| {
+        let mut rx = tx.subscribe();
+        async move {
+            let _ = rx.recv().await;
+        }
+    };
+    let mut tasks = Vec::new();
+    if !args.no_placement {
+        let controller = PlacementController::new(client.clone());
+        tasks.push(tokio::spawn(controller.run(shutdown(&stop_tx))));
+        tracing::info!("placement controller started");
+    }
+    if !args.no_replicaset {
+        let criteria = match args.success_criteria {
+            Criteria::Upstream => SuccessCriteria::ProgressingCondition,
+            Criteria::AppliedAndAvailable => SuccessCriteria::AppliedAndAvailable,
+        };
+        let controller = ReplicaSetController::new(client.clone()).with_success_criteria(criteria);
+        tasks.push(tokio::spawn(controller.run(shutdown(&stop_tx))));
+        tracing::info!(?criteria, "ManifestWorkReplicaSet controller started");
+    }
+    if tasks.is_empty() {
+        return Err("both controllers are disabled: nothing to run".into());
+    }
+    tokio::signal::ctrl_c()
+        .await
+        .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
+    tracing::info!("shutting down");
+    let _ = stop_tx.send(());
+    for task in tasks {
+        let _ = task.await;
+    }
+    Ok(())
+}
