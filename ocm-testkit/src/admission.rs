@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::api_error::ApiResult;
+use crate::api_error::{ApiError, ApiResult, Cause};
 use crate::crd::{established_status, resource_from_crd};
 use crate::registry::{GroupResource, Gvr, ResourceInfo};
 use crate::store::{Inner, ObjectKey, meta_mut};
@@ -71,6 +71,191 @@ pub(crate) fn default_and_prune(v: &mut Value, schema: &Value, root: bool) {
     }
 }
 
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn cause(reason: &str, field: &str, message: String) -> Cause {
+    Cause {
+        reason: reason.into(),
+        message,
+        field: field.into(),
+    }
+}
+
+/// Check a custom resource against its structural schema: types, `required`,
+/// `enum`, `nullable`, string lengths, numeric bounds and item counts.
+pub(crate) fn validate(v: &Value, schema: &Value, path: &str, out: &mut Vec<Cause>) {
+    let int_or_string = schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if v.is_null() {
+        if !schema
+            .get("nullable")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+            && !path.is_empty()
+        {
+            out.push(cause(
+                "FieldValueTypeInvalid",
+                path,
+                format!(
+                    "Invalid value: \"null\": {path} in body must be of type {}: \"null\"",
+                    schema
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("object")
+                ),
+            ));
+        }
+        return;
+    }
+    let actual = json_type(v);
+    if let Some(want) = schema.get("type").and_then(Value::as_str) {
+        let ok = want == actual || (want == "number" && actual == "integer");
+        if !ok && !int_or_string {
+            out.push(cause(
+                "FieldValueTypeInvalid",
+                path,
+                format!("Invalid value: \"{actual}\": {path} in body must be of type {want}: \"{actual}\""),
+            ));
+            return;
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(v)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        out.push(cause(
+            "FieldValueNotSupported",
+            path,
+            format!(
+                "Unsupported value: {v}: supported values: {}",
+                list.join(", ")
+            ),
+        ));
+    }
+    let num = |k: &str| schema.get(k).and_then(Value::as_f64);
+    match v {
+        Value::String(s) => {
+            let len = s.chars().count() as f64;
+            if num("maxLength").is_some_and(|m| len > m) {
+                out.push(cause(
+                    "FieldValueTooLong",
+                    path,
+                    format!(
+                        "Too long: may not be more than {} bytes",
+                        num("maxLength").unwrap_or_default()
+                    ),
+                ));
+            }
+            if num("minLength").is_some_and(|m| len < m) {
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: \"{s}\": {path} in body should be at least {} chars long",
+                        num("minLength").unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or_default();
+            if num("maximum").is_some_and(|m| x > m) {
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {n}: {path} in body should be less than or equal to {}",
+                        num("maximum").unwrap_or_default()
+                    ),
+                ));
+            }
+            if num("minimum").is_some_and(|m| x < m) {
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {n}: {path} in body should be greater than or equal to {}",
+                        num("minimum").unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+        Value::Array(items) => {
+            let n = items.len() as f64;
+            if num("maxItems").is_some_and(|m| n > m) {
+                out.push(cause(
+                    "FieldValueTooMany",
+                    path,
+                    format!(
+                        "Too many: {}: must have at most {} items",
+                        items.len(),
+                        num("maxItems").unwrap_or_default()
+                    ),
+                ));
+            }
+            if num("minItems").is_some_and(|m| n < m) {
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {}: {path} in body should have at least {} items",
+                        items.len(),
+                        num("minItems").unwrap_or_default()
+                    ),
+                ));
+            }
+            if let Some(is) = schema.get("items") {
+                for (i, it) in items.iter().enumerate() {
+                    validate(it, is, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        Value::Object(m) => {
+            let join = |k: &str| {
+                if path.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{path}.{k}")
+                }
+            };
+            if let Some(req) = schema.get("required").and_then(Value::as_array) {
+                for r in req.iter().filter_map(Value::as_str) {
+                    if !m.contains_key(r) {
+                        out.push(cause(
+                            "FieldValueRequired",
+                            &join(r),
+                            "Required value".into(),
+                        ));
+                    }
+                }
+            }
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (k, child) in m {
+                if path.is_empty() && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                if let Some(cs) = props.and_then(|p| p.get(k)).or(additional) {
+                    validate(child, cs, &join(k), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 impl Inner {
     /// Admission for a create: fill in server-set fields and check the object.
     pub(crate) fn admit_new(
@@ -100,8 +285,7 @@ impl Inner {
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
-        self.admit_custom(info, gvr, obj);
-        Ok(())
+        self.admit_custom(info, gvr, obj)
     }
 
     /// Admission for an update.
@@ -114,14 +298,24 @@ impl Inner {
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
-        self.admit_custom(info, gvr, obj);
-        Ok(())
+        self.admit_custom(info, gvr, obj)
     }
 
-    fn admit_custom(&self, info: &Arc<ResourceInfo>, gvr: &Gvr, obj: &mut Value) {
+    fn admit_custom(&self, info: &Arc<ResourceInfo>, gvr: &Gvr, obj: &mut Value) -> ApiResult<()> {
         if let (true, Some(schema)) = (info.crd_name.is_some(), info.schema(&gvr.version)) {
-            default_and_prune(obj, &schema.clone(), true);
+            let schema = schema.clone();
+            default_and_prune(obj, &schema, true);
+            let mut causes = Vec::new();
+            validate(obj, &schema, "", &mut causes);
+            if !causes.is_empty() {
+                let name = obj
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                return Err(ApiError::invalid(&info.kind, &info.group, name, causes));
+            }
         }
+        Ok(())
     }
 
     /// Side effects of a stored write: CRDs become served resources.

@@ -21,6 +21,7 @@ use crate::store::{Store, StoreConfig, WriteOptions};
 pub struct FakeClusterBuilder {
     store: StoreConfig,
     server: ServerOptions,
+    journal_capacity: Option<usize>,
 }
 
 impl FakeClusterBuilder {
@@ -55,12 +56,21 @@ impl FakeClusterBuilder {
         self
     }
 
+    /// Keep at most this many journal entries (0 turns the journal off).
+    pub fn journal_capacity(mut self, entries: usize) -> Self {
+        self.journal_capacity = Some(entries);
+        self
+    }
+
     /// Build the cluster.
     pub fn build(self) -> FakeCluster {
         FakeCluster {
             state: Arc::new(ServerState {
                 store: Arc::new(Store::new(self.store)),
-                journal: Arc::new(Journal::default()),
+                journal: Arc::new(Journal::with_capacity(
+                    self.journal_capacity
+                        .unwrap_or(crate::journal::DEFAULT_JOURNAL_CAPACITY),
+                )),
                 faults: Arc::new(Faults::default()),
                 options: self.server,
             }),
@@ -96,6 +106,7 @@ impl FakeCluster {
                 ..StoreConfig::default()
             },
             server: ServerOptions::default(),
+            journal_capacity: None,
         }
     }
 

@@ -212,6 +212,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     let accept = header(header::ACCEPT);
     let content_type = header(header::CONTENT_TYPE);
     let user_agent = header(header::USER_AGENT);
+    let journaling = st.journal.is_enabled();
     let mut entry = JournalEntry {
         verb: verb.clone(),
         method: parts.method.as_str().to_string(),
@@ -270,8 +271,10 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
             }
         },
     };
-    entry.status = response.status().as_u16();
-    st.journal.record(entry);
+    if journaling {
+        entry.status = response.status().as_u16();
+        st.journal.record(entry);
+    }
     response
 }
 
@@ -506,10 +509,22 @@ fn resource_request(
                 .get("timeoutSeconds")
                 .and_then(|t| t.parse::<u64>().ok())
                 .map(Duration::from_secs);
+            let render = Render {
+                api_version,
+                table: table::wants_table(ctx.accept).then(|| TableRender {
+                    info: info.clone(),
+                    include: ctx
+                        .query
+                        .get("includeObject")
+                        .unwrap_or("Metadata")
+                        .to_string(),
+                    store: ctx.st.store.clone(),
+                }),
+            };
             Ok(watch_response(
                 sub,
                 info,
-                api_version,
+                render,
                 timeout,
                 ctx.query.flag("allowWatchBookmarks"),
                 ctx.st.options.bookmark_interval,
@@ -518,7 +533,8 @@ fn resource_request(
         ("create", None) => {
             let body = ctx.body_json()?;
             if gr.group == "authorization.k8s.io" {
-                return Ok(review_response(body));
+                let out = store.review(gvr, ns, body)?;
+                return Ok(json_response(StatusCode::CREATED, &out));
             }
             let out = store.create(gvr, ns, body, &ctx.write_options(None))?;
             Ok(json_response(StatusCode::CREATED, &out))
@@ -593,17 +609,6 @@ fn resource_request(
     }
 }
 
-/// Reviews are answered, not stored: everything is allowed until RBAC evaluation lands.
-fn review_response(mut body: Value) -> Response {
-    if let Some(m) = body.as_object_mut() {
-        m.insert(
-            "status".into(),
-            json!({"allowed": true, "reason": "ocm-testkit allows every request"}),
-        );
-    }
-    json_response(StatusCode::CREATED, &body)
-}
-
 fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
     let body = ctx.body_json()?;
     let policy = body
@@ -667,6 +672,41 @@ fn bookmark(kind: &str, api_version: &str, rv: u64, initial_end: bool) -> Bytes 
     )
 }
 
+/// How watch event objects are rendered: as objects of the requested version,
+/// or as one-row Tables for `kubectl get -w`.
+struct Render {
+    api_version: String,
+    table: Option<TableRender>,
+}
+
+struct TableRender {
+    info: Arc<ResourceInfo>,
+    include: String,
+    store: Arc<Store>,
+}
+
+impl Render {
+    fn line(&self, t: EventType, obj: &Arc<Value>) -> Bytes {
+        match &self.table {
+            Some(tr) => {
+                let rv = meta_str(obj, "resourceVersion")
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(0);
+                let tbl = table::table(
+                    &tr.info,
+                    std::slice::from_ref(obj),
+                    rv,
+                    None,
+                    &tr.include,
+                    tr.store.now(),
+                );
+                event_line(t, &tbl)
+            }
+            None => event_line(t, &versioned(obj, &self.api_version)),
+        }
+    }
+}
+
 struct WatchState {
     sub: Subscription,
     queued: VecDeque<Bytes>,
@@ -676,13 +716,13 @@ struct WatchState {
     next_bookmark: Instant,
     last_rv: u64,
     kind: String,
-    api_version: String,
+    render: Render,
 }
 
 fn watch_response(
     mut sub: Subscription,
     info: &ResourceInfo,
-    api_version: String,
+    render: Render,
     timeout: Option<Duration>,
     bookmarks: bool,
     bookmark_every: Duration,
@@ -700,10 +740,10 @@ fn watch_response(
         {
             last_rv = last_rv.max(rv);
         }
-        queued.push_back(event_line(t, &versioned(&o, &api_version)));
+        queued.push_back(render.line(t, &o));
     }
     if let Some(rv) = sub.initial_events_end {
-        queued.push_back(bookmark(&info.kind, &api_version, rv, true));
+        queued.push_back(bookmark(&info.kind, &render.api_version, rv, true));
         last_rv = rv;
     }
     let now = Instant::now();
@@ -716,7 +756,7 @@ fn watch_response(
         next_bookmark: now + bookmark_every,
         last_rv,
         kind: info.kind.clone(),
-        api_version,
+        render,
     };
     let stream = futures::stream::unfold(state, |mut st| async move {
         if let Some(b) = st.queued.pop_front() {
@@ -733,7 +773,7 @@ fn watch_response(
                     let ev = ev?;
                     if let Some((t, o)) = st.sub.translate(&ev) {
                         st.last_rv = ev.resource_version;
-                        let line = event_line(t, &versioned(&o, &st.api_version));
+                        let line = st.render.line(t, &o);
                         return Some((Ok(line), st));
                     }
                 }
@@ -743,7 +783,7 @@ fn watch_response(
                     }
                     if st.bookmarks && Instant::now() >= st.next_bookmark {
                         st.next_bookmark = Instant::now() + st.bookmark_every;
-                        let b = bookmark(&st.kind, &st.api_version, st.last_rv, false);
+                        let b = bookmark(&st.kind, &st.render.api_version, st.last_rv, false);
                         return Some((Ok(b), st));
                     }
                 }

@@ -1,5 +1,6 @@
 //! The request journal: every request a fake cluster served, for assertions.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 /// One served request.
@@ -38,18 +39,45 @@ impl JournalEntry {
     }
 }
 
-/// A thread-safe, append-only log of requests.
-#[derive(Debug, Default)]
+/// How many entries a journal keeps by default.
+pub const DEFAULT_JOURNAL_CAPACITY: usize = 100_000;
+
+/// A thread-safe log of the most recent requests (bounded, oldest dropped first).
+#[derive(Debug)]
 pub struct Journal {
-    entries: Mutex<Vec<JournalEntry>>,
+    entries: Mutex<VecDeque<JournalEntry>>,
+    capacity: usize,
+}
+
+impl Default for Journal {
+    fn default() -> Self {
+        Self::with_capacity(DEFAULT_JOURNAL_CAPACITY)
+    }
 }
 
 impl Journal {
+    /// A journal keeping at most `capacity` entries (0 records nothing).
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            entries: Mutex::new(VecDeque::new()),
+            capacity,
+        }
+    }
+
     pub(crate) fn record(&self, e: JournalEntry) {
-        self.entries
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(e);
+        if self.capacity == 0 {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.len() >= self.capacity {
+            entries.pop_front();
+        }
+        entries.push_back(e);
+    }
+
+    /// Whether requests are being recorded at all.
+    pub fn is_enabled(&self) -> bool {
+        self.capacity > 0
     }
 
     /// A copy of every entry so far.
@@ -57,7 +85,9 @@ impl Journal {
         self.entries
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .clone()
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// How many entries satisfy `pred`.

@@ -80,6 +80,50 @@ impl LabelSelector {
         self.reqs.is_empty()
     }
 
+    /// Build from a `metav1.LabelSelector` JSON value (`matchLabels`, `matchExpressions`).
+    pub fn from_json(sel: &Value) -> ApiResult<Self> {
+        let mut reqs = Vec::new();
+        if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
+            for (k, v) in m {
+                reqs.push(Requirement {
+                    key: k.clone(),
+                    op: Op::Eq(v.as_str().unwrap_or_default().to_string()),
+                });
+            }
+        }
+        if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
+            for e in exprs {
+                let key = e
+                    .get("key")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let values: Vec<String> = e
+                    .get("values")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let op = match e.get("operator").and_then(Value::as_str) {
+                    Some("In") => Op::In(values),
+                    Some("NotIn") => Op::NotIn(values),
+                    Some("Exists") => Op::Exists,
+                    Some("DoesNotExist") => Op::DoesNotExist,
+                    other => {
+                        return Err(ApiError::bad_request(format!(
+                            "{other:?} is not a valid label selector operator"
+                        )));
+                    }
+                };
+                reqs.push(Requirement { key, op });
+            }
+        }
+        Ok(Self { reqs })
+    }
+
     /// Whether an object's `metadata.labels` match.
     pub fn matches_object(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);

@@ -652,6 +652,19 @@ impl Store {
         Ok(out)
     }
 
+    /// Answer a `SubjectAccessReview`, `LocalSubjectAccessReview` or
+    /// `SelfSubjectAccessReview` from the RBAC objects in the store.
+    pub fn review(&self, gvr: &Gvr, namespace: &str, body: Value) -> ApiResult<Value> {
+        let inner = self.read();
+        let info = inner.resolve(gvr)?;
+        let mut out = inner.review(&info.plural, namespace, body);
+        if let Some(m) = out.as_object_mut() {
+            m.insert("apiVersion".into(), json!(gvr.api_version()));
+            m.insert("kind".into(), json!(info.kind));
+        }
+        Ok(out)
+    }
+
     /// Start a watch, in one namespace or (with `None`) across all.
     pub fn watch(
         &self,

@@ -91,6 +91,18 @@ async fn crd_is_served_at_once_with_schema_and_status() {
     );
     assert_eq!(created.metadata.generation, Some(1));
 
+    // Schema validation: a wrong type is a 422 worded like kube-apiserver's.
+    let bad = DynamicObject::new("bad", &ar).data(json!({"spec": {"size": "big"}}));
+    let err = api.create(&PostParams::default(), &bad).await.unwrap_err();
+    let kube::Error::Api(s) = err else {
+        panic!("expected a Status")
+    };
+    assert_eq!(s.code, 422);
+    assert_eq!(
+        s.message,
+        "Widget.example.com \"bad\" is invalid: spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
+    );
+
     let st = json!({"status": {"ready": true}});
     let out = api
         .patch_status("w1", &PatchParams::default(), &Patch::Merge(&st))

@@ -1,0 +1,82 @@
+//! SubjectAccessReviews answered from RBAC objects, including aggregation.
+
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use kube::api::{Api, PostParams};
+use ocm_testkit::FakeCluster;
+use serde_json::json;
+
+async fn can(
+    cluster: &FakeCluster,
+    user: &str,
+    ns: &str,
+    verb: &str,
+    group: &str,
+    resource: &str,
+) -> bool {
+    let api: Api<SubjectAccessReview> = Api::all(cluster.client());
+    let review: SubjectAccessReview = serde_json::from_value(json!({
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": user, "groups": ["system:authenticated"],
+                 "resourceAttributes": {"namespace": ns, "verb": verb, "group": group, "resource": resource}}
+    }))
+    .unwrap();
+    let out = api.create(&PostParams::default(), &review).await.unwrap();
+    out.status.unwrap().allowed
+}
+
+#[tokio::test]
+async fn reviews_follow_rbac_objects() {
+    let cluster = FakeCluster::new();
+    let client = cluster.client();
+    let create = |v: serde_json::Value| v;
+    let roles: Api<Role> = Api::namespaced(client.clone(), "team");
+    let rbs: Api<RoleBinding> = Api::namespaced(client.clone(), "team");
+    let crs: Api<ClusterRole> = Api::all(client.clone());
+    let crbs: Api<ClusterRoleBinding> = Api::all(client.clone());
+
+    roles.create(&PostParams::default(), &serde_json::from_value(create(json!({
+        "metadata": {"name": "cm-reader", "namespace": "team"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]
+    }))).unwrap()).await.unwrap();
+    rbs.create(&PostParams::default(), &serde_json::from_value(json!({
+        "metadata": {"name": "alice-reads", "namespace": "team"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-reader"},
+        "subjects": [{"kind": "User", "name": "alice"}]
+    })).unwrap()).await.unwrap();
+
+    assert!(can(&cluster, "alice", "team", "get", "", "configmaps").await);
+    assert!(!can(&cluster, "alice", "team", "delete", "", "configmaps").await);
+    assert!(!can(&cluster, "alice", "other", "get", "", "configmaps").await);
+    assert!(!can(&cluster, "bob", "team", "get", "", "configmaps").await);
+
+    // Aggregated ClusterRole picks up rules from labelled roles.
+    crs.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({
+            "metadata": {"name": "aggregate"},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"agg": "yes"}}]},
+            "rules": []
+        }))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    crs.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({
+            "metadata": {"name": "deploy-admin", "labels": {"agg": "yes"}},
+            "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["*"]}]
+        }))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    crbs.create(&PostParams::default(), &serde_json::from_value(json!({
+        "metadata": {"name": "bob-agg"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "aggregate"},
+        "subjects": [{"kind": "User", "name": "bob"}]
+    })).unwrap()).await.unwrap();
+    assert!(can(&cluster, "bob", "anywhere", "delete", "apps", "deployments").await);
+    assert!(!can(&cluster, "bob", "anywhere", "delete", "", "pods").await);
+}
