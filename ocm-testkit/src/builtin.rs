@@ -233,20 +233,31 @@ const BUILTINS: &[Builtin] = &[
         false,
         &["ev"],
     ),
+    review("SubjectAccessReview", "subjectaccessreviews", false),
+    review(
+        "LocalSubjectAccessReview",
+        "localsubjectaccessreviews",
+        true,
+    ),
+    review("SelfSubjectAccessReview", "selfsubjectaccessreviews", false),
+];
+
+/// An authorization review kind: create-only, answered rather than stored.
+const fn review(kind: &'static str, plural: &'static str, namespaced: bool) -> Builtin {
     Builtin {
         verbs: Some(&["create"]),
         ..b(
             "authorization.k8s.io",
             "v1",
-            "SubjectAccessReview",
-            "subjectaccessreviews",
+            kind,
+            plural,
+            namespaced,
             false,
-            true,
             false,
             &[],
         )
-    },
-];
+    }
+}
 
 /// The built-in resources, as registry entries.
 pub(crate) fn builtin_resources() -> Vec<ResourceInfo> {

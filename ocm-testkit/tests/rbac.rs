@@ -80,3 +80,30 @@ async fn reviews_follow_rbac_objects() {
     assert!(can(&cluster, "bob", "anywhere", "delete", "apps", "deployments").await);
     assert!(!can(&cluster, "bob", "anywhere", "delete", "", "pods").await);
 }
+
+#[tokio::test]
+async fn local_and_self_reviews() {
+    use k8s_openapi::api::authorization::v1::{LocalSubjectAccessReview, SelfSubjectAccessReview};
+    let cluster = FakeCluster::new();
+    let local: Api<LocalSubjectAccessReview> = Api::namespaced(cluster.client(), "team");
+    let review: LocalSubjectAccessReview = serde_json::from_value(json!({
+        "metadata": {"namespace": "team"},
+        "spec": {"user": "nobody", "resourceAttributes": {"namespace": "team", "verb": "get", "resource": "pods"}}
+    }))
+    .unwrap();
+    let out = local.create(&PostParams::default(), &review).await.unwrap();
+    assert!(!out.status.unwrap().allowed);
+    let me: Api<SelfSubjectAccessReview> = Api::all(cluster.client());
+    let review: SelfSubjectAccessReview = serde_json::from_value(json!({
+        "spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}
+    }))
+    .unwrap();
+    assert!(
+        me.create(&PostParams::default(), &review)
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .allowed
+    );
+}
