@@ -1,0 +1,148 @@
+//! ocm-testkit benchmarks: in-process start, GET throughput, large lists, watch delivery.
+//!
+//! Run with `cargo bench -p ocm-benches --bench testkit`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, WatchEvent, WatchParams};
+use ocm_testkit::{FakeCluster, Gvr, ListOptions, WriteOptions};
+use serde_json::json;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+fn cm(name: &str) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "labels": {"app": "bench"}},
+           "data": {"key": "value", "other": "another value"}})
+}
+
+fn start(c: &mut Criterion) {
+    let rt = runtime();
+    let _guard = rt.enter();
+    c.bench_function("testkit/in_process_start (cluster + client)", |b| {
+        b.iter(|| {
+            let cluster = FakeCluster::new();
+            black_box(cluster.client());
+            cluster
+        })
+    });
+}
+
+fn get_throughput(c: &mut Criterion) {
+    let rt = runtime();
+    let cluster = FakeCluster::new();
+    let gvr = Gvr::new("", "v1", "configmaps");
+    cluster
+        .store()
+        .create(&gvr, "default", cm("x"), &WriteOptions::default())
+        .expect("seed object");
+    let api: Api<ConfigMap> = {
+        let _g = rt.enter();
+        Api::default_namespaced(cluster.client())
+    };
+    let mut group = c.benchmark_group("testkit/get");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("typed Api<ConfigMap>::get, in-process", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(api.get("x").await.expect("get"));
+                }
+                start.elapsed()
+            })
+        })
+    });
+    group.bench_function("store get (direct)", |b| {
+        b.iter(|| black_box(cluster.store().get(&gvr, "default", "x").expect("get")))
+    });
+    group.finish();
+}
+
+fn list_10k(c: &mut Criterion) {
+    let rt = runtime();
+    let cluster = FakeCluster::new();
+    let gvr = Gvr::new("", "v1", "configmaps");
+    for i in 0..10_000 {
+        cluster
+            .store()
+            .create(&gvr, "default", cm(&format!("cm-{i:05}")), &WriteOptions::default())
+            .expect("seed object");
+    }
+    let api: Api<ConfigMap> = {
+        let _g = rt.enter();
+        Api::default_namespaced(cluster.client())
+    };
+    let mut group = c.benchmark_group("testkit/list_10k");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("typed Api<ConfigMap>::list, in-process", |b| {
+        b.iter(|| {
+            let list = rt.block_on(api.list(&ListParams::default())).expect("list");
+            assert_eq!(list.items.len(), 10_000);
+            list
+        })
+    });
+    group.bench_function("store list (direct)", |b| {
+        b.iter(|| {
+            black_box(
+                cluster
+                    .store()
+                    .list(&gvr, Some("default"), &ListOptions::default())
+                    .expect("list"),
+            )
+        })
+    });
+    group.finish();
+}
+
+fn watch_delivery(c: &mut Criterion) {
+    let rt = runtime();
+    let cluster = FakeCluster::new();
+    let gvr = Gvr::new("", "v1", "configmaps");
+    let api: Api<ConfigMap> = {
+        let _g = rt.enter();
+        Api::default_namespaced(cluster.client())
+    };
+    let mut stream = rt
+        .block_on(api.watch(&WatchParams::default(), "0"))
+        .expect("watch")
+        .boxed();
+    let mut n = 0u64;
+    c.bench_function("testkit/watch (store write -> typed event, in-process)", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    n += 1;
+                    let start = Instant::now();
+                    cluster
+                        .store()
+                        .create(&gvr, "default", cm(&format!("w-{n}")), &WriteOptions::default())
+                        .expect("create");
+                    match stream.try_next().await.expect("stream").expect("event") {
+                        WatchEvent::Added(o) => {
+                            black_box(o);
+                        }
+                        other => panic!("unexpected {other:?}"),
+                    }
+                    total += start.elapsed();
+                }
+                total
+            })
+        })
+    });
+}
+
+criterion_group!(benches, start, get_throughput, list_10k, watch_delivery);
+criterion_main!(benches);
