@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
     group = "addon.open-cluster-management.io",
     version = "v1alpha1",
     kind = "AddOnDeploymentConfig",
+    doc = "Deployment settings for an addon agent on managed clusters: node placement, image registries, proxy, resource requirements, install namespace and template variables.",
     plural = "addondeploymentconfigs",
     namespaced,
     derive = "PartialEq",

@@ -21,6 +21,7 @@ use crate::work::v1::ManifestWorkSpec;
     group = "addon.open-cluster-management.io",
     version = "v1alpha1",
     kind = "AddOnTemplate",
+    doc = "An addon agent described as a ManifestWork template plus the hub registrations it needs; the addon manager renders it for every managed cluster the addon is installed on.",
     plural = "addontemplates",
     printcolumn = r#"{"name":"ADDON NAME","type":"string","jsonPath":".spec.addonName"}"#,
     derive = "PartialEq",

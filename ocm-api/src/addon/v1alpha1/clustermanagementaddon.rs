@@ -27,6 +27,7 @@ use crate::cluster::v1alpha1::RolloutStrategy;
     group = "addon.open-cluster-management.io",
     version = "v1alpha1",
     kind = "ClusterManagementAddOn",
+    doc = "An addon registered on the hub: how and where it is installed on managed clusters, and which configurations it supports.",
     plural = "clustermanagementaddons",
     status = "ClusterManagementAddOnStatus",
     shortname = "cma",

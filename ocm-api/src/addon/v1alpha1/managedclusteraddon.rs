@@ -19,6 +19,7 @@ use super::{AddOnConfig, AddOnMeta, ConfigCoordinates, ConfigGroupResource, Conf
     group = "addon.open-cluster-management.io",
     version = "v1alpha1",
     kind = "ManagedClusterAddOn",
+    doc = "An addon installed on one managed cluster. It lives in the cluster's namespace on the hub and reports the agent's state.",
     plural = "managedclusteraddons",
     namespaced,
     status = "ManagedClusterAddOnStatus",

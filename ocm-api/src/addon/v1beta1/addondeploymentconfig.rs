@@ -18,6 +18,7 @@ pub use crate::addon::v1alpha1::{
     group = "addon.open-cluster-management.io",
     version = "v1beta1",
     kind = "AddOnDeploymentConfig",
+    doc = "Deployment settings for an addon agent on managed clusters: node placement, image registries, proxy, resource requirements, install namespace and template variables.",
     plural = "addondeploymentconfigs",
     namespaced,
     derive = "PartialEq",

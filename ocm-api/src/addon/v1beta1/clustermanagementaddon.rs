@@ -22,6 +22,7 @@ pub use crate::addon::v1alpha1::{
     group = "addon.open-cluster-management.io",
     version = "v1beta1",
     kind = "ClusterManagementAddOn",
+    doc = "An addon registered on the hub: how and where it is installed on managed clusters, and which configurations it supports.",
     plural = "clustermanagementaddons",
     status = "ClusterManagementAddOnStatus",
     shortname = "cma",

@@ -21,6 +21,7 @@ pub use crate::addon::v1alpha1::{
     group = "addon.open-cluster-management.io",
     version = "v1beta1",
     kind = "ManagedClusterAddOn",
+    doc = "An addon installed on one managed cluster. It lives in the cluster's namespace on the hub and reports the agent's state.",
     plural = "managedclusteraddons",
     namespaced,
     status = "ManagedClusterAddOnStatus",

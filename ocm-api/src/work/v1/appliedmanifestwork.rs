@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
     group = "work.open-cluster-management.io",
     version = "v1",
     kind = "AppliedManifestWork",
+    doc = "The managed cluster's record of one ManifestWork it applied: the hub it came from and every resource applied for it. The applied resources are owned by this record, so deleting it garbage-collects them.",
     plural = "appliedmanifestworks",
     status = "AppliedManifestWorkStatus",
     derive = "PartialEq",
