@@ -1,0 +1,167 @@
+//! OCM fixtures: a fake hub serving every OCM CRD, with N fake managed clusters.
+
+use serde_json::{Value, json};
+
+use crate::clock::format_time;
+use crate::cluster::{FakeCluster, FakeClusterBuilder};
+use crate::error::Result;
+use crate::registry::Gvr;
+use crate::store::WriteOptions;
+use ocm_api::constants::{cluster as cc, groups, labels};
+
+/// Manager name the fixtures write with.
+const FIXTURE_MANAGER: &str = "ocm-testkit";
+/// Reasons the registration controller writes on ManagedCluster conditions.
+/// (Upstream values; `ocm_api::constants` does not define these yet.)
+const REASON_JOINED: &str = "ManagedClusterJoined";
+const REASON_ACCEPTED: &str = "HubClusterAdminAccepted";
+const REASON_AVAILABLE: &str = "ManagedClusterAvailable";
+
+/// A hub cluster with the OCM CRDs installed and managed clusters registered,
+/// each with its own fake cluster for the agent side.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let hub = ocm_testkit::FakeHub::new(3)?;
+/// assert_eq!(hub.cluster_names(), ["cluster1", "cluster2", "cluster3"]);
+/// let managed = hub.cluster("cluster2").unwrap();
+/// # let _ = managed.client();
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct FakeHub {
+    hub: FakeCluster,
+    clusters: Vec<(String, FakeCluster)>,
+}
+
+impl FakeHub {
+    /// A hub with `n` available managed clusters named `cluster1`…`clusterN`.
+    pub fn new(n: usize) -> Result<Self> {
+        Self::with_builder(FakeCluster::builder(), n)
+    }
+
+    /// Like [`FakeHub::new`], building every cluster (hub and managed) from `builder`.
+    pub fn with_builder(builder: FakeClusterBuilder, n: usize) -> Result<Self> {
+        let hub = builder.clone().build();
+        install_crds(&hub)?;
+        let mut me = Self {
+            hub,
+            clusters: Vec::with_capacity(n),
+        };
+        for set in [cc::DEFAULT_CLUSTER_SET, cc::GLOBAL_CLUSTER_SET] {
+            me.create_cluster_set(set)?;
+        }
+        for i in 1..=n {
+            let name = format!("cluster{i}");
+            me.register(&name, builder.clone().build())?;
+        }
+        Ok(me)
+    }
+
+    /// The hub cluster.
+    pub fn hub(&self) -> &FakeCluster {
+        &self.hub
+    }
+
+    /// A managed cluster by name.
+    pub fn cluster(&self, name: &str) -> Option<&FakeCluster> {
+        self.clusters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c)
+    }
+
+    /// Names of the managed clusters, in registration order.
+    pub fn cluster_names(&self) -> Vec<String> {
+        self.clusters.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// Every managed cluster with its name.
+    pub fn clusters(&self) -> impl Iterator<Item = (&str, &FakeCluster)> {
+        self.clusters.iter().map(|(n, c)| (n.as_str(), c))
+    }
+
+    /// Register one more managed cluster: its namespace and an accepted, joined and
+    /// available `ManagedCluster` on the hub, in the default cluster set.
+    pub fn register(&mut self, name: &str, cluster: FakeCluster) -> Result<()> {
+        let store = self.hub.store();
+        let opts = WriteOptions::manager(FIXTURE_MANAGER);
+        store.create(
+            &Gvr::new("", "v1", "namespaces"),
+            "",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+            &opts,
+        )?;
+        let gvr = Gvr::new(groups::CLUSTER, "v1", "managedclusters");
+        let mc = json!({
+            "apiVersion": format!("{}/v1", groups::CLUSTER),
+            "kind": "ManagedCluster",
+            "metadata": {"name": name, "labels": {labels::CLUSTER_SET: cc::DEFAULT_CLUSTER_SET}},
+            "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": cc::DEFAULT_LEASE_DURATION_SECONDS},
+        });
+        store.create(&gvr, "", mc, &opts)?;
+        let now = format_time(store.now());
+        let cond = |t: &str, reason: &str, message: &str| {
+            json!({"type": t, "status": "True", "reason": reason, "message": message,
+                   "lastTransitionTime": now})
+        };
+        let status = json!({"status": {
+            "conditions": [
+                cond(cc::CONDITION_HUB_ACCEPTED, REASON_ACCEPTED, "Accepted by hub cluster admin"),
+                cond(cc::CONDITION_JOINED, REASON_JOINED, "Managed cluster joined"),
+                cond(cc::CONDITION_AVAILABLE, REASON_AVAILABLE, "Managed cluster is available"),
+            ],
+            "version": {"kubernetes": "v1.33.0"},
+            "capacity": {cc::RESOURCE_CPU: "8", cc::RESOURCE_MEMORY: "32Gi"},
+            "allocatable": {cc::RESOURCE_CPU: "8", cc::RESOURCE_MEMORY: "32Gi"},
+        }});
+        store.patch(
+            &gvr,
+            "",
+            name,
+            crate::PatchKind::Merge,
+            &status,
+            &WriteOptions {
+                subresource: Some("status".into()),
+                ..opts
+            },
+        )?;
+        self.clusters.push((name.to_string(), cluster));
+        Ok(())
+    }
+
+    fn create_cluster_set(&self, name: &str) -> Result<()> {
+        let spec = if name == cc::GLOBAL_CLUSTER_SET {
+            json!({"clusterSelector": {"selectorType": "LabelSelector", "labelSelector": {}}})
+        } else {
+            json!({"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}})
+        };
+        let obj = json!({
+            "apiVersion": format!("{}/v1beta2", groups::CLUSTER),
+            "kind": "ManagedClusterSet",
+            "metadata": {"name": name},
+            "spec": spec,
+        });
+        self.hub.store().create(
+            &Gvr::new(groups::CLUSTER, "v1beta2", "managedclustersets"),
+            "",
+            obj,
+            &WriteOptions::manager(FIXTURE_MANAGER),
+        )?;
+        Ok(())
+    }
+}
+
+/// Install every OCM CRD (`ocm_api::crds()`) into a cluster; they are served at once.
+pub fn install_crds(cluster: &FakeCluster) -> Result<()> {
+    let gvr = Gvr::new("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    for crd in ocm_api::crds() {
+        let v: Value = serde_json::to_value(&crd)?;
+        cluster
+            .store()
+            .create(&gvr, "", v, &WriteOptions::manager(FIXTURE_MANAGER))?;
+    }
+    Ok(())
+}
