@@ -157,6 +157,13 @@ impl FakeCluster {
         Ok(LoopbackServer { addr, task })
     }
 
+    /// Start simulating workload controllers (Deployments, StatefulSets,
+    /// DaemonSets, Jobs report healthy status) until the handle is dropped.
+    /// Must be called inside a Tokio runtime.
+    pub fn simulate_workloads(&self) -> crate::simulate::WorkloadSimulator {
+        crate::simulate::WorkloadSimulator::start(self.state.store.clone())
+    }
+
     /// Create a typed object directly in the store (no HTTP), as manager `ocm-testkit`.
     pub fn create<K>(&self, obj: &K) -> Result<K>
     where

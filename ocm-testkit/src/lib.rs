@@ -108,6 +108,7 @@ mod rbac;
 pub mod registry;
 mod schema;
 pub mod selector;
+pub mod simulate;
 mod ssa;
 pub mod store;
 mod table;
@@ -124,6 +125,7 @@ pub use ocm::{FakeHub, install_crds};
 pub use patch::PatchKind;
 pub use registry::{GroupResource, Gvr, PrinterColumn, Registry, ResourceInfo};
 pub use selector::{FieldSelector, LabelSelector};
+pub use simulate::{WorkloadSimulator, settle_workloads};
 pub use store::{
     DeleteOptions, DeleteOutcome, ListOptions, ObjectKey, ObjectList, Propagation, Store,
     StoreConfig, WriteOptions,
