@@ -22,7 +22,22 @@ fn is_namespace(info: &ResourceInfo) -> bool {
 
 /// Apply `default`s and drop fields the schema does not know, as kube-apiserver
 /// does for custom resources with structural schemas.
-pub(crate) fn default_and_prune(v: &mut Value, schema: &Value, root: bool) {
+///
+/// The dotted paths of the dropped fields are added to `pruned`.
+pub(crate) fn default_and_prune(
+    v: &mut Value,
+    schema: &Value,
+    root: bool,
+    path: &str,
+    pruned: &mut Vec<String>,
+) {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
     match v {
         Value::Object(m) => {
             let props = schema.get("properties").and_then(Value::as_object);
@@ -50,11 +65,12 @@ pub(crate) fn default_and_prune(v: &mut Value, schema: &Value, root: bool) {
                 match child_schema {
                     Some(cs) => {
                         if let Some(child) = m.get_mut(&k) {
-                            default_and_prune(child, cs, false);
+                            default_and_prune(child, cs, false, &join(&k), pruned);
                         }
                     }
                     None if !preserve && (props.is_some() || root) => {
                         m.remove(&k);
+                        pruned.push(join(&k));
                     }
                     None => {}
                 }
@@ -62,8 +78,8 @@ pub(crate) fn default_and_prune(v: &mut Value, schema: &Value, root: bool) {
         }
         Value::Array(items) => {
             if let Some(is) = schema.get("items") {
-                for it in items {
-                    default_and_prune(it, is, false);
+                for (i, it) in items.iter_mut().enumerate() {
+                    default_and_prune(it, is, false, &format!("{path}[{i}]"), pruned);
                 }
             }
         }
@@ -263,6 +279,7 @@ impl Inner {
         info: &Arc<ResourceInfo>,
         gvr: &Gvr,
         obj: &mut Value,
+        strict: bool,
     ) -> ApiResult<()> {
         if is_namespace(info) {
             let name = obj
@@ -285,7 +302,7 @@ impl Inner {
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
-        self.admit_custom(info, gvr, obj)
+        self.admit_custom(info, gvr, obj, strict)
     }
 
     /// Admission for an update.
@@ -294,17 +311,37 @@ impl Inner {
         info: &Arc<ResourceInfo>,
         gvr: &Gvr,
         obj: &mut Value,
+        strict: bool,
     ) -> ApiResult<()> {
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
-        self.admit_custom(info, gvr, obj)
+        self.admit_custom(info, gvr, obj, strict)
     }
 
-    fn admit_custom(&self, info: &Arc<ResourceInfo>, gvr: &Gvr, obj: &mut Value) -> ApiResult<()> {
+    fn admit_custom(
+        &self,
+        info: &Arc<ResourceInfo>,
+        gvr: &Gvr,
+        obj: &mut Value,
+        strict: bool,
+    ) -> ApiResult<()> {
         if let (true, Some(schema)) = (info.crd_name.is_some(), info.schema(&gvr.version)) {
             let schema = schema.clone();
-            default_and_prune(obj, &schema, true);
+            let mut pruned = Vec::new();
+            default_and_prune(obj, &schema, true, "", &mut pruned);
+            if strict && !pruned.is_empty() {
+                let fields: Vec<String> = pruned
+                    .iter()
+                    .map(|p| format!("unknown field \"{p}\""))
+                    .collect();
+                return Err(ApiError::bad_request(format!(
+                    "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
+                    fields.join(", "),
+                    kind = info.kind,
+                    v = gvr.version,
+                )));
+            }
             let mut causes = Vec::new();
             validate(obj, &schema, "", &mut causes);
             if !causes.is_empty() {

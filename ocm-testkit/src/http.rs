@@ -321,6 +321,7 @@ impl Ctx<'_> {
             dry_run: self.query.get("dryRun") == Some("All"),
             force: self.query.flag("force"),
             subresource: sub.cloned(),
+            strict_field_validation: self.query.get("fieldValidation") == Some("Strict"),
         }
     }
 

@@ -85,6 +85,9 @@ pub struct WriteOptions {
     pub force: bool,
     /// The subresource written (`status`), if any.
     pub subresource: Option<String>,
+    /// `fieldValidation=Strict`: unknown fields in custom resources are an
+    /// error instead of being pruned silently.
+    pub strict_field_validation: bool,
 }
 
 impl WriteOptions {
@@ -1016,7 +1019,7 @@ impl Inner {
         {
             m.remove("status");
         }
-        self.admit_new(info, gvr, &mut obj)?;
+        self.admit_new(info, gvr, &mut obj, opts.strict_field_validation)?;
         match managed_fields {
             Some(mf) => {
                 meta_mut(&mut obj).insert("managedFields".into(), mf);
@@ -1150,7 +1153,7 @@ impl Inner {
                 .unwrap_or(0);
             meta_mut(&mut obj).insert("generation".into(), json!(g + 1));
         }
-        self.admit_update(info, gvr, &mut obj)?;
+        self.admit_update(info, gvr, &mut obj, opts.strict_field_validation)?;
         let now = self.now();
         if kind != UpdateKind::Apply {
             if incoming_managed == Some(Value::Array(Vec::new())) {

@@ -103,6 +103,26 @@ async fn crd_is_served_at_once_with_schema_and_status() {
         "Widget.example.com \"bad\" is invalid: spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
     );
 
+    // fieldValidation=Strict turns silent pruning into an error.
+    let unknown = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                         "metadata": {"name": "strict"}, "spec": {"bogus": 1}});
+    let mut strict = PatchParams::apply("strict");
+    strict.field_validation = Some(kube::api::ValidationDirective::Strict);
+    let err = api
+        .patch("strict", &strict, &Patch::Apply(&unknown))
+        .await
+        .unwrap_err();
+    let kube::Error::Api(s) = err else {
+        panic!("expected a Status")
+    };
+    assert_eq!(s.code, 400);
+    assert!(
+        s.message
+            .ends_with("strict decoding error: unknown field \"spec.bogus\""),
+        "{}",
+        s.message
+    );
+
     let st = json!({"status": {"ready": true}});
     let out = api
         .patch_status("w1", &PatchParams::default(), &Patch::Merge(&st))

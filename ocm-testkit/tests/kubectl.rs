@@ -233,5 +233,15 @@ async fn kubectl_crd_and_printer_columns() {
         out.contains("SIZE") && out.contains("w1") && out.contains('7'),
         "{out}"
     );
+    // kubectl's default validation asks the server to be strict about unknown fields.
+    let bad = k.file(
+        "bad.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: 1\n  colour: red\n",
+    );
+    let (ok, _, err) = k
+        .run(&["apply", "--server-side", "-f", bad.to_str().unwrap()])
+        .await;
+    assert!(!ok);
+    assert!(err.contains("unknown field \"spec.colour\""), "{err}");
     k.ok(&["delete", "widget", "w1"]).await;
 }
