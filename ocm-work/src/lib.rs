@@ -27,8 +27,10 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod agent;
 pub mod apply;
 pub mod config;
+pub mod discovery;
 mod error;
 pub mod identity;
 pub mod order;

@@ -10,6 +10,7 @@
 //! * [`hash`]: the configuration hash `ServerSideApply` with `ignoreFields` stores in the
 //!   `open-cluster-management.io/config-spec-hash` annotation, byte-compatible with upstream's.
 
+pub mod engine;
 pub mod hash;
 pub mod metadata;
 pub mod update;

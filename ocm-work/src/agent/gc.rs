@@ -1,0 +1,211 @@
+//! Deleting applied resources on behalf of an AppliedManifestWork (upstream's
+//! `DeleteAppliedResources`).
+
+use kube::Client;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy};
+use kube::core::ApiResource;
+use ocm_api::work::v1::AppliedManifestResourceMeta;
+use serde_json::json;
+
+use crate::owner::{APPLIED_MANIFEST_WORK_API_VERSION, APPLIED_MANIFEST_WORK_KIND};
+use crate::{Error, Result};
+
+fn api_for(client: &Client, r: &AppliedManifestResourceMeta) -> Api<DynamicObject> {
+    let group = r.group.clone().unwrap_or_default();
+    let api_version = if group.is_empty() {
+        r.version.clone()
+    } else {
+        format!("{group}/{}", r.version)
+    };
+    let ar = ApiResource {
+        group,
+        version: r.version.clone(),
+        api_version,
+        kind: String::new(),
+        plural: r.resource.clone(),
+    };
+    match r.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => Api::namespaced_with(client.clone(), ns, &ar),
+        _ => Api::all_with(client.clone(), &ar),
+    }
+}
+
+/// Deletes `resources` owned by the AppliedManifestWork with uid `owner_uid` and returns those
+/// still pending (deleting but not gone yet, or not deletable right now).
+///
+/// A resource is left alone when it is gone, not owned by this AppliedManifestWork, or was
+/// recreated by someone else (another uid). When another AppliedManifestWork also owns it,
+/// only this owner reference is removed.
+pub async fn delete_applied_resources(
+    client: &Client,
+    resources: &[AppliedManifestResourceMeta],
+    owner_uid: &str,
+) -> (Vec<AppliedManifestResourceMeta>, Vec<Error>) {
+    let mut pending = Vec::new();
+    let mut errors = Vec::new();
+    for resource in resources {
+        let api = api_for(client, resource);
+        let what = format!(
+            "{}/{} {}",
+            resource.resource,
+            resource.namespace.as_deref().unwrap_or_default(),
+            resource.name
+        );
+        let live = match api.get_opt(&resource.name).await {
+            Ok(Some(live)) => live,
+            Ok(None) => continue,
+            Err(e) => {
+                errors.push(Error::kube(format!("get {what}"), e));
+                pending.push(resource.clone());
+                continue;
+            }
+        };
+        let refs = live.metadata.owner_references.clone().unwrap_or_default();
+        if !refs.iter().any(|r| r.uid == owner_uid) {
+            continue;
+        }
+        let other_work_owner = refs.iter().any(|r| {
+            r.uid != owner_uid
+                && r.kind == APPLIED_MANIFEST_WORK_KIND
+                && r.api_version == APPLIED_MANIFEST_WORK_API_VERSION
+        });
+        if other_work_owner {
+            let kept: Vec<_> = refs.into_iter().filter(|r| r.uid != owner_uid).collect();
+            let patch = json!({"metadata": {
+                "uid": live.metadata.uid,
+                "resourceVersion": live.metadata.resource_version,
+                "ownerReferences": kept,
+            }});
+            if let Err(e) = api
+                .patch(
+                    &resource.name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+            {
+                errors.push(Error::kube(format!("release {what}"), e));
+                pending.push(resource.clone());
+            }
+            continue;
+        }
+        if resource.uid.is_some() && live.metadata.uid != resource.uid {
+            continue;
+        }
+        if live.metadata.deletion_timestamp.is_some() {
+            pending.push(resource.clone());
+            continue;
+        }
+        let mut params = DeleteParams::default();
+        params.propagation_policy = Some(PropagationPolicy::Background);
+        if let Some(uid) = &resource.uid {
+            params.preconditions = Some(kube::api::Preconditions {
+                uid: Some(uid.clone()),
+                resource_version: None,
+            });
+        }
+        match api.delete(&resource.name, &params).await {
+            Ok(either) => {
+                // Gone at once (no finalizers): nothing left to wait for.
+                if either.is_left() {
+                    pending.push(resource.clone());
+                }
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
+            Err(e) => {
+                errors.push(Error::kube(format!("delete {what}"), e));
+                pending.push(resource.clone());
+            }
+        }
+    }
+    (pending, errors)
+}
+
+/// Entries of `previous` whose (group, resource, namespace, name) is not in `current`: the
+/// version and uid do not count.
+pub fn untracked(
+    previous: &[AppliedManifestResourceMeta],
+    current: &[AppliedManifestResourceMeta],
+) -> Vec<AppliedManifestResourceMeta> {
+    let key = |r: &AppliedManifestResourceMeta| {
+        (
+            r.group.clone().unwrap_or_default(),
+            r.resource.clone(),
+            r.namespace.clone().unwrap_or_default(),
+            r.name.clone(),
+        )
+    };
+    previous
+        .iter()
+        .filter(|p| !current.iter().any(|c| key(c) == key(p)))
+        .cloned()
+        .collect()
+}
+
+/// Sorts applied resources as upstream stores them: by group, version, resource, namespace,
+/// name.
+pub fn sort_applied(resources: &mut [AppliedManifestResourceMeta]) {
+    resources.sort_by(|a, b| {
+        let k = |r: &AppliedManifestResourceMeta| {
+            (
+                r.group.clone().unwrap_or_default(),
+                r.version.clone(),
+                r.resource.clone(),
+                r.namespace.clone().unwrap_or_default(),
+                r.name.clone(),
+            )
+        };
+        k(a).cmp(&k(b))
+    });
+}
+
+/// `Ok` when `errors` is empty.
+pub(crate) fn into_result(errors: Vec<Error>) -> Result<()> {
+    Error::aggregate(errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(
+        group: &str,
+        version: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> AppliedManifestResourceMeta {
+        AppliedManifestResourceMeta {
+            group: (!group.is_empty()).then(|| group.into()),
+            version: version.into(),
+            resource: resource.into(),
+            namespace: (!ns.is_empty()).then(|| ns.into()),
+            name: name.into(),
+            uid: Some(format!("uid-{name}")),
+        }
+    }
+
+    #[test]
+    fn untracked_ignores_version_and_uid() {
+        let prev = vec![
+            r("apps", "v1", "deployments", "d", "a"),
+            r("", "v1", "configmaps", "d", "b"),
+        ];
+        let mut cur = vec![r("apps", "v1beta1", "deployments", "d", "a")];
+        cur[0].uid = Some("other".into());
+        assert_eq!(untracked(&prev, &cur), vec![prev[1].clone()]);
+        assert!(untracked(&prev, &prev).is_empty());
+    }
+
+    #[test]
+    fn sorting_is_by_group_version_resource_namespace_name() {
+        let mut list = vec![
+            r("apps", "v1", "deployments", "d", "a"),
+            r("", "v1", "configmaps", "d", "b"),
+            r("", "v1", "configmaps", "a", "z"),
+        ];
+        sort_applied(&mut list);
+        let names: Vec<_> = list.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["z", "b", "a"]);
+    }
+}

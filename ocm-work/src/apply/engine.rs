@@ -1,0 +1,528 @@
+//! Applying a ManifestWork's manifests to the managed cluster.
+//!
+//! For each manifest (in kind order, results reported under the manifest's ordinal): decode
+//! it, resolve its kind through discovery, decide whether the work owns it (delete options),
+//! find its manifest config, and apply it with its update strategy:
+//!
+//! * `Update` (default): create, leave alone, or replace ([`super::update`]);
+//! * `CreateOnly`: create when missing, otherwise only adopt it (owner reference);
+//! * `ServerSideApply`: server-side apply with the configured field manager and `force`, with
+//!   `ignoreFields` (JSON paths of plain fields and JSON pointers; jq expressions are reported
+//!   as unsupported) and the configuration-hash annotation;
+//! * `ReadOnly`: nothing is written.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Client;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::GroupVersionKind;
+use ocm_api::conditions;
+use ocm_api::constants::{annotations, work as wc};
+use ocm_api::work::v1::{
+    IgnoreFieldsCondition, Manifest, ManifestResourceMeta, ManifestWork, ServerSideApplyConfig,
+    UpdateStrategyType,
+};
+use serde_json::{Value, json};
+
+use super::hash::config_hash;
+use super::metadata::{remove_null_creation_timestamps, strip_removal_instructions};
+use super::update::{UpdatePlan, plan_update};
+use crate::config::{ResourceRef, find_manifest_config};
+use crate::discovery::{ResolvedResource, ResourceResolver};
+use crate::order::apply_order;
+use crate::owner::{merge_owner_refs, owned_by_the_work, removal_marker};
+
+/// Why one manifest could not be applied.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApplyError {
+    /// The manifest is not a decodable Kubernetes object.
+    #[error("{0}")]
+    Decode(String),
+    /// The cluster does not serve the manifest's kind.
+    #[error(transparent)]
+    UnknownKind(#[from] crate::discovery::UnknownKind),
+    /// The API server refused a request.
+    #[error("{0}")]
+    Api(String),
+    /// Server-side apply found fields owned by another manager (not a sync error upstream).
+    #[error("{0}")]
+    Conflict(String),
+    /// `ignoreFields` could not be processed.
+    #[error("{0}")]
+    IgnoreField(String),
+}
+
+impl ApplyError {
+    fn api(e: kube::Error) -> Self {
+        match e {
+            kube::Error::Api(status) => Self::Api(status.message.clone()),
+            other => Self::Api(other.to_string()),
+        }
+    }
+}
+
+/// What happened to one manifest.
+#[derive(Debug)]
+pub struct ManifestApply {
+    /// The manifest's identity (ordinal, group, version, kind, resource, namespace, name).
+    pub meta: ManifestResourceMeta,
+    /// How its kind resolved, when it did.
+    pub resolved: Option<ResolvedResource>,
+    /// The object as applied (or read), or why it failed.
+    pub outcome: Result<Value, ApplyError>,
+}
+
+impl ManifestApply {
+    /// The manifest's `Applied` condition, with upstream's reasons and messages.
+    pub fn applied_condition(&self, generation: i64) -> conditions::NewCondition {
+        use conditions::{ConditionStatus, NewCondition};
+        let c = match &self.outcome {
+            Ok(_) => NewCondition::new(
+                wc::CONDITION_APPLIED,
+                ConditionStatus::True,
+                wc::REASON_APPLIED_MANIFEST_COMPLETE,
+                wc::MESSAGE_APPLIED_MANIFEST_COMPLETE,
+            ),
+            Err(ApplyError::IgnoreField(e)) => NewCondition::new(
+                wc::CONDITION_APPLIED,
+                ConditionStatus::False,
+                wc::REASON_APPLIED_MANIFEST_SSA_IGNORE_FIELD_ERROR,
+                format!("{}{e}", wc::MESSAGE_IGNORE_FIELD_ERROR_PREFIX),
+            ),
+            Err(e) => NewCondition::new(
+                wc::CONDITION_APPLIED,
+                ConditionStatus::False,
+                wc::REASON_APPLIED_MANIFEST_FAILED,
+                format!("{}{e}", wc::MESSAGE_APPLIED_MANIFEST_FAILED_PREFIX),
+            ),
+        };
+        c.observed_generation(generation)
+    }
+}
+
+/// Applies manifests to one managed cluster.
+#[derive(Clone)]
+pub struct ApplyEngine {
+    client: Client,
+    resolver: ResourceResolver,
+}
+
+impl std::fmt::Debug for ApplyEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApplyEngine").finish_non_exhaustive()
+    }
+}
+
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
+impl ApplyEngine {
+    /// An engine writing to the cluster behind `client`.
+    pub fn new(client: Client) -> Self {
+        Self {
+            resolver: ResourceResolver::new(client.clone()),
+            client,
+        }
+    }
+
+    /// The resolver the engine uses (shared with status and GC code).
+    pub fn resolver(&self) -> &ResourceResolver {
+        &self.resolver
+    }
+
+    /// The dynamic API for `resolved` in `namespace` (cluster-wide when empty).
+    pub fn api(&self, resolved: &ResolvedResource, namespace: &str) -> Api<DynamicObject> {
+        if resolved.namespaced && !namespace.is_empty() {
+            Api::namespaced_with(self.client.clone(), namespace, &resolved.api_resource)
+        } else {
+            Api::all_with(self.client.clone(), &resolved.api_resource)
+        }
+    }
+
+    /// Decodes and resolves the manifest at `ordinal`.
+    pub async fn identify(
+        &self,
+        ordinal: usize,
+        manifest: &Manifest,
+    ) -> (ManifestResourceMeta, Result<ResolvedResource, ApplyError>) {
+        let mut meta = ManifestResourceMeta {
+            ordinal: i32::try_from(ordinal).unwrap_or(i32::MAX),
+            ..Default::default()
+        };
+        let value = manifest.as_value();
+        let (Some(api_version), Some(kind)) = (manifest.api_version(), manifest.kind()) else {
+            let message = if !value.is_object() {
+                "manifest is not a JSON object".to_string()
+            } else {
+                "Object 'Kind' is missing in manifest".to_string()
+            };
+            return (meta, Err(ApplyError::Decode(message)));
+        };
+        let (group, version) = split_api_version(api_version);
+        let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        meta.group = non_empty(group);
+        meta.version = non_empty(version);
+        meta.kind = non_empty(kind);
+        meta.name = manifest.name().and_then(non_empty);
+        meta.namespace = manifest.namespace().and_then(non_empty);
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        match self.resolver.resolve(&gvk).await {
+            Ok(resolved) => {
+                meta.resource = non_empty(&resolved.api_resource.plural);
+                if !resolved.namespaced {
+                    meta.namespace = None;
+                }
+                (meta, Ok(resolved))
+            }
+            Err(e) => (meta, Err(e.into())),
+        }
+    }
+
+    /// Applies every manifest of `work`, owned by the AppliedManifestWork `owner`. Results come
+    /// back in manifest order.
+    pub async fn apply_work(
+        &self,
+        work: &ManifestWork,
+        owner: &OwnerReference,
+    ) -> Vec<ManifestApply> {
+        let manifests = work.spec.manifests();
+        let mut results: Vec<Option<ManifestApply>> = (0..manifests.len()).map(|_| None).collect();
+        let mut identified = Vec::with_capacity(manifests.len());
+        for (i, manifest) in manifests.iter().enumerate() {
+            identified.push(self.identify(i, manifest).await);
+        }
+        for i in apply_order(manifests) {
+            let (meta, resolved) = &identified[i];
+            let result = match resolved {
+                Err(e) => ManifestApply {
+                    meta: meta.clone(),
+                    resolved: None,
+                    outcome: Err(match e {
+                        ApplyError::Decode(m) => ApplyError::Decode(m.clone()),
+                        ApplyError::UnknownKind(k) => ApplyError::UnknownKind(k.clone()),
+                        other => ApplyError::Api(other.to_string()),
+                    }),
+                },
+                Ok(resolved) => ManifestApply {
+                    meta: meta.clone(),
+                    resolved: Some(resolved.clone()),
+                    outcome: self
+                        .apply_one(work, &manifests[i], meta, resolved, owner)
+                        .await,
+                },
+            };
+            results[i] = Some(result);
+        }
+        results.into_iter().flatten().collect()
+    }
+
+    async fn apply_one(
+        &self,
+        work: &ManifestWork,
+        manifest: &Manifest,
+        meta: &ManifestResourceMeta,
+        resolved: &ResolvedResource,
+        owner: &OwnerReference,
+    ) -> Result<Value, ApplyError> {
+        let mut required = manifest.as_value().clone();
+        if let Some(m) = required.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("uid");
+        }
+        if completed(work, meta) {
+            return Ok(required);
+        }
+        let s = |v: &Option<String>| v.clone().unwrap_or_default();
+        let (group, resource, namespace, name) = (
+            s(&meta.group),
+            s(&meta.resource),
+            s(&meta.namespace),
+            s(&meta.name),
+        );
+        let owned = owned_by_the_work(
+            &group,
+            &resource,
+            &namespace,
+            &name,
+            work.spec.delete_option.as_ref(),
+        );
+        let owner = if owned {
+            owner.clone()
+        } else {
+            removal_marker(owner)
+        };
+        let config = find_manifest_config(
+            &ResourceRef {
+                group: &group,
+                resource: &resource,
+                namespace: &namespace,
+                name: &name,
+            },
+            work.spec.manifest_configs.as_deref().unwrap_or_default(),
+        );
+        let strategy = config.as_ref().and_then(|c| c.update_strategy.clone());
+        let api = self.api(resolved, &namespace);
+        match strategy
+            .as_ref()
+            .map(|s| s.type_)
+            .unwrap_or(UpdateStrategyType::Update)
+        {
+            UpdateStrategyType::ReadOnly => Ok(required),
+            UpdateStrategyType::CreateOnly => self.create_only(&api, &name, required, &owner).await,
+            UpdateStrategyType::ServerSideApply => {
+                let ssa = strategy
+                    .and_then(|s| s.server_side_apply)
+                    .unwrap_or_default();
+                self.server_side_apply(&api, &name, required, &owner, &ssa)
+                    .await
+            }
+            UpdateStrategyType::Update => self.update(&api, &name, &required, &owner).await,
+        }
+    }
+
+    async fn update(
+        &self,
+        api: &Api<DynamicObject>,
+        name: &str,
+        required: &Value,
+        owner: &OwnerReference,
+    ) -> Result<Value, ApplyError> {
+        let live = api.get_opt(name).await.map_err(ApplyError::api)?;
+        let live_value = live.as_ref().map(to_value).transpose()?;
+        match plan_update(required, owner, live_value.as_ref()) {
+            UpdatePlan::Create(object) => {
+                let created = api
+                    .create(&PostParams::default(), &from_value(object)?)
+                    .await
+                    .map_err(ApplyError::api)?;
+                to_value(&created)
+            }
+            UpdatePlan::Replace(object) => {
+                let replaced = api
+                    .replace(name, &PostParams::default(), &from_value(object)?)
+                    .await
+                    .map_err(ApplyError::api)?;
+                to_value(&replaced)
+            }
+            _ => live_value.ok_or_else(|| ApplyError::Api(format!("{name} vanished"))),
+        }
+    }
+
+    async fn create_only(
+        &self,
+        api: &Api<DynamicObject>,
+        name: &str,
+        mut required: Value,
+        owner: &OwnerReference,
+    ) -> Result<Value, ApplyError> {
+        let live = match api.get_opt(name).await.map_err(ApplyError::api)? {
+            Some(live) => live,
+            None => {
+                if let Some(m) = required.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.insert("ownerReferences".into(), json!([owner]));
+                }
+                strip_removal_instructions(&mut required);
+                api.create(&PostParams::default(), &from_value(required)?)
+                    .await
+                    .map_err(ApplyError::api)?
+            }
+        };
+        self.apply_owner_references(api, live, owner).await
+    }
+
+    /// Merges `owner` into the object's owner references and patches only when they change.
+    async fn apply_owner_references(
+        &self,
+        api: &Api<DynamicObject>,
+        object: DynamicObject,
+        owner: &OwnerReference,
+    ) -> Result<Value, ApplyError> {
+        let existing = object.metadata.owner_references.clone().unwrap_or_default();
+        let (merged, changed) = merge_owner_refs(&existing, std::slice::from_ref(owner));
+        if !changed {
+            return to_value(&object);
+        }
+        let name = object.metadata.name.clone().unwrap_or_default();
+        let patch = json!({"metadata": {
+            "uid": object.metadata.uid,
+            "resourceVersion": object.metadata.resource_version,
+            "ownerReferences": merged,
+        }});
+        let patched = api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(ApplyError::api)?;
+        to_value(&patched)
+    }
+
+    async fn server_side_apply(
+        &self,
+        api: &Api<DynamicObject>,
+        name: &str,
+        mut manifest: Value,
+        owner: &OwnerReference,
+        ssa: &ServerSideApplyConfig,
+    ) -> Result<Value, ApplyError> {
+        remove_null_creation_timestamps(&mut manifest);
+        if let Some(m) = manifest.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("managedFields");
+        }
+        let field_manager = ssa
+            .field_manager
+            .clone()
+            .filter(|f| !f.is_empty())
+            .unwrap_or_else(|| wc::DEFAULT_FIELD_MANAGER.to_string());
+        let mut params = PatchParams::apply(&field_manager);
+        if ssa.force.unwrap_or(false) {
+            params = params.force();
+        }
+        let ignore = ssa.ignore_fields.as_deref().unwrap_or_default();
+        let mut to_apply = manifest.clone();
+        if !ignore.is_empty() {
+            let mut required = manifest.clone();
+            for field in ignore
+                .iter()
+                .filter(|f| f.condition == IgnoreFieldsCondition::OnSpokePresent)
+            {
+                for path in field.json_paths.iter().flatten() {
+                    remove_json_path(&mut required, path);
+                }
+                for pointer in field.json_pointers.iter().flatten() {
+                    remove_json_pointer(&mut required, pointer)?;
+                }
+                if let Some(expr) = field.jq_path_expressions.iter().flatten().next() {
+                    return Err(ApplyError::IgnoreField(format!(
+                        "JQ expression error in '{expr}': jq expressions are not supported by this agent"
+                    )));
+                }
+            }
+            let hash = config_hash(&required);
+            for object in [&mut required, &mut manifest] {
+                if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                    let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+                    if let Some(map) = annotations.as_object_mut() {
+                        map.insert(
+                            annotations::CONFIG_SPEC_HASH.into(),
+                            Value::String(hash.clone()),
+                        );
+                    }
+                }
+            }
+            match api.get_opt(name).await.map_err(ApplyError::api)? {
+                None => to_apply = manifest,
+                Some(live) => {
+                    let same = live
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(annotations::CONFIG_SPEC_HASH))
+                        == Some(&hash);
+                    if same {
+                        return self.apply_owner_references(api, live, owner).await;
+                    }
+                    to_apply = required;
+                }
+            }
+        }
+        let applied = match api.patch(name, &params, &Patch::Apply(&to_apply)).await {
+            Ok(obj) => obj,
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                return Err(ApplyError::Conflict(status.message.clone()));
+            }
+            Err(e) => return Err(ApplyError::api(e)),
+        };
+        self.apply_owner_references(api, applied, owner).await
+    }
+}
+
+/// Whether the stored status says this manifest's resource completed (condition rule
+/// `Complete=True`): completed manifests are not applied again.
+fn completed(work: &ManifestWork, meta: &ManifestResourceMeta) -> bool {
+    let Some(manifests) = work
+        .status
+        .as_ref()
+        .and_then(|s| s.resource_status.as_ref())
+        .and_then(|r| r.manifests.as_ref())
+    else {
+        return false;
+    };
+    manifests.iter().any(|m| {
+        let a = &m.resource_meta;
+        a.group == meta.group
+            && a.version == meta.version
+            && a.kind == meta.kind
+            && a.resource == meta.resource
+            && a.name == meta.name
+            && a.namespace == meta.namespace
+            && conditions::is_true(&m.conditions, wc::CONDITION_COMPLETE)
+    })
+}
+
+/// Removes a plain dotted field path (`.spec.replicas`, `.metadata.labels.app`) from `object`.
+/// Paths with brackets or filters are not supported and are ignored, as upstream ignores paths
+/// it cannot parse.
+fn remove_json_path(object: &mut Value, path: &str) {
+    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
+    let path = path.strip_prefix('$').unwrap_or(path);
+    let Some(path) = path.strip_prefix('.') else {
+        return;
+    };
+    if path.contains(['[', ']', '*', '?']) {
+        return;
+    }
+    let parts: Vec<&str> = path.split('.').collect();
+    let Some((last, parents)) = parts.split_last() else {
+        return;
+    };
+    let mut node = object;
+    for p in parents {
+        match node.get_mut(*p) {
+            Some(next) => node = next,
+            None => return,
+        }
+    }
+    if let Some(map) = node.as_object_mut() {
+        map.remove(*last);
+    }
+}
+
+fn remove_json_pointer(object: &mut Value, pointer: &str) -> Result<(), ApplyError> {
+    if object.pointer(pointer).is_none() {
+        return Ok(());
+    }
+    let patch: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "remove", "path": pointer}])).map_err(|e| {
+            ApplyError::IgnoreField(format!("JSON Pointer error in '{pointer}': {e}"))
+        })?;
+    json_patch::patch(object, &patch)
+        .map_err(|e| ApplyError::IgnoreField(format!("JSON Pointer error in '{pointer}': {e}")))
+}
+
+fn to_value(object: &DynamicObject) -> Result<Value, ApplyError> {
+    serde_json::to_value(object).map_err(|e| ApplyError::Decode(e.to_string()))
+}
+
+fn from_value(value: Value) -> Result<DynamicObject, ApplyError> {
+    serde_json::from_value(value).map_err(|e| ApplyError::Decode(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_paths_and_pointers_remove_fields() {
+        let mut obj = json!({"spec": {"replicas": 3, "template": {"a": 1}}, "metadata": {"labels": {"x": "y"}}});
+        remove_json_path(&mut obj, ".spec.replicas");
+        remove_json_path(&mut obj, "{.metadata.labels.x}");
+        remove_json_path(&mut obj, ".spec.missing.deep");
+        remove_json_path(&mut obj, ".spec.containers[0]");
+        assert_eq!(
+            obj,
+            json!({"spec": {"template": {"a": 1}}, "metadata": {"labels": {}}})
+        );
+        remove_json_pointer(&mut obj, "/spec/template/a").unwrap();
+        remove_json_pointer(&mut obj, "/not/there").unwrap();
+        assert_eq!(obj["spec"]["template"], json!({}));
+    }
+}

@@ -1,0 +1,427 @@
+//! The work agent between two in-process fake clusters: a hub and a managed cluster.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::{Client, ResourceExt};
+use ocm_api::clock::ManualClock;
+use ocm_api::conditions;
+use ocm_api::work::v1::{AppliedManifestWork, ManifestWork};
+use ocm_testkit::FakeCluster;
+use ocm_work::agent::{AgentConfig, WorkAgent};
+use ocm_work::identity::hub_hash;
+use serde_json::{Value, json};
+
+const CLUSTER: &str = "cluster1";
+
+struct Env {
+    hub: FakeCluster,
+    spoke: FakeCluster,
+    hub_client: Client,
+    spoke_client: Client,
+    agent: WorkAgent,
+}
+
+async fn install(client: &Client, namespaces: &[&str]) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in ocm_api::crds() {
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("install CRD");
+    }
+    let api: Api<Namespace> = Api::all(client.clone());
+    for ns in namespaces {
+        let object: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+        let _ = api.create(&PostParams::default(), &object).await;
+    }
+}
+
+async fn env() -> Env {
+    let hub = FakeCluster::new();
+    let spoke = FakeCluster::new();
+    let hub_client = hub.client();
+    let spoke_client = spoke.client();
+    install(&hub_client, &[CLUSTER]).await;
+    install(&spoke_client, &["default"]).await;
+    let config = AgentConfig::new(CLUSTER, hub_hash("https://hub.example.com:6443"))
+        .resync_interval(Duration::ZERO);
+    let agent = WorkAgent::new(hub_client.clone(), spoke_client.clone(), config).with_clock(
+        Arc::new(ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap())),
+    );
+    Env {
+        hub,
+        spoke,
+        hub_client,
+        spoke_client,
+        agent,
+    }
+}
+
+fn configmap(name: &str, value: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
+}
+
+fn deployment() -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "hello", "namespace": "default"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "hello"}},
+            "template": {"metadata": {"labels": {"app": "hello"}},
+                "spec": {"containers": [{"name": "hello", "image": "quay.io/asmacdo/busybox", "command": ["sh", "-c", "echo hi && sleep 3600"]}]}}}})
+}
+
+async fn create_work(env: &Env, name: &str, spec: Value) {
+    let work: ManifestWork = serde_json::from_value(json!({
+        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+        "metadata": {"name": name, "namespace": CLUSTER}, "spec": spec
+    }))
+    .unwrap();
+    Api::<ManifestWork>::namespaced(env.hub_client.clone(), CLUSTER)
+        .create(&PostParams::default(), &work)
+        .await
+        .expect("create work");
+}
+
+async fn update_work(env: &Env, name: &str, spec: Value) {
+    let api = Api::<ManifestWork>::namespaced(env.hub_client.clone(), CLUSTER);
+    let mut work = api.get(name).await.unwrap();
+    work.spec = serde_json::from_value(spec).unwrap();
+    api.replace(name, &PostParams::default(), &work)
+        .await
+        .expect("update work");
+}
+
+async fn work(env: &Env, name: &str) -> Option<ManifestWork> {
+    Api::<ManifestWork>::namespaced(env.hub_client.clone(), CLUSTER)
+        .get_opt(name)
+        .await
+        .unwrap()
+}
+
+fn work_condition(w: &ManifestWork, type_: &str) -> (String, String) {
+    let c = conditions::find(
+        w.status.as_ref().unwrap().conditions.as_deref().unwrap(),
+        type_,
+    )
+    .expect(type_);
+    (c.status.clone(), c.reason.clone())
+}
+
+#[tokio::test]
+async fn applies_tracks_reports_and_garbage_collects() {
+    let env = env().await;
+    create_work(&env, "hello-work", json!({
+        "workload": {"manifests": [configmap("cm", "v1"), deployment()]},
+        "manifestConfigs": [{
+            "resourceIdentifier": {"group": "apps", "resource": "deployments", "namespace": "default", "name": "hello"},
+            "feedbackRules": [{"type": "JSONPaths", "jsonPaths": [{"name": "replicas", "path": ".spec.replicas"}]}]
+        }]
+    }))
+    .await;
+    env.agent.sync_all().await.expect("sync");
+
+    let w = work(&env, "hello-work").await.unwrap();
+    assert!(
+        w.finalizers()
+            .contains(&"cluster.open-cluster-management.io/manifest-work-cleanup".to_string())
+    );
+    assert_eq!(
+        work_condition(&w, "Applied"),
+        ("True".into(), "AppliedManifestWorkComplete".into())
+    );
+    assert_eq!(
+        work_condition(&w, "Available"),
+        ("True".into(), "ResourcesAvailable".into())
+    );
+    let manifests = w
+        .status
+        .as_ref()
+        .unwrap()
+        .resource_status
+        .as_ref()
+        .unwrap()
+        .manifests
+        .clone()
+        .unwrap();
+    assert_eq!(manifests.len(), 2);
+    assert_eq!(
+        manifests[1].resource_meta.resource.as_deref(),
+        Some("deployments")
+    );
+    let feedback = manifests[1]
+        .status_feedbacks
+        .as_ref()
+        .unwrap()
+        .values
+        .as_ref()
+        .unwrap();
+    assert_eq!(feedback[0].name, "replicas");
+    assert_eq!(feedback[0].field_value.integer, Some(2));
+
+    // The resources exist, owned by the AppliedManifestWork.
+    let amw_name = format!("{}-hello-work", env.agent.config().hub_hash);
+    let amw: AppliedManifestWork = Api::all(env.spoke_client.clone())
+        .get(&amw_name)
+        .await
+        .unwrap();
+    assert_eq!(amw.spec.manifest_work_name, "hello-work");
+    assert_eq!(
+        amw.status
+            .as_ref()
+            .unwrap()
+            .applied_resources
+            .as_ref()
+            .unwrap()
+            .len(),
+        2
+    );
+    let cm: ConfigMap = Api::namespaced(env.spoke_client.clone(), "default")
+        .get("cm")
+        .await
+        .unwrap();
+    assert_eq!(
+        cm.owner_references()[0].uid,
+        amw.metadata.uid.clone().unwrap()
+    );
+
+    // Steady state: a full resync writes nothing on either cluster.
+    env.hub.journal().clear();
+    env.spoke.journal().clear();
+    env.agent.sync_all().await.expect("resync");
+    assert_eq!(
+        env.hub.journal().writes(),
+        0,
+        "hub writes: {:?}",
+        env.hub.journal().entries()
+    );
+    assert_eq!(
+        env.spoke.journal().writes(),
+        0,
+        "spoke writes: {:?}",
+        env.spoke.journal().entries()
+    );
+
+    // An update rolls through.
+    update_work(
+        &env,
+        "hello-work",
+        json!({"workload": {"manifests": [configmap("cm", "v2"), deployment()]}}),
+    )
+    .await;
+    env.agent.sync_all().await.unwrap();
+    let cm: ConfigMap = Api::namespaced(env.spoke_client.clone(), "default")
+        .get("cm")
+        .await
+        .unwrap();
+    assert_eq!(cm.data.unwrap()["k"], "v2");
+
+    // A manifest removed from the work is deleted from the cluster.
+    update_work(
+        &env,
+        "hello-work",
+        json!({"workload": {"manifests": [configmap("cm", "v2")]}}),
+    )
+    .await;
+    env.agent.sync_all().await.unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(env.spoke_client.clone(), "default");
+    assert!(
+        deployments.get_opt("hello").await.unwrap().is_none(),
+        "removed manifest garbage-collected"
+    );
+    let amw: AppliedManifestWork = Api::all(env.spoke_client.clone())
+        .get(&amw_name)
+        .await
+        .unwrap();
+    assert_eq!(amw.status.unwrap().applied_resources.unwrap().len(), 1);
+
+    // Deleting the work removes its resources, then the work itself.
+    Api::<ManifestWork>::namespaced(env.hub_client.clone(), CLUSTER)
+        .delete("hello-work", &DeleteParams::default())
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        if work(&env, "hello-work").await.is_none() {
+            break;
+        }
+        env.agent.sync_all().await.unwrap();
+    }
+    assert!(work(&env, "hello-work").await.is_none(), "work finalized");
+    let configmaps: Api<ConfigMap> = Api::namespaced(env.spoke_client.clone(), "default");
+    assert!(
+        configmaps.get_opt("cm").await.unwrap().is_none(),
+        "resource deleted with the work"
+    );
+    assert!(
+        Api::<AppliedManifestWork>::all(env.spoke_client.clone())
+            .get_opt(&amw_name)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_kind_fails_only_its_manifest() {
+    let env = env().await;
+    create_work(&env, "w", json!({"workload": {"manifests": [
+        configmap("cm", "v1"),
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x", "namespace": "default"}}
+    ]}}))
+    .await;
+    env.agent.sync_all().await.ok();
+    let w = work(&env, "w").await.unwrap();
+    let manifests = w
+        .status
+        .as_ref()
+        .unwrap()
+        .resource_status
+        .as_ref()
+        .unwrap()
+        .manifests
+        .clone()
+        .unwrap();
+    let applied = |i: usize| {
+        conditions::find(&manifests[i].conditions, "Applied")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(applied(0).status, "True");
+    assert_eq!(applied(1).status, "False");
+    assert_eq!(applied(1).reason, "AppliedManifestFailed");
+    assert_eq!(
+        applied(1).message,
+        "Failed to apply manifest: the server doesn't have a resource type \"Widget\""
+    );
+    assert_eq!(
+        work_condition(&w, "Applied"),
+        ("False".into(), "AppliedManifestWorkFailed".into())
+    );
+    let cm: Api<ConfigMap> = Api::namespaced(env.spoke_client.clone(), "default");
+    assert!(cm.get_opt("cm").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn orphaned_resources_survive_deletion() {
+    let env = env().await;
+    create_work(&env, "w", json!({
+        "workload": {"manifests": [configmap("keep", "v1"), configmap("drop", "v1")]},
+        "deleteOption": {"propagationPolicy": "SelectivelyOrphan", "selectivelyOrphans": {"orphaningRules": [
+            {"group": "", "resource": "configmaps", "namespace": "default", "name": "keep"}]}}
+    }))
+    .await;
+    env.agent.sync_all().await.unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(env.spoke_client.clone(), "default");
+    assert!(
+        configmaps
+            .get("keep")
+            .await
+            .unwrap()
+            .owner_references()
+            .is_empty(),
+        "orphaned: no owner"
+    );
+    assert_eq!(
+        configmaps
+            .get("drop")
+            .await
+            .unwrap()
+            .owner_references()
+            .len(),
+        1
+    );
+
+    Api::<ManifestWork>::namespaced(env.hub_client.clone(), CLUSTER)
+        .delete("w", &DeleteParams::default())
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        if work(&env, "w").await.is_none() {
+            break;
+        }
+        env.agent.sync_all().await.unwrap();
+    }
+    assert!(work(&env, "w").await.is_none());
+    assert!(
+        configmaps.get_opt("keep").await.unwrap().is_some(),
+        "orphaned resource kept"
+    );
+    assert!(
+        configmaps.get_opt("drop").await.unwrap().is_none(),
+        "owned resource deleted"
+    );
+}
+
+#[tokio::test]
+async fn server_side_apply_reports_conflicts_and_create_only_adopts() {
+    let env = env().await;
+    // Another manager owns data.k on the cluster.
+    let other = kube::api::PatchParams::apply("someone-else");
+    let configmaps: Api<ConfigMap> = Api::namespaced(env.spoke_client.clone(), "default");
+    configmaps
+        .patch(
+            "shared",
+            &other,
+            &kube::api::Patch::Apply(configmap("shared", "theirs")),
+        )
+        .await
+        .unwrap();
+    configmaps
+        .patch(
+            "existing",
+            &other,
+            &kube::api::Patch::Apply(configmap("existing", "theirs")),
+        )
+        .await
+        .unwrap();
+    create_work(&env, "w", json!({
+        "workload": {"manifests": [configmap("shared", "ours"), configmap("existing", "ours")]},
+        "manifestConfigs": [
+            {"resourceIdentifier": {"resource": "configmaps", "namespace": "default", "name": "shared"},
+             "updateStrategy": {"type": "ServerSideApply", "serverSideApply": {"fieldManager": "work-agent"}}},
+            {"resourceIdentifier": {"resource": "configmaps", "namespace": "default", "name": "existing"},
+             "updateStrategy": {"type": "CreateOnly"}}
+        ]
+    }))
+    .await;
+    env.agent.sync_all().await.ok();
+    let w = work(&env, "w").await.unwrap();
+    let manifests = w
+        .status
+        .as_ref()
+        .unwrap()
+        .resource_status
+        .as_ref()
+        .unwrap()
+        .manifests
+        .clone()
+        .unwrap();
+    let shared = conditions::find(&manifests[0].conditions, "Applied").unwrap();
+    assert_eq!(shared.status, "False");
+    assert!(
+        shared
+            .message
+            .starts_with("Failed to apply manifest: Apply failed with 1 conflict"),
+        "{}",
+        shared.message
+    );
+    // CreateOnly leaves content alone but adopts the object.
+    let existing = configmaps.get("existing").await.unwrap();
+    assert_eq!(existing.data.as_ref().unwrap()["k"], "theirs");
+    assert_eq!(existing.owner_references().len(), 1);
+
+    // With force the work takes the field over.
+    update_work(&env, "w", json!({
+        "workload": {"manifests": [configmap("shared", "ours")]},
+        "manifestConfigs": [{"resourceIdentifier": {"resource": "configmaps", "namespace": "default", "name": "shared"},
+             "updateStrategy": {"type": "ServerSideApply", "serverSideApply": {"fieldManager": "work-agent", "force": true}}}]
+    }))
+    .await;
+    env.agent.sync_all().await.unwrap();
+    assert_eq!(
+        configmaps.get("shared").await.unwrap().data.unwrap()["k"],
+        "ours"
+    );
+}
