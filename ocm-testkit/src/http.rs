@@ -24,7 +24,7 @@ use crate::query::Query;
 use crate::registry::{Gvr, ResourceInfo};
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::store::{
-    DeleteOptions, DeleteOutcome, ListOptions, Propagation, Store, WriteOptions, meta_str,
+    DeleteOptions, DeleteOutcome, Entry, ListOptions, Propagation, Store, WriteOptions, meta_str,
 };
 use crate::table;
 use crate::watch::{EventType, Subscription, WatchOptions};
@@ -179,6 +179,27 @@ fn error_response(e: &ApiError) -> Response {
     {
         r.headers_mut().insert(header::RETRY_AFTER, h);
     }
+    r
+}
+
+/// The JSON of a stored object as seen through `api_version` (cached when it
+/// was stored under that version).
+fn encode(entry: &Entry, api_version: &str) -> Bytes {
+    match entry.obj.get("apiVersion").and_then(Value::as_str) {
+        Some(av) if av != api_version => Bytes::from(
+            serde_json::to_vec(&*versioned(&entry.obj, api_version)).unwrap_or_default(),
+        ),
+        _ => entry.json(),
+    }
+}
+
+fn json_body(status: StatusCode, bytes: Bytes) -> Response {
+    let mut r = Response::new(Body::from(bytes));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     r
 }
 
@@ -437,8 +458,9 @@ fn resource_request(
     let gr = info.group_resource();
     match (verb, name) {
         ("get", Some(name)) => {
-            let obj = store.get(gvr, ns, name)?;
+            let entry = store.get_entry(gvr, ns, name)?;
             if table::wants_table(ctx.accept) {
+                let obj = entry.obj.clone();
                 let rv = meta_str(&obj, "resourceVersion")
                     .and_then(|r| r.parse().ok())
                     .unwrap_or(0);
@@ -452,19 +474,16 @@ fn resource_request(
                 );
                 return Ok(json_response(StatusCode::OK, &t));
             }
-            Ok(json_bytes(
-                StatusCode::OK,
-                serde_json::to_vec(&versioned(&obj, &api_version)).unwrap_or_default(),
-                "application/json",
-            ))
+            Ok(json_body(StatusCode::OK, encode(&entry, &api_version)))
         }
         ("list", None) => {
             let opts = ctx.list_options()?;
-            let list = store.list(gvr, (!ns.is_empty()).then_some(ns), &opts)?;
+            let list = store.list_entries(gvr, (!ns.is_empty()).then_some(ns), &opts)?;
             if table::wants_table(ctx.accept) {
+                let objs: Vec<Arc<Value>> = list.entries.iter().map(|e| e.obj.clone()).collect();
                 let t = table::table(
                     info,
-                    &list.items,
+                    &objs,
                     list.resource_version,
                     list.continue_token.as_deref(),
                     ctx.query.get("includeObject").unwrap_or("Metadata"),
@@ -479,7 +498,13 @@ fn resource_request(
             if let Some(n) = list.remaining_item_count {
                 meta["remainingItemCount"] = json!(n);
             }
-            let mut buf = Vec::with_capacity(64 + list.items.len() * 512);
+            let encoded: Vec<Bytes> = list
+                .entries
+                .iter()
+                .map(|e| encode(e, &api_version))
+                .collect();
+            let size: usize = encoded.iter().map(Bytes::len).sum();
+            let mut buf = Vec::with_capacity(128 + size + encoded.len());
             buf.extend_from_slice(b"{\"kind\":");
             let _ = serde_json::to_writer(&mut buf, &format!("{}List", info.kind));
             buf.extend_from_slice(b",\"apiVersion\":");
@@ -487,11 +512,11 @@ fn resource_request(
             buf.extend_from_slice(b",\"metadata\":");
             let _ = serde_json::to_writer(&mut buf, &meta);
             buf.extend_from_slice(b",\"items\":[");
-            for (i, item) in list.items.iter().enumerate() {
+            for (i, item) in encoded.iter().enumerate() {
                 if i > 0 {
                     buf.push(b',');
                 }
-                let _ = serde_json::to_writer(&mut buf, &*versioned(item, &api_version));
+                buf.extend_from_slice(item);
             }
             buf.extend_from_slice(b"]}");
             Ok(json_bytes(StatusCode::OK, buf, "application/json"))

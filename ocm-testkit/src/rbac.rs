@@ -124,7 +124,7 @@ impl Inner {
     fn rbac_objects(&self, resource: &str) -> Vec<Arc<Value>> {
         self.objects
             .get(&GroupResource::new(RBAC, resource))
-            .map(|m| m.values().cloned().collect())
+            .map(|m| m.values().map(|e| e.obj.clone()).collect())
             .unwrap_or_default()
     }
 

@@ -168,9 +168,40 @@ pub enum DeleteOutcome {
     Pending(Value),
 }
 
+/// A stored object with its JSON encoding, computed once on first read.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) obj: Arc<Value>,
+    json: std::sync::OnceLock<bytes::Bytes>,
+}
+
+impl Entry {
+    fn new(obj: Arc<Value>) -> Self {
+        Self {
+            obj,
+            json: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The object serialized as JSON.
+    pub(crate) fn json(&self) -> bytes::Bytes {
+        self.json
+            .get_or_init(|| bytes::Bytes::from(serde_json::to_vec(&*self.obj).unwrap_or_default()))
+            .clone()
+    }
+}
+
+/// A page of a list, as stored entries (for the HTTP front door).
+pub(crate) struct EntryList {
+    pub(crate) entries: Vec<Arc<Entry>>,
+    pub(crate) resource_version: u64,
+    pub(crate) continue_token: Option<String>,
+    pub(crate) remaining_item_count: Option<usize>,
+}
+
 pub(crate) struct Inner {
     pub(crate) registry: Registry,
-    pub(crate) objects: HashMap<GroupResource, BTreeMap<ObjectKey, Arc<Value>>>,
+    pub(crate) objects: HashMap<GroupResource, BTreeMap<ObjectKey, Arc<Entry>>>,
     /// uid → where the object lives.
     pub(crate) uids: HashMap<String, (GroupResource, ObjectKey)>,
     /// owner uid → dependents.
@@ -384,6 +415,15 @@ impl Store {
 
     /// Read one object.
     pub fn get(&self, gvr: &Gvr, namespace: &str, name: &str) -> ApiResult<Arc<Value>> {
+        self.get_entry(gvr, namespace, name).map(|e| e.obj.clone())
+    }
+
+    pub(crate) fn get_entry(
+        &self,
+        gvr: &Gvr,
+        namespace: &str,
+        name: &str,
+    ) -> ApiResult<Arc<Entry>> {
         let inner = self.read();
         let info = inner.resolve(gvr)?;
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
@@ -402,6 +442,21 @@ impl Store {
         namespace: Option<&str>,
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
+        let l = self.list_entries(gvr, namespace, opts)?;
+        Ok(ObjectList {
+            items: l.entries.iter().map(|e| e.obj.clone()).collect(),
+            resource_version: l.resource_version,
+            continue_token: l.continue_token,
+            remaining_item_count: l.remaining_item_count,
+        })
+    }
+
+    pub(crate) fn list_entries(
+        &self,
+        gvr: &Gvr,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> ApiResult<EntryList> {
         let inner = self.read();
         let info = inner.resolve(gvr)?;
         let gr = info.group_resource();
@@ -449,7 +504,8 @@ impl Store {
                 break;
             }
             if filtering
-                && !(opts.label_selector.matches_object(v) && opts.field_selector.matches_object(v))
+                && !(opts.label_selector.matches_object(&v.obj)
+                    && opts.field_selector.matches_object(&v.obj))
             {
                 continue;
             }
@@ -468,8 +524,8 @@ impl Store {
             (true, Some(k)) => Some(hex_encode(&format!("{list_rv}/{}/{}", k.namespace, k.name))),
             _ => None,
         };
-        Ok(ObjectList {
-            items,
+        Ok(EntryList {
+            entries: items,
             resource_version: list_rv,
             remaining_item_count: (more && !filtering).then_some(remaining),
             continue_token,
@@ -700,10 +756,10 @@ impl Store {
                     if namespace.as_ref().is_some_and(|ns| *ns != k.namespace) {
                         continue;
                     }
-                    if opts.label_selector.matches_object(v)
-                        && opts.field_selector.matches_object(v)
+                    if opts.label_selector.matches_object(&v.obj)
+                        && opts.field_selector.matches_object(&v.obj)
                     {
-                        sub.initial.push((EventType::Added, v.clone()));
+                        sub.initial.push((EventType::Added, v.obj.clone()));
                     }
                 }
             }
@@ -792,7 +848,10 @@ impl Inner {
     }
 
     pub(crate) fn lookup(&self, gr: &GroupResource, key: &ObjectKey) -> Option<Arc<Value>> {
-        self.objects.get(gr).and_then(|m| m.get(key)).cloned()
+        self.objects
+            .get(gr)
+            .and_then(|m| m.get(key))
+            .map(|e| e.obj.clone())
     }
 
     fn now(&self) -> String {
@@ -847,7 +906,7 @@ impl Inner {
             self.objects
                 .entry(gr.clone())
                 .or_default()
-                .insert(key.clone(), obj.clone());
+                .insert(key.clone(), Arc::new(Entry::new(obj.clone())));
             if !uid.is_empty() {
                 self.uids.insert(uid, (gr.clone(), key.clone()));
             }
