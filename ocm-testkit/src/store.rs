@@ -608,7 +608,14 @@ impl Store {
                     )));
                 }
             }
-            scrub_for_subresource(&mut applied, &info, opts.sub(), current.as_deref());
+            if opts.sub() == "status" {
+                scrub_for_subresource(&mut applied, &info, "status", current.as_deref());
+            } else if info.status_subresource {
+                // The applier neither sets nor owns status through the main resource.
+                if let Some(m) = applied.as_object_mut() {
+                    m.remove("status");
+                }
+            }
             return match current {
                 None => {
                     if opts.sub() == "status" {

@@ -161,6 +161,24 @@ async fn apply_merges_containers_by_name() {
         err.message,
         "Apply failed with 1 conflict: conflict with \"owner\": .spec.template.spec.containers[name=\"main\"].image"
     );
+    // Status written through /status is kept by main-resource applies and not owned by them.
+    let st = json!({"status": {"replicas": 1}});
+    api.patch_status("d", &PatchParams::default(), &Patch::Merge(&st))
+        .await
+        .unwrap();
+    let again = api
+        .patch("d", &PatchParams::apply("owner"), &Patch::Apply(&one))
+        .await
+        .unwrap();
+    assert_eq!(again.status.unwrap().replicas, Some(1));
+    let owner = again
+        .metadata
+        .managed_fields
+        .unwrap()
+        .into_iter()
+        .find(|m| m.manager.as_deref() == Some("owner"))
+        .unwrap();
+    assert!(owner.fields_v1.unwrap().0.get("f:status").is_none());
     // Owner drops nothing but replicas stays; sidecar removes its container by applying none.
     let none = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}});
     let out = api
