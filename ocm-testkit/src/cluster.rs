@@ -164,6 +164,77 @@ impl FakeCluster {
         crate::simulate::WorkloadSimulator::start(self.state.store.clone())
     }
 
+    /// Load objects from YAML (several documents allowed, `kind: List` expanded)
+    /// or JSON, as forced server-side applies by the manager `ocm-testkit`.
+    ///
+    /// CRDs take effect at once, so a CRD and its objects can share one file.
+    /// Namespaced objects without a namespace go to `default`.
+    pub fn apply_yaml(&self, text: &str) -> Result<Vec<serde_json::Value>> {
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text)
+            .map_err(|e| Error::Api(crate::ApiError::bad_request(format!("invalid YAML: {e}"))))?;
+        let mut objects = Vec::new();
+        for doc in docs {
+            if doc.get("kind").and_then(serde_json::Value::as_str) == Some("List") {
+                if let Some(items) = doc.get("items").and_then(serde_json::Value::as_array) {
+                    objects.extend(items.iter().cloned());
+                }
+            } else if doc.is_object() {
+                objects.push(doc);
+            }
+        }
+        let store = self.store();
+        let mut out = Vec::with_capacity(objects.len());
+        for obj in objects {
+            let api_version = obj
+                .get("apiVersion")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default();
+            let kind = obj
+                .get("kind")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default();
+            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+            let info = store
+                .registry()
+                .by_kind(group, kind)
+                .cloned()
+                .ok_or_else(|| {
+                    crate::ApiError::new(
+                        404,
+                        "NotFound",
+                        format!("no matches for kind \"{kind}\" in version \"{api_version}\""),
+                    )
+                })?;
+            let gvr = Gvr::new(group, version, info.plural.clone());
+            let ns = match obj
+                .pointer("/metadata/namespace")
+                .and_then(serde_json::Value::as_str)
+            {
+                Some(ns) if info.namespaced => ns.to_string(),
+                _ if info.namespaced => "default".to_string(),
+                _ => String::new(),
+            };
+            let name = obj
+                .pointer("/metadata/name")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let opts = WriteOptions {
+                force: true,
+                ..WriteOptions::manager("ocm-testkit")
+            };
+            let stored = if name.is_empty() {
+                store.create(&gvr, &ns, obj, &opts)?
+            } else {
+                store
+                    .patch(&gvr, &ns, &name, crate::PatchKind::Apply, &obj, &opts)?
+                    .0
+            };
+            out.push(stored);
+        }
+        Ok(out)
+    }
+
     /// Create a typed object directly in the store (no HTTP), as manager `ocm-testkit`.
     pub fn create<K>(&self, obj: &K) -> Result<K>
     where

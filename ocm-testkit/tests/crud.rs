@@ -340,3 +340,57 @@ async fn journal_and_faults() {
     assert_eq!(last.namespace.as_deref(), Some("default"));
     assert_eq!(last.path, "/api/v1/namespaces/default/configmaps/a");
 }
+
+#[tokio::test]
+async fn yaml_fixtures_load_crds_and_objects() {
+    let cluster = FakeCluster::new();
+    let loaded = cluster
+        .apply_yaml(
+            r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  scope: Cluster
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: example.com/v1
+kind: Gadget
+metadata: {name: g1}
+spec: {any: thing}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: from-list}
+  data: {k: v}
+"#,
+        )
+        .unwrap();
+    assert_eq!(loaded.len(), 3);
+    let cm: ConfigMap = cluster.get("default", "from-list").unwrap();
+    assert_eq!(cm.data.unwrap()["k"], "v");
+    let g = cluster
+        .store()
+        .get(
+            &ocm_testkit::Gvr::new("example.com", "v1", "gadgets"),
+            "",
+            "g1",
+        )
+        .unwrap();
+    assert_eq!(g["spec"]["any"], "thing");
+    assert!(
+        cluster
+            .apply_yaml("apiVersion: nope/v1\nkind: Nope\nmetadata: {name: x}\n")
+            .is_err()
+    );
+}
