@@ -1,0 +1,201 @@
+//! `ocm-work-agent`: applies the ManifestWorks of one managed cluster.
+//!
+//! ```text
+//! ocm-work-agent --hub-kubeconfig hub.kubeconfig --cluster-name cluster1
+//! ocm-work-agent --hub-kubeconfig hub.kubeconfig --spoke-kubeconfig spoke.kubeconfig \
+//!     --cluster-name cluster1 --status-sync-interval 10s --feature-gates RawFeedbackJsonString=true
+//! ```
+//!
+//! It watches the ManifestWorks in the hub namespace named after the cluster, applies them to
+//! the managed cluster (`--spoke-kubeconfig`, default: KUBECONFIG or in-cluster), and writes
+//! their status back to the hub. Flags and defaults follow upstream's agent.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use ocm_work::agent::{AgentConfig, WorkAgent};
+use ocm_work::identity::hub_hash;
+
+/// Apply the hub's ManifestWorks for one managed cluster.
+#[derive(Parser, Debug)]
+#[command(name = "ocm-work-agent", version, about)]
+struct Args {
+    /// Kubeconfig of the hub.
+    #[arg(long, value_name = "FILE")]
+    hub_kubeconfig: PathBuf,
+
+    /// Kubeconfig of the managed cluster (default: KUBECONFIG, ~/.kube/config or in-cluster).
+    #[arg(long, value_name = "FILE")]
+    spoke_kubeconfig: Option<PathBuf>,
+
+    /// The managed cluster's name: the agent handles the works in this hub namespace.
+    #[arg(long)]
+    cluster_name: String,
+
+    /// The agent id (default: the hub hash).
+    #[arg(long, default_value = "")]
+    agent_id: String,
+
+    /// How often status and feedback are refreshed (Go duration syntax: 10s, 1m).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    status_sync_interval: Duration,
+
+    /// Feature gates, `Name=true|false,...` (RawFeedbackJsonString).
+    #[arg(long, default_value = "")]
+    feature_gates: String,
+
+    /// Install (server-side apply) the AppliedManifestWork CRD on the managed cluster first.
+    #[arg(long)]
+    install_crds: bool,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    ocm_placement::rollout::duration::parse_go_duration(s).map_err(|e| e.to_string())
+}
+
+fn parse_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
+    text.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|pair| {
+            let (name, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("feature gate {pair:?} is not Name=true|false"))?;
+            let value = value
+                .trim()
+                .parse::<bool>()
+                .map_err(|_| format!("feature gate {name}: {value:?} is not true or false"))?;
+            let known = [
+                ocm_api::constants::feature_gates::RAW_FEEDBACK_JSON_STRING,
+                ocm_api::constants::feature_gates::EXECUTOR_VALIDATING_CACHES,
+            ];
+            if !known.contains(&name.trim()) {
+                return Err(format!(
+                    "unknown feature gate {name:?} (known: {})",
+                    known.join(", ")
+                ));
+            }
+            Ok((name.trim().to_string(), value))
+        })
+        .collect()
+}
+
+async fn config_from(path: Option<&PathBuf>) -> Result<(Config, String), String> {
+    match path {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .map_err(|e| format!("cannot read kubeconfig {}: {e}", path.display()))?;
+            let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| format!("invalid kubeconfig {}: {e}", path.display()))?;
+            let host = config.cluster_url.to_string();
+            Ok((config, host))
+        }
+        None => {
+            let config = Config::infer()
+                .await
+                .map_err(|e| format!("no spoke kubeconfig given and none found: {e}"))?;
+            let host = config.cluster_url.to_string();
+            Ok((config, host))
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    match run(Args::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("ocm-work-agent: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let gates = parse_gates(&args.feature_gates)?;
+    let (hub_config, hub_host) = config_from(Some(&args.hub_kubeconfig)).await?;
+    let (spoke_config, _) = config_from(args.spoke_kubeconfig.as_ref()).await?;
+    // Upstream hashes the host exactly as written in the kubeconfig; kube normalises the URL
+    // with a trailing slash, which is trimmed here.
+    let hash = hub_hash(hub_host.trim_end_matches('/'));
+    let hub =
+        Client::try_from(hub_config).map_err(|e| format!("cannot build the hub client: {e}"))?;
+    let spoke = Client::try_from(spoke_config)
+        .map_err(|e| format!("cannot build the spoke client: {e}"))?;
+    if args.install_crds {
+        let api: Api<CustomResourceDefinition> = Api::all(spoke.clone());
+        for crd in ocm_api::crds()
+            .into_iter()
+            .filter(|c| c.spec.names.kind == "AppliedManifestWork")
+        {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            api.patch(
+                &name,
+                &PatchParams::apply("ocm-work-agent").force(),
+                &Patch::Apply(&crd),
+            )
+            .await
+            .map_err(|e| format!("cannot install CRD {name}: {e}"))?;
+        }
+    }
+    let raw_json = gates
+        .iter()
+        .any(|(n, v)| n == ocm_api::constants::feature_gates::RAW_FEEDBACK_JSON_STRING && *v);
+    let config = AgentConfig::new(&args.cluster_name, hash.clone())
+        .agent_id(&args.agent_id)
+        .status_sync_interval(args.status_sync_interval)
+        .raw_feedback_json_string(raw_json);
+    tracing::info!(cluster = %args.cluster_name, hub_hash = %hash, "work agent started");
+    let agent = WorkAgent::new(hub, spoke, config);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(agent.run(async move {
+        let _ = stop_rx.await;
+    }));
+    tokio::signal::ctrl_c()
+        .await
+        .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
+    tracing::info!("shutting down");
+    let _ = stop_tx.send(());
+    task.await.map_err(|e| format!("agent task failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_gates_parse() {
+        assert_eq!(parse_gates("").unwrap(), vec![]);
+        assert_eq!(
+            parse_gates("RawFeedbackJsonString=true").unwrap(),
+            vec![("RawFeedbackJsonString".to_string(), true)]
+        );
+        assert!(
+            parse_gates("Nope=true")
+                .unwrap_err()
+                .contains("unknown feature gate")
+        );
+        assert!(
+            parse_gates("RawFeedbackJsonString")
+                .unwrap_err()
+                .contains("Name=true|false")
+        );
+        assert!(
+            parse_gates("RawFeedbackJsonString=maybe")
+                .unwrap_err()
+                .contains("not true or false")
+        );
+    }
+}

@@ -1,0 +1,268 @@
+//! End to end over loopback HTTP: the example binaries as real processes against fake API
+//! servers, driven and read back with `kubectl`.
+//!
+//! Without kubectl on PATH the kubectl test reports SKIPPED; with `CI=true` it fails instead.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, ListParams, PostParams};
+use ocm_api::work::v1::ManifestWork;
+use ocm_testkit::{FakeCluster, FakeHub};
+use serde_json::json;
+
+/// Kills the child process when dropped, so a failing test leaves nothing running.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ocm-e2e-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn kubectl_available() -> bool {
+    let found = Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+            "kubectl is required when CI=true"
+        );
+        eprintln!("SKIPPED: kubectl not found on PATH");
+    }
+    found
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("run kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+async fn wait_for<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_agent_between_two_fake_api_servers_driven_by_kubectl() {
+    if !kubectl_available() {
+        return;
+    }
+    let dir = scratch("agent");
+    let hub = FakeCluster::new();
+    ocm_testkit::install_crds(&hub).expect("CRDs");
+    let spoke = FakeCluster::new();
+    let hub_server = hub.serve_loopback().await.expect("hub loopback");
+    let spoke_server = spoke.serve_loopback().await.expect("spoke loopback");
+    let hub_kubeconfig = dir.join("hub.kubeconfig");
+    let spoke_kubeconfig = dir.join("spoke.kubeconfig");
+    hub_server
+        .write_kubeconfig(&hub_kubeconfig)
+        .expect("write hub kubeconfig");
+    spoke_server
+        .write_kubeconfig(&spoke_kubeconfig)
+        .expect("write spoke kubeconfig");
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "cluster1"}})).unwrap();
+    Api::<Namespace>::all(hub.client())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+
+    let _agent = Running(
+        Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
+            .args([
+                "--cluster-name",
+                "cluster1",
+                "--install-crds",
+                "--status-sync-interval",
+                "1s",
+            ])
+            .arg("--hub-kubeconfig")
+            .arg(&hub_kubeconfig)
+            .arg("--spoke-kubeconfig")
+            .arg(&spoke_kubeconfig)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ocm-work-agent"),
+    );
+
+    // The documentation's first ManifestWork, applied with kubectl.
+    let work = dir.join("work.yaml");
+    std::fs::write(
+        &work,
+        r#"apiVersion: work.open-cluster-management.io/v1
+kind: ManifestWork
+metadata:
+  namespace: cluster1
+  name: my-first-work
+spec:
+  workload:
+    manifests:
+      - apiVersion: v1
+        kind: ServiceAccount
+        metadata:
+          namespace: default
+          name: my-sa
+      - apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          namespace: default
+          name: greeting
+        data:
+          hello: world
+"#,
+    )
+    .unwrap();
+    kubectl(&hub_kubeconfig, &["apply", "-f", work.to_str().unwrap()]);
+
+    let spoke_client = spoke.client();
+    wait_for("the ConfigMap on the managed cluster", || {
+        let api: Api<ConfigMap> = Api::namespaced(spoke_client.clone(), "default");
+        async move { api.get_opt("greeting").await.ok().flatten().is_some() }
+    })
+    .await;
+    let applied_path = r#"jsonpath={.status.conditions[?(@.type=="Applied")].status}"#;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut applied = String::new();
+    while Instant::now() < deadline {
+        applied = kubectl(
+            &hub_kubeconfig,
+            &[
+                "get",
+                "manifestwork",
+                "-n",
+                "cluster1",
+                "my-first-work",
+                "-o",
+                applied_path,
+            ],
+        );
+        if applied == "True" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(applied, "True");
+    let kinds = kubectl(
+        &hub_kubeconfig,
+        &[
+            "get",
+            "manifestwork",
+            "-n",
+            "cluster1",
+            "my-first-work",
+            "-o",
+            "jsonpath={.status.resourceStatus.manifests[*].resourceMeta.kind}",
+        ],
+    );
+    assert_eq!(kinds, "ServiceAccount ConfigMap");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_controller_schedules_and_fans_out_over_loopback() {
+    let dir = scratch("hub");
+    let fake = FakeHub::new(2).expect("fake hub");
+    let hub = fake.hub();
+    let server = hub.serve_loopback().await.expect("loopback");
+    let kubeconfig = dir.join("hub.kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let client = hub.client();
+    let create = |value: serde_json::Value| {
+        let client = client.clone();
+        async move {
+            let object: kube::api::DynamicObject = serde_json::from_value(value.clone()).unwrap();
+            let gvk =
+                kube::core::GroupVersionKind::try_from(object.types.as_ref().unwrap()).unwrap();
+            let (ar, caps) = kube::discovery::pinned_kind(&client, &gvk).await.unwrap();
+            let api: Api<kube::api::DynamicObject> =
+                match (caps.scope, object.metadata.namespace.as_deref()) {
+                    (kube::discovery::Scope::Namespaced, Some(ns)) => {
+                        Api::namespaced_with(client, ns, &ar)
+                    }
+                    _ => Api::all_with(client, &ar),
+                };
+            api.create(&PostParams::default(), &object).await.unwrap();
+        }
+    };
+    create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})).await;
+    create(json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
+        "metadata": {"name": "default", "namespace": "apps"}, "spec": {"clusterSet": "default"}}))
+    .await;
+    create(
+        json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+        "metadata": {"name": "all", "namespace": "apps"}, "spec": {}}),
+    )
+    .await;
+    create(json!({"apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
+        "metadata": {"name": "demo", "namespace": "apps"},
+        "spec": {"placementRefs": [{"name": "all", "rolloutStrategy": {"type": "All"}}],
+            "manifestWorkTemplate": {"workload": {"manifests": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "demo", "namespace": "default"}}]}}}}))
+    .await;
+
+    let _controller = Running(
+        Command::new(env!("CARGO_BIN_EXE_ocm-hub-controller"))
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ocm-hub-controller"),
+    );
+    wait_for("a ManifestWork in every selected cluster namespace", || {
+        let api: Api<ManifestWork> = Api::all(client.clone());
+        async move {
+            let mut namespaces: Vec<String> = api
+                .list(&ListParams::default())
+                .await
+                .map(|l| {
+                    l.items
+                        .into_iter()
+                        .filter_map(|w| w.metadata.namespace)
+                        .collect()
+                })
+                .unwrap_or_default();
+            namespaces.sort();
+            namespaces == ["cluster1", "cluster2"]
+        }
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(dir);
+}
