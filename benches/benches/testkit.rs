@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, WatchEvent, WatchParams};
 use ocm_testkit::{FakeCluster, Gvr, ListOptions, WriteOptions};
 use serde_json::json;
+use tower::ServiceExt;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -63,6 +64,25 @@ fn get_throughput(c: &mut Criterion) {
             })
         })
     });
+    let router = cluster.router();
+    group.bench_function("HTTP get through the Router (server side only, no decode)", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let req = http::Request::get("/api/v1/namespaces/default/configmaps/x")
+                        .body(axum::body::Body::empty())
+                        .expect("request");
+                    let resp = router.clone().oneshot(req).await.expect("response");
+                    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                        .await
+                        .expect("body");
+                    black_box(bytes);
+                }
+                start.elapsed()
+            })
+        })
+    });
     group.bench_function("store get (direct)", |b| {
         b.iter(|| black_box(cluster.store().get(&gvr, "default", "x").expect("get")))
     });
@@ -91,6 +111,21 @@ fn list_10k(c: &mut Criterion) {
             let list = rt.block_on(api.list(&ListParams::default())).expect("list");
             assert_eq!(list.items.len(), 10_000);
             list
+        })
+    });
+    let router = cluster.router();
+    group.bench_function("HTTP list through the Router (server side only, no decode)", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let req = http::Request::get("/api/v1/namespaces/default/configmaps")
+                    .body(axum::body::Body::empty())
+                    .expect("request");
+                let resp = router.clone().oneshot(req).await.expect("response");
+                let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                    .await
+                    .expect("body");
+                black_box(bytes)
+            })
         })
     });
     group.bench_function("store list (direct)", |b| {
@@ -130,11 +165,15 @@ fn watch_delivery(c: &mut Criterion) {
                         .store()
                         .create(&gvr, "default", cm(&format!("w-{n}")), &WriteOptions::default())
                         .expect("create");
-                    match stream.try_next().await.expect("stream").expect("event") {
-                        WatchEvent::Added(o) => {
-                            black_box(o);
+                    loop {
+                        match stream.try_next().await.expect("stream").expect("event") {
+                            WatchEvent::Added(o) => {
+                                black_box(o);
+                                break;
+                            }
+                            WatchEvent::Bookmark(_) => {}
+                            other => panic!("unexpected {other:?}"),
                         }
-                        other => panic!("unexpected {other:?}"),
                     }
                     total += start.elapsed();
                 }
