@@ -64,7 +64,7 @@ impl Evaluator {
             return Err(EvalError::TooDeep);
         }
         let current = [cursor];
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(nodes.len() - start.min(nodes.len()));
         let mut i = start;
         while i < nodes.len() {
             let results = self.walk(&current, &nodes[i]).map_err(|f| f.error)?;
@@ -126,8 +126,11 @@ impl Evaluator {
     }
 
     fn list<'a>(&mut self, input: &[Match<'a>], nodes: &'a [Node]) -> Step<'a> {
-        let mut current = input.to_vec();
-        for node in nodes {
+        let Some((first, rest)) = nodes.split_first() else {
+            return Ok(input.to_vec());
+        };
+        let mut current = self.walk(input, first)?;
+        for node in rest {
             current = self.walk(&current, node)?;
         }
         Ok(current)
@@ -158,7 +161,7 @@ impl Evaluator {
         if input.is_empty() {
             return Ok(Vec::new());
         }
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(input.len());
         for value in input {
             if let Match::Json(Value::Object(map)) = value
                 && let Some(found) = map.get(name)
@@ -226,26 +229,20 @@ impl Evaluator {
     /// Evaluates a filter operand against one list element, without allocating in the usual
     /// cases (a chain of fields, or a literal).
     fn operand<'a>(&mut self, element: Match<'a>, nodes: &'a [Node]) -> Result<Operand<'a>, Fail> {
-        match nodes {
-            [] => return Ok(Operand::One(element)),
-            [Node::Text(text)] => return Ok(Operand::One(Match::Text(text))),
-            [Node::Int(v)] => return Ok(Operand::One(Match::Int(*v))),
-            [Node::Float(v)] => return Ok(Operand::One(Match::Float(*v))),
-            [Node::Bool(v)] => return Ok(Operand::One(Match::Bool(*v))),
-            _ => {}
-        }
-        if nodes.iter().all(|n| matches!(n, Node::Field(_))) {
+        if self.allow_missing_keys || !nodes.iter().all(|n| matches!(n, Node::Field(_))) {
+            if let Some(operand) = simple_operand(element, nodes) {
+                return Ok(operand);
+            }
+        } else {
+            // A chain of fields where a missing key is an error.
             let mut current = element;
             for node in nodes {
                 let Node::Field(name) = node else { break };
-                let found = match current {
-                    Match::Json(Value::Object(map)) => map.get(&**name),
-                    _ => None,
-                };
-                match found {
-                    Some(v) => current = Match::Json(v),
-                    None if self.allow_missing_keys => return Ok(Operand::Nothing),
-                    None => {
+                match current {
+                    Match::Json(Value::Object(map)) if map.contains_key(&**name) => {
+                        current = map.get(&**name).map_or(Match::Nil, Match::Json);
+                    }
+                    _ => {
                         return Err(Fail::new(EvalError::KeyNotFound(name.to_string()), false));
                     }
                 }
@@ -258,6 +255,143 @@ impl Evaluator {
             [one] => Operand::One(*one),
             _ => Operand::Many,
         })
+    }
+}
+
+/// Whether a filter operand is a literal or a chain of fields (evaluated without allocating).
+fn is_simple_operand(nodes: &[Node]) -> bool {
+    matches!(
+        nodes,
+        [Node::Text(_)] | [Node::Int(_)] | [Node::Float(_)] | [Node::Bool(_)]
+    ) || nodes.iter().all(|n| matches!(n, Node::Field(_)))
+}
+
+/// A literal or field-chain operand evaluated against one element, missing keys giving
+/// nothing; `None` for other operands.
+fn simple_operand<'a>(element: Match<'a>, nodes: &'a [Node]) -> Option<Operand<'a>> {
+    match nodes {
+        [Node::Text(text)] => return Some(Operand::One(Match::Text(text))),
+        [Node::Int(v)] => return Some(Operand::One(Match::Int(*v))),
+        [Node::Float(v)] => return Some(Operand::One(Match::Float(*v))),
+        [Node::Bool(v)] => return Some(Operand::One(Match::Bool(*v))),
+        _ => {}
+    }
+    let mut current = element;
+    for node in nodes {
+        let Node::Field(name) = node else {
+            return None;
+        };
+        match current {
+            Match::Json(Value::Object(map)) => match map.get(&**name) {
+                Some(v) => current = Match::Json(v),
+                None => return Some(Operand::Nothing),
+            },
+            _ => return Some(Operand::Nothing),
+        }
+    }
+    Some(Operand::One(current))
+}
+
+/// Whether a template can be evaluated by [`stream`]: one action made of fields, indexes and
+/// slices, and filters with literal or field-chain operands.
+pub(crate) fn streamable(nodes: &[Node]) -> Option<&[Node]> {
+    let [Node::List(steps)] = nodes else {
+        return None;
+    };
+    steps
+        .iter()
+        .all(|step| match step {
+            Node::Field(_) | Node::Array(_) => true,
+            Node::Filter(f) => {
+                is_simple_operand(&f.left)
+                    && (f.op == FilterOp::Exists || is_simple_operand(&f.right))
+            }
+            _ => false,
+        })
+        .then_some(steps.as_slice())
+}
+
+/// Depth-first evaluation of a [`streamable`] template with missing keys allowed, into one
+/// result list without intermediate lists. For these steps depth-first order equals
+/// client-go's step-by-step order. Anything that client-go reports as an error, and the empty
+/// slice (which in client-go drops the remaining inputs of the step), returns `Err(())`: the
+/// caller then evaluates step by step to get client-go's exact outcome.
+pub(crate) fn stream<'a>(
+    steps: &'a [Node],
+    value: Match<'a>,
+    out: &mut Vec<Match<'a>>,
+) -> Result<(), ()> {
+    let Some((step, rest)) = steps.split_first() else {
+        out.push(value);
+        return Ok(());
+    };
+    match step {
+        Node::Field(name) => {
+            if let Match::Json(Value::Object(map)) = value
+                && let Some(found) = map.get(&**name)
+            {
+                stream(rest, Match::Json(found), out)?;
+            }
+            Ok(())
+        }
+        Node::Array(bounds) => {
+            let items = match value {
+                Match::Json(Value::Null) => return Ok(()),
+                Match::Json(Value::Array(items)) => items,
+                _ => return Err(()),
+            };
+            let len = items.len() as i64;
+            let [start, end, step] = *bounds;
+            let mut from = if start.known { start.value } else { 0 };
+            if from < 0 {
+                from = from.wrapping_add(len);
+            }
+            let mut to = if end.known { end.value } else { len };
+            if to < 0 || (to == 0 && end.derived) {
+                to = to.wrapping_add(len);
+            }
+            if from == to || from < 0 || from >= len || to < 0 || to > len || from > to {
+                return Err(());
+            }
+            let step = if step.known {
+                if step.value <= 0 {
+                    return Err(());
+                }
+                usize::try_from(step.value).unwrap_or(usize::MAX)
+            } else {
+                1
+            };
+            for item in items[from as usize..to as usize].iter().step_by(step) {
+                stream(rest, Match::Json(item), out)?;
+            }
+            Ok(())
+        }
+        Node::Filter(filter) => {
+            let Match::Json(Value::Array(items)) = value else {
+                return Err(());
+            };
+            for item in items {
+                let element = Match::Json(item);
+                let left = simple_operand(element, &filter.left).ok_or(())?;
+                let pass = if filter.op == FilterOp::Exists {
+                    !matches!(left, Operand::Nothing)
+                } else {
+                    let Operand::One(left) = left else {
+                        continue;
+                    };
+                    let Operand::One(right) = simple_operand(element, &filter.right).ok_or(())?
+                    else {
+                        continue;
+                    };
+                    compare(&filter.op, left, right).map_err(|_| ())?
+                };
+                if pass {
+                    stream(rest, element, out)?;
+                }
+            }
+            Ok(())
+        }
+        _ => Err(()),
     }
 }
 

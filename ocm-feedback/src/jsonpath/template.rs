@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::ast::Node;
 use super::error::{EvalError, ParseError};
-use super::eval::Evaluator;
+use super::eval::{Evaluator, stream, streamable};
 use super::matches::Match;
 use super::parser::parse_template;
 use super::render;
@@ -96,6 +96,14 @@ impl Template {
         if let Some(found) = self.lookup(data) {
             return Ok(vec![found.map(Match::Json).into_iter().collect()]);
         }
+        if self.allow_missing_keys
+            && let Some(steps) = streamable(&self.nodes)
+        {
+            let mut out = Vec::new();
+            if stream(steps, Match::Json(data), &mut out).is_ok() {
+                return Ok(vec![out]);
+            }
+        }
         Evaluator::new(self.allow_missing_keys).find_results(&self.nodes, 0, Match::Json(data))
     }
 
@@ -145,5 +153,64 @@ impl std::str::FromStr for Template {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::*;
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-3i64..4).prop_map(Value::from),
+            prop_oneof![Just("x"), Just("y")].prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(
+                    prop_oneof![Just("a"), Just("b")].prop_map(String::from),
+                    inner,
+                    0..3
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn step() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop_oneof![Just(".a"), Just(".b")].prop_map(String::from),
+            (-3i64..4).prop_map(|i| format!("[{i}]")),
+            Just("[*]".to_owned()),
+            (-1i64..3, -1i64..4).prop_map(|(a, b)| format!("[{a}:{b}]")),
+            (0i64..3).prop_map(|s| format!("[::{s}]")),
+            (
+                prop_oneof![Just("=="), Just("!="), Just("<"), Just(">=")],
+                -1i64..3
+            )
+                .prop_map(|(op, v)| format!("[?(@.a{op}{v})]")),
+            Just("[?(@.b=='x')]".to_owned()),
+            Just("[?(@.a)]".to_owned()),
+            Just("[?(@.a==@.b)]".to_owned()),
+        ]
+    }
+
+    proptest! {
+        /// The depth-first fast path gives exactly what the step-by-step evaluator gives.
+        #[test]
+        fn fast_paths_equal_the_general_evaluator(
+            steps in prop::collection::vec(step(), 1..5),
+            data in json_value(),
+        ) {
+            let t = Template::parse_path(&steps.concat()).unwrap();
+            let general = Evaluator::new(true).find_results(&t.nodes, 0, Match::Json(&data));
+            prop_assert_eq!(t.find_results(&data), general);
+        }
     }
 }
