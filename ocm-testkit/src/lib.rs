@@ -41,6 +41,18 @@
 //! # }
 //! ```
 //!
+//! Around the three front doors:
+//!
+//! - [`FakeHub`]: a hub serving every OCM CRD (`ocm_api::crds()`) with N
+//!   registered, available managed clusters, each its own [`FakeCluster`];
+//! - [`FakeCluster::apply_yaml`]: load YAML fixtures (CRDs and objects, several
+//!   documents per file);
+//! - [`FakeCluster::simulate_workloads`]: Deployments, StatefulSets, DaemonSets
+//!   and Jobs report healthy status, as their controllers would;
+//! - [`FakeCluster::journal`] records every request, [`FakeCluster::inject`] adds
+//!   [`FaultRule`]s (status code, count, delay per verb/resource/namespace/name);
+//! - [`ManualClock`] and a uid seed make timestamps and uids deterministic.
+//!
 //! # Fidelity
 //!
 //! Behaviour follows kube-apiserver 1.33 unless noted:
