@@ -183,5 +183,69 @@ fn watch_delivery(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, start, get_throughput, list_10k, watch_delivery);
+/// Watch delivery latency percentiles (criterion reports central tendency only).
+fn watch_percentiles(_c: &mut Criterion) {
+    let rt = runtime();
+    let cluster = FakeCluster::new();
+    let gvr = Gvr::new("", "v1", "configmaps");
+    let api: Api<ConfigMap> = {
+        let _g = rt.enter();
+        Api::default_namespaced(cluster.client())
+    };
+    let mut samples = rt.block_on(async {
+        let mut stream = api
+            .watch(&WatchParams::default(), "0")
+            .await
+            .expect("watch")
+            .boxed();
+        let mut samples = Vec::with_capacity(10_000);
+        for i in 0..10_000 {
+            let start = Instant::now();
+            cluster
+                .store()
+                .create(&gvr, "default", cm(&format!("p-{i}")), &WriteOptions::default())
+                .expect("create");
+            loop {
+                match stream.try_next().await.expect("stream").expect("event") {
+                    WatchEvent::Added(_) => break,
+                    WatchEvent::Bookmark(_) => {}
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+            samples.push(start.elapsed());
+        }
+        samples
+    });
+    samples.sort();
+    let pct = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
+    println!(
+        "testkit/watch delivery over 10k events: p50 {:?}, p99 {:?}, max {:?}",
+        pct(0.50),
+        pct(0.99),
+        samples[samples.len() - 1]
+    );
+}
+
+fn loopback_start(c: &mut Criterion) {
+    let rt = runtime();
+    c.bench_function("testkit/loopback_start (cluster + bind + serve)", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let cluster = FakeCluster::new();
+                let server = cluster.serve_loopback().await.expect("serve");
+                black_box(server.url())
+            })
+        })
+    });
+}
+
+criterion_group!(
+    benches,
+    start,
+    loopback_start,
+    get_throughput,
+    list_10k,
+    watch_delivery,
+    watch_percentiles
+);
 criterion_main!(benches);
