@@ -173,6 +173,49 @@ async fn kubectl_get_apply_delete() {
         .await;
     assert_eq!(out, "nginx:1.28");
 
+    // kubectl wait, with the workload simulator making the Deployment available.
+    let _sim = cluster.simulate_workloads();
+    let out = k
+        .ok(&[
+            "wait",
+            "--for=condition=Available",
+            "deployment/web",
+            "--timeout=20s",
+        ])
+        .await;
+    assert!(out.contains("deployment.apps/web condition met"), "{out}");
+
+    // kubectl get -w prints the current rows (Table watch events), then follows.
+    let mut child = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&k.kubeconfig)
+        .arg("--cache-dir")
+        .arg(&k.cache)
+        .args(["get", "configmaps", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let p = serde_json::json!({"data": {"k": "changed"}});
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::default_namespaced(cluster.client());
+    cms.patch("demo", &Default::default(), &kube::api::Patch::Merge(&p))
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+    let _ = child.kill();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.matches("demo").count() >= 2,
+        "stdout: {text}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     let out = k.ok(&["delete", "configmap", "demo"]).await;
     assert!(out.contains("configmap \"demo\" deleted"), "{out}");
     assert!(
