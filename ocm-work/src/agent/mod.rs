@@ -199,18 +199,19 @@ impl WorkAgent {
             })?;
         let mut errors = Vec::new();
         for work in list.items {
-            loop {
-                match self.sync(&work.clone()).await {
+            let mut current = work;
+            // A sync that only added the finalizer asks to go again at once.
+            for _ in 0..3 {
+                match self.sync(&current).await {
                     Ok(o) if o.requeue_after == Some(Duration::ZERO) => {
-                        // Re-read after an intermediate write (finalizer added).
-                        match self.works().get_opt(&work.name_any()).await {
-                            Ok(Some(fresh)) => {
-                                if self.sync(&fresh).await.is_err() {
-                                    break;
-                                }
+                        let name = current.name_any();
+                        match self.works().get_opt(&name).await {
+                            Ok(Some(fresh)) => current = fresh,
+                            Ok(None) => break,
+                            Err(e) => {
+                                errors.push(Error::kube(format!("get ManifestWork {name}"), e));
                                 break;
                             }
-                            _ => break,
                         }
                     }
                     Ok(_) => break,
