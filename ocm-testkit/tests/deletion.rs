@@ -151,3 +151,49 @@ async fn namespace_deletion_removes_contents() {
         .unwrap();
     assert!(nss.get_opt("team").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn delete_collection_by_label_and_dry_run_create() {
+    let cluster = FakeCluster::new();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    make_cm(&api, "a", json!({"labels": {"gone": "yes"}})).await;
+    make_cm(&api, "b", json!({"labels": {"gone": "yes"}})).await;
+    make_cm(&api, "c", json!({})).await;
+    let lp = kube::api::ListParams::default().labels("gone=yes");
+    let out = api
+        .delete_collection(&DeleteParams::default(), &lp)
+        .await
+        .unwrap();
+    let deleted = out.left().expect("a list of deleted objects");
+    assert_eq!(deleted.items.len(), 2);
+    let left: Vec<String> = api
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert_eq!(left, vec!["c".to_string()]);
+
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "dry"}})).unwrap();
+    let out = api.create(&dry, &cm).await.unwrap();
+    assert!(out.metadata.uid.is_some());
+    assert!(api.get_opt("dry").await.unwrap().is_none());
+    assert_eq!(cluster.store().resource_version(), {
+        let rv: u64 = api
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .metadata
+            .resource_version
+            .unwrap()
+            .parse()
+            .unwrap();
+        rv
+    });
+}
