@@ -32,6 +32,7 @@ pub mod apply;
 pub mod config;
 pub mod discovery;
 mod error;
+pub mod executor;
 pub mod identity;
 pub mod order;
 pub mod owner;

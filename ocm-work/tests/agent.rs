@@ -425,3 +425,78 @@ async fn server_side_apply_reports_conflicts_and_create_only_adopts() {
         "ours"
     );
 }
+
+#[tokio::test]
+async fn an_executor_is_denied_until_granted_and_only_its_unpermitted_manifest_fails() {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let env = env().await;
+    create_work(&env, "exec", json!({
+        "workload": {"manifests": [
+            configmap("cm", "v1"),
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"}, "stringData": {"k": "v"}}
+        ]},
+        "executor": {"subject": {"type": "ServiceAccount", "serviceAccount": {"namespace": "default", "name": "deployer"}}}
+    }))
+    .await;
+    env.agent.sync_all().await.ok();
+    let applied = |w: &ManifestWork, i: usize| {
+        let m = w
+            .status
+            .as_ref()
+            .unwrap()
+            .resource_status
+            .as_ref()
+            .unwrap()
+            .manifests
+            .clone()
+            .unwrap();
+        conditions::find(&m[i].conditions, "Applied")
+            .unwrap()
+            .clone()
+    };
+    let w = work(&env, "exec").await.unwrap();
+    assert_eq!(applied(&w, 0).status, "False");
+    assert_eq!(
+        applied(&w, 0).message,
+        "Failed to apply manifest: not allowed to apply the resource  configmaps, default cm, will try again in 1m0s"
+    );
+    let configmaps: Api<ConfigMap> = Api::namespaced(env.spoke_client.clone(), "default");
+    assert!(
+        configmaps.get_opt("cm").await.unwrap().is_none(),
+        "nothing applied while denied"
+    );
+
+    // Grant ConfigMaps (not Secrets) to the executor.
+    let role: Role = serde_json::from_value(json!({"metadata": {"name": "cm-writer", "namespace": "default"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "update", "patch", "get", "delete"]}]}))
+    .unwrap();
+    Api::<Role>::namespaced(env.spoke_client.clone(), "default")
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+    let binding: RoleBinding = serde_json::from_value(
+        json!({"metadata": {"name": "cm-writer", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "deployer", "namespace": "default"}]}),
+    )
+    .unwrap();
+    Api::<RoleBinding>::namespaced(env.spoke_client.clone(), "default")
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+
+    env.agent.sync_all().await.ok();
+    let w = work(&env, "exec").await.unwrap();
+    assert_eq!(applied(&w, 0).status, "True", "granted");
+    assert_eq!(
+        applied(&w, 1).status,
+        "False",
+        "the Secret is outside the grant"
+    );
+    assert!(
+        applied(&w, 1)
+            .message
+            .contains("not allowed to apply the resource  secrets, default s")
+    );
+    assert!(configmaps.get_opt("cm").await.unwrap().is_some());
+}

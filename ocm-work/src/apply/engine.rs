@@ -50,6 +50,9 @@ pub enum ApplyError {
     /// `ignoreFields` could not be processed.
     #[error("{0}")]
     IgnoreField(String),
+    /// The work's executor may not apply this resource.
+    #[error(transparent)]
+    Executor(#[from] crate::executor::ExecutorError),
 }
 
 impl ApplyError {
@@ -105,6 +108,7 @@ impl ManifestApply {
 pub struct ApplyEngine {
     client: Client,
     resolver: ResourceResolver,
+    executor: crate::executor::ExecutorValidator,
 }
 
 impl std::fmt::Debug for ApplyEngine {
@@ -122,6 +126,7 @@ impl ApplyEngine {
     pub fn new(client: Client) -> Self {
         Self {
             resolver: ResourceResolver::new(client.clone()),
+            executor: crate::executor::ExecutorValidator::new(client.clone()),
             client,
         }
     }
@@ -246,6 +251,17 @@ impl ApplyEngine {
             &name,
             work.spec.delete_option.as_ref(),
         );
+        let target = crate::executor::Target {
+            group: &group,
+            version: meta.version.as_deref().unwrap_or_default(),
+            resource: &resource,
+            namespace: &namespace,
+            name: &name,
+            owned,
+        };
+        self.executor
+            .validate(work.spec.executor.as_ref(), target, &required)
+            .await?;
         let owner = if owned {
             owner.clone()
         } else {
