@@ -503,7 +503,7 @@ fn wildcard<'a>(input: &[Match<'a>]) -> Vec<Match<'a>> {
 fn recursive<'a>(input: &[Match<'a>]) -> Vec<Match<'a>> {
     let mut out = Vec::new();
     // An explicit stack of pending siblings keeps deep documents off the call stack.
-    let mut stack: Vec<std::vec::IntoIter<Match<'a>>> = vec![input.to_vec().into_iter()];
+    let mut stack: Vec<std::vec::IntoIter<Match<'a>>> = vec![Vec::from(input).into_iter()];
     let mut kids = Vec::new();
     while let Some(top) = stack.last_mut() {
         let Some(value) = top.next() else {
