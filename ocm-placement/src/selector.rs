@@ -52,14 +52,13 @@ impl Requirement {
 /// A validated label selector, ready to be matched against symbol maps.
 #[derive(Debug, Clone)]
 pub(crate) enum CompiledSelector {
-    /// Matches nothing (a nil cluster-set label selector).
-    Nothing,
     /// All requirements must hold; no requirement matches everything.
     All(Box<[Requirement]>),
 }
 
 impl CompiledSelector {
     /// The selector that matches every map.
+    #[cfg(test)]
     pub(crate) fn everything() -> Self {
         CompiledSelector::All(Box::new([]))
     }
@@ -68,7 +67,6 @@ impl CompiledSelector {
     #[inline]
     pub(crate) fn matches(&self, map: &SymMap) -> bool {
         match self {
-            CompiledSelector::Nothing => false,
             CompiledSelector::All(reqs) => reqs.iter().all(|r| r.matches(map)),
         }
     }
@@ -143,6 +141,7 @@ impl SelectorSpec {
     }
 
     /// Matches plain string maps (used where no snapshot is at hand).
+    #[cfg(test)]
     pub(crate) fn matches_str(&self, map: &BTreeMap<String, String>) -> bool {
         self.requirements.iter().all(|(key, op, values)| {
             let found = map.get(key);
@@ -332,7 +331,6 @@ mod tests {
         assert!(spec.compile(&syms).matches(&m));
         let spec = SelectorSpec::parse(None, &[req("nokey", "In", &["x"])]).unwrap();
         assert!(!spec.compile(&syms).matches(&m));
-        assert!(!CompiledSelector::Nothing.matches(&m));
         assert!(CompiledSelector::everything().matches(&m));
     }
 }

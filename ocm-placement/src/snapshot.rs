@@ -9,7 +9,7 @@
 //! per placement, never per cluster.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use jiff::Timestamp;
 use ocm_api::cluster::v1::{ManagedCluster, TaintEffect};
@@ -112,6 +112,9 @@ pub struct Snapshot {
     pub(crate) decisions_by_placement: HashMap<(String, String), Vec<usize>>,
     /// Decision entries per slot over all PlacementDecisions.
     pub(crate) decision_counts: Vec<u32>,
+    /// Each cluster's CEL form, built the first time a CEL selector reads it and shared by
+    /// clones of the snapshot.
+    pub(crate) cel_cache: Arc<[OnceLock<Box<dyn cel::common::value::Val>>]>,
 }
 
 impl Snapshot {
@@ -187,6 +190,18 @@ impl Snapshot {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The CEL form of a cluster, converted once per snapshot.
+    pub(crate) fn cel_value(&self, id: ClusterId) -> Option<&dyn cel::common::value::Val> {
+        let slot = self.cel_cache.get(id.index())?;
+        let cluster = self.clusters.get(id.index())?;
+        Some(
+            slot.get_or_init(|| {
+                crate::plugins::cel::to_val(crate::plugins::cel::to_cel_value(&*cluster.source))
+            })
+            .as_ref(),
+        )
     }
 
     pub(crate) fn own_records<'a>(
@@ -502,7 +517,10 @@ impl SnapshotBuilder {
             }
         }
 
+        let cel_cache: Arc<[OnceLock<Box<dyn cel::common::value::Val>>]> =
+            (0..entries.len()).map(|_| OnceLock::new()).collect();
         Snapshot {
+            cel_cache,
             symbols,
             names,
             clusters: entries,

@@ -24,6 +24,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::value::{CowVal, Val};
+use cel::context::VariableResolver;
 use cel::extractors::This;
 use cel::objects::{Key, Map};
 use cel::{Context, Env, ExecutionError, FunctionContext, Program, Value};
@@ -151,7 +153,7 @@ impl CelSelector {
     pub(crate) fn evaluate(
         &self,
         root: &Context<'_, '_>,
-        cluster: &ClusterInput,
+        cluster: &ClusterInput<'_>,
         limits: CelLimits,
     ) -> (bool, u64) {
         let mut spent: u64 = 0;
@@ -159,10 +161,7 @@ impl CelSelector {
             return (true, 0);
         }
         let mut scope = root.new_inner_scope();
-        scope.add_variable_from_value(VARIABLE, cluster.object.clone());
-        if let Some(scores) = &cluster.scores {
-            scope.add_variable_from_value(SCORES_VARIABLE, scores.clone());
-        }
+        scope.set_variable_resolver(cluster);
         for expr in &self.expressions {
             spent = spent.saturating_add(expr.cost);
             if expr.cost > limits.per_expression || spent > limits.per_cluster_budget {
@@ -177,13 +176,28 @@ impl CelSelector {
     }
 }
 
-/// What a CEL evaluation needs of one cluster.
-#[derive(Debug, Clone)]
-pub(crate) struct ClusterInput {
-    /// The ManagedCluster as a CEL map.
-    pub(crate) object: Value,
+/// What a CEL evaluation needs of one cluster; serves the variables by reference, so the
+/// cluster's (cached) CEL form is never copied per evaluation.
+pub(crate) struct ClusterInput<'a> {
+    /// The ManagedCluster as a CEL value.
+    pub(crate) object: &'a dyn Val,
     /// resource name → list of `{name, value}`, when an expression calls `scores()`.
-    pub(crate) scores: Option<Value>,
+    pub(crate) scores: Option<Box<dyn Val>>,
+}
+
+impl VariableResolver for ClusterInput<'_> {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        match variable {
+            VARIABLE => Some(CowVal::Borrowed(self.object)),
+            SCORES_VARIABLE => self.scores.as_deref().map(CowVal::Borrowed),
+            _ => None,
+        }
+    }
+}
+
+/// Converts a CEL [`Value`] into the interpreter's value tree.
+pub(crate) fn to_val(value: Value) -> Box<dyn Val> {
+    Box::<dyn Val>::try_from(value).unwrap_or_else(|_| Box::new(cel::common::types::CelNull))
 }
 
 /// Converts a serialisable object (a ManagedCluster) into a CEL value through its JSON form.
@@ -367,10 +381,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn cluster(json: serde_json::Value, scores: Option<(&str, Vec<(&str, i32)>)>) -> ClusterInput {
-        ClusterInput {
-            object: json_to_cel(&json),
-            scores: scores.map(|(res, items)| {
+    fn cluster(
+        json: serde_json::Value,
+        scores: Option<(&str, Vec<(&str, i32)>)>,
+    ) -> (Box<dyn Val>, Option<Box<dyn Val>>) {
+        (
+            to_val(json_to_cel(&json)),
+            scores.map(|(res, items)| {
                 let items: Vec<(Arc<str>, i32)> =
                     items.into_iter().map(|(n, v)| (Arc::from(n), v)).collect();
                 let mut m = HashMap::new();
@@ -378,15 +395,25 @@ mod tests {
                     Key::String(Arc::new(res.to_string())),
                     score_items_value(&items),
                 );
-                Value::Map(Map { map: Arc::new(m) })
+                to_val(Value::Map(Map { map: Arc::new(m) }))
             }),
+        )
+    }
+
+    type Input = (Box<dyn Val>, Option<Box<dyn Val>>);
+
+    fn input(c: &Input) -> ClusterInput<'_> {
+        ClusterInput {
+            object: c.0.as_ref(),
+            scores: c.1.as_ref().map(|v| v.clone_as_boxed()),
         }
     }
 
-    fn eval(exprs: &[&str], c: &ClusterInput) -> bool {
+    fn eval(exprs: &[&str], c: &Input) -> bool {
         let sel =
             CelSelector::compile(&exprs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        sel.evaluate(&root_context(), c, CelLimits::default()).0
+        sel.evaluate(&root_context(), &input(c), CelLimits::default())
+            .0
     }
 
     fn sample() -> serde_json::Value {
@@ -473,21 +500,21 @@ mod tests {
             "2 == 2".to_string(),
         ])
         .unwrap();
-        let (ok, spent) = sel.evaluate(&root_context(), &c, CelLimits::default());
+        let (ok, spent) = sel.evaluate(&root_context(), &input(&c), CelLimits::default());
         assert!(ok);
         assert_eq!(spent, 1 + 3 + 3);
         let tight = CelLimits {
             per_expression: 1_000_000,
             per_cluster_budget: 5,
         };
-        let (ok, spent) = sel.evaluate(&root_context(), &c, tight);
+        let (ok, spent) = sel.evaluate(&root_context(), &input(&c), tight);
         assert!(!ok);
         assert!(spent > 5);
         let tiny = CelLimits {
             per_expression: 2,
             per_cluster_budget: 100,
         };
-        assert!(!sel.evaluate(&root_context(), &c, tiny).0);
+        assert!(!sel.evaluate(&root_context(), &input(&c), tiny).0);
         // Comprehension bodies weigh more.
         assert!(compile("[1].all(x, x > 0)").unwrap().cost > 10);
     }

@@ -12,7 +12,7 @@ use cel::Value;
 use cel::objects::{Key, Map};
 use ocm_api::cluster::v1beta1::{ClusterPredicate, ClusterSelector};
 
-use super::cel::{CelLimits, CelSelector, ClusterInput, score_items_value, to_cel_value};
+use super::cel::{CelLimits, CelSelector, ClusterInput, score_items_value, to_val};
 use crate::selector::{CompiledSelector, SelectorSpec};
 use crate::snapshot::{ClusterId, Snapshot};
 
@@ -109,7 +109,7 @@ impl<'a> PredicateEvaluator<'a> {
         let Some(entry) = self.snapshot.clusters.get(id.index()) else {
             return false;
         };
-        let mut cel_input: Option<ClusterInput> = None;
+        let mut cel_input: Option<Option<ClusterInput<'a>>> = None;
         for p in self.predicates {
             if !p.labels.matches(&entry.labels) || !p.claims.matches(&entry.claims) {
                 continue;
@@ -120,7 +120,9 @@ impl<'a> PredicateEvaluator<'a> {
             let Some(root) = self.cel_root.as_ref() else {
                 continue;
             };
-            let input = cel_input.get_or_insert_with(|| self.cel_input(id));
+            let Some(input) = cel_input.get_or_insert_with(|| self.cel_input(id)) else {
+                continue;
+            };
             if p.cel.evaluate(root, input, self.limits).0 {
                 return true;
             }
@@ -128,11 +130,8 @@ impl<'a> PredicateEvaluator<'a> {
         false
     }
 
-    fn cel_input(&self, id: ClusterId) -> ClusterInput {
-        let object = self
-            .snapshot
-            .managed_cluster(id)
-            .map_or(Value::Null, to_cel_value);
+    fn cel_input(&self, id: ClusterId) -> Option<ClusterInput<'a>> {
+        let object = self.snapshot.cel_value(id)?;
         let scores = self.uses_scores.then(|| {
             let mut map: HashMap<Key, Value> = HashMap::new();
             for (resource, table) in &self.snapshot.scores {
@@ -143,8 +142,8 @@ impl<'a> PredicateEvaluator<'a> {
                     );
                 }
             }
-            Value::Map(Map { map: Arc::new(map) })
+            to_val(Value::Map(Map { map: Arc::new(map) }))
         });
-        ClusterInput { object, scores }
+        Some(ClusterInput { object, scores })
     }
 }
