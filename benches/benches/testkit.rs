@@ -65,24 +65,27 @@ fn get_throughput(c: &mut Criterion) {
         })
     });
     let router = cluster.router();
-    group.bench_function("HTTP get through the Router (server side only, no decode)", |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    let req = http::Request::get("/api/v1/namespaces/default/configmaps/x")
-                        .body(axum::body::Body::empty())
-                        .expect("request");
-                    let resp = router.clone().oneshot(req).await.expect("response");
-                    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
-                        .await
-                        .expect("body");
-                    black_box(bytes);
-                }
-                start.elapsed()
+    group.bench_function(
+        "HTTP get through the Router (server side only, no decode)",
+        |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let req = http::Request::get("/api/v1/namespaces/default/configmaps/x")
+                            .body(axum::body::Body::empty())
+                            .expect("request");
+                        let resp = router.clone().oneshot(req).await.expect("response");
+                        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                            .await
+                            .expect("body");
+                        black_box(bytes);
+                    }
+                    start.elapsed()
+                })
             })
-        })
-    });
+        },
+    );
     group.bench_function("store get (direct)", |b| {
         b.iter(|| black_box(cluster.store().get(&gvr, "default", "x").expect("get")))
     });
@@ -96,7 +99,12 @@ fn list_10k(c: &mut Criterion) {
     for i in 0..10_000 {
         cluster
             .store()
-            .create(&gvr, "default", cm(&format!("cm-{i:05}")), &WriteOptions::default())
+            .create(
+                &gvr,
+                "default",
+                cm(&format!("cm-{i:05}")),
+                &WriteOptions::default(),
+            )
             .expect("seed object");
     }
     let api: Api<ConfigMap> = {
@@ -114,20 +122,23 @@ fn list_10k(c: &mut Criterion) {
         })
     });
     let router = cluster.router();
-    group.bench_function("HTTP list through the Router (server side only, no decode)", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let req = http::Request::get("/api/v1/namespaces/default/configmaps")
-                    .body(axum::body::Body::empty())
-                    .expect("request");
-                let resp = router.clone().oneshot(req).await.expect("response");
-                let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
-                    .await
-                    .expect("body");
-                black_box(bytes)
+    group.bench_function(
+        "HTTP list through the Router (server side only, no decode)",
+        |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let req = http::Request::get("/api/v1/namespaces/default/configmaps")
+                        .body(axum::body::Body::empty())
+                        .expect("request");
+                    let resp = router.clone().oneshot(req).await.expect("response");
+                    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                        .await
+                        .expect("body");
+                    black_box(bytes)
+                })
             })
-        })
-    });
+        },
+    );
     group.bench_function("store list (direct)", |b| {
         b.iter(|| {
             black_box(
@@ -154,33 +165,41 @@ fn watch_delivery(c: &mut Criterion) {
         .expect("watch")
         .boxed();
     let mut n = 0u64;
-    c.bench_function("testkit/watch (store write -> typed event, in-process)", |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    n += 1;
-                    let start = Instant::now();
-                    cluster
-                        .store()
-                        .create(&gvr, "default", cm(&format!("w-{n}")), &WriteOptions::default())
-                        .expect("create");
-                    loop {
-                        match stream.try_next().await.expect("stream").expect("event") {
-                            WatchEvent::Added(o) => {
-                                black_box(o);
-                                break;
+    c.bench_function(
+        "testkit/watch (store write -> typed event, in-process)",
+        |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        n += 1;
+                        let start = Instant::now();
+                        cluster
+                            .store()
+                            .create(
+                                &gvr,
+                                "default",
+                                cm(&format!("w-{n}")),
+                                &WriteOptions::default(),
+                            )
+                            .expect("create");
+                        loop {
+                            match stream.try_next().await.expect("stream").expect("event") {
+                                WatchEvent::Added(o) => {
+                                    black_box(o);
+                                    break;
+                                }
+                                WatchEvent::Bookmark(_) => {}
+                                other => panic!("unexpected {other:?}"),
                             }
-                            WatchEvent::Bookmark(_) => {}
-                            other => panic!("unexpected {other:?}"),
                         }
+                        total += start.elapsed();
                     }
-                    total += start.elapsed();
-                }
-                total
+                    total
+                })
             })
-        })
-    });
+        },
+    );
 }
 
 /// Watch delivery latency percentiles (criterion reports central tendency only).
@@ -203,7 +222,12 @@ fn watch_percentiles(_c: &mut Criterion) {
             let start = Instant::now();
             cluster
                 .store()
-                .create(&gvr, "default", cm(&format!("p-{i}")), &WriteOptions::default())
+                .create(
+                    &gvr,
+                    "default",
+                    cm(&format!("p-{i}")),
+                    &WriteOptions::default(),
+                )
                 .expect("create");
             loop {
                 match stream.try_next().await.expect("stream").expect("event") {
