@@ -38,6 +38,7 @@ pub mod order;
 pub mod owner;
 pub mod patch;
 pub mod replicaset;
+pub mod rules;
 pub mod status;
 
 pub use error::{Error, Result};

@@ -500,3 +500,50 @@ async fn an_executor_is_denied_until_granted_and_only_its_unpermitted_manifest_f
     );
     assert!(configmaps.get_opt("cm").await.unwrap().is_some());
 }
+
+#[tokio::test]
+async fn a_well_known_complete_rule_completes_the_work() {
+    let env = env().await;
+    let _simulator = env.spoke.simulate_workloads();
+    create_work(&env, "job", json!({
+        "workload": {"manifests": [{"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "pi", "namespace": "default"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "pi", "image": "perl:5.34", "command": ["perl", "-e", "print 1"]}]}}}}]},
+        "manifestConfigs": [{"resourceIdentifier": {"group": "batch", "resource": "jobs", "namespace": "default", "name": "pi"},
+            "conditionRules": [{"type": "WellKnownConditions", "condition": "Complete"}]}]
+    }))
+    .await;
+    let mut complete = None;
+    for _ in 0..20 {
+        env.agent.sync_all().await.unwrap();
+        let w = work(&env, "job").await.unwrap();
+        if let Some(c) = conditions::find(
+            w.status
+                .as_ref()
+                .unwrap()
+                .conditions
+                .as_deref()
+                .unwrap_or_default(),
+            "Complete",
+        ) {
+            if c.status == "True" {
+                complete = Some((c.reason.clone(), c.message.clone()));
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        complete,
+        Some((
+            "ConditionRulesAggregated".to_string(),
+            "Job is finished".to_string()
+        ))
+    );
+    // A completed work is not synced any more: nothing is written.
+    env.hub.journal().clear();
+    env.spoke.journal().clear();
+    env.agent.sync_all().await.unwrap();
+    assert_eq!(env.hub.journal().writes() + env.spoke.journal().writes(), 0);
+}

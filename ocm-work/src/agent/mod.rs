@@ -50,8 +50,20 @@ use crate::identity::{agent_id, applied_manifest_work_name};
 use crate::owner::applied_manifest_work_ref;
 use crate::status::{
     NewManifestCondition, merge_manifest_conditions, work_applied_condition,
-    work_available_condition,
+    work_available_condition, work_rule_conditions,
 };
+
+/// Drops condition-rule conditions (reason prefix `ConditionRule`) computed for another
+/// generation, as upstream prunes them.
+fn prune_stale_rule_conditions(
+    list: &mut Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+    generation: i64,
+) {
+    list.retain(|c| {
+        !c.reason.starts_with(wc::CONDITION_RULE_REASON_PREFIX)
+            || c.observed_generation == Some(generation)
+    });
+}
 use crate::{Error, Result};
 
 pub mod gc;
@@ -478,11 +490,15 @@ impl WorkAgent {
             return Ok(());
         }
         let configs = work.spec.manifest_configs.as_deref().unwrap_or_default();
-        for entry in manifests.iter_mut() {
-            self.refresh_manifest(entry, configs, now).await;
-        }
         let generation = work.metadata.generation.unwrap_or(0);
+        for entry in manifests.iter_mut() {
+            self.refresh_manifest(entry, configs, generation, now).await;
+        }
         conditions::set(conds, work_available_condition(manifests, generation), now);
+        for rule_condition in work_rule_conditions(manifests, generation) {
+            conditions::set(conds, rule_condition, now);
+        }
+        prune_stale_rule_conditions(conds, generation);
         Ok(())
     }
 
@@ -490,6 +506,7 @@ impl WorkAgent {
         &self,
         entry: &mut ManifestCondition,
         configs: &[ocm_api::work::v1::ManifestConfigOption],
+        generation: i64,
         now: &Time,
     ) {
         let meta = &entry.resource_meta;
@@ -577,6 +594,10 @@ impl WorkAgent {
             },
             configs,
         );
+        let condition_rules = config
+            .as_ref()
+            .and_then(|c| c.condition_rules.clone())
+            .unwrap_or_default();
         let rules = config.and_then(|c| c.feedback_rules).unwrap_or_default();
         let object = serde_json::to_value(&live).unwrap_or_default();
         let feedback = if rules.is_empty() {
@@ -600,6 +621,12 @@ impl WorkAgent {
         }
         conditions::set(&mut entry.conditions, feedback.condition(), now);
         entry.status_feedbacks = Some(result);
+        for rule in &condition_rules {
+            if let Some(condition) = crate::rules::evaluate(rule, &object, generation) {
+                conditions::set(&mut entry.conditions, condition, now);
+            }
+        }
+        prune_stale_rule_conditions(&mut entry.conditions, generation);
     }
 
     /// Finalizes a work being deleted (upstream §4.4).
