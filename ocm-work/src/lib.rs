@@ -1,21 +1,23 @@
-//! The Open Cluster Management work agent and apply engine, in Rust.
+//! The Open Cluster Management work agent, apply engine and ManifestWorkReplicaSet controller.
 //!
-//! This crate will hold the ManifestWork apply engine, the work agent (hub ManifestWork →
-//! managed cluster), AppliedManifestWork bookkeeping and garbage collection, status and
-//! feedback sync, executor authorization and the ManifestWorkReplicaSet controller.
+//! * [`agent::WorkAgent`] applies the ManifestWorks of one managed cluster's namespace on the
+//!   hub to that managed cluster: finalizers, the AppliedManifestWork record, the apply pass
+//!   ([`apply::engine`]: Update, CreateOnly, ServerSideApply, ReadOnly), bookkeeping and
+//!   garbage collection of removed manifests, resource availability, status feedback
+//!   ([`ocm_feedback`]), condition rules ([`rules`]), executor authorization ([`executor`]) and
+//!   the deletion flow with delete options (Foreground, Orphan, SelectivelyOrphan).
+//! * [`replicaset::controller::ReplicaSetController`] fans a ManifestWorkReplicaSet out to the
+//!   clusters its placements select, with the rollout engine of `ocm-placement`.
+//! * The pure building blocks are public too: [`identity`] (hub hash, names), [`order`]
+//!   (kind-ranked apply order), [`config`] (manifest config lookup with wildcards), [`owner`]
+//!   (owner references and delete options), [`status`] (condition merging and aggregation),
+//!   [`apply::update`] and [`apply::hash`].
 //!
-//! Today it has the pure building blocks the agent is assembled from, each upstream-exact:
-//!
-//! * [`identity`]: the hub hash, agent id and AppliedManifestWork names;
-//! * [`order`]: the kind-ranked order manifests are applied in;
-//! * [`config`]: which manifest config (strategy, feedback and condition rules) applies to a
-//!   resource, with `*` wildcards;
-//! * [`owner`]: owner references to the AppliedManifestWork and the delete options that decide
-//!   them;
-//! * [`apply`]: the pure half of the update strategies (label and annotation merging, the
-//!   `Update` strategy's create / leave / replace decision, upstream's configuration hash);
-//! * [`status`]: merging manifest conditions across syncs and aggregating them into the work's
-//!   `Applied`, `Available` and condition-rule conditions.
+//! Behaviour is upstream's (names, condition types, reasons and messages, the quirks listed in
+//! each module). Additions are opt-ins, for example
+//! [`replicaset::SuccessCriteria::AppliedAndAvailable`]. Not yet implemented: the
+//! `ExecutorValidatingCaches` cache, watch-based feedback (`feedbackScrapeType: Watch` is
+//! polled), jq `ignoreFields`, and the eviction of AppliedManifestWorks whose work is gone.
 //!
 //! ```
 //! use ocm_work::identity::{applied_manifest_work_name, hub_hash};
