@@ -1136,6 +1136,18 @@ impl Inner {
                 "the body of the request was not a JSON object",
             ));
         }
+        if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+            && sub.is_empty()
+            && kind != info.kind
+        {
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: no kind \"{kind}\" is registered for version \"{}\"",
+                info.kind,
+                gvr.version,
+                info.kind,
+                gvr.api_version()
+            )));
+        }
         if let Some(n) = meta_str(&obj, "name").filter(|n| !n.is_empty())
             && n != key.name
         {
