@@ -665,3 +665,39 @@ async fn the_documented_three_placement_example_reaches_its_summaries() {
             .all(|c| c.message.is_empty())
     );
 }
+
+#[tokio::test]
+async fn the_run_loop_fans_out_and_follows_decision_changes() {
+    let clusters = names("c", 3);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters[..1].to_vec())]).await;
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(controller.run(async move {
+        let _ = stopped.await;
+    }));
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    let wait_for = |expected: Vec<&'static str>| {
+        let client = hub.client.clone();
+        async move {
+            for _ in 0..100 {
+                let now: Vec<String> = works(&client)
+                    .await
+                    .iter()
+                    .map(|w| w.namespace().unwrap())
+                    .collect();
+                if now == expected {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            panic!("works never became {expected:?}");
+        }
+    };
+    wait_for(vec!["c00"]).await;
+    // A PlacementDecision change reaches the controller through its watch.
+    placement(&hub.client, "p1", &[("", clusters[1..].to_vec())]).await;
+    wait_for(vec!["c01", "c02"]).await;
+    let _ = stop.send(());
+    task.await.unwrap();
+}
