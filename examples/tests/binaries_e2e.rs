@@ -266,3 +266,164 @@ async fn hub_controller_schedules_and_fans_out_over_loopback() {
     .await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn ocm_work(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ocm-work"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("run ocm-work");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ocm_work_command_line_creates_lists_and_deletes_works() {
+    let dir = scratch("cli");
+    let fake = FakeHub::new(2).expect("fake hub");
+    let hub = fake.hub();
+    let server = hub.serve_loopback().await.expect("loopback");
+    let kubeconfig = dir.join("hub.kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let manifests = dir.join("nginx.yaml");
+    std::fs::write(
+        &manifests,
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {namespace: default, name: my-sa}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: default, name: cfg}\n",
+    )
+    .unwrap();
+    let file = manifests.to_str().unwrap();
+
+    let (ok, out, err) = ocm_work(
+        &kubeconfig,
+        &[
+            "create",
+            "work",
+            "w1",
+            "-f",
+            file,
+            "--clusters",
+            "cluster1,cluster2",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("ManifestWork cluster1/w1 created")
+            && out.contains("ManifestWork cluster2/w1 created"),
+        "{out}"
+    );
+    let works: Api<ManifestWork> = Api::namespaced(hub.client(), "cluster1");
+    assert_eq!(works.get("w1").await.unwrap().spec.manifests().len(), 2);
+
+    let (ok, _, err) = ocm_work(
+        &kubeconfig,
+        &["create", "work", "w1", "-f", file, "--clusters", "cluster1"],
+    );
+    assert!(!ok);
+    assert!(err.contains("already exists; use --overwrite"), "{err}");
+    let (ok, out, err) = ocm_work(
+        &kubeconfig,
+        &[
+            "create",
+            "work",
+            "w1",
+            "-f",
+            file,
+            "--clusters",
+            "cluster1",
+            "--overwrite",
+        ],
+    );
+    assert!(ok && out.contains("updated"), "{out}{err}");
+
+    let (ok, _, err) = ocm_work(
+        &kubeconfig,
+        &["create", "work", "w1", "-f", file, "--clusters", "nowhere"],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("cluster namespace nowhere not found on the hub"),
+        "{err}"
+    );
+    let (ok, _, err) = ocm_work(
+        &kubeconfig,
+        &[
+            "create",
+            "work",
+            "w2",
+            "-f",
+            file,
+            "--placement",
+            "default/missing",
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("Placement default/missing not found"), "{err}");
+
+    // By placement: one work per decided cluster.
+    let pd: ocm_api::cluster::v1beta1::PlacementDecision = serde_json::from_value(json!({
+        "metadata": {"name": "p-decision-1", "namespace": "default",
+            "labels": {"cluster.open-cluster-management.io/placement": "p"}}
+    }))
+    .unwrap();
+    let placement: ocm_api::cluster::v1beta1::Placement = serde_json::from_value(json!({
+        "metadata": {"name": "p", "namespace": "default"}, "spec": {}
+    }))
+    .unwrap();
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
+    let _ = Api::<Namespace>::all(hub.client())
+        .create(&PostParams::default(), &ns)
+        .await;
+    Api::namespaced(hub.client(), "default")
+        .create(&PostParams::default(), &placement)
+        .await
+        .unwrap();
+    let decisions: Api<ocm_api::cluster::v1beta1::PlacementDecision> =
+        Api::namespaced(hub.client(), "default");
+    decisions.create(&PostParams::default(), &pd).await.unwrap();
+    decisions
+        .patch_status(
+            "p-decision-1",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(
+                json!({"status": {"decisions": [{"clusterName": "cluster2", "reason": ""}]}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let (ok, out, err) = ocm_work(
+        &kubeconfig,
+        &[
+            "create",
+            "work",
+            "w2",
+            "-f",
+            file,
+            "--placement",
+            "default/p",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "ManifestWork cluster2/w2 created");
+
+    let (ok, out, _) = ocm_work(&kubeconfig, &["get", "works", "--cluster", "cluster2"]);
+    assert!(ok);
+    assert!(
+        out.starts_with("NAME") && out.contains("w1") && out.contains("w2"),
+        "{out}"
+    );
+    let (ok, out, err) = ocm_work(
+        &kubeconfig,
+        &["delete", "work", "w1", "--cluster", "cluster2"],
+    );
+    assert!(ok && out.contains("deleted"), "{err}");
+    let (ok, _, err) = ocm_work(
+        &kubeconfig,
+        &["get", "works", "w1", "--cluster", "cluster2"],
+    );
+    assert!(!ok && err.contains("not found"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
