@@ -73,6 +73,7 @@ pub mod controller;
 pub mod decisions;
 mod error;
 pub mod explain;
+pub mod inventory;
 pub mod plugins;
 mod policy;
 mod quantity;

@@ -1,0 +1,308 @@
+//! The hub inventory controller: the I/O shell around [`plan`](super::plan).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::{Client, Resource};
+use ocm_api::clock::{Clock, SystemClock};
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use ocm_api::constants::{cluster as c, labels};
+use serde_json::json;
+
+use super::{InventoryChange, InventoryOptions, plan};
+use crate::controller::ControllerError;
+
+/// How often [`ClusterInventoryController::run`] looks at the hub even without changes
+/// (upstream re-checks the well-known sets every 10 seconds).
+pub const RESYNC_PERIOD: Duration = Duration::from_secs(10);
+
+fn kube_error(action: String) -> impl FnOnce(kube::Error) -> ControllerError {
+    move |source| ControllerError::Kube { action, source }
+}
+
+/// What one pass wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InventoryOutcome {
+    /// Writes made.
+    pub writes: usize,
+    /// Objects skipped because they could not be evaluated (for example an invalid
+    /// selector), with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// The hub's cluster inventory controllers in one: ManagedClusterSet `ClusterSetEmpty`,
+/// ManagedClusterSetBinding `Bound`, the `default` and `global` sets, the optional default
+/// cluster-set label, and the health taints.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use kube::api::{Api, PostParams};
+/// use ocm_api::cluster::v1beta2::ManagedClusterSet;
+/// use ocm_placement::inventory::ClusterInventoryController;
+///
+/// let hub = ocm_testkit::FakeCluster::new();
+/// ocm_testkit::install_crds(&hub)?;
+/// let controller = ClusterInventoryController::new(hub.client());
+/// controller.reconcile_all().await?;
+/// let set = Api::<ManagedClusterSet>::all(hub.client()).get("global").await?;
+/// let cond = &set.status.unwrap().conditions.unwrap()[0];
+/// assert_eq!(cond.reason, "NoClusterMatched");
+/// // A second pass has nothing to do.
+/// assert_eq!(controller.reconcile_all().await?.writes, 0);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ClusterInventoryController {
+    client: Client,
+    clock: Arc<dyn Clock>,
+    options: InventoryOptions,
+}
+
+impl std::fmt::Debug for ClusterInventoryController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterInventoryController")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterInventoryController {
+    /// A controller with [`InventoryOptions::default`] and the wall clock.
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            clock: Arc::new(SystemClock),
+            options: InventoryOptions::default(),
+        }
+    }
+
+    /// Uses `clock` for condition times and taint `timeAdded`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Uses `options` to choose the duties.
+    #[must_use]
+    pub fn with_options(mut self, options: InventoryOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Lists the hub and makes the writes one pass needs; nothing is written when the hub is
+    /// up to date.
+    pub async fn reconcile_all(&self) -> Result<InventoryOutcome, ControllerError> {
+        let clusters = list::<ManagedCluster>(&self.client).await?;
+        let sets = list::<ManagedClusterSet>(&self.client).await?;
+        let bindings = list::<ManagedClusterSetBinding>(&self.client).await?;
+        self.reconcile_objects(&clusters, &sets, &bindings).await
+    }
+
+    /// Makes the writes one pass needs for the given objects (for example from watch caches).
+    pub async fn reconcile_objects(
+        &self,
+        clusters: &[ManagedCluster],
+        sets: &[ManagedClusterSet],
+        bindings: &[ManagedClusterSetBinding],
+    ) -> Result<InventoryOutcome, ControllerError> {
+        let plan = plan(clusters, sets, bindings, &self.options, self.clock.now());
+        for skipped in &plan.errors {
+            tracing::warn!(%skipped, "inventory object skipped");
+        }
+        let mut outcome = InventoryOutcome {
+            writes: 0,
+            skipped: plan.errors.clone(),
+        };
+        let mut errors = Vec::new();
+        for change in plan.changes {
+            match self.apply(change, sets).await {
+                Ok(()) => outcome.writes += 1,
+                Err(e) => errors.push(e),
+            }
+        }
+        match errors.len() {
+            0 => Ok(outcome),
+            1 => Err(errors.remove(0)),
+            _ => Err(ControllerError::Several(errors)),
+        }
+    }
+
+    async fn apply(
+        &self,
+        change: InventoryChange,
+        sets: &[ManagedClusterSet],
+    ) -> Result<(), ControllerError> {
+        let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
+        let set_api: Api<ManagedClusterSet> = Api::all(self.client.clone());
+        let params = PatchParams::default();
+        match change {
+            InventoryChange::LabelClusterIntoDefaultSet { cluster } => {
+                let patch =
+                    json!({"metadata": {"labels": {labels::CLUSTER_SET: c::DEFAULT_CLUSTER_SET}}});
+                clusters
+                    .patch(&cluster, &params, &Patch::Merge(&patch))
+                    .await
+                    .map_err(kube_error(format!("label ManagedCluster {cluster}")))?;
+            }
+            InventoryChange::SetClusterTaints { cluster, taints } => {
+                let patch = json!({"spec": {"taints": taints}});
+                clusters
+                    .patch(&cluster, &params, &Patch::Merge(&patch))
+                    .await
+                    .map_err(kube_error(format!(
+                        "update taints of ManagedCluster {cluster}"
+                    )))?;
+            }
+            InventoryChange::CreateSet(set) => {
+                let name = set.metadata.name.clone().unwrap_or_default();
+                match set_api.create(&PostParams::default(), &*set).await {
+                    Ok(_) => {}
+                    // Someone else made it in the meantime: fine.
+                    Err(kube::Error::Api(status)) if status.code == 409 => {}
+                    Err(e) => {
+                        return Err(kube_error(format!("create ManagedClusterSet {name}"))(e));
+                    }
+                }
+            }
+            InventoryChange::RestoreSetSelector { set, selector } => {
+                // A replace (not a merge patch) so that fields of a changed selector go away;
+                // the resourceVersion guards against overwriting a concurrent change.
+                let mut object = match sets
+                    .iter()
+                    .find(|s| s.metadata.name.as_deref() == Some(&set))
+                {
+                    Some(found) => found.clone(),
+                    None => set_api
+                        .get(&set)
+                        .await
+                        .map_err(kube_error(format!("get ManagedClusterSet {set}")))?,
+                };
+                object.spec.cluster_selector = Some(selector);
+                object.status = None;
+                set_api
+                    .replace(&set, &PostParams::default(), &object)
+                    .await
+                    .map_err(kube_error(format!(
+                        "restore selector of ManagedClusterSet {set}"
+                    )))?;
+            }
+            InventoryChange::SetStatus { set, conditions } => {
+                let patch = json!({"status": {"conditions": conditions}});
+                set_api
+                    .patch_status(&set, &params, &Patch::Merge(&patch))
+                    .await
+                    .map_err(kube_error(format!(
+                        "update status of ManagedClusterSet {set}"
+                    )))?;
+            }
+            InventoryChange::BindingStatus {
+                namespace,
+                name,
+                conditions,
+            } => {
+                let api: Api<ManagedClusterSetBinding> =
+                    Api::namespaced(self.client.clone(), &namespace);
+                let patch = json!({"status": {"conditions": conditions}});
+                api.patch_status(&name, &params, &Patch::Merge(&patch))
+                    .await
+                    .map_err(kube_error(format!(
+                        "update status of ManagedClusterSetBinding {namespace}/{name}"
+                    )))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Watches ManagedClusters, ManagedClusterSets and bindings and keeps the inventory up to
+    /// date until `shutdown` completes; looks again at least every [`RESYNC_PERIOD`].
+    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
+        let (clusters, w1) = reflector::store::<ManagedCluster>();
+        let (sets, w2) = reflector::store::<ManagedClusterSet>();
+        let (bindings, w3) = reflector::store::<ManagedClusterSetBinding>();
+        let cfg = watcher::Config::default;
+        let c = &self.client;
+        let changes = futures::stream::select_all(vec![
+            reflector(w1, watcher(Api::all(c.clone()), cfg()))
+                .default_backoff()
+                .map(|_| ())
+                .boxed(),
+            reflector(w2, watcher(Api::all(c.clone()), cfg()))
+                .default_backoff()
+                .map(|_| ())
+                .boxed(),
+            reflector(w3, watcher(Api::all(c.clone()), cfg()))
+                .default_backoff()
+                .map(|_| ())
+                .boxed(),
+        ]);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
+        let pump = tokio::spawn(async move {
+            let mut changes = changes;
+            while changes.next().await.is_some() {
+                let _ = tx.try_send(());
+            }
+        });
+        let ready = async {
+            let _ = clusters.wait_until_ready().await;
+            let _ = sets.wait_until_ready().await;
+            let _ = bindings.wait_until_ready().await;
+        };
+        let mut shutdown = std::pin::pin!(shutdown);
+        tokio::select! {
+            _ = ready => {}
+            _ = &mut shutdown => { pump.abort(); return; }
+        }
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            let state = (
+                owned(clusters.state()),
+                owned(sets.state()),
+                owned(bindings.state()),
+            );
+            let mut wait = RESYNC_PERIOD;
+            match self.reconcile_objects(&state.0, &state.1, &state.2).await {
+                Ok(outcome) => {
+                    if outcome.writes > 0 {
+                        tracing::debug!(writes = outcome.writes, "inventory reconciled");
+                    }
+                    backoff = Duration::from_millis(100);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "inventory reconcile failed");
+                    wait = wait.min(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(60));
+                }
+            }
+            tokio::select! {
+                _ = rx.recv() => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    while rx.try_recv().is_ok() {}
+                }
+                _ = tokio::time::sleep(wait) => {}
+                _ = &mut shutdown => break,
+            }
+        }
+        pump.abort();
+    }
+}
+
+fn owned<K: Clone>(items: Vec<Arc<K>>) -> Vec<K> {
+    items.iter().map(|a| K::clone(a)).collect()
+}
+
+async fn list<K>(client: &Client) -> Result<Vec<K>, ControllerError>
+where
+    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    Api::<K>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .map_err(kube_error(format!("list {}", K::plural(&()))))
+}
