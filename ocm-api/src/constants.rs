@@ -397,7 +397,9 @@ pub mod limits {
     pub const MANIFEST_SIZE_LIMIT: usize = 500 * 1024;
     /// The longest `jsonRaw` feedback value, in bytes (the agent's `--max-json-raw-length`).
     pub const MAX_JSON_RAW_LENGTH: usize = 1024;
-    /// The agent's default `--status-sync-interval`.
+    /// The agent's default `--status-sync-interval`: 10 s in upstream's code (its
+    /// documentation says 30 s). Upstream advises not to go below about 5 s, which loads the
+    /// managed cluster's API server.
     pub const STATUS_SYNC_INTERVAL: Duration = Duration::from_secs(10);
     /// The agent's default `--appliedmanifestwork-eviction-grace-period`.
     pub const APPLIED_MANIFEST_WORK_EVICTION_GRACE_PERIOD: Duration = Duration::from_secs(60 * 60);

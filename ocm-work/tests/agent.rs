@@ -547,3 +547,123 @@ async fn a_well_known_complete_rule_completes_the_work() {
     env.agent.sync_all().await.unwrap();
     assert_eq!(env.hub.journal().writes() + env.spoke.journal().writes(), 0);
 }
+
+#[tokio::test]
+async fn two_works_share_a_resource_and_deleting_one_keeps_it() {
+    let env = env().await;
+    create_work(
+        &env,
+        "a",
+        json!({"workload": {"manifests": [configmap("shared", "from-a")]}}),
+    )
+    .await;
+    create_work(
+        &env,
+        "b",
+        json!({"workload": {"manifests": [configmap("shared", "from-b")]}}),
+    )
+    .await;
+    env.agent.sync_all().await.unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(env.spoke_client.clone(), "default");
+    let cm = configmaps.get("shared").await.unwrap();
+    assert_eq!(
+        cm.owner_references().len(),
+        2,
+        "both AppliedManifestWorks own it"
+    );
+    // The works fight: the last one applied wins until the other syncs again.
+    assert_eq!(cm.data.unwrap()["k"], "from-b");
+
+    Api::<ManifestWork>::namespaced(env.hub_client.clone(), CLUSTER)
+        .delete("a", &DeleteParams::default())
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        env.agent.sync_all().await.unwrap();
+        if work(&env, "a").await.is_none() {
+            break;
+        }
+    }
+    assert!(work(&env, "a").await.is_none());
+    let cm = configmaps
+        .get("shared")
+        .await
+        .expect("kept for the remaining work");
+    assert_eq!(cm.owner_references().len(), 1);
+}
+
+#[tokio::test]
+async fn server_side_apply_yields_replicas_to_an_autoscaler_with_ignore_fields() {
+    let env = env().await;
+    let deployment_config = |ignore: Value| {
+        json!([{
+            "resourceIdentifier": {"group": "apps", "resource": "deployments", "namespace": "default", "name": "hello"},
+            "updateStrategy": {"type": "ServerSideApply", "serverSideApply": {"fieldManager": "work-agent", "ignoreFields": ignore}}
+        }])
+    };
+    create_work(&env, "ssa", json!({"workload": {"manifests": [deployment()]}, "manifestConfigs": deployment_config(json!([]))})).await;
+    env.agent.sync_all().await.unwrap();
+    // An HPA-like manager takes spec.replicas.
+    let deployments: Api<Deployment> = Api::namespaced(env.spoke_client.clone(), "default");
+    deployments
+        .patch(
+            "hello",
+            &kube::api::PatchParams::apply("hpa-controller").force(),
+            &kube::api::Patch::Apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "hello", "namespace": "default"}, "spec": {"replicas": 5}})),
+        )
+        .await
+        .unwrap();
+    // The work still declares replicas: 2, so its next apply conflicts.
+    update_work(&env, "ssa", json!({"workload": {"manifests": [deployment()]},
+        "manifestConfigs": deployment_config(json!([{"condition": "OnSpokeChange", "jsonPaths": [".spec.replicas"]}]))})).await;
+    env.agent.sync_all().await.ok();
+    let w = work(&env, "ssa").await.unwrap();
+    let m = w
+        .status
+        .as_ref()
+        .unwrap()
+        .resource_status
+        .as_ref()
+        .unwrap()
+        .manifests
+        .clone()
+        .unwrap();
+    let applied = conditions::find(&m[0].conditions, "Applied").unwrap();
+    assert_eq!(applied.status, "False", "{}", applied.message);
+    assert!(applied.message.contains("conflict"), "{}", applied.message);
+
+    // Ignoring replicas once the object exists lets both managers coexist.
+    update_work(&env, "ssa", json!({"workload": {"manifests": [deployment()]},
+        "manifestConfigs": deployment_config(json!([{"condition": "OnSpokePresent", "jsonPaths": [".spec.replicas"]}]))})).await;
+    env.agent.sync_all().await.unwrap();
+    let w = work(&env, "ssa").await.unwrap();
+    let m = w
+        .status
+        .as_ref()
+        .unwrap()
+        .resource_status
+        .as_ref()
+        .unwrap()
+        .manifests
+        .clone()
+        .unwrap();
+    assert_eq!(
+        conditions::find(&m[0].conditions, "Applied")
+            .unwrap()
+            .status,
+        "True"
+    );
+    let live = deployments.get("hello").await.unwrap();
+    assert_eq!(
+        live.spec.replicas,
+        Some(5),
+        "the autoscaler's replicas stay"
+    );
+    assert!(
+        live.metadata
+            .annotations
+            .unwrap()
+            .contains_key("open-cluster-management.io/config-spec-hash")
+    );
+}
