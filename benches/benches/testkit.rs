@@ -263,8 +263,20 @@ fn loopback_start(c: &mut Criterion) {
     });
 }
 
+fn hub_1000(c: &mut Criterion) {
+    let mut group = c.benchmark_group("testkit/hub");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function(
+        "FakeHub::new(1000) (OCM CRDs + 1000 registered clusters)",
+        |b| b.iter(|| black_box(ocm_testkit::FakeHub::new(1000).expect("hub"))),
+    );
+    group.finish();
+}
+
 criterion_group!(
     benches,
+    hub_1000,
     start,
     loopback_start,
     get_throughput,
