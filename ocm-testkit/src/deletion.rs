@@ -158,7 +158,24 @@ impl Inner {
         self.commit(gr, key, obj, EventType::Modified, Some(dep.clone()));
     }
 
-    /// An owner deleted in the foreground goes once its dependents are gone.
+    /// Whether a dependent still exists whose reference to `uid` sets `blockOwnerDeletion`.
+    fn has_blocking_dependents(&self, uid: &str) -> bool {
+        self.dependents_of(uid).iter().any(|(gr, key)| {
+            self.lookup(gr, key).is_some_and(|dep| {
+                dep.pointer("/metadata/ownerReferences")
+                    .and_then(Value::as_array)
+                    .is_some_and(|refs| {
+                        refs.iter().any(|r| {
+                            r.get("uid").and_then(Value::as_str) == Some(uid)
+                                && r.get("blockOwnerDeletion").and_then(Value::as_bool)
+                                    == Some(true)
+                        })
+                    })
+            })
+        })
+    }
+
+    /// An owner deleted in the foreground goes once its blocking dependents are gone.
     fn try_finish_foreground(&mut self, uid: &str) {
         let Some((gr, key)) = self.uids.get(uid).cloned() else {
             return;
@@ -169,7 +186,7 @@ impl Inner {
         let fins = crate::store::finalizers(&owner);
         if owner.pointer("/metadata/deletionTimestamp").is_none()
             || !fins.iter().any(|f| f == FOREGROUND)
-            || self.dependents.get(uid).is_some_and(|d| !d.is_empty())
+            || self.has_blocking_dependents(uid)
         {
             return;
         }

@@ -87,8 +87,6 @@
 //!
 //! - garbage collection and namespace cleanup run synchronously inside the delete
 //!   (or the write that clears the last finalizer), so tests need no polling;
-//! - Foreground deletion waits for every dependent, not only those with
-//!   `blockOwnerDeletion`;
 //! - `continue` tokens page through the current state rather than a snapshot;
 //! - field selectors accept any field path, not only the per-kind allow-list;
 //! - namespaces need not exist unless [`FakeClusterBuilder::strict_namespaces`] is on;

@@ -107,6 +107,27 @@ async fn owner_reference_gc_background_orphan_foreground() {
         .unwrap();
     assert!(api.get_opt("child3").await.unwrap().is_none());
     assert!(api.get_opt("owner3").await.unwrap().is_none());
+
+    // A dependent without blockOwnerDeletion does not hold a foreground owner.
+    let owner = make_cm(&api, "owner4", json!({})).await;
+    let mut r = owner_ref(&owner);
+    r[0]["blockOwnerDeletion"] = json!(false);
+    make_cm(
+        &api,
+        "child4",
+        json!({"ownerReferences": r, "finalizers": ["example.com/slow"]}),
+    )
+    .await;
+    api.delete("owner4", &dp).await.unwrap();
+    assert!(api.get_opt("owner4").await.unwrap().is_none());
+    assert!(
+        api.get("child4")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
 }
 
 #[tokio::test]
