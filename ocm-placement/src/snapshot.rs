@@ -114,7 +114,7 @@ pub struct Snapshot {
     pub(crate) decision_counts: Vec<u32>,
     /// Each cluster's CEL form, built the first time a CEL selector reads it and shared by
     /// clones of the snapshot.
-    pub(crate) cel_cache: Arc<[OnceLock<Box<dyn cel::common::value::Val>>]>,
+    pub(crate) cel_cache: Arc<[OnceLock<crate::plugins::cel::CelCluster>]>,
 }
 
 impl Snapshot {
@@ -193,15 +193,10 @@ impl Snapshot {
     }
 
     /// The CEL form of a cluster, converted once per snapshot.
-    pub(crate) fn cel_value(&self, id: ClusterId) -> Option<&dyn cel::common::value::Val> {
+    pub(crate) fn cel_value(&self, id: ClusterId) -> Option<&crate::plugins::cel::CelCluster> {
         let slot = self.cel_cache.get(id.index())?;
         let cluster = self.clusters.get(id.index())?;
-        Some(
-            slot.get_or_init(|| {
-                crate::plugins::cel::to_val(crate::plugins::cel::to_cel_value(&*cluster.source))
-            })
-            .as_ref(),
-        )
+        Some(slot.get_or_init(|| crate::plugins::cel::CelCluster::new(&*cluster.source)))
     }
 
     pub(crate) fn own_records<'a>(
@@ -517,7 +512,7 @@ impl SnapshotBuilder {
             }
         }
 
-        let cel_cache: Arc<[OnceLock<Box<dyn cel::common::value::Val>>]> =
+        let cel_cache: Arc<[OnceLock<crate::plugins::cel::CelCluster>]> =
             (0..entries.len()).map(|_| OnceLock::new()).collect();
         Snapshot {
             cel_cache,

@@ -176,11 +176,46 @@ impl CelSelector {
     }
 }
 
+/// Path of the labels, served directly (see [`CelCluster`]).
+const LABELS_PATH: &str = "managedCluster.metadata.labels";
+/// Path of the claims, served directly (see [`CelCluster`]).
+const CLAIMS_PATH: &str = "managedCluster.status.clusterClaims";
+
+/// The CEL form of one cluster, built once per snapshot.
+///
+/// Besides the whole object, the two parts selectors read most (`metadata.labels` and
+/// `status.clusterClaims`) are kept as separate small values: the interpreter asks a variable
+/// resolver for the whole dotted name first, so these paths are answered without walking the
+/// object, which keeps evaluation within a few cache lines per cluster.
+#[derive(Debug)]
+pub(crate) struct CelCluster {
+    whole: Box<dyn Val>,
+    labels: Option<Box<dyn Val>>,
+    claims: Option<Box<dyn Val>>,
+}
+
+impl CelCluster {
+    /// Converts a serialisable object (a ManagedCluster) through its JSON form.
+    pub(crate) fn new<T: serde::Serialize>(object: &T) -> Self {
+        let json = serde_json::to_value(object).unwrap_or(serde_json::Value::Null);
+        let part = |a: &str, b: &str| {
+            json.get(a)
+                .and_then(|v| v.get(b))
+                .map(|v| to_val(json_to_cel(v)))
+        };
+        CelCluster {
+            labels: part("metadata", "labels"),
+            claims: part("status", "clusterClaims"),
+            whole: to_val(json_to_cel(&json)),
+        }
+    }
+}
+
 /// What a CEL evaluation needs of one cluster; serves the variables by reference, so the
 /// cluster's (cached) CEL form is never copied per evaluation.
 pub(crate) struct ClusterInput<'a> {
     /// The ManagedCluster as a CEL value.
-    pub(crate) object: &'a dyn Val,
+    pub(crate) object: &'a CelCluster,
     /// resource name → list of `{name, value}`, when an expression calls `scores()`.
     pub(crate) scores: Option<Box<dyn Val>>,
 }
@@ -188,7 +223,9 @@ pub(crate) struct ClusterInput<'a> {
 impl VariableResolver for ClusterInput<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
         match variable {
-            VARIABLE => Some(CowVal::Borrowed(self.object)),
+            VARIABLE => Some(CowVal::Borrowed(self.object.whole.as_ref())),
+            LABELS_PATH => self.object.labels.as_deref().map(CowVal::Borrowed),
+            CLAIMS_PATH => self.object.claims.as_deref().map(CowVal::Borrowed),
             SCORES_VARIABLE => self.scores.as_deref().map(CowVal::Borrowed),
             _ => None,
         }
@@ -198,14 +235,6 @@ impl VariableResolver for ClusterInput<'_> {
 /// Converts a CEL [`Value`] into the interpreter's value tree.
 pub(crate) fn to_val(value: Value) -> Box<dyn Val> {
     Box::<dyn Val>::try_from(value).unwrap_or_else(|_| Box::new(cel::common::types::CelNull))
-}
-
-/// Converts a serialisable object (a ManagedCluster) into a CEL value through its JSON form.
-pub(crate) fn to_cel_value<T: serde::Serialize>(object: &T) -> Value {
-    match serde_json::to_value(object) {
-        Ok(json) => json_to_cel(&json),
-        Err(_) => Value::Null,
-    }
 }
 
 /// Converts JSON into a CEL value (integers stay integers, other numbers become doubles).
@@ -384,9 +413,9 @@ mod tests {
     fn cluster(
         json: serde_json::Value,
         scores: Option<(&str, Vec<(&str, i32)>)>,
-    ) -> (Box<dyn Val>, Option<Box<dyn Val>>) {
+    ) -> (CelCluster, Option<Box<dyn Val>>) {
         (
-            to_val(json_to_cel(&json)),
+            CelCluster::new(&json),
             scores.map(|(res, items)| {
                 let items: Vec<(Arc<str>, i32)> =
                     items.into_iter().map(|(n, v)| (Arc::from(n), v)).collect();
@@ -400,11 +429,11 @@ mod tests {
         )
     }
 
-    type Input = (Box<dyn Val>, Option<Box<dyn Val>>);
+    type Input = (CelCluster, Option<Box<dyn Val>>);
 
     fn input(c: &Input) -> ClusterInput<'_> {
         ClusterInput {
-            object: c.0.as_ref(),
+            object: &c.0,
             scores: c.1.as_ref().map(|v| v.clone_as_boxed()),
         }
     }
@@ -471,6 +500,33 @@ mod tests {
         assert!(!eval(&["managedCluster.metadata.labels['env'] == 'x'"], &c));
         // Non-bool result: no match.
         assert!(!eval(&["1"], &c));
+    }
+
+    #[test]
+    fn shortcut_paths_agree_with_the_object() {
+        let c = cluster(sample(), None);
+        assert!(eval(
+            &["managedCluster.metadata.labels == managedCluster['metadata']['labels']"],
+            &c
+        ));
+        assert!(eval(
+            &["managedCluster.status.clusterClaims.size() == 1"],
+            &c
+        ));
+        assert!(eval(&["has(managedCluster.metadata.labels)"], &c));
+        // A comprehension variable of the same name shadows the cluster.
+        assert!(eval(
+            &[
+                "[{'metadata': {'labels': 1}}].all(managedCluster, managedCluster.metadata.labels == 1)"
+            ],
+            &c
+        ));
+        let bare = cluster(json!({"metadata": {"name": "x"}}), None);
+        assert!(!eval(
+            &["managedCluster.metadata.labels.size() == 0"],
+            &bare
+        ));
+        assert!(eval(&["!has(managedCluster.metadata.labels)"], &bare));
     }
 
     #[test]
