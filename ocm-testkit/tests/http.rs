@@ -155,3 +155,22 @@ async fn tables_queries_and_errors() {
     assert_eq!(s, StatusCode::CREATED);
     assert_eq!(v["data"]["k"], "v");
 }
+
+#[tokio::test]
+async fn loopback_serves_kube_clients_and_kubeconfig() {
+    use k8s_openapi::api::core::v1::Namespace;
+    let c = FakeCluster::new();
+    let server = c.serve_loopback().await.unwrap();
+    assert!(server.url().starts_with("http://127.0.0.1:"));
+    let kubeconfig = server.kubeconfig().unwrap();
+    assert_eq!(kubeconfig.current_context.as_deref(), Some("ocm-testkit"));
+    let api: kube::Api<Namespace> = kube::Api::all(server.client().unwrap());
+    let ns = api.get("default").await.unwrap();
+    assert_eq!(ns.status.unwrap().phase.as_deref(), Some("Active"));
+    // The in-process client sees the same store.
+    let inproc: kube::Api<Namespace> = kube::Api::all(c.client());
+    assert_eq!(
+        inproc.get("default").await.unwrap().metadata.uid,
+        ns.metadata.uid
+    );
+}
