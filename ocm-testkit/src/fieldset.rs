@@ -53,13 +53,36 @@ impl fmt::Display for DisplayPath<'_> {
 }
 
 /// The key element of a list-map item, or `None` when the item lacks a key field.
+///
+/// A missing key field takes its schema default where Kubernetes has one
+/// (`protocol: TCP` for ports), so `{containerPort: 80}` and
+/// `{containerPort: 80, protocol: TCP}` are the same item.
 pub(crate) fn item_key(item: &Value, keys: &[String]) -> Option<PathElement> {
     let mut m = Map::new();
     for k in keys {
-        let v = item.get(k)?;
-        m.insert(k.clone(), v.clone());
+        match item.get(k) {
+            Some(v) => {
+                m.insert(k.clone(), v.clone());
+            }
+            None if k == "protocol" => {
+                m.insert(k.clone(), Value::String("TCP".into()));
+            }
+            None => {}
+        }
+    }
+    if m.is_empty() {
+        return None;
     }
     Some(PathElement::Key(Value::Object(m).to_string()))
+}
+
+/// Whether a list item is the one a `k:` element names.
+fn item_matches(item: &Value, key_json: &str) -> bool {
+    let Ok(keys) = serde_json::from_str::<Map<String, Value>>(key_json) else {
+        return false;
+    };
+    let names: Vec<String> = keys.keys().cloned().collect();
+    matches!(item_key(item, &names), Some(PathElement::Key(k)) if k == key_json)
 }
 
 /// Whether a root metadata field is tracked by field management.
@@ -149,12 +172,7 @@ pub(crate) fn get_path<'v>(obj: &'v Value, path: &[PathElement]) -> Option<&'v V
     for e in path {
         cur = match e {
             PathElement::Field(n) => cur.get(n)?,
-            PathElement::Key(k) => {
-                let keys: Map<String, Value> = serde_json::from_str(k).ok()?;
-                cur.as_array()?
-                    .iter()
-                    .find(|it| keys.iter().all(|(kk, kv)| it.get(kk) == Some(kv)))?
-            }
+            PathElement::Key(k) => cur.as_array()?.iter().find(|it| item_matches(it, k))?,
             PathElement::Value(v) => {
                 let want: Value = serde_json::from_str(v).ok()?;
                 cur.as_array()?.iter().find(|it| **it == want)?
@@ -207,12 +225,7 @@ pub(crate) fn remove_path(obj: &mut Value, path: &[PathElement]) -> bool {
 
 pub(crate) fn position(items: &[Value], e: &PathElement) -> Option<usize> {
     match e {
-        PathElement::Key(k) => {
-            let keys: Map<String, Value> = serde_json::from_str(k).ok()?;
-            items
-                .iter()
-                .position(|it| keys.iter().all(|(kk, kv)| it.get(kk) == Some(kv)))
-        }
+        PathElement::Key(k) => items.iter().position(|it| item_matches(it, k)),
         PathElement::Value(v) => {
             let want: Value = serde_json::from_str(v).ok()?;
             items.iter().position(|it| *it == want)

@@ -121,7 +121,9 @@ fn smp(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) {
                         let is = cs.items();
                         let mut out = cur.clone();
                         for item in items {
-                            let at = item_key(item, &keys).and_then(|key| position(&out, &key));
+                            // Strategic merge identifies items by the first key only (patchMergeKey).
+                            let at =
+                                item_key(item, &keys[..1]).and_then(|key| position(&out, &key));
                             let delete =
                                 item.get("$patch").and_then(Value::as_str) == Some("delete");
                             match (at, delete) {

@@ -220,3 +220,35 @@ async fn create_then_apply_shares_and_conflicts_with_update_owner() {
         .unwrap();
     assert_eq!(out.metadata.managed_fields.unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn container_ports_without_protocol_are_one_item() {
+    let cluster = FakeCluster::new();
+    let api: Api<Deployment> = Api::default_namespaced(cluster.client());
+    let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "p"},
+        "spec": {"selector": {"matchLabels": {"app": "p"}},
+                 "template": {"metadata": {"labels": {"app": "p"}}, "spec": {"containers": [
+                     {"name": "c", "image": "i", "ports": [{"containerPort": 80}]}]}}}});
+    api.patch("p", &PatchParams::apply("a"), &Patch::Apply(&d))
+        .await
+        .unwrap();
+    let out = api
+        .patch("p", &PatchParams::apply("b"), &Patch::Apply(&d))
+        .await
+        .unwrap();
+    let c = &out.spec.template.spec.unwrap().containers[0];
+    assert_eq!(c.ports.as_ref().unwrap().len(), 1);
+    // Strategic merge by containerPort alone updates the same item.
+    let p = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "c", "ports": [{"containerPort": 80, "name": "http"}]}]}}}});
+    let out = api
+        .patch("p", &PatchParams::default(), &Patch::Strategic(&p))
+        .await
+        .unwrap();
+    let ports = out.spec.template.spec.unwrap().containers[0]
+        .ports
+        .clone()
+        .unwrap();
+    assert_eq!(ports.len(), 1);
+    assert_eq!(ports[0].name.as_deref(), Some("http"));
+}
