@@ -233,15 +233,36 @@ pub(crate) fn apply(
         }
     }
 
-    entries.retain(|e| !e.same_owner(writer.manager, "Apply", writer.subresource));
-    entries.push(ManagedEntry {
-        manager: writer.manager.to_string(),
-        operation: "Apply".into(),
-        api_version: writer.api_version.to_string(),
-        time: Some(writer.time.to_string()),
-        subresource: writer.subresource.to_string(),
-        set: applied_set,
-    });
+    // A no-op apply leaves the entry (and its time) alone, so the object does
+    // not change and keeps its resourceVersion.
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("managedFields");
+        }
+        v
+    };
+    let object_changed = strip(&merged) != strip(base);
+    match entries
+        .iter_mut()
+        .find(|e| e.same_owner(writer.manager, "Apply", writer.subresource))
+    {
+        Some(e) => {
+            if object_changed || e.set != applied_set || e.api_version != writer.api_version {
+                e.time = Some(writer.time.to_string());
+            }
+            e.set = applied_set;
+            e.api_version = writer.api_version.to_string();
+        }
+        None => entries.push(ManagedEntry {
+            manager: writer.manager.to_string(),
+            operation: "Apply".into(),
+            api_version: writer.api_version.to_string(),
+            time: Some(writer.time.to_string()),
+            subresource: writer.subresource.to_string(),
+            set: applied_set,
+        }),
+    }
     write_managed(&mut merged, entries);
     Ok(merged)
 }

@@ -252,3 +252,28 @@ async fn container_ports_without_protocol_are_one_item() {
     assert_eq!(ports.len(), 1);
     assert_eq!(ports[0].name.as_deref(), Some("http"));
 }
+
+#[tokio::test]
+async fn repeated_identical_apply_is_a_no_op() {
+    let clock = std::sync::Arc::new(ocm_testkit::ManualClock::default());
+    let cluster = FakeCluster::builder().clock(clock.clone()).build();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let a = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "same"}, "data": {"k": "v"}});
+    let first = api
+        .patch("same", &PatchParams::apply("m"), &Patch::Apply(&a))
+        .await
+        .unwrap();
+    clock.advance(std::time::Duration::from_secs(60));
+    let second = api
+        .patch("same", &PatchParams::apply("m"), &Patch::Apply(&a))
+        .await
+        .unwrap();
+    assert_eq!(
+        first.metadata.resource_version,
+        second.metadata.resource_version
+    );
+    assert_eq!(
+        first.metadata.managed_fields,
+        second.metadata.managed_fields
+    );
+}
