@@ -176,12 +176,17 @@ pub struct RolloutResult {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClusterGroups {
     groups: BTreeMap<GroupKey, BTreeSet<String>>,
+    /// Every cluster with its group, in name order (a cluster in several groups keeps the
+    /// last one it was added to).
+    members: BTreeMap<String, GroupKey>,
 }
 
 impl ClusterGroups {
     /// Adds `cluster` to `group`.
     pub fn insert(&mut self, group: GroupKey, cluster: impl Into<String>) {
-        self.groups.entry(group).or_default().insert(cluster.into());
+        let cluster = cluster.into();
+        self.members.insert(cluster.clone(), group.clone());
+        self.groups.entry(group).or_default().insert(cluster);
     }
 
     /// The groups of a placement from its PlacementDecisions (labels
@@ -207,7 +212,7 @@ impl ClusterGroups {
                 .cloned()
                 .unwrap_or_default();
             let key = GroupKey::new(name, index);
-            let entry = groups.groups.entry(key).or_default();
+            groups.groups.entry(key.clone()).or_default();
             for d in decision
                 .status
                 .as_ref()
@@ -215,7 +220,7 @@ impl ClusterGroups {
                 .unwrap_or_default()
             {
                 if !d.cluster_name.is_empty() {
-                    entry.insert(d.cluster_name.clone());
+                    groups.insert(key.clone(), d.cluster_name.clone());
                 }
             }
         }
@@ -227,26 +232,8 @@ impl ClusterGroups {
         self.groups.values().map(BTreeSet::len).sum()
     }
 
-    /// Every cluster with its group, sorted by cluster name.
-    fn clusters_by_name(&self) -> Vec<(&str, &GroupKey)> {
-        let mut all: Vec<(&str, &GroupKey)> = self
-            .groups
-            .iter()
-            .flat_map(|(k, set)| set.iter().map(move |c| (c.as_str(), k)))
-            .collect();
-        all.sort_by(|a, b| a.0.cmp(b.0));
-        all
-    }
-
     fn contains_cluster(&self, cluster: &str) -> bool {
-        self.groups.values().any(|s| s.contains(cluster))
-    }
-
-    /// Group keys ordered by index.
-    fn ordered_keys(&self) -> Vec<&GroupKey> {
-        let mut keys: Vec<&GroupKey> = self.groups.keys().collect();
-        keys.sort_by_key(|k| k.index);
-        keys
+        self.members.contains_key(cluster)
     }
 
     /// The keys that mandatory groups name: a group name selects every group of that name,
@@ -267,30 +254,86 @@ impl ClusterGroups {
         out
     }
 
+    fn all(&self) -> View<'_> {
+        View {
+            groups: self,
+            keep: Keep::All,
+        }
+    }
+
     /// Only the given groups.
-    fn only(&self, keys: &[GroupKey]) -> Self {
-        Self {
-            groups: self
-                .groups
-                .iter()
-                .filter(|(k, _)| keys.contains(k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+    fn only<'a>(&'a self, keys: &'a [GroupKey]) -> View<'a> {
+        View {
+            groups: self,
+            keep: Keep::Only(keys),
         }
     }
 
     /// Every group but the given ones. Upstream walks indexes `0..n` where `n` is the number
     /// of groups, so a group whose index is `n` or more is left out (a quirk kept on purpose).
-    fn besides(&self, keys: &[GroupKey]) -> Self {
-        let n = self.groups.len() as i32;
-        Self {
-            groups: self
-                .groups
-                .iter()
-                .filter(|(k, _)| (0..n).contains(&k.index) && !keys.contains(k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+    fn besides<'a>(&'a self, keys: &'a [GroupKey]) -> View<'a> {
+        View {
+            groups: self,
+            keep: Keep::Besides(keys, i32::try_from(self.groups.len()).unwrap_or(i32::MAX)),
         }
+    }
+}
+
+/// Which groups of a [`ClusterGroups`] a rollout phase looks at, without copying them.
+#[derive(Clone, Copy)]
+enum Keep<'a> {
+    All,
+    Only(&'a [GroupKey]),
+    Besides(&'a [GroupKey], i32),
+}
+
+#[derive(Clone, Copy)]
+struct View<'a> {
+    groups: &'a ClusterGroups,
+    keep: Keep<'a>,
+}
+
+impl<'a> View<'a> {
+    fn keeps(&self, key: &GroupKey) -> bool {
+        match self.keep {
+            Keep::All => true,
+            Keep::Only(keys) => keys.contains(key),
+            Keep::Besides(keys, n) => (0..n).contains(&key.index) && !keys.contains(key),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.groups.groups.keys().any(|k| self.keeps(k))
+    }
+
+    fn cluster_count(&self) -> usize {
+        self.groups
+            .groups
+            .iter()
+            .filter(|(k, _)| self.keeps(k))
+            .map(|(_, set)| set.len())
+            .sum()
+    }
+
+    /// Every cluster with its group, in cluster-name order.
+    fn clusters_by_name(self) -> impl Iterator<Item = (&'a str, &'a GroupKey)> {
+        self.groups
+            .members
+            .iter()
+            .filter(move |(_, k)| self.keeps(k))
+            .map(|(c, k)| (c.as_str(), k))
+    }
+
+    /// Group keys and their clusters, ordered by index.
+    fn ordered_groups(self) -> Vec<(&'a GroupKey, &'a BTreeSet<String>)> {
+        let mut keys: Vec<_> = self
+            .groups
+            .groups
+            .iter()
+            .filter(|(k, _)| self.keeps(k))
+            .collect();
+        keys.sort_by_key(|(k, _)| k.index);
+        keys
     }
 }
 
@@ -338,34 +381,42 @@ fn recheck(ltt: Option<Timestamp>, d: Option<Duration>, now: Timestamp) -> Optio
 }
 
 /// Upstream's `determine`: decides, for a cluster with a known status, whether it belongs in
-/// the rollout list, the time-out list, or neither.
+/// the rollout list, the time-out list, or neither. Returns the status after the decision.
 fn determine(
-    status: &mut ClusterRolloutStatus,
+    status: &ClusterRolloutStatus,
     min_success: Duration,
     timeout: Option<Duration>,
     now: Timestamp,
     rollout: &mut Vec<ClusterRolloutStatus>,
     timeouts: &mut Vec<ClusterRolloutStatus>,
-) {
+) -> RolloutStatus {
     match status.status {
-        RolloutStatus::ToApply => rollout.push(status.clone()),
+        RolloutStatus::ToApply => {
+            rollout.push(status.clone());
+            RolloutStatus::ToApply
+        }
         RolloutStatus::Succeeded => {
             if let Some(r) = recheck(status.last_transition_time, Some(min_success), now)
                 && now < r
             {
-                status.recheck_time = Some(r);
-                rollout.push(status.clone());
+                let mut listed = status.clone();
+                listed.recheck_time = Some(r);
+                rollout.push(listed);
             }
+            RolloutStatus::Succeeded
         }
-        RolloutStatus::TimeOut | RolloutStatus::Skip => {}
+        RolloutStatus::TimeOut | RolloutStatus::Skip => status.status,
         RolloutStatus::Progressing | RolloutStatus::Failed => {
             let r = recheck(status.last_transition_time, timeout, now);
-            status.recheck_time = r;
+            let mut listed = status.clone();
+            listed.recheck_time = r;
             if r.is_none_or(|r| now < r) {
-                rollout.push(status.clone());
+                rollout.push(listed);
+                status.status
             } else {
-                status.status = RolloutStatus::TimeOut;
-                timeouts.push(status.clone());
+                listed.status = RolloutStatus::TimeOut;
+                timeouts.push(listed);
+                RolloutStatus::TimeOut
             }
         }
     }
@@ -404,25 +455,26 @@ struct Settings {
 }
 
 fn progressive_per_cluster(
-    groups: &ClusterGroups,
+    groups: View<'_>,
     rollout_size: usize,
     max_failures: usize,
     settings: &Settings,
-    current: &[ClusterRolloutStatus],
+    current: &[&ClusterRolloutStatus],
 ) -> RolloutResult {
-    let mut sorted: Vec<ClusterRolloutStatus> = current.to_vec();
+    let mut sorted: Vec<&ClusterRolloutStatus> = current.to_vec();
     sorted.sort_by(|a, b| a.cluster_name.cmp(&b.cluster_name));
     let (mut rollout, mut timeouts) = (Vec::new(), Vec::new());
-    let mut existing = HashSet::new();
+    let mut existing: HashSet<&str> = HashSet::with_capacity(sorted.len());
     let (mut failures, mut breach) = (0usize, false);
-    for mut status in sorted {
+    for status in sorted {
         if status.cluster_name.is_empty() {
             continue;
         }
-        existing.insert(status.cluster_name.clone());
+        existing.insert(status.cluster_name.as_str());
+        let mut outcome = status.status;
         if !breach || status.status != RolloutStatus::ToApply {
-            determine(
-                &mut status,
+            outcome = determine(
+                status,
                 settings.min_success,
                 settings.timeout,
                 settings.now,
@@ -430,10 +482,7 @@ fn progressive_per_cluster(
                 &mut timeouts,
             );
         }
-        if matches!(
-            status.status,
-            RolloutStatus::TimeOut | RolloutStatus::Failed
-        ) {
+        if matches!(outcome, RolloutStatus::TimeOut | RolloutStatus::Failed) {
             failures += 1;
             breach = failures > max_failures;
         }
@@ -461,36 +510,34 @@ fn progressive_per_cluster(
 }
 
 fn progressive_per_group(
-    groups: &ClusterGroups,
+    groups: View<'_>,
     max_failures: &IntOrString,
     settings: &Settings,
-    current: &[ClusterRolloutStatus],
+    current: &[&ClusterRolloutStatus],
 ) -> Result<RolloutResult, RolloutError> {
     let (mut rollout, mut timeouts) = (Vec::new(), Vec::new());
-    let mut existing: HashMap<String, RolloutStatus> = HashMap::new();
+    let mut existing: HashMap<&str, RolloutStatus> = HashMap::with_capacity(current.len());
     for status in current {
         if status.cluster_name.is_empty() || status.status == RolloutStatus::ToApply {
             continue;
         }
-        let mut status = status.clone();
-        determine(
-            &mut status,
+        let outcome = determine(
+            status,
             settings.min_success,
             settings.timeout,
             settings.now,
             &mut rollout,
             &mut timeouts,
         );
-        existing.insert(status.cluster_name.clone(), status.status);
+        existing.insert(status.cluster_name.as_str(), outcome);
     }
     let (mut total_failures, mut breach) = (0usize, false);
-    for key in groups.ordered_keys() {
-        let clusters = &groups.groups[key];
+    for (key, clusters) in groups.ordered_groups() {
         let group_max = calculate_rollout_size(max_failures, clusters.len(), 0)
             .map_err(|e| RolloutError::MaxFailures(Box::new(e)))?;
         let mut group_failures = 0usize;
         for cluster in clusters {
-            match existing.get(cluster) {
+            match existing.get(cluster.as_str()) {
                 Some(status) => {
                     if matches!(status, RolloutStatus::TimeOut | RolloutStatus::Failed) {
                         group_failures += 1;
@@ -535,10 +582,16 @@ impl<'a> RolloutHandler<'a> {
         now: Timestamp,
     ) -> Result<RolloutResult, RolloutError> {
         // Statuses of clusters outside every group are reported as removed.
-        let (current, removed): (Vec<_>, Vec<_>) = current
-            .iter()
-            .cloned()
-            .partition(|s| self.groups.contains_cluster(&s.cluster_name));
+        let mut removed = Vec::new();
+        let mut kept: Vec<&ClusterRolloutStatus> = Vec::with_capacity(current.len());
+        for status in current {
+            if self.groups.contains_cluster(&status.cluster_name) {
+                kept.push(status);
+            } else {
+                removed.push(status.clone());
+            }
+        }
+        let current = kept;
         let mut result = match strategy.type_.unwrap_or(RolloutType::All) {
             RolloutType::All => {
                 let config = strategy.all.clone().unwrap_or_default().config;
@@ -550,7 +603,7 @@ impl<'a> RolloutHandler<'a> {
                     now,
                 };
                 let n = self.groups.cluster_count();
-                progressive_per_cluster(self.groups, n, n, &settings, &current)
+                progressive_per_cluster(self.groups.all(), n, n, &settings, &current)
             }
             RolloutType::Progressive => {
                 let progressive = strategy.progressive.clone().unwrap_or_default();
@@ -586,7 +639,7 @@ impl<'a> RolloutHandler<'a> {
                         rest_count,
                     )
                     .map_err(|e| RolloutError::MaxConcurrency(Box::new(e)))?;
-                    progressive_per_cluster(&rest, size, max_failures, &settings, &current)
+                    progressive_per_cluster(rest, size, max_failures, &settings, &current)
                 }
             }
             RolloutType::ProgressivePerGroup => {
@@ -610,7 +663,7 @@ impl<'a> RolloutHandler<'a> {
                     result
                 } else {
                     let rest = self.groups.besides(&mandatory);
-                    progressive_per_group(&rest, &max_failures, &settings, &current)?
+                    progressive_per_group(rest, &max_failures, &settings, &current)?
                 }
             }
         };
@@ -623,13 +676,13 @@ impl<'a> RolloutHandler<'a> {
         &self,
         mandatory: &[GroupKey],
         settings: &Settings,
-        current: &[ClusterRolloutStatus],
+        current: &[&ClusterRolloutStatus],
     ) -> Result<Option<RolloutResult>, RolloutError> {
-        if mandatory.is_empty() {
+        let groups = self.groups.only(mandatory);
+        if mandatory.is_empty() || groups.is_empty() {
             return Ok(None);
         }
-        let groups = self.groups.only(mandatory);
-        let result = progressive_per_group(&groups, &IntOrString::Int(0), settings, current)?;
+        let result = progressive_per_group(groups, &IntOrString::Int(0), settings, current)?;
         let busy = !result.clusters_to_rollout.is_empty() || !result.clusters_timeout.is_empty();
         Ok(busy.then_some(result))
     }
