@@ -269,27 +269,35 @@ fn is_simple_operand(nodes: &[Node]) -> bool {
 /// A literal or field-chain operand evaluated against one element, missing keys giving
 /// nothing; `None` for other operands.
 fn simple_operand<'a>(element: Match<'a>, nodes: &'a [Node]) -> Option<Operand<'a>> {
+    if !is_simple_operand(nodes) {
+        return None;
+    }
+    Some(match operand_value(element, nodes) {
+        Some(value) => Operand::One(value),
+        None => Operand::Nothing,
+    })
+}
+
+/// The value of a literal or field-chain operand (see [`is_simple_operand`]) for one
+/// element; `None` when a key is missing. Inlined so that the filter loop keeps values in
+/// registers.
+#[inline(always)]
+fn operand_value<'a>(element: Match<'a>, nodes: &'a [Node]) -> Option<Match<'a>> {
     match nodes {
-        [Node::Text(text)] => return Some(Operand::One(Match::Text(text))),
-        [Node::Int(v)] => return Some(Operand::One(Match::Int(*v))),
-        [Node::Float(v)] => return Some(Operand::One(Match::Float(*v))),
-        [Node::Bool(v)] => return Some(Operand::One(Match::Bool(*v))),
+        [Node::Text(text)] => return Some(Match::Text(text)),
+        [Node::Int(v)] => return Some(Match::Int(*v)),
+        [Node::Float(v)] => return Some(Match::Float(*v)),
+        [Node::Bool(v)] => return Some(Match::Bool(*v)),
         _ => {}
     }
     let mut current = element;
     for node in nodes {
-        let Node::Field(name) = node else {
+        let (Node::Field(name), Match::Json(Value::Object(map))) = (node, current) else {
             return None;
         };
-        match current {
-            Match::Json(Value::Object(map)) => match map.get(&**name) {
-                Some(v) => current = Match::Json(v),
-                None => return Some(Operand::Nothing),
-            },
-            _ => return Some(Operand::Nothing),
-        }
+        current = Match::Json(map.get(&**name)?);
     }
-    Some(Operand::One(current))
+    Some(current)
 }
 
 /// Whether a template can be evaluated by [`stream`]: one action made of fields, indexes and
@@ -370,17 +378,14 @@ pub(crate) fn stream<'a>(
             let Match::Json(Value::Array(items)) = value else {
                 return Err(());
             };
+            let exists = matches!(filter.op, FilterOp::Exists);
             for item in items {
                 let element = Match::Json(item);
-                let left = simple_operand(element, &filter.left).ok_or(())?;
-                let pass = if filter.op == FilterOp::Exists {
-                    !matches!(left, Operand::Nothing)
-                } else {
-                    let Operand::One(left) = left else {
-                        continue;
-                    };
-                    let Operand::One(right) = simple_operand(element, &filter.right).ok_or(())?
-                    else {
+                let Some(left) = operand_value(element, &filter.left) else {
+                    continue;
+                };
+                let pass = exists || {
+                    let Some(right) = operand_value(element, &filter.right) else {
                         continue;
                     };
                     compare(&filter.op, left, right).map_err(|_| ())?
@@ -524,6 +529,7 @@ fn recursive<'a>(input: &[Match<'a>]) -> Vec<Match<'a>> {
 }
 
 /// The six comparisons of Go templates (`eq`, `ne`, `lt`, `le`, `gt`, `ge`).
+#[inline]
 fn compare(op: &FilterOp, left: Match<'_>, right: Match<'_>) -> Result<bool, EvalError> {
     match op {
         FilterOp::Eq => equal(left, right),
@@ -537,6 +543,7 @@ fn compare(op: &FilterOp, left: Match<'_>, right: Match<'_>) -> Result<bool, Eva
     }
 }
 
+#[inline]
 fn equal(left: Match<'_>, right: Match<'_>) -> Result<bool, EvalError> {
     let a = left.kind().ok_or(EvalError::InvalidComparisonType)?;
     let b = right.kind().ok_or(EvalError::InvalidComparisonType)?;

@@ -109,6 +109,7 @@ impl<'a> Match<'a> {
     }
 
     /// How Go's template comparisons classify the value; `None` when it cannot be compared.
+    #[inline]
     pub(crate) fn kind(&self) -> Option<Kind<'a>> {
         Some(match *self {
             Self::Json(&Value::Bool(b)) | Self::Bool(b) => Kind::Bool(b),
