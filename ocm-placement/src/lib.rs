@@ -81,6 +81,7 @@ mod result;
 pub mod rollout;
 mod scheduler;
 mod selector;
+pub mod sim;
 pub mod snapshot;
 mod status;
 mod symbols;

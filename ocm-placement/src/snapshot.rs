@@ -58,24 +58,60 @@ pub(crate) struct ClusterEntry {
     pub(crate) source: Arc<ManagedCluster>,
 }
 
-/// One AddOnPlacementScore, reduced to what the AddOn prioritizer and CEL `scores()` read.
+/// One AddOnPlacementScore as added to the builder.
 #[derive(Debug, Clone)]
-pub(crate) struct ScoreEntry {
-    /// `validUntil` in nanoseconds since the Unix epoch; `None` never expires.
-    pub(crate) valid_until: Option<i128>,
-    /// `status.scores` in list order.
-    pub(crate) items: Box<[(Arc<str>, i32)]>,
+struct ScoreInput {
+    namespace: String,
+    resource: String,
+    valid_until: Option<i128>,
+    items: Vec<(String, i32)>,
 }
 
-impl ScoreEntry {
-    /// The value of the last item called `name`.
-    pub(crate) fn value(&self, name: &str) -> Option<i32> {
-        self.items
+/// The AddOnPlacementScores of one resource name, one row per cluster, stored flat so the
+/// AddOn prioritizer reads them sequentially.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScoreTable {
+    /// Scored clusters, sorted.
+    pub(crate) clusters: Vec<ClusterId>,
+    /// `validUntil` per row in nanoseconds since the Unix epoch; `None` never expires.
+    pub(crate) valid_until: Vec<Option<i128>>,
+    /// Start and end of each row's items in `items`.
+    pub(crate) ranges: Vec<(u32, u32)>,
+    /// `status.scores` items (name symbol, value), rows in list order.
+    pub(crate) items: Vec<(Sym, i32)>,
+}
+
+impl ScoreTable {
+    /// The row of a cluster.
+    pub(crate) fn row(&self, cluster: ClusterId) -> Option<usize> {
+        self.clusters.binary_search(&cluster).ok()
+    }
+
+    /// The items of a row.
+    pub(crate) fn items(&self, row: usize) -> &[(Sym, i32)] {
+        self.ranges
+            .get(row)
+            .and_then(|&(a, b)| self.items.get(a as usize..b as usize))
+            .unwrap_or_default()
+    }
+
+    /// The value of the last item of `row` whose name is `name`.
+    pub(crate) fn value(&self, row: usize, name: Sym) -> Option<i32> {
+        self.items(row)
             .iter()
             .rev()
-            .find(|(n, _)| &**n == name)
+            .find(|(n, _)| *n == name)
             .map(|&(_, v)| v)
     }
+}
+
+/// An AddOnPlacementScore as the snapshot holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddOnScoreView<'a> {
+    /// `status.validUntil`; `None` never expires.
+    pub valid_until: Option<Timestamp>,
+    /// `status.scores` as (name, value), in list order.
+    pub scores: Vec<(&'a str, i32)>,
 }
 
 /// Membership of one cluster set.
@@ -106,7 +142,7 @@ pub struct Snapshot {
     pub(crate) sets: BTreeMap<String, SetMembers>,
     pub(crate) bindings: HashMap<String, Vec<String>>,
     /// resource name → (cluster, score) sorted by cluster.
-    pub(crate) scores: HashMap<String, Vec<(ClusterId, ScoreEntry)>>,
+    pub(crate) scores: HashMap<String, ScoreTable>,
     pub(crate) decisions: Vec<DecisionRecord>,
     /// (namespace, placement label) → indexes into `decisions`.
     pub(crate) decisions_by_placement: HashMap<(String, String), Vec<usize>>,
@@ -147,33 +183,28 @@ impl Snapshot {
         self.clusters.get(id.index()).map(|c| &*c.source)
     }
 
-    /// The AddOnPlacementScore `<cluster name>/<resource_name>`, as its `validUntil` and score
-    /// items: `None` when the snapshot holds no such object.
+    /// The AddOnPlacementScore `<cluster name>/<resource_name>`: `None` when the snapshot
+    /// holds no such object.
     pub fn addon_score(
         &self,
         cluster: ClusterId,
         resource_name: &str,
-    ) -> Option<(Option<Timestamp>, Vec<(&str, i32)>)> {
-        let entry = self.score_entry(cluster, resource_name)?;
-        let valid_until = entry
-            .valid_until
-            .and_then(|ns| Timestamp::from_nanosecond(ns).ok());
-        Some((
-            valid_until,
-            entry.items.iter().map(|(n, v)| (&**n, *v)).collect(),
-        ))
-    }
-
-    pub(crate) fn score_entry(
-        &self,
-        cluster: ClusterId,
-        resource_name: &str,
-    ) -> Option<&ScoreEntry> {
+    ) -> Option<AddOnScoreView<'_>> {
         let table = self.scores.get(resource_name)?;
-        table
-            .binary_search_by_key(&cluster, |(id, _)| *id)
-            .ok()
-            .map(|i| &table[i].1)
+        let row = table.row(cluster)?;
+        Some(AddOnScoreView {
+            valid_until: table
+                .valid_until
+                .get(row)
+                .copied()
+                .flatten()
+                .and_then(|ns| Timestamp::from_nanosecond(ns).ok()),
+            scores: table
+                .items(row)
+                .iter()
+                .map(|&(n, v)| (self.symbols.resolve(n), v))
+                .collect(),
+        })
     }
 
     /// Clusters named in the PlacementDecisions labelled for `placement` in `namespace`
@@ -240,15 +271,13 @@ impl Snapshot {
         let scores: usize = self
             .scores
             .iter()
-            .map(|(k, v)| {
+            .map(|(k, t)| {
                 k.len()
                     + 64
-                    + v.iter()
-                        .map(|(_, e)| {
-                            std::mem::size_of::<(ClusterId, ScoreEntry)>()
-                                + e.items.iter().map(|(n, _)| n.len() + 32).sum::<usize>()
-                        })
-                        .sum::<usize>()
+                    + t.clusters.capacity() * 4
+                    + t.valid_until.capacity() * std::mem::size_of::<Option<i128>>()
+                    + t.ranges.capacity() * 8
+                    + t.items.capacity() * 8
             })
             .sum();
         let decisions: usize = self
@@ -281,7 +310,7 @@ pub struct SnapshotBuilder {
     clusters: Vec<Arc<ManagedCluster>>,
     sets: Vec<(String, SetSelectorInput)>,
     bindings: Vec<(String, String)>,
-    scores: Vec<(String, String, ScoreEntry)>,
+    scores: Vec<ScoreInput>,
     decisions: Vec<(String, Option<String>, Vec<String>)>,
 }
 
@@ -343,25 +372,17 @@ impl SnapshotBuilder {
     /// Adds an AddOnPlacementScore in place.
     pub fn add_addon_score(&mut self, score: &AddOnPlacementScore) -> &mut Self {
         let status = score.status.as_ref();
-        let entry = ScoreEntry {
+        self.scores.push(ScoreInput {
+            namespace: score.metadata.namespace.clone().unwrap_or_default(),
+            resource: score.metadata.name.clone().unwrap_or_default(),
             valid_until: status
                 .and_then(|s| s.valid_until.as_ref())
                 .map(|t| t.0.as_nanosecond()),
             items: status
                 .and_then(|s| s.scores.as_ref())
-                .map(|items| {
-                    items
-                        .iter()
-                        .map(|i| (Arc::from(i.name.as_str()), i.value))
-                        .collect()
-                })
+                .map(|items| items.iter().map(|i| (i.name.clone(), i.value)).collect())
                 .unwrap_or_default(),
-        };
-        self.scores.push((
-            score.metadata.namespace.clone().unwrap_or_default(),
-            score.metadata.name.clone().unwrap_or_default(),
-            entry,
-        ));
+        });
         self
     }
 
@@ -458,23 +479,40 @@ impl SnapshotBuilder {
             names.dedup();
         }
 
-        let mut scores: HashMap<String, Vec<(ClusterId, ScoreEntry)>> = HashMap::new();
-        for (ns, resource, entry) in self.scores {
-            if let Some(id) = id_of(&ns) {
-                scores.entry(resource).or_default().push((id, entry));
+        let mut grouped: HashMap<String, Vec<(ClusterId, ScoreInput)>> = HashMap::new();
+        for input in self.scores {
+            if let Some(id) = id_of(&input.namespace) {
+                grouped
+                    .entry(input.resource.clone())
+                    .or_default()
+                    .push((id, input));
             }
         }
-        for table in scores.values_mut() {
-            // Stable: for a duplicate object the last one added wins after dedup below.
-            table.sort_by_key(|(id, _)| *id);
-            let mut deduped: Vec<(ClusterId, ScoreEntry)> = Vec::with_capacity(table.len());
-            for item in table.drain(..) {
-                match deduped.last_mut() {
-                    Some(last) if last.0 == item.0 => *last = item,
-                    _ => deduped.push(item),
+        let mut scores: HashMap<String, ScoreTable> = HashMap::with_capacity(grouped.len());
+        for (resource, mut rows) in grouped {
+            // Stable sort, then keep the last of equal clusters: a later object replaces an
+            // earlier one of the same name.
+            rows.sort_by_key(|(id, _)| *id);
+            let mut table = ScoreTable::default();
+            for (id, input) in rows {
+                let start = u32::try_from(table.items.len()).unwrap_or(u32::MAX);
+                let items: Vec<(Sym, i32)> = input
+                    .items
+                    .iter()
+                    .map(|(n, v)| (symbols.intern(n), *v))
+                    .collect();
+                if table.clusters.last() == Some(&id) {
+                    table.clusters.pop();
+                    table.valid_until.pop();
+                    table.ranges.pop();
                 }
+                table.items.extend(items);
+                let end = u32::try_from(table.items.len()).unwrap_or(u32::MAX);
+                table.clusters.push(id);
+                table.valid_until.push(input.valid_until);
+                table.ranges.push((start, end));
             }
-            *table = deduped;
+            scores.insert(resource, table);
         }
 
         // Decisions: clusters keep their ids; unknown names get ids after them.

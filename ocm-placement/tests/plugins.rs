@@ -570,3 +570,22 @@ fn custom_filter_and_prioritizer() {
         1
     );
 }
+
+#[test]
+fn snapshot_addon_score_view_and_last_object_wins() {
+    let snap = hub(&[member("cluster1")])
+        .addon_score(&addon_score("cluster1", "demo", &[("a", 1)], None))
+        .addon_score(&addon_score(
+            "cluster1",
+            "demo",
+            &[("a", 2), ("b", 3)],
+            Some(now()),
+        ))
+        .addon_score(&addon_score("nocluster", "demo", &[("a", 9)], None))
+        .build();
+    let id = snap.cluster_id("cluster1").unwrap();
+    let view = snap.addon_score(id, "demo").unwrap();
+    assert_eq!(view.scores, [("a", 2), ("b", 3)]);
+    assert_eq!(view.valid_until, Some(now()));
+    assert!(snap.addon_score(id, "other").is_none());
+}

@@ -29,26 +29,27 @@ pub(crate) fn score_all(
     let Some(table) = snapshot.scores.get(resource_name) else {
         return (out, None);
     };
+    let score_sym = snapshot.symbols.lookup(score_name);
     // Both lists are sorted by cluster id: walk them together.
-    let mut j = 0;
+    let mut row = 0;
     for (slot, id) in out.iter_mut().zip(candidates) {
-        while j < table.len() && table[j].0 < *id {
-            j += 1;
+        while row < table.clusters.len() && table.clusters[row] < *id {
+            row += 1;
         }
-        let Some((tid, entry)) = table.get(j) else {
+        if row >= table.clusters.len() {
             break;
-        };
-        if tid != id {
+        }
+        if table.clusters[row] != *id {
             continue;
         }
-        if entry.valid_until.is_some_and(|until| now > until) {
+        if table.valid_until[row].is_some_and(|until| now > until) {
             expired.push(' ');
             expired.push_str(snapshot.cluster_name(*id));
             expired.push('/');
             expired.push_str(resource_name);
             continue;
         }
-        if let Some(v) = entry.value(score_name) {
+        if let Some(v) = table.value(row, score_sym) {
             *slot = Some(i64::from(v));
         }
     }

@@ -265,7 +265,7 @@ pub(crate) fn json_to_cel(json: &serde_json::Value) -> Value {
 }
 
 /// Builds the list CEL `scores()` returns for one AddOnPlacementScore.
-pub(crate) fn score_items_value(items: &[(Arc<str>, i32)]) -> Value {
+pub(crate) fn score_items_value(items: &[(&str, i32)]) -> Value {
     Value::List(Arc::new(
         items
             .iter()
@@ -417,8 +417,6 @@ mod tests {
         (
             CelCluster::new(&json),
             scores.map(|(res, items)| {
-                let items: Vec<(Arc<str>, i32)> =
-                    items.into_iter().map(|(n, v)| (Arc::from(n), v)).collect();
                 let mut m = HashMap::new();
                 m.insert(
                     Key::String(Arc::new(res.to_string())),

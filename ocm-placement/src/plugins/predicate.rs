@@ -135,10 +135,15 @@ impl<'a> PredicateEvaluator<'a> {
         let scores = self.uses_scores.then(|| {
             let mut map: HashMap<Key, Value> = HashMap::new();
             for (resource, table) in &self.snapshot.scores {
-                if let Ok(i) = table.binary_search_by_key(&id, |(c, _)| *c) {
+                if let Some(row) = table.row(id) {
+                    let items: Vec<(&str, i32)> = table
+                        .items(row)
+                        .iter()
+                        .map(|&(n, v)| (self.snapshot.symbols.resolve(n), v))
+                        .collect();
                     map.insert(
                         Key::String(Arc::new(resource.clone())),
-                        score_items_value(&table[i].1.items),
+                        score_items_value(&items),
                     );
                 }
             }

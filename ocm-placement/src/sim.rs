@@ -1,0 +1,561 @@
+//! A placement simulator: schedule Placements offline from hub objects as `kubectl get -o
+//! yaml` prints them, exactly as the hub controller would, and render the outcome as JSON.
+//!
+//! The steps are pure functions:
+//!
+//! 1. [`SimInput::add_document`] takes one decoded document (a single object or a `List`),
+//!    keeps the kinds the scheduler reads (ManagedCluster, ManagedClusterSet,
+//!    ManagedClusterSetBinding, Placement, PlacementDecision, AddOnPlacementScore), counts the
+//!    others, and fills in the defaults a real API server would have applied from our CRD
+//!    schemas ([`apply_schema_defaults`]);
+//! 2. [`SimInput::snapshot`] builds the scheduler's [`Snapshot`] (each placement sees the
+//!    PlacementDecisions of the input, as the controller sees the ones on the hub);
+//! 3. [`SimInput::schedule`] schedules one placement at a given instant;
+//! 4. [`render`] turns a [`ScheduleResult`] into the JSON the `ocm-placement-sim` binary prints.
+//!
+//! ```
+//! use ocm_placement::sim::SimInput;
+//! use serde_json::json;
+//!
+//! let mut input = SimInput::new();
+//! input.add_document("hub.yaml", json!({"apiVersion": "v1", "kind": "List", "items": [
+//!     {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+//!      "metadata": {"name": "c1", "labels": {"cluster.open-cluster-management.io/clusterset": "default"}}},
+//!     {"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
+//!      "metadata": {"name": "default"}},
+//!     {"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
+//!      "metadata": {"name": "default", "namespace": "apps"}, "spec": {"clusterSet": "default"}},
+//!     {"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+//!      "metadata": {"name": "web", "namespace": "apps"}, "spec": {}},
+//!     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
+//! ]}))?;
+//! assert_eq!(input.ignored()["ConfigMap"], 1);
+//! let snapshot = input.snapshot();
+//! let now = "2026-01-01T00:00:00Z".parse()?;
+//! let placement = &input.placements()[0];
+//! let result = input.schedule(placement, &snapshot, now)?;
+//! let out = ocm_placement::sim::render(placement, &result, &snapshot, now);
+//! assert_eq!(out["selected"], json!(["c1"]));
+//! assert_eq!(out["placementDecisions"][0]["name"], "web-decision-1");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::jiff::Timestamp;
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use ocm_api::constants::groups;
+use serde_json::{Map, Value, json};
+
+use crate::explain::Outcome;
+use crate::{ScheduleResult, Scheduler, Snapshot};
+
+/// What can go wrong reading simulator input or scheduling it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    /// An object in the input is malformed.
+    #[error("{source_name}: {object}: {message}")]
+    Object {
+        /// Where the object came from (file and document).
+        source_name: String,
+        /// The object (`Kind namespace/name`, or its position when it has no name).
+        object: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A placement could not be scheduled at all.
+    #[error("schedule Placement {placement}: {source}")]
+    Schedule {
+        /// `namespace/name`.
+        placement: String,
+        /// The scheduler's error.
+        #[source]
+        source: crate::Error,
+    },
+}
+
+/// Hub objects collected from simulator input.
+#[derive(Debug, Clone, Default)]
+pub struct SimInput {
+    clusters: Vec<ManagedCluster>,
+    sets: Vec<ManagedClusterSet>,
+    bindings: Vec<ManagedClusterSetBinding>,
+    placements: Vec<Placement>,
+    decisions: Vec<PlacementDecision>,
+    scores: Vec<AddOnPlacementScore>,
+    ignored: BTreeMap<String, usize>,
+    schemas: BTreeMap<(String, String, String), Value>,
+    scheduler: Arc<Scheduler>,
+}
+
+/// The kinds the simulator reads, all in group `cluster.open-cluster-management.io`.
+const KINDS: [&str; 6] = [
+    "ManagedCluster",
+    "ManagedClusterSet",
+    "ManagedClusterSetBinding",
+    "Placement",
+    "PlacementDecision",
+    "AddOnPlacementScore",
+];
+
+impl SimInput {
+    /// Empty input, with upstream's scheduler and our CRDs' schemas for defaulting.
+    pub fn new() -> Self {
+        let mut schemas = BTreeMap::new();
+        for crd in ocm_api::crds() {
+            let group = crd.spec.group.clone();
+            let kind = crd.spec.names.kind.clone();
+            for version in &crd.spec.versions {
+                let schema = version
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.open_api_v3_schema.as_ref())
+                    .and_then(|s| serde_json::to_value(s).ok());
+                if let Some(schema) = schema {
+                    schemas.insert((group.clone(), version.name.clone(), kind.clone()), schema);
+                }
+            }
+        }
+        Self {
+            schemas,
+            ..Self::default()
+        }
+    }
+
+    /// Uses `scheduler` (for example with custom plugins) instead of upstream's.
+    #[must_use]
+    pub fn with_scheduler(mut self, scheduler: Scheduler) -> Self {
+        self.scheduler = Arc::new(scheduler);
+        self
+    }
+
+    /// Adds one decoded document from `source_name` (a file name, for error messages): an
+    /// object, or a `List` (any kind ending in `List` with `items`). Null documents are
+    /// skipped.
+    pub fn add_document(&mut self, source_name: &str, document: Value) -> Result<(), SimError> {
+        self.add_value(source_name, document, "")
+    }
+
+    fn add_value(&mut self, source: &str, value: Value, position: &str) -> Result<(), SimError> {
+        let err = |object: String, message: String| SimError::Object {
+            source_name: source.to_string(),
+            object,
+            message,
+        };
+        let at = |what: &str| {
+            if position.is_empty() {
+                what.to_string()
+            } else {
+                format!("{what} ({position})")
+            }
+        };
+        let mut object = match value {
+            Value::Null => return Ok(()),
+            Value::Object(map) => map,
+            other => {
+                return Err(err(
+                    at("document"),
+                    format!("expected an object, found {}", type_name(&other)),
+                ));
+            }
+        };
+        let kind = match object.get("kind") {
+            Some(Value::String(k)) if !k.is_empty() => k.clone(),
+            _ => return Err(err(at("object"), "has no kind".into())),
+        };
+        if kind.ends_with("List")
+            && let Some(items) = object.remove("items")
+        {
+            let Value::Array(items) = items else {
+                return Err(err(at(&kind), "items is not a list".into()));
+            };
+            for (i, item) in items.into_iter().enumerate() {
+                let inner = if position.is_empty() {
+                    format!("item {}", i + 1)
+                } else {
+                    format!("{position}, item {}", i + 1)
+                };
+                self.add_value(source, item, &inner)?;
+            }
+            return Ok(());
+        }
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+        if group != groups::CLUSTER || !KINDS.contains(&kind.as_str()) {
+            *self.ignored.entry(kind).or_default() += 1;
+            return Ok(());
+        }
+        let name = object
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let namespace = object
+            .get("metadata")
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let label = if namespace.is_empty() {
+            format!("{kind} {name}")
+        } else {
+            format!("{kind} {namespace}/{name}")
+        };
+        if name.is_empty() {
+            return Err(err(at(&kind), "has no metadata.name".into()));
+        }
+        let namespaced = !matches!(kind.as_str(), "ManagedCluster" | "ManagedClusterSet");
+        if namespaced && namespace.is_empty() {
+            return Err(err(label, "has no metadata.namespace".into()));
+        }
+        let key = (group.to_string(), version.to_string(), kind.clone());
+        let Some(schema) = self.schemas.get(&key) else {
+            return Err(err(
+                label,
+                format!("version {version} of {kind} is not served (apiVersion {api_version})"),
+            ));
+        };
+        let mut value = Value::Object(object);
+        apply_schema_defaults(&mut value, schema);
+        let bad = |e: serde_json::Error| err(label.clone(), e.to_string());
+        match kind.as_str() {
+            "ManagedCluster" => self
+                .clusters
+                .push(serde_json::from_value(value).map_err(bad)?),
+            "ManagedClusterSet" => self.sets.push(serde_json::from_value(value).map_err(bad)?),
+            "ManagedClusterSetBinding" => self
+                .bindings
+                .push(serde_json::from_value(value).map_err(bad)?),
+            "Placement" => self
+                .placements
+                .push(serde_json::from_value(value).map_err(bad)?),
+            "PlacementDecision" => self
+                .decisions
+                .push(serde_json::from_value(value).map_err(bad)?),
+            _ => self
+                .scores
+                .push(serde_json::from_value(value).map_err(bad)?),
+        }
+        Ok(())
+    }
+
+    /// Objects of other kinds that were skipped, counted by kind.
+    pub fn ignored(&self) -> &BTreeMap<String, usize> {
+        &self.ignored
+    }
+
+    /// The Placements read, sorted by namespace and name.
+    pub fn placements(&self) -> Vec<Placement> {
+        let mut out = self.placements.clone();
+        out.sort_by(|a, b| {
+            (&a.metadata.namespace, &a.metadata.name)
+                .cmp(&(&b.metadata.namespace, &b.metadata.name))
+        });
+        out
+    }
+
+    /// The scheduler's view of the input.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut builder = Snapshot::builder();
+        for c in &self.clusters {
+            builder.add_cluster(c.clone());
+        }
+        for s in &self.sets {
+            builder.add_cluster_set(s);
+        }
+        for b in &self.bindings {
+            builder.add_binding(b);
+        }
+        for s in &self.scores {
+            builder.add_addon_score(s);
+        }
+        for d in &self.decisions {
+            builder.add_placement_decision(d);
+        }
+        builder.build()
+    }
+
+    /// Schedules `placement` against `snapshot` at `now`.
+    pub fn schedule(
+        &self,
+        placement: &Placement,
+        snapshot: &Snapshot,
+        now: Timestamp,
+    ) -> Result<ScheduleResult, SimError> {
+        self.scheduler
+            .schedule(placement, snapshot, now)
+            .map_err(|source| SimError::Schedule {
+                placement: key_of(placement),
+                source,
+            })
+    }
+}
+
+fn key_of(placement: &Placement) -> String {
+    format!(
+        "{}/{}",
+        placement.metadata.namespace.as_deref().unwrap_or_default(),
+        placement.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Fills in `default`s from an OpenAPI v3 `schema` the way the API server's structural
+/// defaulting does: an absent property (or a `null` one that is not `nullable`) with a
+/// `default` gets a copy of it; then the walk descends into every present property, array item
+/// (`items`) and map value (`additionalProperties`), including values just defaulted. Nothing
+/// is added under an absent parent.
+///
+/// ```
+/// use ocm_placement::sim::apply_schema_defaults;
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {
+///     "spec": {"type": "object", "properties": {
+///         "mode": {"type": "string", "default": "Additive"},
+///         "weights": {"type": "array", "items": {"type": "object", "properties": {
+///             "weight": {"type": "integer", "default": 1}}}}}},
+///     "status": {"type": "object", "properties": {"n": {"type": "integer", "default": 0}}}}});
+/// let mut object = json!({"spec": {"weights": [{}, {"weight": 3}]}});
+/// apply_schema_defaults(&mut object, &schema);
+/// assert_eq!(object, json!({"spec": {"mode": "Additive", "weights": [{"weight": 1}, {"weight": 3}]}}));
+/// ```
+pub fn apply_schema_defaults(value: &mut Value, schema: &Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(properties)) = schema.get("properties") {
+                for (key, prop) in properties {
+                    let Some(default) = prop.get("default") else {
+                        continue;
+                    };
+                    let nullable = prop.get("nullable").and_then(Value::as_bool) == Some(true);
+                    match map.get(key) {
+                        None => {
+                            map.insert(key.clone(), default.clone());
+                        }
+                        Some(Value::Null) if !nullable => {
+                            map.insert(key.clone(), default.clone());
+                        }
+                        _ => {}
+                    }
+                }
+                for (key, prop) in properties {
+                    if let Some(child) = map.get_mut(key) {
+                        apply_schema_defaults(child, prop);
+                    }
+                }
+            }
+            if let Some(additional) = schema.get("additionalProperties")
+                && additional.is_object()
+            {
+                let known: Option<&Map<String, Value>> =
+                    schema.get("properties").and_then(Value::as_object);
+                for (key, child) in map.iter_mut() {
+                    if known.is_some_and(|k| k.contains_key(key)) {
+                        continue;
+                    }
+                    apply_schema_defaults(child, additional);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    apply_schema_defaults(item, item_schema);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn strip_time(conditions: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]) -> Value {
+    Value::Array(
+        conditions
+            .iter()
+            .map(|c| {
+                json!({"type": c.type_, "status": c.status, "reason": c.reason, "message": c.message})
+            })
+            .collect(),
+    )
+}
+
+/// The simulator's JSON for one scheduled placement: `namespace`, `name`, `selected`
+/// (cluster names in decision order), `scores` (cluster → total score, for every cluster
+/// that passed the filters), `decisionGroups` (as written to status), `placementDecisions`
+/// (`name`, `labels`, `decisions`), `numberOfSelectedClusters`, `conditions` (`type`,
+/// `status`, `reason`, `message`) and `requeueAfterSeconds` (number or null).
+pub fn render(
+    placement: &Placement,
+    result: &ScheduleResult,
+    snapshot: &Snapshot,
+    now: Timestamp,
+) -> Value {
+    let status = result.placement_status(placement.status.as_ref(), now);
+    let decisions: Vec<Value> = result
+        .placement_decisions(placement, snapshot)
+        .into_iter()
+        .map(|pd| {
+            let names: Vec<String> = pd
+                .status
+                .map(|s| s.decisions.into_iter().map(|d| d.cluster_name).collect())
+                .unwrap_or_default();
+            json!({
+                "name": pd.metadata.name,
+                "labels": pd.metadata.labels.unwrap_or_default(),
+                "decisions": names,
+            })
+        })
+        .collect();
+    let selected: Vec<Value> = decisions
+        .iter()
+        .flat_map(|d| d["decisions"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let scores: Map<String, Value> = result
+        .scores
+        .iter()
+        .map(|s| (result.cluster_name(s.cluster).to_string(), json!(s.total)))
+        .collect();
+    json!({
+        "namespace": placement.metadata.namespace,
+        "name": placement.metadata.name,
+        "selected": selected,
+        "scores": scores,
+        "decisionGroups": status.decision_groups.unwrap_or_default(),
+        "placementDecisions": decisions,
+        "numberOfSelectedClusters": status.number_of_selected_clusters,
+        "conditions": strip_time(status.conditions.as_deref().unwrap_or_default()),
+        "requeueAfterSeconds": result.requeue_after.map(|d| d.as_secs_f64()),
+    })
+}
+
+/// Per-cluster filter and prioritizer breakdown of a result, as JSON: `filters` (survivors
+/// after each filter) and `clusters` (each candidate's outcome).
+pub fn render_explain(result: &ScheduleResult) -> Value {
+    let filters: Vec<Value> = result
+        .filter_records
+        .iter()
+        .map(|r| {
+            let names: Vec<&str> = r.clusters.iter().map(|c| result.cluster_name(*c)).collect();
+            json!({"filters": r.name, "survivors": names})
+        })
+        .collect();
+    let clusters: Vec<Value> = result
+        .explain()
+        .into_iter()
+        .map(|e| match e.outcome {
+            Outcome::FilteredOut { filter } => {
+                json!({"cluster": e.name, "outcome": "FilteredOut", "filter": filter})
+            }
+            Outcome::Scored {
+                total,
+                rank,
+                selected,
+                scores,
+            } => json!({
+                "cluster": e.name, "outcome": "Scored", "total": total, "rank": rank,
+                "selected": selected,
+                "prioritizers": scores.into_iter().map(|(name, weight, score)|
+                    json!({"name": name, "weight": weight, "score": score})).collect::<Vec<_>>(),
+            }),
+            _ => json!({"cluster": e.name, "outcome": "NotEvaluated"}),
+        })
+        .collect();
+    json!({"filters": filters, "clusters": clusters})
+}
+
+/// Why the controller would not schedule `placement` at all, if it would not.
+pub fn skip_reason(placement: &Placement) -> Option<&'static str> {
+    if placement.metadata.deletion_timestamp.is_some() {
+        Some("the Placement is being deleted")
+    } else if crate::scheduler::is_scheduling_disabled(placement) {
+        Some("scheduling is disabled by annotation")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placement_doc(spec: Value) -> Value {
+        json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+            "metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+    }
+
+    #[test]
+    fn crd_defaults_are_applied() {
+        let mut input = SimInput::new();
+        input
+            .add_document(
+                "t",
+                placement_doc(json!({"prioritizerPolicy": {"configurations": [
+                {"scoreCoordinate": {"builtIn": "Steady"}}]}})),
+            )
+            .unwrap();
+        let p = serde_json::to_value(&input.placements()[0].spec).unwrap();
+        assert_eq!(p["prioritizerPolicy"]["mode"], "Additive");
+        assert_eq!(p["prioritizerPolicy"]["configurations"][0]["weight"], 1);
+        assert_eq!(
+            p["prioritizerPolicy"]["configurations"][0]["scoreCoordinate"]["type"],
+            "BuiltIn"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_source_and_object() {
+        let mut input = SimInput::new();
+        let e = input
+            .add_document("f.yaml", placement_doc(json!({"numberOfClusters": "two"})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("f.yaml: Placement ns/p: "), "{e}");
+        let e = input
+            .add_document("g.yaml", json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster", "metadata": {}}))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "g.yaml: ManagedCluster: has no metadata.name");
+        let e = input
+            .add_document("h.yaml", json!([1]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "h.yaml: document: expected an object, found a list");
+        let e = input
+            .add_document("l.json", json!({"kind": "List", "items": [{"kind": "Placement",
+                "apiVersion": "cluster.open-cluster-management.io/v1beta1", "metadata": {"namespace": "x"}}]}))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "l.json: Placement (item 1): has no metadata.name");
+    }
+
+    #[test]
+    fn nullable_nulls_are_kept_and_others_defaulted() {
+        let schema = json!({"properties": {
+            "a": {"default": 1}, "b": {"default": 2, "nullable": true},
+            "m": {"additionalProperties": {"properties": {"x": {"default": "d"}}}}}});
+        let mut v = json!({"a": null, "b": null, "m": {"k": {}}});
+        apply_schema_defaults(&mut v, &schema);
+        assert_eq!(v, json!({"a": 1, "b": null, "m": {"k": {"x": "d"}}}));
+    }
+}
