@@ -241,6 +241,12 @@ pub mod cluster {
     pub const CONDITION_CLOCK_SYNCED: &str = "ManagedClusterConditionClockSynced";
     /// The cluster is being deleted.
     pub const CONDITION_DELETING: &str = "Deleting";
+    /// `HubAcceptedManagedCluster=True`: a hub administrator accepted the cluster.
+    pub const REASON_HUB_CLUSTER_ADMIN_ACCEPTED: &str = "HubClusterAdminAccepted";
+    /// `ManagedClusterJoined=True`.
+    pub const REASON_MANAGED_CLUSTER_JOINED: &str = "ManagedClusterJoined";
+    /// `ManagedClusterConditionAvailable=True`: the agent renews its lease.
+    pub const REASON_MANAGED_CLUSTER_AVAILABLE: &str = "ManagedClusterAvailable";
     /// Deleting: resources remain in the cluster namespace.
     pub const REASON_RESOURCE_REMAINING: &str = "ResourceRemaining";
     /// Deleting: nothing remains.

@@ -13,9 +13,6 @@ use ocm_api::constants::{cluster as cc, groups, labels};
 const FIXTURE_MANAGER: &str = "ocm-testkit";
 /// Reasons the registration controller writes on ManagedCluster conditions.
 /// (Upstream values; `ocm_api::constants` does not define these yet.)
-const REASON_JOINED: &str = "ManagedClusterJoined";
-const REASON_ACCEPTED: &str = "HubClusterAdminAccepted";
-const REASON_AVAILABLE: &str = "ManagedClusterAvailable";
 
 /// A hub cluster with the OCM CRDs installed and managed clusters registered,
 /// each with its own fake cluster for the agent side.
@@ -109,9 +106,9 @@ impl FakeHub {
         };
         let status = json!({"status": {
             "conditions": [
-                cond(cc::CONDITION_HUB_ACCEPTED, REASON_ACCEPTED, "Accepted by hub cluster admin"),
-                cond(cc::CONDITION_JOINED, REASON_JOINED, "Managed cluster joined"),
-                cond(cc::CONDITION_AVAILABLE, REASON_AVAILABLE, "Managed cluster is available"),
+                cond(cc::CONDITION_HUB_ACCEPTED, cc::REASON_HUB_CLUSTER_ADMIN_ACCEPTED, "Accepted by hub cluster admin"),
+                cond(cc::CONDITION_JOINED, cc::REASON_MANAGED_CLUSTER_JOINED, "Managed cluster joined"),
+                cond(cc::CONDITION_AVAILABLE, cc::REASON_MANAGED_CLUSTER_AVAILABLE, "Managed cluster is available"),
             ],
             "version": {"kubernetes": "v1.33.0"},
             "capacity": {cc::RESOURCE_CPU: "8", cc::RESOURCE_MEMORY: "32Gi"},
