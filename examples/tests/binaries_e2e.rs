@@ -427,3 +427,174 @@ async fn ocm_work_command_line_creates_lists_and_deletes_works() {
     assert!(!ok && err.contains("not found"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Starts `ocm-fake-apiserver` and waits until it says it is ready.
+fn fake_apiserver(args: &[&std::ffi::OsStr]) -> Running {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ocm-fake-apiserver"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start ocm-fake-apiserver");
+    let stdout = child.stdout.take().expect("stdout");
+    let running = Running(child);
+    let mut lines = BufReader::new(stdout).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) if line.starts_with("ready") => break,
+            Some(Ok(_)) => {}
+            _ => panic!("ocm-fake-apiserver exited before it was ready"),
+        }
+    }
+    running
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fake_apiservers_as_hub_and_spoke_with_the_agent_between_them() {
+    if !kubectl_available() {
+        return;
+    }
+    let dir = scratch("fake-apiserver");
+    let hub_kubeconfig = dir.join("hub.kubeconfig");
+    let spokes = dir.join("spokes");
+    let _servers = fake_apiserver(&[
+        "--kubeconfig".as_ref(),
+        hub_kubeconfig.as_os_str(),
+        "--clusters".as_ref(),
+        "1".as_ref(),
+        "--cluster-kubeconfigs".as_ref(),
+        spokes.as_os_str(),
+    ]);
+    let spoke_kubeconfig = spokes.join("cluster1.kubeconfig");
+    assert_eq!(
+        kubectl(
+            &hub_kubeconfig,
+            &[
+                "get",
+                "managedclusters",
+                "-o",
+                "jsonpath={.items[*].metadata.name}"
+            ]
+        ),
+        "cluster1"
+    );
+    let _agent = Running(
+        Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
+            .args(["--cluster-name", "cluster1", "--status-sync-interval", "1s"])
+            .arg("--hub-kubeconfig")
+            .arg(&hub_kubeconfig)
+            .arg("--spoke-kubeconfig")
+            .arg(&spoke_kubeconfig)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ocm-work-agent"),
+    );
+    // The documentation's nginx ManifestWork, with feedback.
+    let work = dir.join("work.yaml");
+    std::fs::write(
+        &work,
+        r#"apiVersion: work.open-cluster-management.io/v1
+kind: ManifestWork
+metadata:
+  namespace: cluster1
+  name: my-first-work
+spec:
+  workload:
+    manifests:
+      - apiVersion: v1
+        kind: ServiceAccount
+        metadata:
+          namespace: default
+          name: my-sa
+      - apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          namespace: default
+          name: nginx-deployment
+          labels:
+            app: nginx
+        spec:
+          replicas: 3
+          selector:
+            matchLabels:
+              app: nginx
+          template:
+            metadata:
+              labels:
+                app: nginx
+            spec:
+              serviceAccountName: my-sa
+              containers:
+                - name: nginx
+                  image: nginx:1.14.2
+                  ports:
+                    - containerPort: 80
+  manifestConfigs:
+    - resourceIdentifier:
+        group: apps
+        resource: deployments
+        namespace: default
+        name: nginx-deployment
+      feedbackRules:
+        - type: WellKnownStatus
+"#,
+    )
+    .unwrap();
+    kubectl(&hub_kubeconfig, &["apply", "-f", work.to_str().unwrap()]);
+    let ready = r#"jsonpath={.status.resourceStatus.manifests[1].statusFeedback.values[?(@.name=="ReadyReplicas")].fieldValue.integer}"#;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut replicas = String::new();
+    while Instant::now() < deadline {
+        replicas = kubectl(
+            &hub_kubeconfig,
+            &[
+                "get",
+                "manifestwork",
+                "-n",
+                "cluster1",
+                "my-first-work",
+                "-o",
+                ready,
+            ],
+        );
+        if replicas == "3" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(
+        replicas, "3",
+        "ReadyReplicas feedback read back with kubectl"
+    );
+    let available = kubectl(
+        &hub_kubeconfig,
+        &[
+            "get",
+            "manifestwork",
+            "-n",
+            "cluster1",
+            "my-first-work",
+            "-o",
+            r#"jsonpath={.status.conditions[?(@.type=="Available")].reason}"#,
+        ],
+    );
+    assert_eq!(available, "ResourcesAvailable");
+    assert_eq!(
+        kubectl(
+            &spoke_kubeconfig,
+            &[
+                "get",
+                "deployment",
+                "-n",
+                "default",
+                "nginx-deployment",
+                "-o",
+                "jsonpath={.status.readyReplicas}"
+            ]
+        ),
+        "3"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -146,7 +146,13 @@ impl FakeCluster {
     /// Serve this cluster on `127.0.0.1` (a free port) until the returned
     /// handle is dropped.
     pub async fn serve_loopback(&self) -> Result<LoopbackServer> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        self.serve_loopback_on(0).await
+    }
+
+    /// Like [`serve_loopback`](Self::serve_loopback), on a chosen port of 127.0.0.1 (0 picks
+    /// a free one).
+    pub async fn serve_loopback_on(&self, port: u16) -> Result<LoopbackServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let app = self.router();
         let task = tokio::spawn(async move {
