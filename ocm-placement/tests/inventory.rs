@@ -652,3 +652,26 @@ async fn scores_are_written_and_refreshed_before_they_expire() {
         "2026-01-01T00:16:01Z"
     );
 }
+
+#[tokio::test]
+async fn a_stale_taint_write_fails_instead_of_dropping_a_concurrent_taint() {
+    let hub = hub();
+    let c = &hub.client;
+    managed_cluster(c, "a", json!({}), Some("False")).await;
+    let clusters: Api<ManagedCluster> = Api::all(c.clone());
+    let stale = clusters.list(&ListParams::default()).await.unwrap().items;
+    // Someone adds a taint after the controller read the cluster.
+    clusters
+        .patch("a", &PatchParams::default(), &Patch::Merge(json!({"spec": {"taints": [
+            {"key": "example.com/maintenance", "value": "", "effect": "NoSelect", "timeAdded": START}]}})))
+        .await
+        .unwrap();
+    let result = hub.inventory.reconcile_objects(&stale, &[], &[]).await;
+    assert!(result.is_err(), "conflict expected: {result:?}");
+    assert_eq!(taint_keys(c, "a").await, ["example.com/maintenance"]);
+    hub.inventory.reconcile_all().await.unwrap();
+    assert_eq!(
+        taint_keys(c, "a").await,
+        ["example.com/maintenance", UNAVAILABLE]
+    );
+}

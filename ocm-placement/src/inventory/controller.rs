@@ -150,8 +150,15 @@ impl ClusterInventoryController {
                     .await
                     .map_err(kube_error(format!("label ManagedCluster {cluster}")))?;
             }
-            InventoryChange::SetClusterTaints { cluster, taints } => {
-                let patch = json!({"spec": {"taints": taints}});
+            InventoryChange::SetClusterTaints {
+                cluster,
+                taints,
+                resource_version,
+            } => {
+                let mut patch = json!({"spec": {"taints": taints}});
+                if let Some(rv) = resource_version {
+                    patch["metadata"] = json!({"resourceVersion": rv});
+                }
                 clusters
                     .patch(&cluster, &params, &Patch::Merge(&patch))
                     .await

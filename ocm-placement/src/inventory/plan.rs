@@ -85,6 +85,9 @@ pub enum InventoryChange {
         cluster: String,
         /// The new taint list.
         taints: Vec<Taint>,
+        /// The `resourceVersion` the list was computed from, so that a concurrent change to
+        /// the cluster makes the write fail instead of dropping someone else's taint.
+        resource_version: Option<String>,
     },
     /// Create a well-known set.
     CreateSet(Box<ManagedClusterSet>),
@@ -141,10 +144,12 @@ pub fn plan(
 
     let mut clusters: Vec<ManagedCluster> = clusters.to_vec();
     for cluster in &mut clusters {
+        let mut relabelled = false;
         if options.label_default_cluster_set
             && cluster.metadata.deletion_timestamp.is_none()
             && ensure_default_cluster_set_label(cluster)
         {
+            relabelled = true;
             out.changes
                 .push(InventoryChange::LabelClusterIntoDefaultSet {
                     cluster: name_of(&cluster.metadata).to_string(),
@@ -156,6 +161,12 @@ pub fn plan(
             out.changes.push(InventoryChange::SetClusterTaints {
                 cluster: name_of(&cluster.metadata).to_string(),
                 taints: taints.clone(),
+                // The label write of this pass changes the version: no precondition then.
+                resource_version: if relabelled {
+                    None
+                } else {
+                    cluster.metadata.resource_version.clone()
+                },
             });
             cluster.spec.taints = Some(taints);
         }
