@@ -170,6 +170,29 @@ fn bench(c: &mut Criterion) {
                     )
                 })
             });
+            for (label, expr) in [
+                ("true", "true"),
+                (
+                    "label",
+                    "managedCluster.metadata.labels[\"env\"] == \"prod\"",
+                ),
+                (
+                    "exists",
+                    "managedCluster.status.clusterClaims.exists(c, c.name == \"platform.open-cluster-management.io\" && c.value == \"Azure\")",
+                ),
+            ] {
+                let p: Placement = serde_json::from_value(json!({"metadata": {"name": "x", "namespace": NS},
+                    "spec": {"predicates": [{"requiredClusterSelector": {"celSelector": {"celExpressions": [expr]}}}]}})).expect("p");
+                group.bench_function(format!("schedule_cel_{label}/{n}"), |b| {
+                    b.iter(|| {
+                        black_box(
+                            scheduler
+                                .schedule(black_box(&p), &snapshot, now())
+                                .expect("schedule"),
+                        )
+                    })
+                });
+            }
             group.bench_function(format!("snapshot_build/{n}"), |b| {
                 b.iter_batched(
                     || hub(n),

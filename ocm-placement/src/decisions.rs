@@ -103,8 +103,8 @@ pub(crate) fn build_groups(
         Ok(l) => l.max(1),
         Err(e) => return (groups, Some(e)),
     };
-    let mut remaining: Vec<ClusterId> = selected.to_vec();
-    remaining.sort_unstable();
+    let remaining = sorted_ids(selected, snapshot.clusters.len());
+    let mut remaining = remaining;
     let mut error = None;
     let decision_groups = strategy
         .and_then(|s| s.decision_groups.as_deref())
@@ -147,6 +147,24 @@ pub(crate) fn build_groups(
         groups.push((String::new(), Vec::new()));
     }
     (groups, None)
+}
+
+/// The ids in ascending order: a bitmap pass over the snapshot instead of a sort.
+fn sorted_ids(ids: &[ClusterId], cluster_count: usize) -> Vec<ClusterId> {
+    if ids.is_sorted() {
+        return ids.to_vec();
+    }
+    let mut mark = vec![false; cluster_count];
+    for id in ids {
+        if let Some(m) = mark.get_mut(id.index()) {
+            *m = true;
+        }
+    }
+    mark.iter()
+        .enumerate()
+        .filter(|(_, m)| **m)
+        .filter_map(|(i, _)| u32::try_from(i).ok().map(ClusterId))
+        .collect()
 }
 
 /// Cuts groups into PlacementDecision slices, numbering them from 1 across groups.

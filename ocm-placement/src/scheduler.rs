@@ -341,7 +341,7 @@ impl Scheduler {
             .zip(&totals)
             .map(|(&cluster, &total)| ScoredCluster { cluster, total })
             .collect();
-        scored.sort_unstable_by(|a, b| b.total.cmp(&a.total).then(a.cluster.cmp(&b.cluster)));
+        sort_by_score(&mut scored);
 
         let take = match placement.spec.number_of_clusters {
             None => scored.len(),
@@ -363,6 +363,25 @@ impl Scheduler {
             }
         }
         out
+    }
+}
+
+/// Sorts by total descending, then id (= name) ascending. Packs both into one integer key so
+/// the sort compares plain integers.
+fn sort_by_score(scored: &mut [ScoredCluster]) {
+    let mut keys: Vec<u128> = scored
+        .iter()
+        .map(|s| {
+            // Larger totals first: order by (i64::MAX - total), which is never negative.
+            let rank = (i128::from(i64::MAX) - i128::from(s.total)) as u128;
+            (rank << 32) | u128::from(s.cluster.0)
+        })
+        .collect();
+    keys.sort_unstable();
+    for (slot, key) in scored.iter_mut().zip(keys) {
+        let id = ClusterId((key & u128::from(u32::MAX)) as u32);
+        let total = (i128::from(i64::MAX) - (key >> 32) as i128) as i64;
+        *slot = ScoredCluster { cluster: id, total };
     }
 }
 
@@ -435,4 +454,26 @@ fn eligible_clusters(
         },
         candidates,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_sort_matches_comparator() {
+        let totals = [0i64, -5, 7, 7, i64::MIN, i64::MAX, -5, 300];
+        let mut scored: Vec<ScoredCluster> = totals
+            .iter()
+            .enumerate()
+            .map(|(i, &total)| ScoredCluster {
+                cluster: ClusterId(i as u32),
+                total,
+            })
+            .collect();
+        let mut expected = scored.clone();
+        expected.sort_by(|a, b| b.total.cmp(&a.total).then(a.cluster.cmp(&b.cluster)));
+        sort_by_score(&mut scored);
+        assert_eq!(scored, expected);
+    }
 }
