@@ -18,7 +18,7 @@ use crate::controller::ControllerError;
 
 /// How often [`ClusterInventoryController::run`] looks at the hub even without changes
 /// (upstream re-checks the well-known sets every 10 seconds).
-pub const RESYNC_PERIOD: Duration = Duration::from_secs(10);
+pub const INVENTORY_RESYNC_PERIOD: Duration = Duration::from_secs(10);
 
 fn kube_error(action: String) -> impl FnOnce(kube::Error) -> ControllerError {
     move |source| ControllerError::Kube { action, source }
@@ -227,7 +227,7 @@ impl ClusterInventoryController {
     }
 
     /// Watches ManagedClusters, ManagedClusterSets and bindings and keeps the inventory up to
-    /// date until `shutdown` completes; looks again at least every [`RESYNC_PERIOD`].
+    /// date until `shutdown` completes; looks again at least every [`INVENTORY_RESYNC_PERIOD`].
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
         let (clusters, w1) = reflector::store::<ManagedCluster>();
         let (sets, w2) = reflector::store::<ManagedClusterSet>();
@@ -272,7 +272,7 @@ impl ClusterInventoryController {
                 owned(sets.state()),
                 owned(bindings.state()),
             );
-            let mut wait = RESYNC_PERIOD;
+            let mut wait = INVENTORY_RESYNC_PERIOD;
             match self.reconcile_objects(&state.0, &state.1, &state.2).await {
                 Ok(outcome) => {
                     if outcome.writes > 0 {

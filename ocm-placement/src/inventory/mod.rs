@@ -61,7 +61,7 @@ mod taints;
 
 #[cfg(feature = "controller")]
 #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
-pub use controller::{ClusterInventoryController, InventoryOutcome};
+pub use controller::{ClusterInventoryController, INVENTORY_RESYNC_PERIOD, InventoryOutcome};
 pub use defaults::{
     auto_update_disabled, default_cluster_set, ensure_default_cluster_set_label,
     global_cluster_set, selector_to_restore, well_known_selector,
