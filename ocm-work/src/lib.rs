@@ -17,7 +17,7 @@
 //! each module). Additions are opt-ins, for example
 //! [`replicaset::SuccessCriteria::AppliedAndAvailable`]. Not yet implemented: the
 //! `ExecutorValidatingCaches` cache, watch-based feedback (`feedbackScrapeType: Watch` is
-//! polled), jq `ignoreFields`, and the eviction of AppliedManifestWorks whose work is gone.
+//! polled) and jq `ignoreFields`.
 //!
 //! ```
 //! use ocm_work::identity::{applied_manifest_work_name, hub_hash};

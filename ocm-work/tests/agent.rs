@@ -667,3 +667,72 @@ async fn server_side_apply_yields_replicas_to_an_autoscaler_with_ignore_fields()
             .contains_key("open-cluster-management.io/config-spec-hash")
     );
 }
+
+#[tokio::test]
+async fn an_applied_manifest_work_whose_work_is_gone_is_evicted_after_the_grace_period() {
+    let env = env().await;
+    let clock = Arc::new(ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap()));
+    let config = AgentConfig::new(CLUSTER, env.agent.config().hub_hash.clone())
+        .resync_interval(Duration::ZERO)
+        .eviction_grace_period(Duration::from_secs(60));
+    let agent = WorkAgent::new(env.hub_client.clone(), env.spoke_client.clone(), config)
+        .with_clock(clock.clone());
+    create_work(
+        &env,
+        "gone",
+        json!({"workload": {"manifests": [configmap("orphaned", "v1")]}}),
+    )
+    .await;
+    agent.sync_all().await.unwrap();
+
+    // Another agent's record on the same cluster is never touched.
+    let foreign: AppliedManifestWork = serde_json::from_value(json!({
+        "apiVersion": "work.open-cluster-management.io/v1", "kind": "AppliedManifestWork",
+        "metadata": {"name": "otherhub-x"},
+        "spec": {"hubHash": "otherhub", "agentID": "someone-else", "manifestWorkName": "x"}
+    }))
+    .unwrap();
+    let amws: Api<AppliedManifestWork> = Api::all(env.spoke_client.clone());
+    amws.create(&PostParams::default(), &foreign).await.unwrap();
+
+    // The work disappears from the hub without its finalizer running (e.g. while disconnected).
+    let works = Api::<ManifestWork>::namespaced(env.hub_client.clone(), CLUSTER);
+    works
+        .patch(
+            "gone",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    works
+        .delete("gone", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(work(&env, "gone").await.is_none());
+
+    let amw_name = format!("{}-gone", agent.config().hub_hash);
+    agent.sync_all().await.unwrap();
+    let amw = amws.get(&amw_name).await.unwrap();
+    assert!(
+        amw.status.unwrap().eviction_start_time.is_some(),
+        "eviction started"
+    );
+    let configmaps: Api<ConfigMap> = Api::namespaced(env.spoke_client.clone(), "default");
+    assert!(
+        configmaps.get_opt("orphaned").await.unwrap().is_some(),
+        "kept during the grace period"
+    );
+
+    clock.advance(Duration::from_secs(61));
+    agent.sync_all().await.unwrap();
+    assert!(amws.get_opt(&amw_name).await.unwrap().is_none(), "evicted");
+    assert!(
+        configmaps.get_opt("orphaned").await.unwrap().is_none(),
+        "its resources are gone too"
+    );
+    assert!(
+        amws.get_opt("otherhub-x").await.unwrap().is_some(),
+        "another agent's record is kept"
+    );
+}

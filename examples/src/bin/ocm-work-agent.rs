@@ -46,6 +46,11 @@ struct Args {
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     status_sync_interval: Duration,
 
+    /// How long an AppliedManifestWork whose ManifestWork is gone is kept before its resources
+    /// are deleted (Go duration syntax).
+    #[arg(long = "appliedmanifestwork-eviction-grace-period", default_value = "60m", value_parser = parse_duration)]
+    eviction_grace_period: Duration,
+
     /// Feature gates, `Name=true|false,...` (RawFeedbackJsonString).
     #[arg(long, default_value = "")]
     feature_gates: String,
@@ -156,7 +161,8 @@ async fn run(args: Args) -> Result<(), String> {
     let config = AgentConfig::new(&args.cluster_name, hash.clone())
         .agent_id(&args.agent_id)
         .status_sync_interval(args.status_sync_interval)
-        .raw_feedback_json_string(raw_json);
+        .raw_feedback_json_string(raw_json)
+        .eviction_grace_period(args.eviction_grace_period);
     tracing::info!(cluster = %args.cluster_name, hub_hash = %hash, "work agent started");
     let agent = WorkAgent::new(hub, spoke, config);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

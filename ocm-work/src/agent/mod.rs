@@ -19,8 +19,9 @@
 //! in between, [`WorkAgent::sync`] only refreshes the status (step 6), every
 //! [`AgentConfig::status_sync_interval`].
 //!
-//! Not yet done here (see the crate docs): executor authorization, condition rules, watch-based
-//! feedback and eviction of unmanaged AppliedManifestWorks.
+//! [`WorkAgent::evict_unmanaged`] removes AppliedManifestWorks whose ManifestWork is gone, after
+//! the eviction grace period. Not yet done here (see the crate docs): the executor validation
+//! cache and watch-based feedback.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -52,6 +53,13 @@ use crate::status::{
     NewManifestCondition, merge_manifest_conditions, work_applied_condition,
     work_available_condition, work_rule_conditions,
 };
+
+fn min_duration(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
 
 /// Drops condition-rule conditions (reason prefix `ConditionRule`) computed for another
 /// generation, as upstream prunes them.
@@ -87,6 +95,11 @@ pub struct AgentConfig {
     pub raw_feedback_json_string: bool,
     /// The longest `jsonRaw` value (upstream's `--max-json-raw-length`).
     pub max_json_raw_length: usize,
+    /// How long an AppliedManifestWork whose ManifestWork is gone (or that belongs to another
+    /// hub) is kept before it is deleted with its resources (upstream's
+    /// `--appliedmanifestwork-eviction-grace-period`, default 60 min; 100 years or more
+    /// disables eviction).
+    pub eviction_grace_period: Duration,
 }
 
 impl AgentConfig {
@@ -102,6 +115,7 @@ impl AgentConfig {
             resync_interval: Duration::from_secs(240),
             raw_feedback_json_string: false,
             max_json_raw_length: limits::MAX_JSON_RAW_LENGTH,
+            eviction_grace_period: limits::APPLIED_MANIFEST_WORK_EVICTION_GRACE_PERIOD,
         }
     }
 
@@ -123,6 +137,13 @@ impl AgentConfig {
     #[must_use]
     pub fn resync_interval(mut self, interval: Duration) -> Self {
         self.resync_interval = interval;
+        self
+    }
+
+    /// Sets the eviction grace period of unmanaged AppliedManifestWorks.
+    #[must_use]
+    pub fn eviction_grace_period(mut self, grace: Duration) -> Self {
+        self.eviction_grace_period = grace;
         self
     }
 
@@ -233,6 +254,9 @@ impl WorkAgent {
                     }
                 }
             }
+        }
+        if let Err(e) = self.evict_unmanaged().await {
+            errors.push(e);
         }
         Error::aggregate(errors)
     }
@@ -723,6 +747,92 @@ impl WorkAgent {
         Ok(SyncOutcome::default())
     }
 
+    /// Evicts this agent's AppliedManifestWorks that no ManifestWork on the hub manages any
+    /// more (the work is gone, or the record comes from another hub), after the eviction
+    /// grace period; finalizes those being deleted. Returns when to look again.
+    pub async fn evict_unmanaged(&self) -> Result<Option<Duration>> {
+        const DISABLED: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+        let api = self.applied_works();
+        let list = api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| Error::kube("list AppliedManifestWorks", e))?;
+        let now = self.clock.now_time();
+        let mut next: Option<Duration> = None;
+        for amw in list.items {
+            if amw.spec.agent_id.as_deref() != Some(self.config.agent_id.as_str()) {
+                continue;
+            }
+            let name = amw.name_any();
+            if amw.metadata.deletion_timestamp.is_some() {
+                self.finalize_applied_manifest_work(&amw).await?;
+                continue;
+            }
+            let started = amw
+                .status
+                .as_ref()
+                .and_then(|s| s.eviction_start_time.clone());
+            let managed = name.starts_with(&format!("{}-", self.config.hub_hash))
+                && self
+                    .works()
+                    .get_opt(&amw.spec.manifest_work_name)
+                    .await
+                    .map_err(|e| {
+                        Error::kube(
+                            format!("get ManifestWork {}", amw.spec.manifest_work_name),
+                            e,
+                        )
+                    })?
+                    .is_some();
+            if self.config.eviction_grace_period >= DISABLED || managed {
+                if started.is_some() {
+                    self.set_eviction_start(&name, None).await?;
+                }
+                continue;
+            }
+            let Some(start) = started else {
+                self.set_eviction_start(&name, Some(now.clone())).await?;
+                next = min_duration(next, Some(self.config.eviction_grace_period));
+                continue;
+            };
+            let grace =
+                k8s_openapi::jiff::SignedDuration::try_from(self.config.eviction_grace_period)
+                    .unwrap_or(k8s_openapi::jiff::SignedDuration::MAX);
+            let deadline = start.0.checked_add(grace).unwrap_or(start.0);
+            if now.0 < deadline {
+                let left = Duration::try_from(deadline.duration_since(now.0)).unwrap_or_default();
+                next = min_duration(next, Some(left));
+                continue;
+            }
+            tracing::info!(applied_manifest_work = %name, "evicting: its ManifestWork is gone");
+            match api.delete(&name, &DeleteParams::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => continue,
+                Err(e) => return Err(Error::kube(format!("delete AppliedManifestWork {name}"), e)),
+            }
+            if let Some(deleting) = api
+                .get_opt(&name)
+                .await
+                .map_err(|e| Error::kube(format!("get AppliedManifestWork {name}"), e))?
+            {
+                self.finalize_applied_manifest_work(&deleting).await?;
+            }
+        }
+        Ok(next)
+    }
+
+    async fn set_eviction_start(&self, name: &str, time: Option<Time>) -> Result<()> {
+        self.applied_works()
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"evictionStartTime": time}})),
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| Error::kube(format!("update status of AppliedManifestWork {name}"), e))
+    }
+
     /// Deletes the resources of an AppliedManifestWork being deleted; releases its finalizer
     /// once none is pending. Returns whether it is done.
     pub async fn finalize_applied_manifest_work(&self, amw: &AppliedManifestWork) -> Result<bool> {
@@ -782,6 +892,23 @@ impl WorkAgent {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
     ) {
+        let evictor = self.clone();
+        let eviction = tokio::spawn(async move {
+            let tick = evictor
+                .config
+                .status_sync_interval
+                .max(Duration::from_secs(1));
+            loop {
+                let wait = match evictor.evict_unmanaged().await {
+                    Ok(next) => next.unwrap_or(tick).min(tick),
+                    Err(error) => {
+                        tracing::warn!(%error, "AppliedManifestWork eviction failed");
+                        tick
+                    }
+                };
+                tokio::time::sleep(wait).await;
+            }
+        });
         let works = self.works();
         Controller::new(works, watcher::Config::default())
             .graceful_shutdown_on(shutdown)
@@ -801,5 +928,6 @@ impl WorkAgent {
             )
             .for_each(|_| futures::future::ready(()))
             .await;
+        eviction.abort();
     }
 }
