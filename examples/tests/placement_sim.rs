@@ -200,3 +200,21 @@ fn bad_input_is_a_clear_error() {
     assert!(!ok);
     assert!(stderr.contains("does-not-exist.yaml"), "{stderr}");
 }
+
+#[test]
+fn a_placement_that_cannot_be_scheduled_reports_its_error_and_the_others_go_on() {
+    let (ok, stdout, stderr) = sim(
+        &["--now", "2026-01-01T00:00:00Z"],
+        &[fixture("invalid-set")],
+    );
+    assert!(ok, "{stderr}");
+    let (list, _) = placements(&stdout);
+    assert_eq!(list[0]["namespace"], "a");
+    let error = list[0]["error"].as_str().expect("error");
+    assert!(
+        error.contains("failed to get clusters from ClusterSet \"broken\""),
+        "{error}"
+    );
+    assert_eq!(list[1]["namespace"], "b");
+    assert_eq!(list[1]["selected"], json!(["c1"]));
+}

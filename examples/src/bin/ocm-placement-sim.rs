@@ -15,7 +15,9 @@
 //! API server would have applied them.
 //!
 //! Output: `{"placements": [...], "ignoredObjects": {kind: count}}` with one entry per
-//! Placement, sorted by namespace and name (see `ocm_placement::sim::render`). `--runs N`
+//! Placement, sorted by namespace and name (see `ocm_placement::sim::render`); a placement the
+//! controller would not schedule carries `skipped` (the reason) and one that cannot be
+//! scheduled at all carries `error` instead of the scheduling fields. `--runs N`
 //! repeats the scheduling call N times and adds `timing` (`scheduleMedianMs`,
 //! `scheduleMinMs`); `--explain` adds the per-cluster filter and prioritizer breakdown.
 
@@ -189,9 +191,19 @@ fn run(args: Args) -> Result<Value, String> {
             }));
             continue;
         }
-        let result = input
-            .schedule(&placement, &snapshot, now)
-            .map_err(|e| e.to_string())?;
+        // Like the controller, a placement that cannot be scheduled at all (for example an
+        // eligible set with an invalid selector) gets no decisions; the others go on.
+        let result = match input.schedule(&placement, &snapshot, now) {
+            Ok(result) => result,
+            Err(error) => {
+                out.push(json!({
+                    "namespace": placement.metadata.namespace,
+                    "name": placement.metadata.name,
+                    "error": error.to_string(),
+                }));
+                continue;
+            }
+        };
         let mut entry = render(&placement, &result, &snapshot, now);
         if let Some(runs) = args.runs {
             let mut samples = Vec::with_capacity(runs);
