@@ -11,9 +11,6 @@ use ocm_api::constants::{cluster as cc, groups, labels};
 
 /// Manager name the fixtures write with.
 const FIXTURE_MANAGER: &str = "ocm-testkit";
-/// Reasons the registration controller writes on ManagedCluster conditions.
-/// (Upstream values; `ocm_api::constants` does not define these yet.)
-
 /// A hub cluster with the OCM CRDs installed and managed clusters registered,
 /// each with its own fake cluster for the agent side.
 ///
