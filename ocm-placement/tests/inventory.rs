@@ -675,3 +675,42 @@ async fn a_stale_taint_write_fails_instead_of_dropping_a_concurrent_taint() {
         ["example.com/maintenance", UNAVAILABLE]
     );
 }
+
+#[tokio::test]
+async fn the_claim_reporter_run_loop_follows_claim_changes() {
+    let hub = hub();
+    let spoke = FakeCluster::new();
+    ocm_testkit::install_crds(&spoke).unwrap();
+    managed_cluster(&hub.client, "c1", json!({}), Some("True")).await;
+    let reporter = ClusterClaimReporter::new(hub.client.clone(), spoke.client(), "c1");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(reporter.run(Duration::from_secs(600), async move {
+        let _ = stopped.await;
+    }));
+    create::<ClusterClaim>(
+        &spoke.client(),
+        json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "ClusterClaim",
+        "metadata": {"name": "region"}, "spec": {"value": "eu"}}),
+    )
+    .await;
+    let clusters: Api<ManagedCluster> = Api::all(hub.client.clone());
+    let mut claims = Vec::new();
+    for _ in 0..100 {
+        claims = clusters
+            .get("c1")
+            .await
+            .unwrap()
+            .status
+            .and_then(|s| s.cluster_claims)
+            .unwrap_or_default();
+        if !claims.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(claims.len(), 1);
+    assert_eq!(claims[0].value.as_deref(), Some("eu"));
+    let _ = stop.send(());
+    task.await.unwrap();
+}
