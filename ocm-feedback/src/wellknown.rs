@@ -131,8 +131,9 @@ impl FeedbackPath {
 }
 
 /// Finds the well-known feedback paths of a kind. Implement it to extend or replace the
-/// built-in table; [`WellKnownStatusTable`] is the usual implementation.
-pub trait WellKnownStatusResolver {
+/// built-in table; [`WellKnownStatusTable`] is the usual implementation. Resolvers are shared
+/// between threads, like the readers that use them.
+pub trait WellKnownStatusResolver: Send + Sync {
     /// The paths reported for `gvk`, in output order; `None` (or an empty list) when the kind
     /// has none, which makes a `WellKnownStatus` rule fail.
     fn paths(&self, gvk: &GroupVersionKind<'_>) -> Option<&[FeedbackPath]>;

@@ -50,10 +50,18 @@ pub(crate) enum Number {
     Float(f64),
 }
 
+///
+/// `serde_json` reads `-0` as the float -0.0, while Go reads it as the integer 0. Go's encoder
+/// writes a float -0 as `-0`, so a -0 that came from an API server is `-0` on the wire, and
+/// this treats -0.0 as the integer 0 like Go does.
 pub(crate) fn number(n: &serde_json::Number) -> Number {
     match n.as_i64() {
         Some(i) => Number::Int(i),
-        None => Number::Float(n.as_f64().unwrap_or(f64::NAN)),
+        None => match n.as_f64() {
+            Some(f) if f == 0.0 => Number::Int(0),
+            Some(f) => Number::Float(f),
+            None => Number::Float(f64::NAN),
+        },
     }
 }
 

@@ -201,6 +201,24 @@ mod tests {
         ]
     }
 
+    #[test]
+    fn shareable_between_threads() {
+        fn check<T: Send + Sync>() {}
+        check::<Template>();
+        check::<crate::CompiledRules>();
+        check::<crate::FeedbackReader<'static>>();
+        check::<crate::Feedback>();
+    }
+
+    #[test]
+    fn negative_zero_decodes_like_go() {
+        // Go decodes `-0` (the only way Go's encoder writes a negative zero) as the integer 0.
+        let zero: Value = serde_json::from_str("-0").unwrap();
+        let t = Template::parse("{@}").unwrap();
+        assert_eq!(t.execute(&zero).unwrap(), "0");
+        assert_eq!(Match::Json(&zero).go_type_name(), "int64");
+    }
+
     proptest! {
         /// The depth-first fast path gives exactly what the step-by-step evaluator gives.
         #[test]
