@@ -218,3 +218,25 @@ fn a_placement_that_cannot_be_scheduled_reports_its_error_and_the_others_go_on()
     assert_eq!(list[1]["namespace"], "b");
     assert_eq!(list[1]["selected"], json!(["c1"]));
 }
+
+#[test]
+fn reads_standard_input() {
+    use std::io::Write;
+    let yaml = std::fs::read_to_string(fixture("invalid-set/hub.yaml")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ocm-placement-sim"))
+        .args(["-", "--now", "2026-01-01T00:00:00Z"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(yaml.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let (list, _) = placements(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(list.len(), 2);
+}

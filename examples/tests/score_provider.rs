@@ -81,3 +81,56 @@ async fn writes_a_normalised_score_once() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a number"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn keeps_the_score_up_to_date_periodically() {
+    let dir = scratch("periodic");
+    let hub = FakeCluster::new();
+    ocm_testkit::install_crds(&hub).expect("CRDs");
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "cluster1"}})).unwrap();
+    Api::<Namespace>::all(hub.client())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let server = hub.serve_loopback().await.expect("loopback");
+    let kubeconfig = dir.join("hub.kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let value_file = dir.join("value");
+    std::fs::write(&value_file, "10").unwrap();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ocm-score-provider"))
+        .arg("--hub-kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--cluster-name", "cluster1", "--score-name", "latency"])
+        .args(["--resource-name", "net", "--min", "0", "--max", "20"])
+        .arg("--value-file")
+        .arg(&value_file)
+        .args(["--interval", "100ms"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start ocm-score-provider");
+    let api: Api<AddOnPlacementScore> = Api::namespaced(hub.client(), "cluster1");
+    let wait_for = |want: i32| {
+        let api = api.clone();
+        async move {
+            for _ in 0..100 {
+                if let Ok(Some(s)) = api.get_opt("net").await
+                    && s.score("latency") == Some(want)
+                {
+                    return true;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            false
+        }
+    };
+    let first = wait_for(0).await;
+    std::fs::write(&value_file, "15").unwrap();
+    let second = wait_for(50).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first, "the first round writes 0 (10 of 0..20)");
+    assert!(second, "a later round picks up the new value");
+    let _ = std::fs::remove_dir_all(dir);
+}
