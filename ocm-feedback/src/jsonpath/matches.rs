@@ -58,7 +58,7 @@ pub(crate) fn number(n: &serde_json::Number) -> Number {
     match n.as_i64() {
         Some(i) => Number::Int(i),
         None => match n.as_f64() {
-            Some(f) if f == 0.0 => Number::Int(0),
+            Some(0.0) => Number::Int(0),
             Some(f) => Number::Float(f),
             None => Number::Float(f64::NAN),
         },
