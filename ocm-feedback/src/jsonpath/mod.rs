@@ -30,6 +30,14 @@
 //! * A `\x` or octal escape in a quoted string that does not form UTF-8 becomes U+FFFD.
 //! * Pieces rebuilt by the parser (union members, quoted keys, filter operands) may nest 24
 //!   deep and `range` blocks 64 deep; beyond that parsing or evaluation fails.
+//! * Numbers are classified from the `serde_json::Value` the caller parsed: integers that fit
+//!   in `i64` are Go `int64`s, everything else a `float64`, and `-0` the integer 0, all as Go
+//!   decodes JSON. This crate turns on `serde_json`'s `float_roundtrip` feature so that floats
+//!   are parsed exactly, as Go parses them.
+//!
+//! Parse errors keep client-go's wording in [`ParseError::message`] and add the byte position
+//! and the offending token. The kubectl differential test (`tests/kubectl_differential.rs`)
+//! checks output and error texts against kubectl on a corpus of more than 500 cases.
 
 mod ast;
 mod error;
