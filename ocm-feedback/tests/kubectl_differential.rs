@@ -1,7 +1,8 @@
 //! Differential test against kubectl's own JSONPath implementation.
 //!
 //! Every template in `corpus/common.txt` is evaluated on every object in `corpus/*.json`, and
-//! every template in `corpus/thing.txt` on `corpus/thing.json`, both by this crate and by
+//! every template in `corpus/thing.txt` on `corpus/thing.json` (those in `corpus/strict.txt`
+//! with missing keys not allowed), both by this crate and by
 //!
 //! ```text
 //! kubectl --kubeconfig=/dev/null patch --local -f obj.json --type=merge -p '{}' -o jsonpath=<template>
@@ -52,6 +53,8 @@ struct Case {
     file: PathBuf,
     template: String,
     unordered: bool,
+    /// Missing keys are errors (`--allow-missing-template-keys=false`).
+    strict: bool,
     ours: Outcome,
 }
 
@@ -74,8 +77,16 @@ fn read_templates(name: &str) -> Vec<(String, bool)> {
 }
 
 fn kubectl(file: &Path, output: &str) -> Outcome {
+    kubectl_with(file, output, true)
+}
+
+fn kubectl_with(file: &Path, output: &str, allow_missing_keys: bool) -> Outcome {
     let out = Command::new("kubectl")
-        .args(["--kubeconfig=/dev/null", "patch", "--local", "-f"])
+        .args(["--kubeconfig=/dev/null", "patch", "--local"])
+        .arg(format!(
+            "--allow-missing-template-keys={allow_missing_keys}"
+        ))
+        .arg("-f")
         .arg(file)
         .args(["--type=merge", "-p", "{}", "-o"])
         .arg(output)
@@ -101,10 +112,10 @@ fn kubectl(file: &Path, output: &str) -> Outcome {
     Outcome::Other(stderr)
 }
 
-fn ours(template: &str, data: &Value) -> Outcome {
+fn ours(template: &str, data: &Value, strict: bool) -> Outcome {
     match Template::parse(template) {
         Err(e) => Outcome::ParseError(e.message().to_owned()),
-        Ok(t) => match t.execute(data) {
+        Ok(t) => match t.allow_missing_keys(!strict).execute(data) {
             Ok(s) => Outcome::Printed(s),
             Err(EvalError::NilValue) => Outcome::Panic,
             Err(e) => Outcome::EvalError(e.to_string()),
@@ -203,16 +214,24 @@ fn kubectl_jsonpath_differential() {
 
     let common = read_templates("common.txt");
     let thing = read_templates("thing.txt");
+    let strict = read_templates("strict.txt");
     let mut cases = Vec::new();
     for (name, file, data) in &objects {
         let extra: &[(String, bool)] = if name == "thing" { &thing } else { &[] };
-        for (template, unordered) in common.iter().chain(extra) {
+        let strict_extra: &[(String, bool)] = if name == "thing" { &strict } else { &[] };
+        let all = common
+            .iter()
+            .chain(extra)
+            .map(|t| (t, false))
+            .chain(strict_extra.iter().map(|t| (t, true)));
+        for ((template, unordered), strict) in all {
             cases.push(Case {
                 object: name.clone(),
                 file: file.clone(),
-                ours: ours(template, data),
+                ours: ours(template, data, strict),
                 template: template.clone(),
                 unordered: *unordered,
+                strict,
             });
         }
     }
@@ -221,6 +240,7 @@ fn kubectl_jsonpath_differential() {
     // Plan kubectl runs: batches of templates we expect to succeed, single runs otherwise.
     let batchable = |c: &Case| {
         matches!(c.ours, Outcome::Printed(_))
+            && !c.strict
             && !c.template.contains("range")
             && !c.template.contains("end")
     };
@@ -282,15 +302,24 @@ fn kubectl_jsonpath_differential() {
     for (i, case) in cases.iter().enumerate() {
         let mut theirs = results[i].take().unwrap();
         if !agrees(case, &theirs) {
-            theirs = kubectl(&case.file, &format!("jsonpath={}", case.template));
+            let output = format!("jsonpath={}", case.template);
+            theirs = kubectl_with(&case.file, &output, !case.strict);
         }
         if dump {
-            println!("{} :: {}\n    => {:?}", case.object, case.template, theirs);
+            let mode = if case.strict { " (strict)" } else { "" };
+            println!(
+                "{}{mode} :: {}\n    => {:?}",
+                case.object, case.template, theirs
+            );
         }
         if !agrees(case, &theirs) {
             failures.push(format!(
-                "{} :: {}\n    kubectl: {:?}\n    ours:    {:?}",
-                case.object, case.template, theirs, case.ours
+                "{}{} :: {}\n    kubectl: {:?}\n    ours:    {:?}",
+                case.object,
+                if case.strict { " (strict)" } else { "" },
+                case.template,
+                theirs,
+                case.ours
             ));
         }
     }
