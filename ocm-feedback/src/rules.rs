@@ -1,12 +1,16 @@
 //! Feedback rules: evaluating a manifest's `feedbackRules` on its live object, and the
 //! resulting `StatusFeedbackSynced` condition.
 
-use ocm_api::conditions::{ConditionStatus, NewCondition};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::work as consts;
-use ocm_api::work::v1::{FeedbackRule, FeedbackType, FeedbackValue, StatusFeedbackResult};
+use ocm_api::work::v1::{
+    FeedbackRule, FeedbackType, FeedbackValue, ManifestCondition, StatusFeedbackResult,
+};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::tracker::values_changed;
 use crate::value::ValueOptions;
 use crate::wellknown::{
     FeedbackPath, GroupVersionKind, WellKnownStatusResolver, WellKnownStatusTable,
@@ -298,6 +302,28 @@ impl Feedback {
         StatusFeedbackResult {
             values: (!self.values.is_empty()).then(|| self.values.clone()),
         }
+    }
+
+    /// Records the outcome in a manifest's status entry the way upstream's status controller
+    /// does: when the values differ from the stored ones, the `StatusFeedbackSynced` condition
+    /// is removed first (so its transition time is refreshed even if its status stays) and the
+    /// values are replaced; then the condition is set with `meta.SetStatusCondition` semantics.
+    /// Returns whether the entry changed (if not, there is nothing to write back).
+    pub fn apply_to(&self, manifest: &mut ManifestCondition, now: &Time) -> bool {
+        let stored = manifest
+            .status_feedbacks
+            .as_ref()
+            .map(StatusFeedbackResult::values);
+        let values_differ = values_changed(stored, &self.values);
+        if values_differ {
+            conditions::remove(
+                &mut manifest.conditions,
+                consts::CONDITION_STATUS_FEEDBACK_SYNCED,
+            );
+            manifest.status_feedbacks = Some(self.to_result());
+        }
+        let condition_changed = conditions::set(&mut manifest.conditions, self.condition(), now);
+        values_differ || condition_changed
     }
 
     /// Splits the outcome into the values and the condition.

@@ -601,3 +601,64 @@ fn tracker_reports_only_changes() {
     tracker.seed("w/2".to_owned(), two);
     assert!(tracker.record("w/2", swapped).is_some());
 }
+
+#[test]
+fn value_change_refreshes_the_condition_transition_time() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use ocm_api::work::v1::ManifestCondition;
+
+    let t0 = Time("2026-01-01T00:00:00Z".parse().unwrap());
+    let t1 = Time("2026-01-01T00:05:00Z".parse().unwrap());
+    let t2 = Time("2026-01-01T00:10:00Z".parse().unwrap());
+    let mut manifest: ManifestCondition = serde_json::from_value(json!({
+        "resourceMeta": {"ordinal": 0, "group": "apps", "version": "v1", "kind": "Deployment",
+                         "resource": "deployments", "name": "deploy1", "namespace": "ns1"},
+        "conditions": []
+    }))
+    .unwrap();
+    let reader = FeedbackReader::new();
+    let rules = CompiledRules::new(&[FeedbackRule::well_known_status()]);
+    let deploy = |ready: i64| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "deploy1"},
+               "status": {"readyReplicas": ready, "replicas": 3, "availableReplicas": ready}})
+    };
+
+    assert!(
+        reader
+            .read_compiled(&deploy(2), &rules)
+            .apply_to(&mut manifest, &t0)
+    );
+    let synced = |m: &ManifestCondition| {
+        m.conditions
+            .iter()
+            .find(|c| c.type_ == "StatusFeedbackSynced")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(synced(&manifest).last_transition_time, t0);
+    assert_eq!(synced(&manifest).reason, "StatusFeedbackSynced");
+
+    // Same values: nothing changes, the transition time stays.
+    assert!(
+        !reader
+            .read_compiled(&deploy(2), &rules)
+            .apply_to(&mut manifest, &t1)
+    );
+    assert_eq!(synced(&manifest).last_transition_time, t0);
+
+    // New values: the condition is re-added with a fresh transition time.
+    assert!(
+        reader
+            .read_compiled(&deploy(3), &rules)
+            .apply_to(&mut manifest, &t2)
+    );
+    assert_eq!(synced(&manifest).last_transition_time, t2);
+    assert_eq!(
+        manifest
+            .status_feedbacks
+            .as_ref()
+            .unwrap()
+            .get("ReadyReplicas"),
+        Some(&FieldValue::integer(3))
+    );
+}
