@@ -10,7 +10,9 @@
 //! * [`FeedbackReader`]: `WellKnownStatus` and `JSONPaths` rules, typing of values to
 //!   `Integer`/`String`/`Boolean` (and `JsonRaw` behind the `RawFeedbackJsonString` gate), the
 //!   `StatusFeedbackSynced` condition, partial results when some rules fail.
-//! * [`FeedbackTracker`]: reports values only when they changed since the last sync.
+//! * [`FeedbackTracker`]: reports values only when they changed since the last sync, and
+//!   [`Feedback::apply_to`], which writes an outcome into a manifest's status entry with
+//!   upstream's transition-time rule.
 //!
 //! Rules go in and [`StatusFeedbackResult`](ocm_api::work::v1::StatusFeedbackResult)s come out,
 //! as `ocm_api` types. Nothing here does I/O: the caller fetches the live object.
