@@ -280,6 +280,18 @@ pub mod cluster {
     /// Resource name for memory in `allocatable` and `capacity`.
     pub const RESOURCE_MEMORY: &str = "memory";
 
+    /// ClusterClaim names reserved by OCM; they are always reported to the hub, first.
+    pub const RESERVED_CLAIM_NAMES: [&str; 4] = [
+        "id.k8s.io",
+        "kubeversion.open-cluster-management.io",
+        "platform.open-cluster-management.io",
+        "product.open-cluster-management.io",
+    ];
+    /// Label on a ClusterClaim that keeps it on the managed cluster (not reported to the hub).
+    pub const CLAIM_SPOKE_ONLY_LABEL: &str = "open-cluster-management.io/spoke-only";
+    /// How many non-reserved claims the registration agent reports by default.
+    pub const DEFAULT_MAX_CUSTOM_CLAIMS: usize = 20;
+
     /// Default `spec.leaseDurationSeconds`.
     pub const DEFAULT_LEASE_DURATION_SECONDS: i32 = 60;
 }

@@ -1,6 +1,8 @@
 //! `ocm-hub-controller`: the hub side of OCM work distribution.
 //!
-//! Runs, against one hub, the Placement controller (schedules every Placement and writes its
+//! Runs, against one hub, the cluster inventory controller (cluster-set membership conditions,
+//! binding conditions, the `default` and `global` sets, and the unavailable/unreachable taints
+//! from cluster health), the Placement controller (schedules every Placement and writes its
 //! PlacementDecisions and status) and the ManifestWorkReplicaSet controller (fans each replica
 //! set out to the clusters its placements select, following their rollout strategies).
 //!
@@ -21,6 +23,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use ocm_placement::controller::PlacementController;
+use ocm_placement::inventory::ClusterInventoryController;
 use ocm_work::replicaset::SuccessCriteria;
 use ocm_work::replicaset::controller::ReplicaSetController;
 
@@ -61,6 +64,11 @@ struct Args {
     /// Do not run the ManifestWorkReplicaSet controller.
     #[arg(long)]
     no_replicaset: bool,
+
+    /// Do not run the cluster inventory controller (cluster-set conditions, bindings, the
+    /// `default` and `global` sets, and the unavailable/unreachable taints).
+    #[arg(long)]
+    no_inventory: bool,
 }
 
 #[tokio::main]
@@ -129,6 +137,11 @@ async fn run(args: Args) -> Result<(), String> {
         let controller = PlacementController::new(client.clone());
         tasks.push(tokio::spawn(controller.run(shutdown(&stop_tx))));
         tracing::info!("placement controller started");
+    }
+    if !args.no_inventory {
+        let controller = ClusterInventoryController::new(client.clone());
+        tasks.push(tokio::spawn(controller.run(shutdown(&stop_tx))));
+        tracing::info!("cluster inventory controller started");
     }
     if !args.no_replicaset {
         let criteria = match args.success_criteria {

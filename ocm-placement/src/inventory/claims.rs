@@ -28,19 +28,9 @@ use ocm_api::cluster::v1alpha1::ClusterClaim;
 
 use super::name_of;
 
-/// Claims whose names are reserved by OCM; they are always reported, before the others.
-pub const RESERVED_CLAIM_NAMES: [&str; 4] = [
-    "id.k8s.io",
-    "kubeversion.open-cluster-management.io",
-    "platform.open-cluster-management.io",
-    "product.open-cluster-management.io",
-];
-
-/// Label that keeps a claim on the managed cluster (not reported to the hub).
-pub const SPOKE_ONLY_LABEL: &str = "open-cluster-management.io/spoke-only";
-
-/// Upstream's default for the number of non-reserved claims reported.
-pub const DEFAULT_MAX_CUSTOM_CLAIMS: usize = 20;
+pub use ocm_api::constants::cluster::{
+    CLAIM_SPOKE_ONLY_LABEL as SPOKE_ONLY_LABEL, DEFAULT_MAX_CUSTOM_CLAIMS, RESERVED_CLAIM_NAMES,
+};
 
 /// The `status.clusterClaims` list for a managed cluster with the ClusterClaims `claims`.
 pub fn cluster_claims_status(
