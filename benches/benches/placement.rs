@@ -170,6 +170,16 @@ fn bench(c: &mut Criterion) {
                     )
                 })
             });
+            // First CEL schedule on a fresh snapshot: includes converting every candidate to
+            // its (then cached) CEL form.
+            group.bench_function(format!("schedule_cel_cold/{n}"), |b| {
+                b.iter_batched_ref(
+                    || hub(n).build(),
+                    |fresh| black_box(scheduler.schedule(&p, fresh, now()).expect("schedule")),
+                    criterion::BatchSize::PerIteration,
+                )
+            });
+            // Single-expression variants: a constant, a label lookup, a claim comprehension.
             for (label, expr) in [
                 ("true", "true"),
                 (

@@ -198,15 +198,11 @@ impl CelCluster {
     /// Converts a serialisable object (a ManagedCluster) through its JSON form.
     pub(crate) fn new<T: serde::Serialize>(object: &T) -> Self {
         let json = serde_json::to_value(object).unwrap_or(serde_json::Value::Null);
-        let part = |a: &str, b: &str| {
-            json.get(a)
-                .and_then(|v| v.get(b))
-                .map(|v| to_val(json_to_cel(v)))
-        };
+        let part = |a: &str, b: &str| json.get(a).and_then(|v| v.get(b)).map(json_to_val);
         CelCluster {
             labels: part("metadata", "labels"),
             claims: part("status", "clusterClaims"),
-            whole: to_val(json_to_cel(&json)),
+            whole: json_to_val(&json),
         }
     }
 }
@@ -235,6 +231,39 @@ impl VariableResolver for ClusterInput<'_> {
 /// Converts a CEL [`Value`] into the interpreter's value tree.
 pub(crate) fn to_val(value: Value) -> Box<dyn Val> {
     Box::<dyn Val>::try_from(value).unwrap_or_else(|_| Box::new(cel::common::types::CelNull))
+}
+
+/// Converts JSON straight into the interpreter's value tree (same mapping as [`json_to_cel`]).
+pub(crate) fn json_to_val(json: &serde_json::Value) -> Box<dyn Val> {
+    use cel::common::types::{
+        CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
+    };
+    match json {
+        serde_json::Value::Null => Box::new(CelNull),
+        serde_json::Value::Bool(b) => Box::new(CelBool::from(*b)),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Box::new(CelInt::from(i)),
+            (None, Some(u), _) => Box::new(CelUInt::from(u)),
+            (_, _, Some(f)) => Box::new(CelDouble::from(f)),
+            _ => Box::new(CelNull),
+        },
+        serde_json::Value::String(s) => Box::new(CelString::from(s.clone())),
+        serde_json::Value::Array(items) => Box::new(CelList::from(
+            items.iter().map(json_to_val).collect::<Vec<_>>(),
+        )),
+        serde_json::Value::Object(map) => {
+            let entries: HashMap<CelMapKey<'static>, Box<dyn Val>> = map
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        CelMapKey::String(CelString::from(k.clone())),
+                        json_to_val(v),
+                    )
+                })
+                .collect();
+            Box::new(CelMap::from(entries))
+        }
+    }
 }
 
 /// Converts JSON into a CEL value (integers stay integers, other numbers become doubles).
