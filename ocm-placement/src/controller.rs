@@ -30,6 +30,7 @@ use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::constants::labels;
 use serde_json::json;
 
+pub use crate::hub::HubState;
 use crate::result::StatusCode;
 use crate::{Scheduler, Snapshot};
 
@@ -68,23 +69,6 @@ fn kube_error(action: impl Into<String>) -> impl FnOnce(kube::Error) -> Controll
     move |source| ControllerError::Kube { action, source }
 }
 
-/// Everything the scheduler reads from the hub.
-#[derive(Clone, Debug, Default)]
-pub struct HubState {
-    /// ManagedClusters.
-    pub clusters: Vec<Arc<ManagedCluster>>,
-    /// ManagedClusterSets.
-    pub sets: Vec<Arc<ManagedClusterSet>>,
-    /// ManagedClusterSetBindings (all namespaces).
-    pub bindings: Vec<Arc<ManagedClusterSetBinding>>,
-    /// Placements (all namespaces).
-    pub placements: Vec<Arc<Placement>>,
-    /// PlacementDecisions (all namespaces).
-    pub decisions: Vec<Arc<PlacementDecision>>,
-    /// AddOnPlacementScores (all namespaces).
-    pub scores: Vec<Arc<AddOnPlacementScore>>,
-}
-
 impl HubState {
     /// Lists everything from the hub.
     pub async fn list(client: &Client) -> Result<Self, ControllerError> {
@@ -106,36 +90,6 @@ impl HubState {
             decisions: all(client).await?,
             scores: all(client).await?,
         })
-    }
-
-    /// The scheduler's snapshot of this state.
-    pub fn snapshot(&self) -> Snapshot {
-        let mut builder = Snapshot::builder();
-        for c in &self.clusters {
-            builder.add_cluster(c.clone());
-        }
-        for s in &self.sets {
-            builder.add_cluster_set(s);
-        }
-        for b in &self.bindings {
-            builder.add_binding(b);
-        }
-        for s in &self.scores {
-            builder.add_addon_score(s);
-        }
-        for d in &self.decisions {
-            builder.add_placement_decision(d);
-        }
-        builder.build()
-    }
-
-    /// The earliest AddOnPlacementScore `validUntil` after `now`, if any.
-    fn next_score_expiry(&self, now: Timestamp) -> Option<Timestamp> {
-        self.scores
-            .iter()
-            .filter_map(|s| s.status.as_ref()?.valid_until.as_ref().map(|t| t.0))
-            .filter(|t| *t > now)
-            .min()
     }
 }
 

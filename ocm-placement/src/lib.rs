@@ -64,6 +64,16 @@
 //! [`plugins::CelLimits`]) and which lacks the Kubernetes CEL libraries (quantity, semver, IP,
 //! CIDR, URL, format); a compile error from an undeclared identifier is detected, an unknown
 //! function only fails at evaluation (no match).
+//!
+//! # Performance
+//!
+//! Building a [`Snapshot`] interns every label, claim and taint string and precomputes set
+//! membership, resource values, AddOn score tables and decision counts (about 0.5 KiB per
+//! cluster besides the shared `ManagedCluster` objects). Scheduling then matches integers and
+//! allocates per placement, not per cluster. CEL selectors convert each candidate cluster to
+//! its CEL form the first time any placement evaluates CEL against that snapshot and keep it
+//! (shared by clones of the snapshot), so the first CEL schedule on a fresh snapshot costs
+//! roughly 30 µs per candidate more than the following ones.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
@@ -73,6 +83,7 @@ pub mod controller;
 pub mod decisions;
 mod error;
 pub mod explain;
+pub mod hub;
 pub mod inventory;
 pub mod plugins;
 mod policy;

@@ -44,14 +44,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
-use ocm_api::cluster::v1::ManagedCluster;
-use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
-use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
-use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use ocm_api::cluster::v1beta1::Placement;
 use ocm_api::constants::groups;
 use serde_json::{Map, Value, json};
 
 use crate::explain::Outcome;
+use crate::hub::HubState;
 use crate::{ScheduleResult, Scheduler, Snapshot};
 
 /// What can go wrong reading simulator input or scheduling it.
@@ -82,12 +80,7 @@ pub enum SimError {
 /// Hub objects collected from simulator input.
 #[derive(Debug, Clone, Default)]
 pub struct SimInput {
-    clusters: Vec<ManagedCluster>,
-    sets: Vec<ManagedClusterSet>,
-    bindings: Vec<ManagedClusterSetBinding>,
-    placements: Vec<Placement>,
-    decisions: Vec<PlacementDecision>,
-    scores: Vec<AddOnPlacementScore>,
+    hub: HubState,
     ignored: BTreeMap<String, usize>,
     schemas: BTreeMap<(String, String, String), Value>,
     scheduler: Arc<Scheduler>,
@@ -230,21 +223,29 @@ impl SimInput {
         let bad = |e: serde_json::Error| err(label.clone(), e.to_string());
         match kind.as_str() {
             "ManagedCluster" => self
+                .hub
                 .clusters
-                .push(serde_json::from_value(value).map_err(bad)?),
-            "ManagedClusterSet" => self.sets.push(serde_json::from_value(value).map_err(bad)?),
+                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
+            "ManagedClusterSet" => self
+                .hub
+                .sets
+                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
             "ManagedClusterSetBinding" => self
+                .hub
                 .bindings
-                .push(serde_json::from_value(value).map_err(bad)?),
+                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
             "Placement" => self
+                .hub
                 .placements
-                .push(serde_json::from_value(value).map_err(bad)?),
+                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
             "PlacementDecision" => self
+                .hub
                 .decisions
-                .push(serde_json::from_value(value).map_err(bad)?),
+                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
             _ => self
+                .hub
                 .scores
-                .push(serde_json::from_value(value).map_err(bad)?),
+                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
         }
         Ok(())
     }
@@ -256,7 +257,7 @@ impl SimInput {
 
     /// The Placements read, sorted by namespace and name.
     pub fn placements(&self) -> Vec<Placement> {
-        let mut out = self.placements.clone();
+        let mut out: Vec<Placement> = self.hub.placements.iter().map(|p| (**p).clone()).collect();
         out.sort_by(|a, b| {
             (&a.metadata.namespace, &a.metadata.name)
                 .cmp(&(&b.metadata.namespace, &b.metadata.name))
@@ -266,23 +267,7 @@ impl SimInput {
 
     /// The scheduler's view of the input.
     pub fn snapshot(&self) -> Snapshot {
-        let mut builder = Snapshot::builder();
-        for c in &self.clusters {
-            builder.add_cluster(c.clone());
-        }
-        for s in &self.sets {
-            builder.add_cluster_set(s);
-        }
-        for b in &self.bindings {
-            builder.add_binding(b);
-        }
-        for s in &self.scores {
-            builder.add_addon_score(s);
-        }
-        for d in &self.decisions {
-            builder.add_placement_decision(d);
-        }
-        builder.build()
+        self.hub.snapshot()
     }
 
     /// Schedules `placement` against `snapshot` at `now`.

@@ -1,0 +1,65 @@
+//! The hub objects the scheduler reads, as one value.
+
+use std::sync::Arc;
+
+use k8s_openapi::jiff::Timestamp;
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+
+use crate::Snapshot;
+
+/// Everything the scheduler reads from a hub: clusters, cluster sets, bindings, placements,
+/// placement decisions and AddOnPlacementScores (all namespaces).
+///
+/// The controller fills it from its watch caches (or from lists, with the `controller`
+/// feature's `HubState::list`), the simulator from files.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct HubState {
+    /// ManagedClusters.
+    pub clusters: Vec<Arc<ManagedCluster>>,
+    /// ManagedClusterSets.
+    pub sets: Vec<Arc<ManagedClusterSet>>,
+    /// ManagedClusterSetBindings.
+    pub bindings: Vec<Arc<ManagedClusterSetBinding>>,
+    /// Placements.
+    pub placements: Vec<Arc<Placement>>,
+    /// PlacementDecisions.
+    pub decisions: Vec<Arc<PlacementDecision>>,
+    /// AddOnPlacementScores.
+    pub scores: Vec<Arc<AddOnPlacementScore>>,
+}
+
+impl HubState {
+    /// The scheduler's snapshot of this state.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut builder = Snapshot::builder();
+        for c in &self.clusters {
+            builder.add_cluster(c.clone());
+        }
+        for s in &self.sets {
+            builder.add_cluster_set(s);
+        }
+        for b in &self.bindings {
+            builder.add_binding(b);
+        }
+        for s in &self.scores {
+            builder.add_addon_score(s);
+        }
+        for d in &self.decisions {
+            builder.add_placement_decision(d);
+        }
+        builder.build()
+    }
+
+    /// The earliest AddOnPlacementScore `validUntil` after `now`, if any.
+    pub fn next_score_expiry(&self, now: Timestamp) -> Option<Timestamp> {
+        self.scores
+            .iter()
+            .filter_map(|s| s.status.as_ref()?.valid_until.as_ref().map(|t| t.0))
+            .filter(|t| *t > now)
+            .min()
+    }
+}
