@@ -17,11 +17,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
-use kube::{Client, Resource, ResourceExt};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
@@ -32,6 +30,7 @@ use serde_json::json;
 
 pub use crate::hub::HubState;
 use crate::result::StatusCode;
+use crate::watch::{self, Round};
 use crate::{Scheduler, Snapshot};
 
 /// Reschedule everything at least this often (upstream's informer resync period).
@@ -72,23 +71,16 @@ fn kube_error(action: impl Into<String>) -> impl FnOnce(kube::Error) -> Controll
 impl HubState {
     /// Lists everything from the hub.
     pub async fn list(client: &Client) -> Result<Self, ControllerError> {
-        async fn all<K>(client: &Client) -> Result<Vec<Arc<K>>, ControllerError>
-        where
-            K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-        {
-            Api::<K>::all(client.clone())
-                .list(&ListParams::default())
-                .await
-                .map(|l| l.items.into_iter().map(Arc::new).collect())
-                .map_err(kube_error(format!("list {}", K::plural(&()))))
+        fn arcs<K>(items: Vec<K>) -> Vec<Arc<K>> {
+            items.into_iter().map(Arc::new).collect()
         }
         Ok(Self {
-            clusters: all(client).await?,
-            sets: all(client).await?,
-            bindings: all(client).await?,
-            placements: all(client).await?,
-            decisions: all(client).await?,
-            scores: all(client).await?,
+            clusters: arcs(watch::list_all(client).await?),
+            sets: arcs(watch::list_all(client).await?),
+            bindings: arcs(watch::list_all(client).await?),
+            placements: arcs(watch::list_all(client).await?),
+            decisions: arcs(watch::list_all(client).await?),
+            scores: arcs(watch::list_all(client).await?),
         })
     }
 }
@@ -300,47 +292,13 @@ impl PlacementController {
 
     /// Watches the hub and keeps every placement scheduled until `shutdown` completes.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
-        let (clusters, w1) = reflector::store::<ManagedCluster>();
-        let (sets, w2) = reflector::store::<ManagedClusterSet>();
-        let (bindings, w3) = reflector::store::<ManagedClusterSetBinding>();
-        let (placements, w4) = reflector::store::<Placement>();
-        let (decisions, w5) = reflector::store::<PlacementDecision>();
-        let (scores, w6) = reflector::store::<AddOnPlacementScore>();
-        let cfg = watcher::Config::default;
         let c = &self.client;
-        let changes = futures::stream::select_all(vec![
-            reflector(w1, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-            reflector(w2, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-            reflector(w3, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-            reflector(w4, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-            reflector(w5, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-            reflector(w6, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-        ]);
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
-        let pump = tokio::spawn(async move {
-            let mut changes = changes;
-            while changes.next().await.is_some() {
-                let _ = tx.try_send(());
-            }
-        });
+        let (clusters, w1) = watch::cache::<ManagedCluster>(c);
+        let (sets, w2) = watch::cache::<ManagedClusterSet>(c);
+        let (bindings, w3) = watch::cache::<ManagedClusterSetBinding>(c);
+        let (placements, w4) = watch::cache::<Placement>(c);
+        let (decisions, w5) = watch::cache::<PlacementDecision>(c);
+        let (scores, w6) = watch::cache::<AddOnPlacementScore>(c);
         let ready = async {
             let _ = clusters.wait_until_ready().await;
             let _ = sets.wait_until_ready().await;
@@ -349,54 +307,50 @@ impl PlacementController {
             let _ = decisions.wait_until_ready().await;
             let _ = scores.wait_until_ready().await;
         };
-        let mut shutdown = std::pin::pin!(shutdown);
-        tokio::select! {
-            _ = ready => {}
-            _ = &mut shutdown => { pump.abort(); return; }
-        }
-        let mut backoff = Duration::from_millis(100);
-        loop {
-            let state = HubState {
-                clusters: clusters.state(),
-                sets: sets.state(),
-                bindings: bindings.state(),
-                placements: placements.state(),
-                decisions: decisions.state(),
-                scores: scores.state(),
-            };
-            let mut wait = RESYNC_PERIOD;
-            match self.reconcile_state(&state).await {
-                Ok(outcome) => {
-                    if outcome.writes > 0 {
-                        tracing::debug!(writes = outcome.writes, "placements reconciled");
+        let this = &self;
+        let stores = (
+            &clusters,
+            &sets,
+            &bindings,
+            &placements,
+            &decisions,
+            &scores,
+        );
+        watch::run_loop(
+            vec![w1, w2, w3, w4, w5, w6],
+            ready,
+            shutdown,
+            RESYNC_PERIOD,
+            move || async move {
+                let state = HubState {
+                    clusters: stores.0.state(),
+                    sets: stores.1.state(),
+                    bindings: stores.2.state(),
+                    placements: stores.3.state(),
+                    decisions: stores.4.state(),
+                    scores: stores.5.state(),
+                };
+                match this.reconcile_state(&state).await {
+                    Ok(outcome) => {
+                        if outcome.writes > 0 {
+                            tracing::debug!(writes = outcome.writes, "placements reconciled");
+                        }
+                        Round {
+                            requeue_after: outcome.requeue_after,
+                            retry: outcome.needs_retry,
+                        }
                     }
-                    if let Some(after) = outcome.requeue_after {
-                        wait = wait.min(after + Duration::from_millis(10));
-                    }
-                    if outcome.needs_retry {
-                        wait = wait.min(backoff);
-                        backoff = (backoff * 2).min(Duration::from_secs(60));
-                    } else {
-                        backoff = Duration::from_millis(100);
+                    Err(error) => {
+                        tracing::warn!(%error, "placement reconcile failed");
+                        Round {
+                            requeue_after: None,
+                            retry: true,
+                        }
                     }
                 }
-                Err(error) => {
-                    tracing::warn!(%error, "placement reconcile failed");
-                    wait = wait.min(backoff);
-                    backoff = (backoff * 2).min(Duration::from_secs(60));
-                }
-            }
-            tokio::select! {
-                _ = rx.recv() => {
-                    // Let a burst of changes settle, then reconcile once.
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    while rx.try_recv().is_ok() {}
-                }
-                _ = tokio::time::sleep(wait) => {}
-                _ = &mut shutdown => break,
-            }
-        }
-        pump.abort();
+            },
+        )
+        .await;
     }
 }
 

@@ -94,6 +94,8 @@ mod scheduler;
 mod selector;
 pub mod sim;
 pub mod snapshot;
+#[cfg(feature = "controller")]
+mod watch;
 mod status;
 mod symbols;
 

@@ -3,10 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
-use kube::{Client, Resource};
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
@@ -15,6 +13,7 @@ use serde_json::json;
 
 use super::{InventoryChange, InventoryOptions, plan};
 use crate::controller::ControllerError;
+use crate::watch::{self, Round};
 
 /// How often [`ClusterInventoryController::run`] looks at the hub even without changes
 /// (upstream re-checks the well-known sets every 10 seconds).
@@ -98,9 +97,9 @@ impl ClusterInventoryController {
     /// Lists the hub and makes the writes one pass needs; nothing is written when the hub is
     /// up to date.
     pub async fn reconcile_all(&self) -> Result<InventoryOutcome, ControllerError> {
-        let clusters = list::<ManagedCluster>(&self.client).await?;
-        let sets = list::<ManagedClusterSet>(&self.client).await?;
-        let bindings = list::<ManagedClusterSetBinding>(&self.client).await?;
+        let clusters = watch::list_all::<ManagedCluster>(&self.client).await?;
+        let sets = watch::list_all::<ManagedClusterSet>(&self.client).await?;
+        let bindings = watch::list_all::<ManagedClusterSetBinding>(&self.client).await?;
         self.reconcile_objects(&clusters, &sets, &bindings).await
     }
 
@@ -229,87 +228,48 @@ impl ClusterInventoryController {
     /// Watches ManagedClusters, ManagedClusterSets and bindings and keeps the inventory up to
     /// date until `shutdown` completes; looks again at least every [`INVENTORY_RESYNC_PERIOD`].
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
-        let (clusters, w1) = reflector::store::<ManagedCluster>();
-        let (sets, w2) = reflector::store::<ManagedClusterSet>();
-        let (bindings, w3) = reflector::store::<ManagedClusterSetBinding>();
-        let cfg = watcher::Config::default;
-        let c = &self.client;
-        let changes = futures::stream::select_all(vec![
-            reflector(w1, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-            reflector(w2, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-            reflector(w3, watcher(Api::all(c.clone()), cfg()))
-                .default_backoff()
-                .map(|_| ())
-                .boxed(),
-        ]);
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
-        let pump = tokio::spawn(async move {
-            let mut changes = changes;
-            while changes.next().await.is_some() {
-                let _ = tx.try_send(());
-            }
-        });
+        let (clusters, w1) = watch::cache::<ManagedCluster>(&self.client);
+        let (sets, w2) = watch::cache::<ManagedClusterSet>(&self.client);
+        let (bindings, w3) = watch::cache::<ManagedClusterSetBinding>(&self.client);
         let ready = async {
             let _ = clusters.wait_until_ready().await;
             let _ = sets.wait_until_ready().await;
             let _ = bindings.wait_until_ready().await;
         };
-        let mut shutdown = std::pin::pin!(shutdown);
-        tokio::select! {
-            _ = ready => {}
-            _ = &mut shutdown => { pump.abort(); return; }
-        }
-        let mut backoff = Duration::from_millis(100);
-        loop {
-            let state = (
-                owned(clusters.state()),
-                owned(sets.state()),
-                owned(bindings.state()),
-            );
-            let mut wait = INVENTORY_RESYNC_PERIOD;
-            match self.reconcile_objects(&state.0, &state.1, &state.2).await {
-                Ok(outcome) => {
-                    if outcome.writes > 0 {
-                        tracing::debug!(writes = outcome.writes, "inventory reconciled");
+        let this = &self;
+        let stores = (&clusters, &sets, &bindings);
+        watch::run_loop(
+            vec![w1, w2, w3],
+            ready,
+            shutdown,
+            INVENTORY_RESYNC_PERIOD,
+            move || async move {
+                let (c, s, b) = (
+                    owned(stores.0.state()),
+                    owned(stores.1.state()),
+                    owned(stores.2.state()),
+                );
+                match this.reconcile_objects(&c, &s, &b).await {
+                    Ok(outcome) => {
+                        if outcome.writes > 0 {
+                            tracing::debug!(writes = outcome.writes, "inventory reconciled");
+                        }
+                        Round::default()
                     }
-                    backoff = Duration::from_millis(100);
+                    Err(error) => {
+                        tracing::warn!(%error, "inventory reconcile failed");
+                        Round {
+                            requeue_after: None,
+                            retry: true,
+                        }
+                    }
                 }
-                Err(error) => {
-                    tracing::warn!(%error, "inventory reconcile failed");
-                    wait = wait.min(backoff);
-                    backoff = (backoff * 2).min(Duration::from_secs(60));
-                }
-            }
-            tokio::select! {
-                _ = rx.recv() => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    while rx.try_recv().is_ok() {}
-                }
-                _ = tokio::time::sleep(wait) => {}
-                _ = &mut shutdown => break,
-            }
-        }
-        pump.abort();
+            },
+        )
+        .await;
     }
 }
 
 fn owned<K: Clone>(items: Vec<Arc<K>>) -> Vec<K> {
     items.iter().map(|a| K::clone(a)).collect()
-}
-
-async fn list<K>(client: &Client) -> Result<Vec<K>, ControllerError>
-where
-    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    Api::<K>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-        .map(|l| l.items)
-        .map_err(kube_error(format!("list {}", K::plural(&()))))
 }
