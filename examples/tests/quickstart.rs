@@ -9,7 +9,10 @@ fn quickstart_runs_the_whole_flow() {
         .expect("run quickstart");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "quickstart failed:\n{stdout}\n{stderr}");
+    assert!(
+        output.status.success(),
+        "quickstart failed:\n{stdout}\n{stderr}"
+    );
     for expected in [
         "nginx-decision-1 -> cluster1, cluster2",
         "PlacementSatisfied=True (AllDecisionsScheduled: All cluster decisions scheduled)",
@@ -18,7 +21,10 @@ fn quickstart_runs_the_whole_flow() {
         "cluster1: nginx-deployment deleted",
         "no ManifestWork left on the hub",
     ] {
-        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
     }
     // Progressive with maxConcurrency 1: a round where only cluster1 has its work.
     let first_batch = stdout
