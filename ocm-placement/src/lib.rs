@@ -94,10 +94,10 @@ mod scheduler;
 mod selector;
 pub mod sim;
 pub mod snapshot;
-#[cfg(feature = "controller")]
-mod watch;
 mod status;
 mod symbols;
+#[cfg(feature = "controller")]
+mod watch;
 
 pub use error::{Error, Result};
 pub use explain::{ClusterExplanation, Outcome};
