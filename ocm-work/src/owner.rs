@@ -186,11 +186,12 @@ mod tests {
             uid: "uid-rs".into(),
             ..Default::default()
         };
-        let (merged, changed) = merge_owner_refs(&[other.clone()], &[amw.clone()]);
+        let (merged, changed) =
+            merge_owner_refs(std::slice::from_ref(&other), std::slice::from_ref(&amw));
         assert!(changed);
         assert_eq!(merged, vec![other.clone(), amw.clone()]);
 
-        let (same, changed) = merge_owner_refs(&merged, &[amw.clone()]);
+        let (same, changed) = merge_owner_refs(&merged, std::slice::from_ref(&amw));
         assert!(!changed);
         assert_eq!(same, merged);
 
@@ -200,7 +201,7 @@ mod tests {
             uid: "uid-2".into(),
             ..amw.clone()
         };
-        let (replaced, changed) = merge_owner_refs(&merged, &[newer.clone()]);
+        let (replaced, changed) = merge_owner_refs(&merged, std::slice::from_ref(&newer));
         assert!(changed);
         assert_eq!(replaced, vec![other.clone(), newer]);
 

@@ -427,7 +427,7 @@ mod tests {
         assert!(work_applied_condition(&[], 1).is_none());
         let ok = manifest(&[("Applied", ConditionStatus::True, "AppliedManifestComplete")]);
         let bad = manifest(&[("Applied", ConditionStatus::False, "AppliedManifestFailed")]);
-        let applied = work_applied_condition(&[ok.clone()], 3).unwrap();
+        let applied = work_applied_condition(std::slice::from_ref(&ok), 3).unwrap();
         assert_eq!(applied.status, ConditionStatus::True);
         assert_eq!(applied.reason, "AppliedManifestWorkComplete");
         assert_eq!(applied.message, "Apply manifest work complete");
@@ -465,7 +465,7 @@ mod tests {
                 "cannot get any available resource "
             )
         );
-        let got = work_available_condition(&[none.clone()], 2);
+        let got = work_available_condition(std::slice::from_ref(&none), 2);
         assert_eq!(got.status, Unknown);
         let got = work_available_condition(&[m(True), none], 2);
         assert_eq!(

@@ -518,19 +518,18 @@ async fn a_well_known_complete_rule_completes_the_work() {
     for _ in 0..20 {
         env.agent.sync_all().await.unwrap();
         let w = work(&env, "job").await.unwrap();
-        if let Some(c) = conditions::find(
-            w.status
-                .as_ref()
-                .unwrap()
-                .conditions
-                .as_deref()
-                .unwrap_or_default(),
-            "Complete",
-        ) {
-            if c.status == "True" {
-                complete = Some((c.reason.clone(), c.message.clone()));
-                break;
-            }
+        let conds = w
+            .status
+            .as_ref()
+            .unwrap()
+            .conditions
+            .clone()
+            .unwrap_or_default();
+        if let Some(c) = conditions::find(&conds, "Complete")
+            && c.status == "True"
+        {
+            complete = Some((c.reason.clone(), c.message.clone()));
+            break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

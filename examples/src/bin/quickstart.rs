@@ -129,8 +129,8 @@ async fn table(fleet: &Fleet) -> Result<usize, Failure> {
         rows.insert(w.namespace().unwrap_or_default(), w);
     }
     println!(
-        "    {:<10} {:<18} {:<9} {:<10} {:<6} {:<10} {}",
-        "CLUSTER", "WORK", "APPLIED", "AVAILABLE", "READY", "AVAILABLE", "IMAGE"
+        "    {:<10} {:<18} {:<9} {:<10} {:<6} {:<10} IMAGE",
+        "CLUSTER", "WORK", "APPLIED", "AVAILABLE", "READY", "AVAILABLE"
     );
     for (cluster, _, _) in &fleet.agents {
         let Some(w) = rows.get(cluster) else {

@@ -96,14 +96,14 @@ pub async fn delete_applied_resources(
             pending.push(resource.clone());
             continue;
         }
-        let mut params = DeleteParams::default();
-        params.propagation_policy = Some(PropagationPolicy::Background);
-        if let Some(uid) = &resource.uid {
-            params.preconditions = Some(kube::api::Preconditions {
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            preconditions: resource.uid.as_ref().map(|uid| kube::api::Preconditions {
                 uid: Some(uid.clone()),
                 resource_version: None,
-            });
-        }
+            }),
+            ..DeleteParams::default()
+        };
         match api.delete(&resource.name, &params).await {
             Ok(either) => {
                 // Gone at once (no finalizers): nothing left to wait for.
