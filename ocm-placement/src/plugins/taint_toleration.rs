@@ -21,11 +21,12 @@ use crate::symbols::{Sym, Symbols};
 /// Plugin name, as reported in statuses and explanations.
 pub const NAME: &str = "TaintToleration";
 
-/// Message when a toleration with an empty key has an operator other than `Exists`.
-pub const MSG_EMPTY_KEY_NEEDS_EXISTS: &str = "If the key is empty, operator must be Exists.";
-/// Message when an `Exists` toleration carries a value.
-pub const MSG_EXISTS_NEEDS_EMPTY_VALUE: &str =
-    "If the operator is Exists, the value should be empty.";
+/// Upstream's messages for a toleration with an empty key and an operator other than
+/// `Exists`, and for an `Exists` toleration that carries a value (defined once in `ocm-api`).
+pub use ocm_api::cluster::{
+    TOLERATION_EMPTY_KEY_NEEDS_EXISTS as MSG_EMPTY_KEY_NEEDS_EXISTS,
+    TOLERATION_EXISTS_WITHOUT_VALUE as MSG_EXISTS_NEEDS_EMPTY_VALUE,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Operator {
