@@ -49,5 +49,5 @@ mod template;
 
 pub use error::{EvalError, ParseError};
 pub use matches::Match;
-pub use render::go_json;
+pub use render::{go_json, go_value};
 pub use template::Template;

@@ -84,6 +84,19 @@ pub(crate) fn go_debug(out: &mut String, value: &Match<'_>) {
     }
 }
 
+/// Appends a JSON value as Go's `%v` verb prints the same value decoded into Go's generic
+/// types (maps with sorted keys as `map[k:v ...]`, lists as `[a b]`, `<nil>`, numbers in Go's
+/// shortest form). Upstream OCM hashes this text to detect configuration changes.
+///
+/// ```
+/// let mut out = String::new();
+/// ocm_feedback::jsonpath::go_value(&mut out, &serde_json::json!({"b": [1, 1.5, null], "a": "x"}));
+/// assert_eq!(out, "map[a:x b:[1 1.5 <nil>]]");
+/// ```
+pub fn go_value(out: &mut String, value: &Value) {
+    go_debug_json(out, value);
+}
+
 fn go_debug_json(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("<nil>"),
