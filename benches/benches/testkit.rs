@@ -40,7 +40,12 @@ fn start(c: &mut Criterion) {
 }
 
 fn get_throughput(c: &mut Criterion) {
-    let rt = runtime();
+    // One core, as a test drives a fake cluster: the client's buffer task and the caller share
+    // a thread, so a request costs no cross-thread wake-up.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     let cluster = FakeCluster::new();
     let gvr = Gvr::new("", "v1", "configmaps");
     cluster
@@ -59,6 +64,25 @@ fn get_throughput(c: &mut Criterion) {
                 let start = Instant::now();
                 for _ in 0..iters {
                     black_box(api.get("x").await.expect("get"));
+                }
+                start.elapsed()
+            })
+        })
+    });
+    let loopback = {
+        let _g = rt.enter();
+        rt.block_on(cluster.serve_loopback()).expect("loopback")
+    };
+    let remote: Api<ConfigMap> = {
+        let _g = rt.enter();
+        Api::default_namespaced(loopback.client().expect("loopback client"))
+    };
+    group.bench_function("typed Api<ConfigMap>::get, loopback HTTP", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(remote.get("x").await.expect("get"));
                 }
                 start.elapsed()
             })
@@ -263,7 +287,26 @@ fn loopback_start(c: &mut Criterion) {
     });
 }
 
+/// Resident memory of this process, in bytes (Linux; `None` elsewhere).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn hub_1000(c: &mut Criterion) {
+    // Memory is not something criterion measures: report the resident-size growth of one
+    // hub with 1,000 registered clusters (each its own fake cluster store) once.
+    if let Some(before) = resident_bytes() {
+        let hub = ocm_testkit::FakeHub::new(1000).expect("hub");
+        let after = resident_bytes().unwrap_or(before);
+        eprintln!(
+            "testkit/hub/FakeHub::new(1000): resident memory grew by {:.1} MiB (target < 200 MB)",
+            after.saturating_sub(before) as f64 / (1024.0 * 1024.0)
+        );
+        drop(hub);
+    }
     let mut group = c.benchmark_group("testkit/hub");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
