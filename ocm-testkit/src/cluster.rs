@@ -56,6 +56,13 @@ impl FakeClusterBuilder {
         self
     }
 
+    /// Authorize impersonated requests against the RBAC objects in the store (see
+    /// [`ServerOptions::enforce_impersonation`](crate::http::ServerOptions::enforce_impersonation)).
+    pub fn enforce_impersonation(mut self, enforce: bool) -> Self {
+        self.server.enforce_impersonation = enforce;
+        self
+    }
+
     /// Keep at most this many journal entries (0 turns the journal off).
     pub fn journal_capacity(mut self, entries: usize) -> Self {
         self.journal_capacity = Some(entries);

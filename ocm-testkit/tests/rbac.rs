@@ -107,3 +107,63 @@ async fn local_and_self_reviews() {
             .allowed
     );
 }
+
+#[tokio::test]
+async fn impersonated_requests_are_authorized_when_enforcement_is_on() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let cluster = FakeCluster::builder().enforce_impersonation(true).build();
+    let client = cluster.client();
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "cfg", "namespace": "default"}}))
+            .unwrap();
+    // Without impersonation every caller is an administrator.
+    Api::<ConfigMap>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+
+    let get_as = |user: &str| {
+        http::Request::get("/api/v1/namespaces/default/configmaps/cfg")
+            .header("Impersonate-User", user)
+            .header("Impersonate-Group", "system:authenticated")
+            .body(Vec::new())
+            .unwrap()
+    };
+    let err = client
+        .request::<serde_json::Value>(get_as("system:serviceaccount:default:reader"))
+        .await
+        .unwrap_err();
+    match err {
+        kube::Error::Api(status) => {
+            assert_eq!(status.code, 403);
+            assert_eq!(
+                status.message,
+                "configmaps \"cfg\" is forbidden: User \"system:serviceaccount:default:reader\" cannot get resource \"configmaps\" in API group \"\" in the namespace \"default\""
+            );
+        }
+        other => panic!("expected 403, got {other:?}"),
+    }
+
+    let role: Role =
+        serde_json::from_value(json!({"metadata": {"name": "read", "namespace": "default"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}))
+        .unwrap();
+    Api::<Role>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+    let binding: RoleBinding =
+        serde_json::from_value(json!({"metadata": {"name": "read", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read"},
+        "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "default"}]}))
+        .unwrap();
+    Api::<RoleBinding>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+    let got = client
+        .request::<serde_json::Value>(get_as("system:serviceaccount:default:reader"))
+        .await
+        .expect("allowed after the grant");
+    assert_eq!(got["metadata"]["name"], "cfg");
+}
