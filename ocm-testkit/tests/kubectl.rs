@@ -288,3 +288,188 @@ async fn kubectl_crd_and_printer_columns() {
     assert!(err.contains("unknown field \"spec.colour\""), "{err}");
     k.ok(&["delete", "widget", "w1"]).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_conflicts_patches_finalizers_api_resources_and_ocm_objects() {
+    if !kubectl_available() {
+        return;
+    }
+    let cluster = FakeCluster::new();
+    let server = cluster.serve_loopback().await.unwrap();
+    let k = Kubectl::new(&server, "more");
+
+    // The OCM CRDs, as generated and committed, applied with kubectl; then served at once.
+    let crds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ocm-api/crds");
+    k.ok(&["apply", "--server-side", "-f", crds.to_str().unwrap()])
+        .await;
+    let resources = k.ok(&["api-resources"]).await;
+    for expected in [
+        "configmaps",
+        "manifestworks",
+        "placements",
+        "managedclusters",
+    ] {
+        assert!(
+            resources.contains(expected),
+            "api-resources lacks {expected}:\n{resources}"
+        );
+    }
+
+    // The documentation's ManifestWork, applied with kubectl (client-side, default validation).
+    // (`kubectl create namespace` would send protobuf, which the fake does not speak.)
+    let ns = k.file(
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: cluster1}\n",
+    );
+    k.ok(&["apply", "-f", ns.to_str().unwrap()]).await;
+    let work = k.file(
+        "work.yaml",
+        r#"apiVersion: work.open-cluster-management.io/v1
+kind: ManifestWork
+metadata:
+  namespace: cluster1
+  name: hello-work-demo
+spec:
+  workload:
+    manifests:
+      - apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: hello
+          namespace: default
+        spec:
+          selector:
+            matchLabels:
+              app: hello
+          template:
+            metadata:
+              labels:
+                app: hello
+            spec:
+              containers:
+                - name: hello
+                  image: quay.io/asmacdo/busybox
+                  command: ["sh", "-c", 'echo "Hello, Kubernetes!" && sleep 3600']
+"#,
+    );
+    k.ok(&["apply", "-f", work.to_str().unwrap()]).await;
+    let kind = k
+        .ok(&[
+            "get",
+            "manifestwork",
+            "-n",
+            "cluster1",
+            "hello-work-demo",
+            "-o",
+            "jsonpath={.spec.workload.manifests[0].kind}",
+        ])
+        .await;
+    assert_eq!(kind, "Deployment");
+
+    // Server-side apply: a second manager conflicts until it forces.
+    let mine = k.file("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: default}\ndata: {k: from-a}\n");
+    let theirs = k.file("b.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: default}\ndata: {k: from-b}\n");
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager",
+        "a",
+        "-f",
+        mine.to_str().unwrap(),
+    ])
+    .await;
+    let (ok, _, err) = k
+        .run(&[
+            "apply",
+            "--server-side",
+            "--field-manager",
+            "b",
+            "-f",
+            theirs.to_str().unwrap(),
+        ])
+        .await;
+    assert!(!ok, "expected a conflict");
+    assert!(err.contains("conflict") && err.contains("\"a\""), "{err}");
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager",
+        "b",
+        "--force-conflicts",
+        "-f",
+        theirs.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(
+        k.ok(&["get", "cm", "shared", "-o", "jsonpath={.data.k}"])
+            .await,
+        "from-b"
+    );
+
+    // Every patch type.
+    k.ok(&[
+        "patch",
+        "cm",
+        "shared",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"merge":"1"}}"#,
+    ])
+    .await;
+    k.ok(&[
+        "patch",
+        "cm",
+        "shared",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/data/json","value":"2"}]"#,
+    ])
+    .await;
+    k.ok(&[
+        "patch",
+        "cm",
+        "shared",
+        "--type=strategic",
+        "-p",
+        r#"{"data":{"strategic":"3"}}"#,
+    ])
+    .await;
+    let json_out: serde_json::Value =
+        serde_json::from_str(&k.ok(&["get", "cm", "shared", "-o", "json"]).await).unwrap();
+    assert_eq!(
+        json_out["data"],
+        serde_json::json!({"k": "from-b", "merge": "1", "json": "2", "strategic": "3"})
+    );
+    let yaml_out = k.ok(&["get", "cm", "shared", "-o", "yaml"]).await;
+    assert!(
+        yaml_out.contains("kind: ConfigMap") && yaml_out.contains("strategic: \"3\""),
+        "{yaml_out}"
+    );
+
+    // Deletion waits for finalizers.
+    let held = k.file("held.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: default, finalizers: [example.com/hold]}\n");
+    k.ok(&["apply", "-f", held.to_str().unwrap()]).await;
+    k.ok(&["delete", "cm", "held", "--wait=false"]).await;
+    let deleting = k
+        .ok(&[
+            "get",
+            "cm",
+            "held",
+            "-o",
+            "jsonpath={.metadata.deletionTimestamp}",
+        ])
+        .await;
+    assert!(!deleting.is_empty(), "still there, being deleted");
+    k.ok(&[
+        "patch",
+        "cm",
+        "held",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ])
+    .await;
+    let (ok, _, err) = k.run(&["get", "cm", "held"]).await;
+    assert!(!ok && err.contains("not found"), "{err}");
+    let _ = Gvr::new("", "v1", "configmaps");
+}
