@@ -22,6 +22,7 @@ pub struct FaultRule {
     remaining: Option<usize>,
     delay: Option<Duration>,
     error: Option<ApiError>,
+    drop_watch_after: Option<usize>,
 }
 
 fn reason_for(code: u16) -> &'static str {
@@ -56,6 +57,20 @@ impl FaultRule {
             remaining: None,
             delay: None,
             error: Some(error),
+            drop_watch_after: None,
+        }
+    }
+
+    /// A rule that lets matching watches start, then closes each one's connection after
+    /// `events` watch messages (events and bookmarks), as a dropped network connection or an
+    /// API server restart would.
+    /// Clients are expected to reconnect.
+    pub fn drop_watch_after(events: usize) -> Self {
+        Self {
+            verb: Some("watch".into()),
+            error: None,
+            drop_watch_after: Some(events),
+            ..Self::new(500)
         }
     }
 
@@ -133,6 +148,7 @@ impl FaultRule {
 pub(crate) struct FaultAction {
     pub(crate) delay: Option<Duration>,
     pub(crate) error: Option<ApiError>,
+    pub(crate) drop_watch_after: Option<usize>,
 }
 
 /// The active fault rules of one fake cluster.
@@ -175,6 +191,7 @@ impl Faults {
         Some(FaultAction {
             delay: rule.delay,
             error: rule.error.clone(),
+            drop_watch_after: rule.drop_watch_after,
         })
     }
 }

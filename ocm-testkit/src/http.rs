@@ -344,6 +344,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     } else {
         None
     };
+    let drop_watch_after = fault.as_ref().and_then(|f| f.drop_watch_after);
     let response = match fault.and_then(|f| f.error).or(denied) {
         Some(e) => error_response(&e),
         None => match axum::body::to_bytes(body, st.options.max_body_bytes).await {
@@ -358,6 +359,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
                     content_type: &content_type,
                     user_agent: &user_agent,
                     body: &bytes,
+                    drop_watch_after,
                 };
                 match dispatch(&ctx, &parts.method, &target, &verb) {
                     Ok(r) => r,
@@ -380,6 +382,7 @@ struct Ctx<'a> {
     content_type: &'a str,
     user_agent: &'a str,
     body: &'a Bytes,
+    drop_watch_after: Option<usize>,
 }
 
 impl Ctx<'_> {
@@ -628,6 +631,7 @@ fn resource_request(
                 timeout,
                 ctx.query.flag("allowWatchBookmarks"),
                 ctx.st.options.bookmark_interval,
+                ctx.drop_watch_after,
             ))
         }
         ("create", None) => {
@@ -809,6 +813,8 @@ impl Render {
 
 struct WatchState {
     sub: Subscription,
+    /// Events left before an injected fault closes the connection.
+    remaining: Option<usize>,
     queued: VecDeque<Bytes>,
     deadline: Option<Instant>,
     bookmarks: bool,
@@ -826,6 +832,7 @@ fn watch_response(
     timeout: Option<Duration>,
     bookmarks: bool,
     bookmark_every: Duration,
+    drop_after: Option<usize>,
 ) -> Response {
     let mut queued = VecDeque::new();
     if let Some(e) = sub.expired.take() {
@@ -849,6 +856,7 @@ fn watch_response(
     let now = Instant::now();
     let state = WatchState {
         sub,
+        remaining: drop_after,
         queued,
         deadline: timeout.map(|t| now + t),
         bookmarks,
@@ -859,6 +867,12 @@ fn watch_response(
         render,
     };
     let stream = futures::stream::unfold(state, |mut st| async move {
+        if st.remaining == Some(0) {
+            return None;
+        }
+        if let Some(n) = st.remaining.as_mut() {
+            *n -= 1;
+        }
         if let Some(b) = st.queued.pop_front() {
             return Some((Ok::<_, Infallible>(b), st));
         }

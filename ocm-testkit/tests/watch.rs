@@ -173,3 +173,50 @@ async fn streaming_list_ends_with_initial_events_bookmark() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn dropped_watch_connections_end_the_stream_and_watchers_recover() {
+    use futures::{StreamExt, TryStreamExt};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+    use kube::runtime::{WatchStreamExt, watcher};
+    use ocm_testkit::{FakeCluster, FaultRule};
+
+    let cluster = FakeCluster::new();
+    cluster.inject(FaultRule::drop_watch_after(1).resource("configmaps"));
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
+    let cm = |name: &str| -> ConfigMap {
+        serde_json::from_value(
+            serde_json::json!({"metadata": {"name": name, "namespace": "default"}}),
+        )
+        .unwrap()
+    };
+    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    api.create(&PostParams::default(), &cm("b")).await.unwrap();
+
+    // A raw watch from the beginning gets one event, then the connection closes.
+    let events: Vec<_> = api
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .try_collect::<Vec<WatchEvent<ConfigMap>>>()
+        .await
+        .unwrap();
+    assert_eq!(events.len(), 1);
+
+    // kube's watcher reconnects and still sees every object.
+    let mut seen = std::collections::BTreeSet::new();
+    let stream = watcher(api.clone(), watcher::Config::default())
+        .applied_objects()
+        .boxed();
+    let mut stream =
+        std::pin::pin!(stream.take_until(tokio::time::sleep(std::time::Duration::from_secs(10))));
+    api.create(&PostParams::default(), &cm("c")).await.unwrap();
+    while let Some(Ok(obj)) = stream.next().await {
+        seen.insert(obj.metadata.name.unwrap_or_default());
+        if seen.len() == 3 {
+            break;
+        }
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
+}
