@@ -3,7 +3,8 @@
 //!
 //! A simulator watches the store and writes the `status` a healthy controller
 //! would write once the workload has rolled out: every replica ready and
-//! available, `observedGeneration` caught up, Jobs complete.
+//! available, `observedGeneration` caught up, Jobs complete, Pods running with
+//! every container ready.
 
 use std::sync::Arc;
 
@@ -18,8 +19,9 @@ use crate::watch::{EventType, WatchOptions};
 /// The field manager simulators write status with.
 pub const SIMULATOR_MANAGER: &str = "ocm-testkit-simulator";
 
-fn workloads() -> [Gvr; 4] {
+fn workloads() -> [Gvr; 5] {
     [
+        Gvr::new("", "v1", "pods"),
         Gvr::new("apps", "v1", "deployments"),
         Gvr::new("apps", "v1", "statefulsets"),
         Gvr::new("apps", "v1", "daemonsets"),
@@ -30,6 +32,9 @@ fn workloads() -> [Gvr; 4] {
 /// The status a healthy controller would report for `obj`, or `None` when the
 /// object already reports it.
 fn desired_status(resource: &str, obj: &Value, now: &str) -> Option<Value> {
+    if resource == "pods" {
+        return pod_status(obj, now);
+    }
     let generation = obj
         .pointer("/metadata/generation")
         .and_then(Value::as_i64)
@@ -96,6 +101,37 @@ fn desired_status(resource: &str, obj: &Value, now: &str) -> Option<Value> {
         }
         _ => return None,
     })
+}
+
+/// A Pod that was scheduled and whose containers all started and are ready.
+fn pod_status(obj: &Value, now: &str) -> Option<Value> {
+    if obj.pointer("/status/phase").is_some() {
+        return None;
+    }
+    let cond = |t: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": now});
+    let containers: Vec<Value> = obj
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    json!({
+                        "name": c.get("name").cloned().unwrap_or(Value::Null),
+                        "image": c.get("image").cloned().unwrap_or(Value::Null),
+                        "imageID": "",
+                        "ready": true, "started": true, "restartCount": 0,
+                        "state": {"running": {"startedAt": now}},
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(json!({
+        "phase": "Running",
+        "conditions": [cond("PodScheduled"), cond("Initialized"), cond("ContainersReady"), cond("Ready")],
+        "containerStatuses": containers,
+        "hostIP": "10.0.0.1", "podIP": "10.244.0.10", "startTime": now,
+    }))
 }
 
 fn reconcile(store: &Store, gvr: &Gvr, obj: &Value) {

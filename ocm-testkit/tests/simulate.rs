@@ -67,3 +67,27 @@ async fn deployments_and_jobs_become_healthy() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn pods_run() {
+    use k8s_openapi::api::core::v1::Pod;
+    let cluster = FakeCluster::new();
+    let _sim = cluster.simulate_workloads();
+    let pods: Api<Pod> = Api::default_namespaced(cluster.client());
+    let p: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "app", "image": "busybox"}]}
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &p).await.unwrap();
+    eventually(|| async {
+        let p = pods.get("p").await.unwrap();
+        let s = p.status.unwrap_or_default();
+        s.phase.as_deref() == Some("Running")
+            && s.container_statuses
+                .is_some_and(|c| c.len() == 1 && c[0].ready)
+            && s.conditions
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+    })
+    .await;
+}
