@@ -101,6 +101,23 @@ async fn work(env: &Env, name: &str) -> Option<ManifestWork> {
         .unwrap()
 }
 
+/// Manifest `i`'s condition `type_`, as the work's status reports it.
+fn manifest_condition(
+    w: &ManifestWork,
+    i: usize,
+    type_: &str,
+) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+    let manifests = w
+        .status
+        .as_ref()
+        .and_then(|s| s.resource_status.as_ref())
+        .and_then(|r| r.manifests.as_ref())
+        .expect("manifest statuses");
+    conditions::find(&manifests[i].conditions, type_)
+        .expect(type_)
+        .clone()
+}
+
 fn work_condition(w: &ManifestWork, type_: &str) -> (String, String) {
     let c = conditions::find(
         w.status.as_ref().unwrap().conditions.as_deref().unwrap(),
@@ -273,21 +290,7 @@ async fn an_unknown_kind_fails_only_its_manifest() {
     .await;
     env.agent.sync_all().await.ok();
     let w = work(&env, "w").await.unwrap();
-    let manifests = w
-        .status
-        .as_ref()
-        .unwrap()
-        .resource_status
-        .as_ref()
-        .unwrap()
-        .manifests
-        .clone()
-        .unwrap();
-    let applied = |i: usize| {
-        conditions::find(&manifests[i].conditions, "Applied")
-            .unwrap()
-            .clone()
-    };
+    let applied = |i: usize| manifest_condition(&w, i, "Applied");
     assert_eq!(applied(0).status, "True");
     assert_eq!(applied(1).status, "False");
     assert_eq!(applied(1).reason, "AppliedManifestFailed");
@@ -388,17 +391,7 @@ async fn server_side_apply_reports_conflicts_and_create_only_adopts() {
     .await;
     env.agent.sync_all().await.ok();
     let w = work(&env, "w").await.unwrap();
-    let manifests = w
-        .status
-        .as_ref()
-        .unwrap()
-        .resource_status
-        .as_ref()
-        .unwrap()
-        .manifests
-        .clone()
-        .unwrap();
-    let shared = conditions::find(&manifests[0].conditions, "Applied").unwrap();
+    let shared = manifest_condition(&w, 0, "Applied");
     assert_eq!(shared.status, "False");
     assert!(
         shared
@@ -439,21 +432,7 @@ async fn an_executor_is_denied_until_granted_and_only_its_unpermitted_manifest_f
     }))
     .await;
     env.agent.sync_all().await.ok();
-    let applied = |w: &ManifestWork, i: usize| {
-        let m = w
-            .status
-            .as_ref()
-            .unwrap()
-            .resource_status
-            .as_ref()
-            .unwrap()
-            .manifests
-            .clone()
-            .unwrap();
-        conditions::find(&m[i].conditions, "Applied")
-            .unwrap()
-            .clone()
-    };
+    let applied = |w: &ManifestWork, i: usize| manifest_condition(w, i, "Applied");
     let w = work(&env, "exec").await.unwrap();
     assert_eq!(applied(&w, 0).status, "False");
     assert_eq!(
@@ -617,18 +596,7 @@ async fn server_side_apply_yields_replicas_to_an_autoscaler_with_ignore_fields()
     update_work(&env, "ssa", json!({"workload": {"manifests": [deployment()]},
         "manifestConfigs": deployment_config(json!([{"condition": "OnSpokeChange", "jsonPaths": [".spec.replicas"]}]))})).await;
     env.agent.sync_all().await.ok();
-    let w = work(&env, "ssa").await.unwrap();
-    let m = w
-        .status
-        .as_ref()
-        .unwrap()
-        .resource_status
-        .as_ref()
-        .unwrap()
-        .manifests
-        .clone()
-        .unwrap();
-    let applied = conditions::find(&m[0].conditions, "Applied").unwrap();
+    let applied = manifest_condition(&work(&env, "ssa").await.unwrap(), 0, "Applied");
     assert_eq!(applied.status, "False", "{}", applied.message);
     assert!(applied.message.contains("conflict"), "{}", applied.message);
 
@@ -636,21 +604,8 @@ async fn server_side_apply_yields_replicas_to_an_autoscaler_with_ignore_fields()
     update_work(&env, "ssa", json!({"workload": {"manifests": [deployment()]},
         "manifestConfigs": deployment_config(json!([{"condition": "OnSpokePresent", "jsonPaths": [".spec.replicas"]}]))})).await;
     env.agent.sync_all().await.unwrap();
-    let w = work(&env, "ssa").await.unwrap();
-    let m = w
-        .status
-        .as_ref()
-        .unwrap()
-        .resource_status
-        .as_ref()
-        .unwrap()
-        .manifests
-        .clone()
-        .unwrap();
     assert_eq!(
-        conditions::find(&m[0].conditions, "Applied")
-            .unwrap()
-            .status,
+        manifest_condition(&work(&env, "ssa").await.unwrap(), 0, "Applied").status,
         "True"
     );
     let live = deployments.get("hello").await.unwrap();
