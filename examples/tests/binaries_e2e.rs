@@ -78,6 +78,44 @@ where
     panic!("timed out waiting for {what}");
 }
 
+/// Runs `kubectl get manifestwork -n cluster1 my-first-work -o <output>` until it prints
+/// `expected` (30 s at most) and returns the last output.
+async fn wait_for_work_output(kubeconfig: &Path, output: &str, expected: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let args = [
+        "get",
+        "manifestwork",
+        "-n",
+        "cluster1",
+        "my-first-work",
+        "-o",
+        output,
+    ];
+    let mut last = kubectl(kubeconfig, &args);
+    while last != expected && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        last = kubectl(kubeconfig, &args);
+    }
+    last
+}
+
+/// Starts `ocm-work-agent` for cluster1 between the two kubeconfigs.
+fn start_work_agent(hub: &Path, spoke: &Path, extra: &[&str]) -> Running {
+    Running(
+        Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
+            .args(["--cluster-name", "cluster1", "--status-sync-interval", "1s"])
+            .args(extra)
+            .arg("--hub-kubeconfig")
+            .arg(hub)
+            .arg("--spoke-kubeconfig")
+            .arg(spoke)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ocm-work-agent"),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn work_agent_between_two_fake_api_servers_driven_by_kubectl() {
     if !kubectl_available() {
@@ -103,24 +141,7 @@ async fn work_agent_between_two_fake_api_servers_driven_by_kubectl() {
         .await
         .unwrap();
 
-    let _agent = Running(
-        Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
-            .args([
-                "--cluster-name",
-                "cluster1",
-                "--install-crds",
-                "--status-sync-interval",
-                "1s",
-            ])
-            .arg("--hub-kubeconfig")
-            .arg(&hub_kubeconfig)
-            .arg("--spoke-kubeconfig")
-            .arg(&spoke_kubeconfig)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start ocm-work-agent"),
-    );
+    let _agent = start_work_agent(&hub_kubeconfig, &spoke_kubeconfig, &["--install-crds"]);
 
     // The documentation's first ManifestWork, applied with kubectl.
     let work = dir.join("work.yaml");
@@ -158,26 +179,7 @@ spec:
     })
     .await;
     let applied_path = r#"jsonpath={.status.conditions[?(@.type=="Applied")].status}"#;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut applied = String::new();
-    while Instant::now() < deadline {
-        applied = kubectl(
-            &hub_kubeconfig,
-            &[
-                "get",
-                "manifestwork",
-                "-n",
-                "cluster1",
-                "my-first-work",
-                "-o",
-                applied_path,
-            ],
-        );
-        if applied == "True" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let applied = wait_for_work_output(&hub_kubeconfig, applied_path, "True").await;
     assert_eq!(applied, "True");
     let kinds = kubectl(
         &hub_kubeconfig,
@@ -479,18 +481,7 @@ async fn fake_apiservers_as_hub_and_spoke_with_the_agent_between_them() {
         ),
         "cluster1"
     );
-    let _agent = Running(
-        Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
-            .args(["--cluster-name", "cluster1", "--status-sync-interval", "1s"])
-            .arg("--hub-kubeconfig")
-            .arg(&hub_kubeconfig)
-            .arg("--spoke-kubeconfig")
-            .arg(&spoke_kubeconfig)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start ocm-work-agent"),
-    );
+    let _agent = start_work_agent(&hub_kubeconfig, &spoke_kubeconfig, &[]);
     // The documentation's nginx ManifestWork, with feedback.
     let work = dir.join("work.yaml");
     std::fs::write(
@@ -544,26 +535,7 @@ spec:
     .unwrap();
     kubectl(&hub_kubeconfig, &["apply", "-f", work.to_str().unwrap()]);
     let ready = r#"jsonpath={.status.resourceStatus.manifests[1].statusFeedback.values[?(@.name=="ReadyReplicas")].fieldValue.integer}"#;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut replicas = String::new();
-    while Instant::now() < deadline {
-        replicas = kubectl(
-            &hub_kubeconfig,
-            &[
-                "get",
-                "manifestwork",
-                "-n",
-                "cluster1",
-                "my-first-work",
-                "-o",
-                ready,
-            ],
-        );
-        if replicas == "3" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let replicas = wait_for_work_output(&hub_kubeconfig, ready, "3").await;
     assert_eq!(
         replicas, "3",
         "ReadyReplicas feedback read back with kubectl"

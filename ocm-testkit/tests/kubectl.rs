@@ -471,5 +471,4 @@ spec:
     .await;
     let (ok, _, err) = k.run(&["get", "cm", "held"]).await;
     assert!(!ok && err.contains("not found"), "{err}");
-    let _ = Gvr::new("", "v1", "configmaps");
 }

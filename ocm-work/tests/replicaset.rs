@@ -391,7 +391,7 @@ async fn a_failing_cluster_stops_a_progressive_rollout_at_max_failures() {
     // one stops the rollout.
     let mut seen = Vec::new();
     for _ in 0..4 {
-        let rs = settle(&controller, &hub.client, "mwrs").await;
+        settle(&controller, &hub.client, "mwrs").await;
         let current = works(&hub.client).await;
         seen.push(current.len());
         let now = hub.clock.now_time().0.to_string();
@@ -405,7 +405,6 @@ async fn a_failing_cluster_stops_a_progressive_rollout_at_max_failures() {
             }
         }
         hub.clock.advance(std::time::Duration::from_secs(120));
-        let _ = rs;
     }
     assert_eq!(seen, [1, 2, 2, 2]);
     let rs = settle(&controller, &hub.client, "mwrs").await;
