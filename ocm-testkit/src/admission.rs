@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::api_error::{ApiError, ApiResult, Cause};
+use crate::batch;
 use crate::crd::{established_status, resource_from_crd};
 use crate::registry::{GroupResource, Gvr, ResourceInfo};
 use crate::store::{Inner, ObjectKey, meta_mut};
@@ -14,6 +15,10 @@ use crate::watch::EventType;
 
 fn is_crd(info: &ResourceInfo) -> bool {
     info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions"
+}
+
+fn is_job(info: &ResourceInfo) -> bool {
+    info.group == "batch" && info.plural == "jobs"
 }
 
 fn is_namespace(info: &ResourceInfo) -> bool {
@@ -272,6 +277,18 @@ pub(crate) fn validate(v: &Value, schema: &Value, path: &str, out: &mut Vec<Caus
     }
 }
 
+/// `422 Invalid` with `causes`, if there are any.
+fn reject_invalid(info: &ResourceInfo, obj: &Value, causes: Vec<Cause>) -> ApiResult<()> {
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Err(ApiError::invalid(&info.kind, &info.group, name, causes))
+}
+
 impl Inner {
     /// Admission for a create: fill in server-set fields and check the object.
     pub(crate) fn admit_new(
@@ -302,19 +319,33 @@ impl Inner {
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
+        if is_job(info) {
+            batch::default_job(obj);
+            batch::generate_selector(obj);
+            // Reading the stored Job defaults it again: its labels now come
+            // from the template's generated ones.
+            batch::default_job(obj);
+            reject_invalid(info, obj, batch::validate_create(obj))?;
+        }
         self.admit_custom(info, gvr, obj, strict)
     }
 
-    /// Admission for an update.
+    /// Admission for an update of `current` (a write to `subresource`, empty for the object).
     pub(crate) fn admit_update(
         &mut self,
         info: &Arc<ResourceInfo>,
         gvr: &Gvr,
         obj: &mut Value,
+        current: &Value,
+        subresource: &str,
         strict: bool,
     ) -> ApiResult<()> {
         if is_crd(info) {
             resource_from_crd(obj)?;
+        }
+        if is_job(info) && subresource.is_empty() {
+            batch::default_job(obj);
+            reject_invalid(info, obj, batch::validate_update(obj, current))?;
         }
         self.admit_custom(info, gvr, obj, strict)
     }

@@ -124,10 +124,14 @@ impl ApiError {
 
     /// `422 Invalid`: `ConfigMap "x" is invalid: field: reason`.
     pub fn invalid(kind: &str, group: &str, name: &str, causes: Vec<Cause>) -> Self {
-        let parts: Vec<String> = causes
-            .iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect();
+        // Each distinct cause once in the message, as kube-apiserver aggregates them.
+        let mut parts: Vec<String> = Vec::with_capacity(causes.len());
+        for c in &causes {
+            let part = format!("{}: {}", c.field, c.message);
+            if !parts.contains(&part) {
+                parts.push(part);
+            }
+        }
         let list = if parts.len() == 1 {
             parts[0].clone()
         } else {

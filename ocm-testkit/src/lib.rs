@@ -77,6 +77,11 @@
 //!   transitions (an object that stops matching is sent as `DELETED`).
 //! - **CRDs** created through the API are served at once (discovery, OpenAPI,
 //!   CRUD, `Table` printer columns), with schema defaulting, pruning and validation.
+//! - **Jobs** (`batch/v1`): defaults (including the pod template's), the generated
+//!   `batch.kubernetes.io/controller-uid` selector and pod labels, and 422 `Invalid`
+//!   for changes to `spec.selector`, `spec.template`, `spec.completions` and the
+//!   other immutable fields, worded as kube-apiserver words them (the template
+//!   value is shown as JSON where kube-apiserver dumps a Go struct).
 //! - **Authorization**: SubjectAccessReviews answered from RBAC objects.
 //! - **Deletion**: finalizers and deletionTimestamp, ownerReference garbage
 //!   collection (Background, Foreground, Orphan), namespace termination.
@@ -99,6 +104,7 @@
 
 mod admission;
 pub mod api_error;
+mod batch;
 mod builtin;
 pub mod clock;
 mod cluster;

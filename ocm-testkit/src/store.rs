@@ -1221,6 +1221,16 @@ impl Inner {
         {
             meta.remove("finalizers");
         }
+        // Admission (defaulting included) comes first, so that a write differing
+        // only in defaulted fields is no spec change.
+        self.admit_update(
+            info,
+            gvr,
+            &mut obj,
+            current,
+            sub,
+            opts.strict_field_validation,
+        )?;
         if info.tracks_generation
             && spec_part(&obj, info.status_subresource)
                 != spec_part(current, info.status_subresource)
@@ -1231,7 +1241,6 @@ impl Inner {
                 .unwrap_or(0);
             meta_mut(&mut obj).insert("generation".into(), json!(g + 1));
         }
-        self.admit_update(info, gvr, &mut obj, opts.strict_field_validation)?;
         let now = self.now();
         if kind != UpdateKind::Apply {
             if incoming_managed == Some(Value::Array(Vec::new())) {
