@@ -8,9 +8,11 @@ use serde_json::{Map, Value, json};
 
 use crate::api_error::{ApiError, ApiResult, Cause};
 use crate::batch;
+use crate::builtin::builtin_top_level_fields;
 use crate::crd::{established_status, resource_from_crd};
+use crate::field_validation::{FieldValidation, known_metadata_field};
 use crate::registry::{GroupResource, Gvr, ResourceInfo};
-use crate::store::{Inner, ObjectKey, meta_mut};
+use crate::store::{Inner, ObjectKey, WriteOptions, meta_mut};
 use crate::watch::EventType;
 
 fn is_crd(info: &ResourceInfo) -> bool {
@@ -277,6 +279,76 @@ pub(crate) fn validate(v: &Value, schema: &Value, path: &str, out: &mut Vec<Caus
     }
 }
 
+/// Drop what decoding into the typed object would drop: `metadata` fields that
+/// `ObjectMeta` lacks (every kind) and top-level fields a built-in kind lacks.
+/// Returns their paths.
+fn drop_unknown_builtin_fields(info: &ResourceInfo, obj: &mut Value) -> Vec<String> {
+    let mut unknown = Vec::new();
+    let Some(root) = obj.as_object_mut() else {
+        return unknown;
+    };
+    if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut)
+        && meta.keys().any(|k| !known_metadata_field(k))
+    {
+        meta.retain(|k, _| {
+            let known = known_metadata_field(k);
+            if !known {
+                unknown.push(format!("metadata.{k}"));
+            }
+            known
+        });
+    }
+    if info.crd_name.is_none()
+        && let Some(fields) = builtin_top_level_fields(&info.group, &info.kind)
+        && root.keys().any(|k| !top_level_known(fields, k))
+    {
+        root.retain(|k, _| {
+            let known = top_level_known(fields, k);
+            if !known {
+                unknown.push(k.clone());
+            }
+            known
+        });
+    }
+    unknown
+}
+
+fn top_level_known(fields: &[&str], k: &str) -> bool {
+    matches!(k, "apiVersion" | "kind" | "metadata") || fields.contains(&k)
+}
+
+/// Act on the duplicate and unknown fields of a write as its `fieldValidation` says.
+fn report_fields(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    opts: &WriteOptions,
+    unknown: &[String],
+) -> ApiResult<()> {
+    if opts.field_validation == FieldValidation::Ignore
+        || (unknown.is_empty() && opts.duplicate_fields.is_empty())
+    {
+        return Ok(());
+    }
+    let texts = opts
+        .duplicate_fields
+        .iter()
+        .map(|p| format!("duplicate field \"{p}\""))
+        .chain(unknown.iter().map(|p| format!("unknown field \"{p}\"")));
+    if opts.field_validation == FieldValidation::Strict {
+        let list: Vec<String> = texts.collect();
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
+            list.join(", "),
+            kind = info.kind,
+            v = gvr.version,
+        )));
+    }
+    for t in texts {
+        opts.warnings.push(t);
+    }
+    Ok(())
+}
+
 /// `422 Invalid` with `causes`, if there are any.
 fn reject_invalid(info: &ResourceInfo, obj: &Value, causes: Vec<Cause>) -> ApiResult<()> {
     if causes.is_empty() {
@@ -296,8 +368,9 @@ impl Inner {
         info: &Arc<ResourceInfo>,
         gvr: &Gvr,
         obj: &mut Value,
-        strict: bool,
+        opts: &WriteOptions,
     ) -> ApiResult<()> {
+        let unknown = drop_unknown_builtin_fields(info, obj);
         if is_namespace(info) {
             let name = obj
                 .pointer("/metadata/name")
@@ -327,7 +400,7 @@ impl Inner {
             batch::default_job(obj);
             reject_invalid(info, obj, batch::validate_create(obj))?;
         }
-        self.admit_custom(info, gvr, obj, strict)
+        self.admit_custom(info, gvr, obj, opts, unknown)
     }
 
     /// Admission for an update of `current` (a write to `subresource`, empty for the object).
@@ -337,9 +410,14 @@ impl Inner {
         gvr: &Gvr,
         obj: &mut Value,
         current: &Value,
-        subresource: &str,
-        strict: bool,
+        opts: &WriteOptions,
     ) -> ApiResult<()> {
+        let subresource = opts.subresource.as_deref().unwrap_or_default();
+        let unknown = if subresource.is_empty() {
+            drop_unknown_builtin_fields(info, obj)
+        } else {
+            Vec::new()
+        };
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
@@ -347,32 +425,28 @@ impl Inner {
             batch::default_job(obj);
             reject_invalid(info, obj, batch::validate_update(obj, current))?;
         }
-        self.admit_custom(info, gvr, obj, strict)
+        self.admit_custom(info, gvr, obj, opts, unknown)
     }
 
+    /// Prune and default custom resources, then act on unknown and duplicate
+    /// fields as `fieldValidation` says, then validate custom resources.
     fn admit_custom(
         &self,
         info: &Arc<ResourceInfo>,
         gvr: &Gvr,
         obj: &mut Value,
-        strict: bool,
+        opts: &WriteOptions,
+        mut unknown: Vec<String>,
     ) -> ApiResult<()> {
-        if let (true, Some(schema)) = (info.crd_name.is_some(), info.schema(&gvr.version)) {
-            let schema = schema.clone();
-            let mut pruned = Vec::new();
-            default_and_prune(obj, &schema, true, "", &mut pruned);
-            if strict && !pruned.is_empty() {
-                let fields: Vec<String> = pruned
-                    .iter()
-                    .map(|p| format!("unknown field \"{p}\""))
-                    .collect();
-                return Err(ApiError::bad_request(format!(
-                    "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
-                    fields.join(", "),
-                    kind = info.kind,
-                    v = gvr.version,
-                )));
-            }
+        let schema = info
+            .schema(&gvr.version)
+            .filter(|_| info.crd_name.is_some())
+            .cloned();
+        if let Some(schema) = &schema {
+            default_and_prune(obj, schema, true, "", &mut unknown);
+        }
+        report_fields(info, gvr, opts, &unknown)?;
+        if let Some(schema) = schema {
             let mut causes = Vec::new();
             validate(obj, &schema, "", &mut causes);
             if !causes.is_empty() {

@@ -321,3 +321,76 @@ pub(crate) fn builtin_list_keys(
 pub(crate) fn builtin_is_set(parent: Option<&str>, field: &str) -> bool {
     matches!((parent, field), (Some("metadata"), "finalizers"))
 }
+
+/// The top-level fields (besides `apiVersion`, `kind` and `metadata`) a built-in
+/// kind has, so that others can be reported and dropped as decoding into the
+/// typed object does on a real server. `None` for kinds not in the table.
+pub(crate) fn builtin_top_level_fields(group: &str, kind: &str) -> Option<&'static [&'static str]> {
+    Some(match (group, kind) {
+        ("", "ConfigMap") => &["data", "binaryData", "immutable"],
+        ("", "Secret") => &["data", "stringData", "type", "immutable"],
+        ("", "ServiceAccount") => &[
+            "secrets",
+            "imagePullSecrets",
+            "automountServiceAccountToken",
+        ],
+        ("", "Endpoints") => &["subsets"],
+        ("", "Event") => &[
+            "involvedObject",
+            "reason",
+            "message",
+            "source",
+            "firstTimestamp",
+            "lastTimestamp",
+            "count",
+            "type",
+            "eventTime",
+            "series",
+            "action",
+            "related",
+            "reportingComponent",
+            "reportingInstance",
+        ],
+        ("events.k8s.io", "Event") => &[
+            "eventTime",
+            "series",
+            "reportingController",
+            "reportingInstance",
+            "action",
+            "reason",
+            "regarding",
+            "related",
+            "note",
+            "type",
+            "deprecatedSource",
+            "deprecatedFirstTimestamp",
+            "deprecatedLastTimestamp",
+            "deprecatedCount",
+        ],
+        ("rbac.authorization.k8s.io", "Role") => &["rules"],
+        ("rbac.authorization.k8s.io", "ClusterRole") => &["rules", "aggregationRule"],
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
+            &["subjects", "roleRef"]
+        }
+        ("coordination.k8s.io", "Lease") => &["spec"],
+        (
+            "" | "apps" | "batch" | "apiextensions.k8s.io" | "authorization.k8s.io",
+            "Namespace"
+            | "Service"
+            | "Pod"
+            | "Node"
+            | "PersistentVolumeClaim"
+            | "Deployment"
+            | "ReplicaSet"
+            | "StatefulSet"
+            | "DaemonSet"
+            | "Job"
+            | "CronJob"
+            | "CustomResourceDefinition"
+            | "SubjectAccessReview"
+            | "LocalSubjectAccessReview"
+            | "SelfSubjectAccessReview",
+        ) => &["spec", "status"],
+        _ => return None,
+    })
+}

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use crate::api_error::ApiError;
 use crate::discovery;
 use crate::fault::Faults;
+use crate::field_validation::{self, FieldValidation, Warnings};
 use crate::journal::{Journal, JournalEntry};
 use crate::openapi;
 use crate::patch::PatchKind;
@@ -404,7 +405,46 @@ impl Ctx<'_> {
         }
     }
 
-    fn write_options(&self, sub: Option<&String>) -> WriteOptions {
+    /// The body as JSON (or YAML), with the paths of keys a JSON body names twice.
+    fn body_json_checked(&self) -> Result<(Value, Vec<String>), ApiError> {
+        if self.body.is_empty() {
+            return Ok((Value::Null, Vec::new()));
+        }
+        match field_validation::parse_json(self.body) {
+            Ok(parsed) => Ok(parsed),
+            Err(_) => self.body_json().map(|v| (v, Vec::new())),
+        }
+    }
+
+    fn write_options(
+        &self,
+        sub: Option<&String>,
+        options_kind: &str,
+    ) -> Result<WriteOptions, ApiError> {
+        let directive = self.query.get("fieldValidation").unwrap_or_default();
+        let field_validation = FieldValidation::parse(directive).ok_or_else(|| {
+            ApiError::invalid(
+                options_kind,
+                "meta.k8s.io",
+                "",
+                vec![crate::api_error::Cause {
+                    reason: "FieldValueNotSupported".into(),
+                    message: format!(
+                        "Unsupported value: {}: supported values: \"Ignore\", \"Strict\", \"Warn\"",
+                        serde_json::to_string(directive).unwrap_or_default()
+                    ),
+                    field: "fieldValidation".into(),
+                }],
+            )
+        })?;
+        Ok(self.write_options_with(sub, field_validation))
+    }
+
+    fn write_options_with(
+        &self,
+        sub: Option<&String>,
+        field_validation: FieldValidation,
+    ) -> WriteOptions {
         let manager = self
             .query
             .get("fieldManager")
@@ -419,7 +459,9 @@ impl Ctx<'_> {
             dry_run: self.query.get("dryRun") == Some("All"),
             force: self.query.flag("force"),
             subresource: sub.cloned(),
-            strict_field_validation: self.query.get("fieldValidation") == Some("Strict"),
+            field_validation,
+            duplicate_fields: Vec::new(),
+            warnings: Warnings::default(),
         }
     }
 
@@ -635,24 +677,41 @@ fn resource_request(
             ))
         }
         ("create", None) => {
-            let body = ctx.body_json()?;
             if gr.group == "authorization.k8s.io" {
-                let out = store.review(gvr, ns, body)?;
+                let out = store.review(gvr, ns, ctx.body_json()?)?;
                 return Ok(json_response(StatusCode::CREATED, &out));
             }
-            let out = store.create(gvr, ns, body, &ctx.write_options(None))?;
-            Ok(json_response(StatusCode::CREATED, &out))
+            let mut opts = ctx.write_options(None, "CreateOptions")?;
+            let (body, dups) = ctx.body_json_checked()?;
+            opts.duplicate_fields = dups;
+            let out = store.create(gvr, ns, body, &opts)?;
+            Ok(with_warnings(
+                json_response(StatusCode::CREATED, &out),
+                &opts.warnings,
+            ))
         }
         ("update", Some(name)) => {
-            let body = ctx.body_json()?;
-            let out = store.update(gvr, ns, name, body, &ctx.write_options(sub))?;
-            Ok(json_response(StatusCode::OK, &out))
+            let mut opts = ctx.write_options(sub, "UpdateOptions")?;
+            let (body, dups) = ctx.body_json_checked()?;
+            opts.duplicate_fields = dups;
+            let out = store.update(gvr, ns, name, body, &opts)?;
+            Ok(with_warnings(
+                json_response(StatusCode::OK, &out),
+                &opts.warnings,
+            ))
         }
         ("patch", Some(name)) => {
             let kind = PatchKind::from_content_type(ctx.content_type)
                 .ok_or_else(|| ApiError::unsupported_media_type(ctx.content_type))?;
-            let body = ctx.body_json()?;
-            let opts = ctx.write_options(sub);
+            let mut opts = ctx.write_options(sub, "PatchOptions")?;
+            let body = match kind {
+                PatchKind::Merge | PatchKind::Strategic => {
+                    let (body, dups) = ctx.body_json_checked()?;
+                    opts.duplicate_fields = dups;
+                    body
+                }
+                PatchKind::Json | PatchKind::Apply => ctx.body_json()?,
+            };
             if kind == PatchKind::Apply && ctx.query.get("fieldManager").is_none_or(str::is_empty) {
                 return Err(ApiError::invalid(
                     "PatchOptions",
@@ -671,7 +730,7 @@ fn resource_request(
             } else {
                 StatusCode::OK
             };
-            Ok(json_response(code, &out))
+            Ok(with_warnings(json_response(code, &out), &opts.warnings))
         }
         ("delete", Some(name)) => {
             let opts = delete_options(ctx)?;
@@ -711,6 +770,16 @@ fn resource_request(
             "the server does not allow this method on the requested resource ({verb})"
         ))),
     }
+}
+
+/// Add one `Warning` header per warning a write produced.
+fn with_warnings(mut r: Response, warnings: &Warnings) -> Response {
+    for w in warnings.take() {
+        if let Ok(v) = HeaderValue::from_str(&field_validation::warning_header(&w)) {
+            r.headers_mut().append(header::WARNING, v);
+        }
+    }
+    r
 }
 
 fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {

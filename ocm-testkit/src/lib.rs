@@ -70,6 +70,11 @@
 //!   `managedFields`, conflicts (real message and causes), `force`, removal of
 //!   dropped fields, create-by-apply, list-map/set semantics from CRD schemas and
 //!   built-in tables, `dryRun=All`.
+//! - **`fieldValidation`**: unknown fields (CRD pruning, `metadata` fields
+//!   `ObjectMeta` lacks, top-level fields a built-in kind lacks) and keys a JSON
+//!   body names twice are reported in `Warning: 299 - "…"` headers (`Warn`, the
+//!   default), refused with 400 `strict decoding error: …` (`Strict`, kubectl's
+//!   default) or dropped silently (`Ignore`).
 //! - **Lists and watches**: full label-selector grammar, field selectors on any
 //!   dotted path, `limit`/`continue`, watch from a resourceVersion with a bounded
 //!   history (`410 Gone` past it), bookmarks, WatchList (`sendInitialEvents` with
@@ -113,6 +118,7 @@ mod deletion;
 mod discovery;
 pub mod error;
 pub mod fault;
+pub mod field_validation;
 mod fieldset;
 pub mod http;
 pub mod journal;
@@ -136,6 +142,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use cluster::{FakeCluster, FakeClusterBuilder, LoopbackServer};
 pub use error::{Error, Result};
 pub use fault::FaultRule;
+pub use field_validation::{FieldValidation, Warnings};
 pub use journal::{Journal, JournalEntry};
 pub use ocm::{FakeHub, install_crds};
 pub use patch::PatchKind;

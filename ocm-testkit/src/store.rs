@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::api_error::{ApiError, ApiResult, Cause};
 use crate::clock::{Clock, SystemClock, format_time};
+use crate::field_validation::{FieldValidation, Warnings};
 use crate::patch::{self, PatchKind};
 use crate::registry::{GroupResource, Gvr, Registry, ResourceInfo};
 use crate::schema::Shape;
@@ -85,9 +86,14 @@ pub struct WriteOptions {
     pub force: bool,
     /// The subresource written (`status`), if any.
     pub subresource: Option<String>,
-    /// `fieldValidation=Strict`: unknown fields in custom resources are an
-    /// error instead of being pruned silently.
-    pub strict_field_validation: bool,
+    /// `fieldValidation`: what to do about unknown and duplicate fields
+    /// (`Warn` by default, as kube-apiserver does when a client sends nothing).
+    pub field_validation: FieldValidation,
+    /// Fields the request body named twice, as found by the front door that
+    /// parsed it (paths like `metadata.name`); reported like unknown fields.
+    pub duplicate_fields: Vec<String>,
+    /// Where `Warn` puts its warnings (keep a clone to read them after the write).
+    pub warnings: Warnings,
 }
 
 impl WriteOptions {
@@ -1085,7 +1091,7 @@ impl Inner {
         {
             m.remove("status");
         }
-        self.admit_new(info, gvr, &mut obj, opts.strict_field_validation)?;
+        self.admit_new(info, gvr, &mut obj, opts)?;
         match managed_fields {
             Some(mf) => {
                 meta_mut(&mut obj).insert("managedFields".into(), mf);
@@ -1223,14 +1229,7 @@ impl Inner {
         }
         // Admission (defaulting included) comes first, so that a write differing
         // only in defaulted fields is no spec change.
-        self.admit_update(
-            info,
-            gvr,
-            &mut obj,
-            current,
-            sub,
-            opts.strict_field_validation,
-        )?;
+        self.admit_update(info, gvr, &mut obj, current, opts)?;
         if info.tracks_generation
             && spec_part(&obj, info.status_subresource)
                 != spec_part(current, info.status_subresource)
