@@ -277,3 +277,229 @@ async fn repeated_identical_apply_is_a_no_op() {
         second.metadata.managed_fields
     );
 }
+
+const LISTS_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: boards.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: boards, singular: board, kind: Board}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              entries:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    value: {type: string}
+                    weights:
+                      type: array
+                      x-kubernetes-list-type: map
+                      x-kubernetes-list-map-keys: [zone]
+                      items:
+                        type: object
+                        properties:
+                          zone: {type: string}
+                          weight: {type: integer}
+              tags:
+                type: array
+                x-kubernetes-list-type: set
+                items: {type: string}
+"#;
+
+fn board(spec: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Board", "metadata": {"name": "b"}, "spec": spec})
+}
+
+#[tokio::test]
+async fn conflicts_inside_list_map_items_and_nested_items_transfer_with_force() {
+    let cluster = FakeCluster::new();
+    cluster.apply_yaml(LISTS_CRD).unwrap();
+    let gvk = kube::api::GroupVersionKind::gvk("example.com", "v1", "Board");
+    let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, "boards");
+    let api: Api<kube::api::DynamicObject> = Api::namespaced_with(cluster.client(), "default", &ar);
+    let a = board(json!({"entries": [
+        {"name": "x", "value": "1", "weights": [{"zone": "z1", "weight": 1}]},
+        {"name": "y", "value": "1"}]}));
+    api.patch("b", &PatchParams::apply("alpha"), &Patch::Apply(&a))
+        .await
+        .unwrap();
+
+    // beta changes x's value and a nested item's weight: two conflicts, keyed paths.
+    let b = board(json!({"entries": [
+        {"name": "x", "value": "2", "weights": [{"zone": "z1", "weight": 5}]}]}));
+    let err = status_of(
+        api.patch("b", &PatchParams::apply("beta"), &Patch::Apply(&b))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(
+        err.message,
+        "Apply failed with 2 conflicts: conflicts with \"alpha\":\n\
+         - .spec.entries[name=\"x\"].value\n\
+         - .spec.entries[name=\"x\"].weights[zone=\"z1\"].weight"
+    );
+    let causes: Vec<(String, String)> = err
+        .details
+        .unwrap()
+        .causes
+        .into_iter()
+        .map(|c| (c.reason, c.field))
+        .collect();
+    assert_eq!(
+        causes,
+        vec![
+            (
+                "FieldManagerConflict".to_string(),
+                ".spec.entries[name=\"x\"].value".to_string()
+            ),
+            (
+                "FieldManagerConflict".to_string(),
+                ".spec.entries[name=\"x\"].weights[zone=\"z1\"].weight".to_string()
+            ),
+        ]
+    );
+
+    // Forced: beta owns both fields now, alpha keeps the rest of the item.
+    let out = api
+        .patch("b", &PatchParams::apply("beta").force(), &Patch::Apply(&b))
+        .await
+        .unwrap();
+    assert_eq!(out.data["spec"]["entries"][0]["value"], "2");
+    assert_eq!(out.data["spec"]["entries"][0]["weights"][0]["weight"], 5);
+    let fields = |m: &str| {
+        out.metadata
+            .managed_fields
+            .clone()
+            .unwrap()
+            .into_iter()
+            .find(|e| e.manager.as_deref() == Some(m))
+            .unwrap()
+            .fields_v1
+            .unwrap()
+            .0
+    };
+    let alpha_x = &fields("alpha")["f:spec"]["f:entries"]["k:{\"name\":\"x\"}"];
+    assert!(alpha_x.get("f:value").is_none(), "{alpha_x}");
+    assert!(alpha_x.get("f:name").is_some());
+    let beta_x = &fields("beta")["f:spec"]["f:entries"]["k:{\"name\":\"x\"}"];
+    assert!(beta_x.get("f:value").is_some(), "{beta_x}");
+
+    // alpha re-applying its old values now conflicts with beta.
+    let err = status_of(
+        api.patch("b", &PatchParams::apply("alpha"), &Patch::Apply(&a))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Apply failed with 2 conflicts: conflicts with \"beta\":\n\
+         - .spec.entries[name=\"x\"].value\n\
+         - .spec.entries[name=\"x\"].weights[zone=\"z1\"].weight"
+    );
+
+    // beta dropping the item leaves it (alpha still owns its name and y untouched),
+    // but the fields only beta owned go.
+    let none = board(json!({}));
+    let out = api
+        .patch("b", &PatchParams::apply("beta"), &Patch::Apply(&none))
+        .await
+        .unwrap();
+    let x = &out.data["spec"]["entries"][0];
+    assert_eq!(x["name"], "x");
+    assert!(x.get("value").is_none(), "{x}");
+    assert_eq!(out.data["spec"]["entries"][1]["name"], "y");
+}
+
+#[tokio::test]
+async fn update_managers_own_list_item_fields_they_change() {
+    let cluster = FakeCluster::new();
+    let api: Api<Deployment> = Api::default_namespaced(cluster.client());
+    let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "d"}},
+                 "template": {"metadata": {"labels": {"app": "d"}},
+                              "spec": {"containers": [{"name": "main", "image": "nginx:1"},
+                                                      {"name": "side", "image": "busybox:1"}]}}}});
+    api.patch("d", &PatchParams::apply("owner"), &Patch::Apply(&d))
+        .await
+        .unwrap();
+    // kubectl set image (a strategic merge patch by another manager) takes main's image.
+    let set_image = json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:2"}]}}}});
+    api.patch(
+        "d",
+        &PatchParams {
+            field_manager: Some("kubectl-set".into()),
+            ..Default::default()
+        },
+        &Patch::Strategic(&set_image),
+    )
+    .await
+    .unwrap();
+    // The owner re-applying nginx:1 conflicts with the Update manager, named with its apiVersion.
+    let err = status_of(
+        api.patch("d", &PatchParams::apply("owner"), &Patch::Apply(&d))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"kubectl-set\" using apps/v1: .spec.template.spec.containers[name=\"main\"].image"
+    );
+    // Applying the image kubectl-set chose is shared ownership, no conflict.
+    let mut agree = d.clone();
+    agree["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:2");
+    api.patch("d", &PatchParams::apply("owner"), &Patch::Apply(&agree))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn set_items_are_shared_and_removed_only_when_nobody_applies_them() {
+    let cluster = FakeCluster::new();
+    cluster.apply_yaml(LISTS_CRD).unwrap();
+    let gvk = kube::api::GroupVersionKind::gvk("example.com", "v1", "Board");
+    let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, "boards");
+    let api: Api<kube::api::DynamicObject> = Api::namespaced_with(cluster.client(), "default", &ar);
+    api.patch(
+        "b",
+        &PatchParams::apply("alpha"),
+        &Patch::Apply(board(json!({"tags": ["a", "b"]}))),
+    )
+    .await
+    .unwrap();
+    let out = api
+        .patch(
+            "b",
+            &PatchParams::apply("beta"),
+            &Patch::Apply(board(json!({"tags": ["b", "c"]}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.data["spec"]["tags"], json!(["a", "b", "c"]));
+    // alpha drops both of its tags: "a" goes, "b" stays (beta applies it too).
+    let out = api
+        .patch(
+            "b",
+            &PatchParams::apply("alpha"),
+            &Patch::Apply(board(json!({"tags": []}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.data["spec"]["tags"], json!(["b", "c"]));
+}
