@@ -31,6 +31,7 @@
 
 pub mod agent;
 pub mod apply;
+pub mod cache;
 pub mod config;
 pub mod discovery;
 mod error;

@@ -690,3 +690,303 @@ async fn an_applied_manifest_work_whose_work_is_gone_is_evicted_after_the_grace_
         "another agent's record is kept"
     );
 }
+
+/// Polls `check` every 20 ms for up to `secs` seconds.
+async fn eventually<F, Fut>(secs: u64, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+async fn configmap_value(client: &Client, name: &str) -> Option<String> {
+    Api::<ConfigMap>::namespaced(client.clone(), "default")
+        .get_opt(name)
+        .await
+        .unwrap()
+        .and_then(|c| c.data)
+        .and_then(|d| d.get("k").cloned())
+}
+
+#[tokio::test]
+async fn with_informers_a_resync_writes_nothing_and_drift_is_still_repaired() {
+    let env = env().await;
+    assert!(env.agent.start_caches(Duration::from_secs(5)).await);
+    create_work(&env, "cached", json!({"workload": {"manifests": [
+        configmap("c0", "v1"), configmap("c1", "v1"), configmap("c2", "v1")]}}))
+    .await;
+    // Informer reads lag by a watch round trip: the new work shows up shortly.
+    assert!(
+        eventually(5, || async {
+            env.agent.sync_all().await.unwrap();
+            configmap_value(&env.spoke_client, "c2").await.as_deref() == Some("v1")
+        })
+        .await,
+        "applied"
+    );
+    // Let the informers see the agent's own writes, then resync twice: nothing is written
+    // and nothing is read from either API server but through the watches.
+    assert!(
+        eventually(5, || async {
+            env.hub.journal().clear();
+            env.spoke.journal().clear();
+            env.agent.sync_all().await.unwrap();
+            env.hub.journal().writes() == 0 && env.spoke.journal().writes() == 0
+        })
+        .await,
+        "a steady-state resync writes nothing"
+    );
+    env.hub.journal().clear();
+    env.spoke.journal().clear();
+    env.agent.sync_all().await.unwrap();
+    assert_eq!(env.hub.journal().writes(), 0);
+    assert_eq!(env.spoke.journal().writes(), 0);
+    assert_eq!(
+        env.spoke.journal().entries().len(),
+        0,
+        "every spoke read came from an informer: {:?}",
+        env.spoke.journal().entries()
+    );
+
+    // Someone edits an applied resource on the managed cluster: the next resyncs put it back.
+    let api = Api::<ConfigMap>::namespaced(env.spoke_client.clone(), "default");
+    api.patch(
+        "c1",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"data": {"k": "drifted"}})),
+    )
+    .await
+    .unwrap();
+    assert!(
+        eventually(5, || async {
+            env.agent.sync_all().await.unwrap();
+            configmap_value(&env.spoke_client, "c1").await.as_deref() == Some("v1")
+        })
+        .await,
+        "drift repaired"
+    );
+    // And a deleted one is recreated.
+    api.delete("c0", &DeleteParams::default()).await.unwrap();
+    assert!(
+        eventually(5, || async {
+            env.agent.sync_all().await.unwrap();
+            configmap_value(&env.spoke_client, "c0").await.as_deref() == Some("v1")
+        })
+        .await,
+        "deleted resource recreated"
+    );
+}
+
+#[tokio::test]
+async fn a_stale_cached_copy_is_retried_against_the_server() {
+    use ocm_work::apply::engine::ApplyEngine;
+    use ocm_work::cache::SpokeObjects;
+    use ocm_work::owner::applied_manifest_work_ref;
+
+    let env = env().await;
+    let engine = ApplyEngine::new(env.spoke_client.clone());
+    let objects = SpokeObjects::new(env.spoke_client.clone(), 10);
+    assert!(engine.use_object_cache(objects.clone()));
+    let owner = applied_manifest_work_ref("amw", "amw-uid");
+    let work_with = |value: &str| -> ManifestWork {
+        serde_json::from_value(json!({
+            "metadata": {"name": "w", "namespace": CLUSTER, "generation": 1},
+            "spec": {"workload": {"manifests": [configmap("stale", value)]}}
+        }))
+        .unwrap()
+    };
+    let results = engine.apply_work(&work_with("v1"), &owner).await;
+    assert!(results[0].outcome.is_ok(), "{:?}", results[0].outcome);
+    let resolved = results[0].resolved.clone().unwrap();
+    let informer = objects.informer(&resolved, "default").unwrap();
+    assert!(informer.wait_synced(Duration::from_secs(5)).await);
+    assert!(
+        eventually(5, || async { informer.get("default", "stale").is_some() }).await,
+        "informer holds the object"
+    );
+    let old = (*informer.get("default", "stale").unwrap()).clone();
+
+    // Someone else updates it; once the informer has seen that, put the old copy back.
+    let api = Api::<ConfigMap>::namespaced(env.spoke_client.clone(), "default");
+    api.patch(
+        "stale",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"data": {"k": "other"}})),
+    )
+    .await
+    .unwrap();
+    assert!(
+        eventually(5, || async {
+            informer
+                .get("default", "stale")
+                .is_some_and(|o| o["data"]["k"] == "other")
+        })
+        .await
+    );
+    informer.remove("default", "stale");
+    informer.insert(old);
+
+    // The replace planned from the stale copy is refused (409) and redone from a fresh read.
+    let results = engine.apply_work(&work_with("v2"), &owner).await;
+    assert!(results[0].outcome.is_ok(), "{:?}", results[0].outcome);
+    assert_eq!(configmap_value(&env.spoke_client, "stale").await.as_deref(), Some("v2"));
+
+    // A cache that has not seen an existing object: the create fails with AlreadyExists and
+    // the object is read and updated instead.
+    informer.remove("default", "stale");
+    let results = engine.apply_work(&work_with("v3"), &owner).await;
+    assert!(results[0].outcome.is_ok(), "{:?}", results[0].outcome);
+    assert_eq!(configmap_value(&env.spoke_client, "stale").await.as_deref(), Some("v3"));
+}
+
+fn feedback_value(w: &ManifestWork) -> Option<String> {
+    let manifests = w.status.as_ref()?.resource_status.as_ref()?.manifests.as_ref()?;
+    let values = manifests.first()?.status_feedbacks.as_ref()?.values.as_ref()?;
+    values.first()?.field_value.string.clone()
+}
+
+#[tokio::test]
+async fn watched_feedback_follows_the_resource_without_polling() {
+    let env = env().await;
+    // Status refresh and resync once an hour: only the watch can bring a change in quickly.
+    let config = AgentConfig::new(CLUSTER, hub_hash("https://hub.example.com:6443"))
+        .status_sync_interval(Duration::from_secs(3600))
+        .resync_interval(Duration::from_secs(3600));
+    let agent = WorkAgent::new(env.hub_client.clone(), env.spoke_client.clone(), config);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(agent.run(async move {
+        let _ = stopped.await;
+    }));
+    create_work(&env, "watched", json!({
+        "workload": {"manifests": [configmap("watched", "v1")]},
+        "manifestConfigs": [{
+            "resourceIdentifier": {"resource": "configmaps", "namespace": "default", "name": "watched"},
+            "feedbackScrapeType": "Watch",
+            "feedbackRules": [{"type": "JSONPaths", "jsonPaths": [{"name": "tier", "path": ".metadata.labels.tier"}]}]
+        }]
+    }))
+    .await;
+    let api = Api::<ConfigMap>::namespaced(env.spoke_client.clone(), "default");
+    assert!(
+        eventually(10, || async { api.get_opt("watched").await.unwrap().is_some() }).await,
+        "applied"
+    );
+    for tier in ["gold", "silver"] {
+        api.patch(
+            "watched",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"labels": {"tier": tier}}})),
+        )
+        .await
+        .unwrap();
+        assert!(
+            eventually(10, || async {
+                work(&env, "watched")
+                    .await
+                    .is_some_and(|w| feedback_value(&w).as_deref() == Some(tier))
+            })
+            .await,
+            "feedback shows {tier}: {:?}",
+            work(&env, "watched").await.and_then(|w| w.status)
+        );
+    }
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), running).await;
+}
+
+#[tokio::test]
+async fn the_agent_catches_up_after_losing_the_hub() {
+    use ocm_testkit::fault::FaultRule;
+    let env = env().await;
+    // Every watch of works on the hub breaks after a few messages, like a flaky network.
+    env.hub
+        .inject(FaultRule::drop_watch_after(2).resource("manifestworks"));
+    let config = AgentConfig::new(CLUSTER, hub_hash("https://hub.example.com:6443"))
+        .status_sync_interval(Duration::from_secs(1));
+    let agent = WorkAgent::new(env.hub_client.clone(), env.spoke_client.clone(), config);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(agent.run(async move {
+        let _ = stopped.await;
+    }));
+    create_work(
+        &env,
+        "flaky",
+        json!({"workload": {"manifests": [configmap("flaky", "v1")]}}),
+    )
+    .await;
+    assert!(
+        eventually(15, || async {
+            configmap_value(&env.spoke_client, "flaky").await.as_deref() == Some("v1")
+        })
+        .await,
+        "applied"
+    );
+    // The hub then refuses the agent's reconnections for a while; the work changes meanwhile.
+    env.hub.inject(
+        FaultRule::new(503)
+            .verb("watch")
+            .resource("manifestworks")
+            .times(2),
+    );
+    env.hub.inject(
+        FaultRule::new(503)
+            .verb("list")
+            .resource("manifestworks")
+            .times(2),
+    );
+    update_work(
+        &env,
+        "flaky",
+        json!({"workload": {"manifests": [configmap("flaky", "v2"), configmap("added", "v2")]}}),
+    )
+    .await;
+    assert!(
+        eventually(30, || async {
+            configmap_value(&env.spoke_client, "flaky").await.as_deref() == Some("v2")
+                && configmap_value(&env.spoke_client, "added").await.as_deref() == Some("v2")
+        })
+        .await,
+        "the change made while disconnected is applied"
+    );
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), running).await;
+}
+
+#[tokio::test]
+async fn a_new_agent_process_still_removes_what_an_earlier_one_applied() {
+    let env = env().await;
+    create_work(&env, "kept", json!({"workload": {"manifests": [
+        configmap("first", "v1"), configmap("second", "v1")]}}))
+    .await;
+    env.agent.sync_all().await.unwrap();
+    assert!(configmap_value(&env.spoke_client, "second").await.is_some());
+    drop(env.agent.clone());
+
+    // A restarted agent knows nothing in memory; the AppliedManifestWork remembers.
+    let config = AgentConfig::new(CLUSTER, hub_hash("https://hub.example.com:6443"));
+    let restarted = WorkAgent::new(env.hub_client.clone(), env.spoke_client.clone(), config);
+    assert!(restarted.start_caches(Duration::from_secs(5)).await);
+    update_work(
+        &env,
+        "kept",
+        json!({"workload": {"manifests": [configmap("first", "v1")]}}),
+    )
+    .await;
+    assert!(
+        eventually(5, || async {
+            restarted.sync_all().await.unwrap();
+            configmap_value(&env.spoke_client, "second").await.is_none()
+        })
+        .await,
+        "the resource dropped from the work is deleted by the new process"
+    );
+    assert_eq!(configmap_value(&env.spoke_client, "first").await.as_deref(), Some("v1"));
+}

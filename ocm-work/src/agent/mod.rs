@@ -23,8 +23,8 @@
 //! the eviction grace period. Not yet done here (see the crate docs): the executor validation
 //! cache and watch-based feedback.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -32,6 +32,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
@@ -43,9 +44,12 @@ use ocm_api::work::v1::{
     ManifestWorkStatus,
 };
 use ocm_feedback::{CompiledRules, FeedbackReader};
-use serde_json::json;
+use ocm_api::work::v1::FeedbackScrapeType;
+use serde_json::{Value, json};
 
 use crate::apply::engine::{ApplyEngine, ManifestApply};
+use crate::cache::{InformerKey, Lookup, ObjectCache, SpokeObjects};
+use crate::discovery::ResolvedResource;
 use crate::config::{ResourceRef, find_manifest_config};
 use crate::identity::{agent_id, applied_manifest_work_name};
 use crate::owner::applied_manifest_work_ref;
@@ -100,6 +104,20 @@ pub struct AgentConfig {
     /// `--appliedmanifestwork-eviction-grace-period`, default 60 min; 100 years or more
     /// disables eviction).
     pub eviction_grace_period: Duration,
+    /// How many resources with `feedbackScrapeType: Watch` may have an informer (upstream's
+    /// `--max-feedback-watch`, default 50); beyond it their feedback is polled.
+    pub max_feedback_watch: usize,
+    /// Whether the apply pass and the status refresh read applied resources from informers on
+    /// the managed cluster (one per resource and namespace, started on first use) instead of
+    /// a GET per manifest. On by default: it is what makes a steady-state resync cheap. It
+    /// changes no outcome, only when a change made by someone else is seen (at most one watch
+    /// round trip later, as with upstream's informer reads); writes refused because a cached
+    /// copy was stale are retried against the server. Upstream's agent GETs instead; turn this
+    /// off to match its request pattern. Only used once the caches are started
+    /// ([`WorkAgent::start_caches`], which [`WorkAgent::run`] calls).
+    pub cached_reads: bool,
+    /// The most informers started for cached reads (beyond it, reads are GETs).
+    pub max_object_informers: usize,
 }
 
 impl AgentConfig {
@@ -116,7 +134,24 @@ impl AgentConfig {
             raw_feedback_json_string: false,
             max_json_raw_length: limits::MAX_JSON_RAW_LENGTH,
             eviction_grace_period: limits::APPLIED_MANIFEST_WORK_EVICTION_GRACE_PERIOD,
+            max_feedback_watch: 50,
+            cached_reads: true,
+            max_object_informers: 500,
         }
+    }
+
+    /// Sets how many resources may have a feedback watch.
+    #[must_use]
+    pub fn max_feedback_watch(mut self, max: usize) -> Self {
+        self.max_feedback_watch = max;
+        self
+    }
+
+    /// Turns cached reads of applied resources on or off (see [`AgentConfig::cached_reads`]).
+    #[must_use]
+    pub fn cached_reads(mut self, enabled: bool) -> Self {
+        self.cached_reads = enabled;
+        self
     }
 
     /// Sets the agent id (empty means the hub hash).
@@ -175,6 +210,26 @@ pub struct WorkAgent {
     clock: Arc<dyn Clock>,
     /// uid → (generation last applied, when).
     applied: Arc<Mutex<HashMap<String, (i64, Instant)>>>,
+    caches: Arc<OnceLock<Caches>>,
+    watches: Arc<Mutex<WatchRegistry>>,
+}
+
+/// The agent's informers, once started.
+struct Caches {
+    works: ObjectCache<ManifestWork>,
+    applied: ObjectCache<AppliedManifestWork>,
+    objects: SpokeObjects,
+}
+
+/// Resources whose feedback is watched: `group/resource/version/namespace/name` → works.
+#[derive(Default)]
+struct WatchRegistry {
+    works: HashMap<String, (InformerKey, BTreeSet<String>)>,
+    informers: HashMap<InformerKey, usize>,
+}
+
+fn watch_key(group: &str, resource: &str, version: &str, namespace: &str, name: &str) -> String {
+    format!("{group}/{resource}/{version}/{namespace}/{name}")
 }
 
 impl std::fmt::Debug for WorkAgent {
@@ -195,7 +250,82 @@ impl WorkAgent {
             config: Arc::new(config),
             clock: Arc::new(SystemClock),
             applied: Arc::new(Mutex::new(HashMap::new())),
+            caches: Arc::new(OnceLock::new()),
+            watches: Arc::new(Mutex::new(WatchRegistry::default())),
         }
+    }
+
+    /// Starts the agent's informers: ManifestWorks of the cluster namespace on the hub,
+    /// AppliedManifestWorks on the managed cluster, and (with [`AgentConfig::cached_reads`])
+    /// the applied resources, and waits up to `timeout` for the first two to list. From then on
+    /// [`WorkAgent::sync_all`] and [`WorkAgent::evict_unmanaged`] read from them, as upstream's
+    /// controllers read from informers. Returns whether they are synced (reads fall back to
+    /// the API servers until they are). [`WorkAgent::run`] calls it; calling it again does
+    /// nothing. Needs a Tokio runtime.
+    pub async fn start_caches(&self, timeout: Duration) -> bool {
+        let caches = self.caches.get_or_init(|| {
+            let objects = SpokeObjects::new(
+                self.spoke.clone(),
+                self.config
+                    .max_object_informers
+                    .max(self.config.max_feedback_watch),
+            );
+            if self.config.cached_reads {
+                self.engine.use_object_cache(objects.clone());
+            }
+            Caches {
+                works: ObjectCache::spawn(self.works(), watcher::Config::default(), Some),
+                applied: ObjectCache::spawn(
+                    self.applied_works(),
+                    watcher::Config::default(),
+                    Some,
+                ),
+                objects,
+            }
+        });
+        let (works, applied) = tokio::join!(
+            caches.works.wait_synced(timeout),
+            caches.applied.wait_synced(timeout)
+        );
+        works && applied
+    }
+
+    fn work_cache(&self) -> Option<&ObjectCache<ManifestWork>> {
+        self.caches
+            .get()
+            .map(|c| &c.works)
+            .filter(|c| c.is_synced())
+    }
+
+    fn applied_cache(&self) -> Option<&ObjectCache<AppliedManifestWork>> {
+        self.caches
+            .get()
+            .map(|c| &c.applied)
+            .filter(|c| c.is_synced())
+    }
+
+    fn remember_work(&self, work: &ManifestWork) {
+        if let Some(c) = self.caches.get() {
+            c.works.insert(work.clone());
+        }
+    }
+
+    fn remember_applied(&self, amw: &AppliedManifestWork) {
+        if let Some(c) = self.caches.get() {
+            c.applied.insert(amw.clone());
+        }
+    }
+
+    /// The ManifestWork `name`: from the informer when synced, else from the hub.
+    async fn get_work(&self, name: &str) -> Result<Option<Arc<ManifestWork>>> {
+        if let Some(cache) = self.work_cache() {
+            return Ok(cache.get(&self.config.cluster_name, name));
+        }
+        self.works()
+            .get_opt(name)
+            .await
+            .map(|w| w.map(Arc::new))
+            .map_err(|e| Error::kube(format!("get ManifestWork {name}"), e))
     }
 
     /// Uses `clock` for condition times.
@@ -220,29 +350,35 @@ impl WorkAgent {
 
     /// Syncs every ManifestWork of the cluster namespace once.
     pub async fn sync_all(&self) -> Result<()> {
-        let list = self
-            .works()
-            .list(&ListParams::default())
-            .await
-            .map_err(|e| {
-                Error::kube(
-                    format!("list ManifestWorks in {}", self.config.cluster_name),
-                    e,
-                )
-            })?;
+        let works: Vec<Arc<ManifestWork>> = match self.work_cache() {
+            Some(cache) => cache.list(),
+            None => self
+                .works()
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| {
+                    Error::kube(
+                        format!("list ManifestWorks in {}", self.config.cluster_name),
+                        e,
+                    )
+                })?
+                .items
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+        };
         let mut errors = Vec::new();
-        for work in list.items {
+        for work in works {
             let mut current = work;
             // A sync that only added the finalizer asks to go again at once.
             for _ in 0..3 {
                 match self.sync(&current).await {
                     Ok(o) if o.requeue_after == Some(Duration::ZERO) => {
-                        let name = current.name_any();
-                        match self.works().get_opt(&name).await {
+                        match self.get_work(&current.name_any()).await {
                             Ok(Some(fresh)) => current = fresh,
                             Ok(None) => break,
                             Err(e) => {
-                                errors.push(Error::kube(format!("get ManifestWork {name}"), e));
+                                errors.push(e);
                                 break;
                             }
                         }
@@ -278,10 +414,12 @@ impl WorkAgent {
                 "uid": work.metadata.uid, "resourceVersion": work.metadata.resource_version,
                 "finalizers": list,
             }});
-            self.works()
+            let patched = self
+                .works()
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(|e| Error::kube(format!("add finalizer to ManifestWork {name}"), e))?;
+            self.remember_work(&patched);
             return Ok(SyncOutcome {
                 requeue_after: Some(Duration::ZERO),
                 applied: false,
@@ -354,10 +492,12 @@ impl WorkAgent {
         }
         if Some(&status) != work.status.as_ref() {
             let patch = json!({"metadata": {"uid": work.metadata.uid, "resourceVersion": work.metadata.resource_version}, "status": status});
-            self.works()
+            let patched = self
+                .works()
                 .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(|e| Error::kube(format!("update status of ManifestWork {name}"), e))?;
+            self.remember_work(&patched);
         }
         Error::aggregate(errors)?;
         Ok(SyncOutcome {
@@ -369,7 +509,7 @@ impl WorkAgent {
     async fn ensure_applied_manifest_work(
         &self,
         work: &ManifestWork,
-    ) -> Result<AppliedManifestWork> {
+    ) -> Result<Arc<AppliedManifestWork>> {
         let name = applied_manifest_work_name(&self.config.hub_hash, &work.name_any());
         let spec = AppliedManifestWorkSpec {
             hub_hash: self.config.hub_hash.clone(),
@@ -377,37 +517,58 @@ impl WorkAgent {
             manifest_work_name: work.name_any(),
         };
         let api = self.applied_works();
-        match api
-            .get_opt(&name)
-            .await
-            .map_err(|e| Error::kube(format!("get AppliedManifestWork {name}"), e))?
-        {
-            Some(existing) if existing.spec == spec => Ok(existing),
-            Some(_) => api
-                .patch(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"spec": spec})),
-                )
-                .await
-                .map_err(|e| Error::kube(format!("update AppliedManifestWork {name}"), e)),
-            None => {
-                let amw = AppliedManifestWork {
-                    metadata: ObjectMeta {
-                        name: Some(name.clone()),
-                        labels: work.metadata.labels.clone(),
-                        finalizers: Some(vec![
-                            finalizers::APPLIED_MANIFEST_WORK_CLEANUP.to_string(),
-                        ]),
-                        ..ObjectMeta::default()
-                    },
-                    spec,
-                    status: None,
-                };
-                api.create(&PostParams::default(), &amw)
+        let mut fresh = false;
+        loop {
+            let cached = !fresh && self.applied_cache().is_some();
+            let existing = match self.applied_cache().filter(|_| !fresh) {
+                Some(cache) => cache.get("", &name),
+                None => api
+                    .get_opt(&name)
                     .await
-                    .map_err(|e| Error::kube(format!("create AppliedManifestWork {name}"), e))
-            }
+                    .map_err(|e| Error::kube(format!("get AppliedManifestWork {name}"), e))?
+                    .map(Arc::new),
+            };
+            let written = match existing {
+                Some(existing) if existing.spec == spec => return Ok(existing),
+                Some(_) => api
+                    .patch(
+                        &name,
+                        &PatchParams::default(),
+                        &Patch::Merge(json!({"spec": spec})),
+                    )
+                    .await
+                    .map_err(|e| Error::kube(format!("update AppliedManifestWork {name}"), e))?,
+                None => {
+                    let amw = AppliedManifestWork {
+                        metadata: ObjectMeta {
+                            name: Some(name.clone()),
+                            labels: work.metadata.labels.clone(),
+                            finalizers: Some(vec![
+                                finalizers::APPLIED_MANIFEST_WORK_CLEANUP.to_string(),
+                            ]),
+                            ..ObjectMeta::default()
+                        },
+                        spec: spec.clone(),
+                        status: None,
+                    };
+                    match api.create(&PostParams::default(), &amw).await {
+                        Ok(created) => created,
+                        // The informer had not seen it yet.
+                        Err(kube::Error::Api(s)) if cached && s.code == 409 => {
+                            fresh = true;
+                            continue;
+                        }
+                        Err(e) => {
+                            return Err(Error::kube(
+                                format!("create AppliedManifestWork {name}"),
+                                e,
+                            ));
+                        }
+                    }
+                }
+            };
+            self.remember_applied(&written);
+            return Ok(Arc::new(written));
         }
     }
 
@@ -441,11 +602,15 @@ impl WorkAgent {
                     let Some(resolved) = &r.resolved else {
                         continue;
                     };
-                    let api = self
+                    match self
                         .engine
-                        .api(resolved, r.meta.namespace.as_deref().unwrap_or_default());
-                    match api.get_opt(name).await {
-                        Ok(Some(live)) => live.metadata.uid,
+                        .get_live(resolved, r.meta.namespace.as_deref().unwrap_or_default(), name)
+                        .await
+                    {
+                        Ok(Some(live)) => live
+                            .pointer("/metadata/uid")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
                         Ok(None) => continue,
                         Err(e) => return Err(Error::kube(format!("get {resource} {name}"), e)),
                     }
@@ -480,7 +645,8 @@ impl WorkAgent {
         };
         if amw.status.as_ref() != Some(&new_status) {
             let name = amw.name_any();
-            self.applied_works()
+            let patched = self
+                .applied_works()
                 .patch_status(
                     &name,
                     &PatchParams::default(),
@@ -490,6 +656,7 @@ impl WorkAgent {
                 .map_err(|e| {
                     Error::kube(format!("update status of AppliedManifestWork {name}"), e)
                 })?;
+            self.remember_applied(&patched);
         }
         gc::into_result(errors)
     }
@@ -515,9 +682,17 @@ impl WorkAgent {
         }
         let configs = work.spec.manifest_configs.as_deref().unwrap_or_default();
         let generation = work.metadata.generation.unwrap_or(0);
+        let work_name = work.name_any();
+        let mut watched = HashSet::new();
         for entry in manifests.iter_mut() {
-            self.refresh_manifest(entry, configs, generation, now).await;
+            if let Some(key) = self
+                .refresh_manifest(&work_name, entry, configs, generation, now)
+                .await
+            {
+                watched.insert(key);
+            }
         }
+        self.retain_watches(&work_name, &watched);
         conditions::set(conds, work_available_condition(manifests, generation), now);
         for rule_condition in work_rule_conditions(manifests, generation) {
             conditions::set(conds, rule_condition, now);
@@ -526,13 +701,16 @@ impl WorkAgent {
         Ok(())
     }
 
+    /// Refreshes one manifest's `Available`, feedback and rule conditions; returns the watch
+    /// key when its feedback is watched.
     async fn refresh_manifest(
         &self,
+        work_name: &str,
         entry: &mut ManifestCondition,
         configs: &[ocm_api::work::v1::ManifestConfigOption],
         generation: i64,
         now: &Time,
-    ) {
+    ) -> Option<String> {
         let meta = &entry.resource_meta;
         let s = |v: &Option<String>| v.clone().unwrap_or_default();
         let (group, version, kind, resource, namespace, name) = (
@@ -554,18 +732,17 @@ impl WorkAgent {
                 ),
                 now,
             );
-            return;
+            return None;
         }
-        let live = match self
+        let key = watch_key(&group, &resource, &version, &namespace, &name);
+        let resolved = self
             .engine
             .resolver()
             .resolve(&GroupVersionKind::gvk(&group, &version, &kind))
-            .await
-        {
+            .await;
+        let live = match &resolved {
             Ok(resolved) => self
-                .engine
-                .api(&resolved, &namespace)
-                .get_opt(&name)
+                .read_for_status(resolved, &namespace, &name, &key)
                 .await
                 .map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
@@ -583,7 +760,7 @@ impl WorkAgent {
                     ),
                     now,
                 );
-                return;
+                return self.is_watched(&key).then_some(key);
             }
             Err(e) => {
                 conditions::set(
@@ -596,7 +773,7 @@ impl WorkAgent {
                     ),
                     now,
                 );
-                return;
+                return self.is_watched(&key).then_some(key);
             }
         };
         conditions::set(
@@ -622,15 +799,23 @@ impl WorkAgent {
             .as_ref()
             .and_then(|c| c.condition_rules.clone())
             .unwrap_or_default();
+        let watch = config
+            .as_ref()
+            .and_then(|c| c.feedback_scrape_type)
+            .is_some_and(|t| t == FeedbackScrapeType::Watch);
+        let watched = match (&resolved, watch) {
+            (Ok(resolved), true) => self.register_watch(work_name, &key, resolved, &namespace),
+            _ => false,
+        };
         let rules = config.and_then(|c| c.feedback_rules).unwrap_or_default();
-        let object = serde_json::to_value(&live).unwrap_or_default();
+        let object: &Value = &live;
         let feedback = if rules.is_empty() {
             ocm_feedback::Feedback::no_rules()
         } else {
             FeedbackReader::new()
                 .raw_json_string(self.config.raw_feedback_json_string)
                 .max_json_raw_length(self.config.max_json_raw_length)
-                .read_compiled(&object, &CompiledRules::new(&rules))
+                .read_compiled(object, &CompiledRules::new(&rules))
         };
         let result = feedback.to_result();
         let values = result.values.clone().unwrap_or_default();
@@ -646,11 +831,115 @@ impl WorkAgent {
         conditions::set(&mut entry.conditions, feedback.condition(), now);
         entry.status_feedbacks = Some(result);
         for rule in &condition_rules {
-            if let Some(condition) = crate::rules::evaluate(rule, &object, generation) {
+            if let Some(condition) = crate::rules::evaluate(rule, object, generation) {
                 conditions::set(&mut entry.conditions, condition, now);
             }
         }
         prune_stale_rule_conditions(&mut entry.conditions, generation);
+        watched.then_some(key)
+    }
+
+    /// Reads a resource for the status refresh: from its feedback informer when one is synced
+    /// (upstream's rule), else as the apply pass reads.
+    async fn read_for_status(
+        &self,
+        resolved: &ResolvedResource,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> std::result::Result<Option<Arc<Value>>, kube::Error> {
+        if self.is_watched(key)
+            && let Some(caches) = self.caches.get()
+        {
+            match caches.objects.lookup(resolved, namespace, name) {
+                Lookup::Found(object) => return Ok(Some(object)),
+                Lookup::Absent => return Ok(None),
+                Lookup::Unknown => {}
+            }
+        }
+        self.engine.get_live(resolved, namespace, name).await
+    }
+
+    fn watch_registry(&self) -> std::sync::MutexGuard<'_, WatchRegistry> {
+        self.watches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn is_watched(&self, key: &str) -> bool {
+        self.watch_registry().works.contains_key(key)
+    }
+
+    /// Registers `work`'s interest in the resource `key`; false when the informer limit is
+    /// reached (the resource is then polled, as upstream does silently) or caches are off.
+    fn register_watch(
+        &self,
+        work: &str,
+        key: &str,
+        resolved: &ResolvedResource,
+        namespace: &str,
+    ) -> bool {
+        let Some(caches) = self.caches.get() else {
+            return false;
+        };
+        let informer = InformerKey::of(resolved, namespace);
+        let mut registry = self.watch_registry();
+        if let Some(entry) = registry.works.get_mut(key) {
+            entry.1.insert(work.to_string());
+            return true;
+        }
+        let known = registry.informers.contains_key(&informer);
+        if !known && registry.informers.len() >= self.config.max_feedback_watch {
+            return false;
+        }
+        if caches.objects.informer(resolved, namespace).is_none() {
+            return false;
+        }
+        *registry.informers.entry(informer.clone()).or_default() += 1;
+        registry.works.insert(
+            key.to_string(),
+            (informer, BTreeSet::from([work.to_string()])),
+        );
+        true
+    }
+
+    /// Drops `work`'s watch registrations other than `keep`; informers nobody needs any more
+    /// stop unless cached reads use them.
+    fn retain_watches(&self, work: &str, keep: &HashSet<String>) {
+        let mut registry = self.watch_registry();
+        let mut emptied = Vec::new();
+        registry.works.retain(|key, (informer, works)| {
+            if !keep.contains(key) {
+                works.remove(work);
+            }
+            if works.is_empty() {
+                emptied.push(informer.clone());
+                false
+            } else {
+                true
+            }
+        });
+        for informer in emptied {
+            let left = registry.informers.get_mut(&informer).map(|n| {
+                *n = n.saturating_sub(1);
+                *n
+            });
+            if left == Some(0) {
+                registry.informers.remove(&informer);
+                if !self.config.cached_reads
+                    && let Some(caches) = self.caches.get()
+                {
+                    caches.objects.stop(&informer);
+                }
+            }
+        }
+    }
+
+    /// The works watching the resource `key`.
+    fn watching_works(&self, key: &str) -> Vec<String> {
+        self.watch_registry()
+            .works
+            .get(key)
+            .map(|(_, works)| works.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Finalizes a work being deleted (upstream §4.4).
@@ -744,6 +1033,7 @@ impl WorkAgent {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(work.metadata.uid.as_deref().unwrap_or_default());
+        self.retain_watches(&name, &HashSet::new());
         Ok(SyncOutcome::default())
     }
 
@@ -753,13 +1043,20 @@ impl WorkAgent {
     pub async fn evict_unmanaged(&self) -> Result<Option<Duration>> {
         const DISABLED: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
         let api = self.applied_works();
-        let list = api
-            .list(&ListParams::default())
-            .await
-            .map_err(|e| Error::kube("list AppliedManifestWorks", e))?;
+        let list: Vec<Arc<AppliedManifestWork>> = match self.applied_cache() {
+            Some(cache) => cache.list(),
+            None => api
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| Error::kube("list AppliedManifestWorks", e))?
+                .items
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+        };
         let now = self.clock.now_time();
         let mut next: Option<Duration> = None;
-        for amw in list.items {
+        for amw in list {
             if amw.spec.agent_id.as_deref() != Some(self.config.agent_id.as_str()) {
                 continue;
             }
@@ -774,15 +1071,8 @@ impl WorkAgent {
                 .and_then(|s| s.eviction_start_time.clone());
             let managed = name.starts_with(&format!("{}-", self.config.hub_hash))
                 && self
-                    .works()
-                    .get_opt(&amw.spec.manifest_work_name)
-                    .await
-                    .map_err(|e| {
-                        Error::kube(
-                            format!("get ManifestWork {}", amw.spec.manifest_work_name),
-                            e,
-                        )
-                    })?
+                    .get_work(&amw.spec.manifest_work_name)
+                    .await?
                     .is_some();
             if self.config.eviction_grace_period >= DISABLED || managed {
                 if started.is_some() {
@@ -822,15 +1112,17 @@ impl WorkAgent {
     }
 
     async fn set_eviction_start(&self, name: &str, time: Option<Time>) -> Result<()> {
-        self.applied_works()
+        let patched = self
+            .applied_works()
             .patch_status(
                 name,
                 &PatchParams::default(),
                 &Patch::Merge(json!({"status": {"evictionStartTime": time}})),
             )
             .await
-            .map(|_| ())
-            .map_err(|e| Error::kube(format!("update status of AppliedManifestWork {name}"), e))
+            .map_err(|e| Error::kube(format!("update status of AppliedManifestWork {name}"), e))?;
+        self.remember_applied(&patched);
+        Ok(())
     }
 
     /// Deletes the resources of an AppliedManifestWork being deleted; releases its finalizer
@@ -886,12 +1178,39 @@ impl WorkAgent {
         }
     }
 
-    /// Runs the agent until `shutdown` completes: watches the cluster namespace on the hub,
-    /// syncs works as they change and refreshes status every status sync interval.
+    /// Runs the agent until `shutdown` completes: starts the informers
+    /// ([`WorkAgent::start_caches`]), watches the cluster namespace on the hub, syncs works as
+    /// they change, refreshes status every status sync interval and at once when a resource
+    /// with `feedbackScrapeType: Watch` changes, and evicts unmanaged AppliedManifestWorks.
+    /// After a lost connection the watches resume (re-listing when the server has compacted
+    /// past them), and every work is synced again, so changes made meanwhile are caught up.
     pub async fn run(
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
     ) {
+        if !self.start_caches(Duration::from_secs(30)).await {
+            tracing::warn!(cluster = %self.config.cluster_name, "informers not synced after 30s; reading from the API servers until they are");
+        }
+        let (trigger, triggered) = futures::channel::mpsc::unbounded();
+        if let Some(caches) = self.caches.get() {
+            let agent = self.clone();
+            let namespace = self.config.cluster_name.clone();
+            caches.objects.set_listener(Arc::new(
+                move |informer: &InformerKey, ns: &str, name: &str| {
+                    let key = watch_key(
+                        &informer.group,
+                        &informer.resource,
+                        &informer.version,
+                        ns,
+                        name,
+                    );
+                    for work in agent.watching_works(&key) {
+                        let _ = trigger
+                            .unbounded_send(ObjectRef::<ManifestWork>::new(&work).within(&namespace));
+                    }
+                },
+            ));
+        }
         let evictor = self.clone();
         let eviction = tokio::spawn(async move {
             let tick = evictor
@@ -910,7 +1229,9 @@ impl WorkAgent {
             }
         });
         let works = self.works();
+        let agent = Arc::new(self);
         Controller::new(works, watcher::Config::default())
+            .reconcile_on(triggered)
             .graceful_shutdown_on(shutdown)
             .run(
                 |work: Arc<ManifestWork>, agent: Arc<WorkAgent>| async move {
@@ -924,10 +1245,13 @@ impl WorkAgent {
                     tracing::warn!(%error, cluster = %agent.config.cluster_name, "ManifestWork sync failed");
                     Action::requeue(Duration::from_secs(2))
                 },
-                Arc::new(self),
+                agent.clone(),
             )
             .for_each(|_| futures::future::ready(()))
             .await;
         eviction.abort();
+        if let Some(caches) = agent.caches.get() {
+            caches.objects.clear_listener();
+        }
     }
 }

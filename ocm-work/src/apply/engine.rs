@@ -22,10 +22,12 @@ use ocm_api::work::v1::{
     UpdateStrategyType,
 };
 use serde_json::{Value, json};
+use std::sync::{Arc, OnceLock};
 
 use super::hash::config_hash;
 use super::metadata::{remove_null_creation_timestamps, strip_removal_instructions};
 use super::update::{UpdatePlan, plan_update};
+use crate::cache::{Lookup, SpokeObjects};
 use crate::config::{ResourceRef, find_manifest_config};
 use crate::discovery::{ResolvedResource, ResourceResolver};
 use crate::order::apply_order;
@@ -109,6 +111,7 @@ pub struct ApplyEngine {
     client: Client,
     resolver: ResourceResolver,
     executor: crate::executor::ExecutorValidator,
+    objects: Arc<OnceLock<SpokeObjects>>,
 }
 
 impl std::fmt::Debug for ApplyEngine {
@@ -127,7 +130,64 @@ impl ApplyEngine {
         Self {
             resolver: ResourceResolver::new(client.clone()),
             executor: crate::executor::ExecutorValidator::new(client.clone()),
+            objects: Arc::new(OnceLock::new()),
             client,
+        }
+    }
+
+    /// Reads live objects through `objects` from now on (see [`crate::cache`]): a synced cache
+    /// answers instead of a GET, and objects the engine writes go into it. Returns false (and
+    /// changes nothing) when a cache was already set. Shared by the engine's clones.
+    pub fn use_object_cache(&self, objects: SpokeObjects) -> bool {
+        self.objects.set(objects).is_ok()
+    }
+
+    /// The object cache, once [`ApplyEngine::use_object_cache`] set one.
+    pub fn object_cache(&self) -> Option<&SpokeObjects> {
+        self.objects.get()
+    }
+
+    /// The live object `name` of `resolved` in `namespace`: from the object cache when it
+    /// knows, else from the API server.
+    pub async fn get_live(
+        &self,
+        resolved: &ResolvedResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Value>>, kube::Error> {
+        Ok(self.read(resolved, namespace, name, false).await?.0)
+    }
+
+    /// Reads a live object; `fresh` skips the cache. The flag says whether the cache answered.
+    async fn read(
+        &self,
+        resolved: &ResolvedResource,
+        namespace: &str,
+        name: &str,
+        fresh: bool,
+    ) -> Result<(Option<Arc<Value>>, bool), kube::Error> {
+        if !fresh && let Some(objects) = self.objects.get() {
+            match objects.lookup(resolved, namespace, name) {
+                Lookup::Found(object) => return Ok((Some(object), true)),
+                Lookup::Absent => return Ok((None, true)),
+                Lookup::Unknown => {}
+            }
+        }
+        let live = self.api(resolved, namespace).get_opt(name).await?;
+        let live = match live {
+            Some(object) => {
+                let value = serde_json::to_value(object).map_err(kube::Error::SerdeError)?;
+                self.record(resolved, namespace, &value);
+                Some(Arc::new(value))
+            }
+            None => None,
+        };
+        Ok((live, false))
+    }
+
+    fn record(&self, resolved: &ResolvedResource, namespace: &str, object: &Value) {
+        if let Some(objects) = self.objects.get() {
+            objects.record(resolved, namespace, object);
         }
     }
 
@@ -277,104 +337,144 @@ impl ApplyEngine {
             work.spec.manifest_configs.as_deref().unwrap_or_default(),
         );
         let strategy = config.as_ref().and_then(|c| c.update_strategy.clone());
-        let api = self.api(resolved, &namespace);
+        let target = Live {
+            api: self.api(resolved, &namespace),
+            resolved,
+            namespace: &namespace,
+            name: &name,
+        };
         match strategy
             .as_ref()
             .map(|s| s.type_)
             .unwrap_or(UpdateStrategyType::Update)
         {
             UpdateStrategyType::ReadOnly => Ok(required),
-            UpdateStrategyType::CreateOnly => self.create_only(&api, &name, required, &owner).await,
+            UpdateStrategyType::CreateOnly => self.create_only(&target, required, &owner).await,
             UpdateStrategyType::ServerSideApply => {
                 let ssa = strategy
                     .and_then(|s| s.server_side_apply)
                     .unwrap_or_default();
-                self.server_side_apply(&api, &name, required, &owner, &ssa)
+                self.server_side_apply(&target, required, &owner, &ssa)
                     .await
             }
-            UpdateStrategyType::Update => self.update(&api, &name, &required, &owner).await,
+            UpdateStrategyType::Update => self.update(&target, &required, &owner).await,
         }
     }
 
     async fn update(
         &self,
-        api: &Api<DynamicObject>,
-        name: &str,
+        target: &Live<'_>,
         required: &Value,
         owner: &OwnerReference,
     ) -> Result<Value, ApplyError> {
-        let live = api.get_opt(name).await.map_err(ApplyError::api)?;
-        let live_value = live.as_ref().map(to_value).transpose()?;
-        match plan_update(required, owner, live_value.as_ref()) {
-            UpdatePlan::Create(object) => {
-                let created = api
-                    .create(&PostParams::default(), &from_value(object)?)
-                    .await
-                    .map_err(ApplyError::api)?;
-                to_value(&created)
+        let mut fresh = false;
+        loop {
+            let (live, cached) = target.read(self, fresh).await?;
+            // A refusal caused by a stale cached copy is retried once against the server.
+            let retry = |e: &kube::Error, code: u16| {
+                cached && matches!(e, kube::Error::Api(s) if s.code == code)
+            };
+            match plan_update(required, owner, live.as_deref()) {
+                UpdatePlan::Create(object) => {
+                    match target
+                        .api
+                        .create(&PostParams::default(), &from_value(object)?)
+                        .await
+                    {
+                        Ok(created) => return target.written(self, &created),
+                        Err(e) if retry(&e, 409) => fresh = true,
+                        Err(e) => return Err(ApplyError::api(e)),
+                    }
+                }
+                UpdatePlan::Replace(object) => {
+                    match target
+                        .api
+                        .replace(target.name, &PostParams::default(), &from_value(object)?)
+                        .await
+                    {
+                        Ok(replaced) => return target.written(self, &replaced),
+                        Err(e) if retry(&e, 409) || retry(&e, 404) => fresh = true,
+                        Err(e) => return Err(ApplyError::api(e)),
+                    }
+                }
+                _ => {
+                    return live
+                        .map(|l| (*l).clone())
+                        .ok_or_else(|| ApplyError::Api(format!("{} vanished", target.name)));
+                }
             }
-            UpdatePlan::Replace(object) => {
-                let replaced = api
-                    .replace(name, &PostParams::default(), &from_value(object)?)
-                    .await
-                    .map_err(ApplyError::api)?;
-                to_value(&replaced)
-            }
-            _ => live_value.ok_or_else(|| ApplyError::Api(format!("{name} vanished"))),
         }
     }
 
     async fn create_only(
         &self,
-        api: &Api<DynamicObject>,
-        name: &str,
+        target: &Live<'_>,
         mut required: Value,
         owner: &OwnerReference,
     ) -> Result<Value, ApplyError> {
-        let live = match api.get_opt(name).await.map_err(ApplyError::api)? {
-            Some(live) => live,
-            None => {
-                if let Some(m) = required.get_mut("metadata").and_then(Value::as_object_mut) {
-                    m.insert("ownerReferences".into(), json!([owner]));
+        let mut fresh = false;
+        loop {
+            let (live, cached) = target.read(self, fresh).await?;
+            let live = match live {
+                Some(live) => live,
+                None => {
+                    if let Some(m) = required.get_mut("metadata").and_then(Value::as_object_mut) {
+                        m.insert("ownerReferences".into(), json!([owner]));
+                    }
+                    strip_removal_instructions(&mut required);
+                    match target
+                        .api
+                        .create(&PostParams::default(), &from_value(required.clone())?)
+                        .await
+                    {
+                        Ok(created) => Arc::new(target.written(self, &created)?),
+                        Err(kube::Error::Api(s)) if cached && s.code == 409 => {
+                            fresh = true;
+                            continue;
+                        }
+                        Err(e) => return Err(ApplyError::api(e)),
+                    }
                 }
-                strip_removal_instructions(&mut required);
-                api.create(&PostParams::default(), &from_value(required)?)
-                    .await
-                    .map_err(ApplyError::api)?
+            };
+            match self.apply_owner_references(target, &live, owner).await {
+                Err(ApplyError::Api(_)) if cached && !fresh => fresh = true,
+                other => return other,
             }
-        };
-        self.apply_owner_references(api, live, owner).await
+        }
     }
 
     /// Merges `owner` into the object's owner references and patches only when they change.
     async fn apply_owner_references(
         &self,
-        api: &Api<DynamicObject>,
-        object: DynamicObject,
+        target: &Live<'_>,
+        object: &Value,
         owner: &OwnerReference,
     ) -> Result<Value, ApplyError> {
-        let existing = object.metadata.owner_references.clone().unwrap_or_default();
+        let metadata = object.get("metadata");
+        let existing: Vec<OwnerReference> = metadata
+            .and_then(|m| m.get("ownerReferences"))
+            .and_then(|o| serde_json::from_value(o.clone()).ok())
+            .unwrap_or_default();
         let (merged, changed) = merge_owner_refs(&existing, std::slice::from_ref(owner));
         if !changed {
-            return to_value(&object);
+            return Ok(object.clone());
         }
-        let name = object.metadata.name.clone().unwrap_or_default();
         let patch = json!({"metadata": {
-            "uid": object.metadata.uid,
-            "resourceVersion": object.metadata.resource_version,
+            "uid": metadata.and_then(|m| m.get("uid")),
+            "resourceVersion": metadata.and_then(|m| m.get("resourceVersion")),
             "ownerReferences": merged,
         }});
-        let patched = api
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        let patched = target
+            .api
+            .patch(target.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(ApplyError::api)?;
-        to_value(&patched)
+        target.written(self, &patched)
     }
 
     async fn server_side_apply(
         &self,
-        api: &Api<DynamicObject>,
-        name: &str,
+        target: &Live<'_>,
         mut manifest: Value,
         owner: &OwnerReference,
         ssa: &ServerSideApplyConfig,
@@ -424,30 +524,38 @@ impl ApplyEngine {
                     }
                 }
             }
-            match api.get_opt(name).await.map_err(ApplyError::api)? {
+            match target.read(self, false).await?.0 {
                 None => to_apply = manifest,
                 Some(live) => {
                     let same = live
-                        .metadata
-                        .annotations
-                        .as_ref()
+                        .pointer("/metadata/annotations")
                         .and_then(|a| a.get(annotations::CONFIG_SPEC_HASH))
-                        == Some(&hash);
+                        .and_then(Value::as_str)
+                        == Some(hash.as_str());
                     if same {
-                        return self.apply_owner_references(api, live, owner).await;
+                        match self.apply_owner_references(target, &live, owner).await {
+                            Ok(v) => return Ok(v),
+                            // The cached copy may be stale: apply for real below.
+                            Err(_) => to_apply = required,
+                        }
+                    } else {
+                        to_apply = required;
                     }
-                    to_apply = required;
                 }
             }
         }
-        let applied = match api.patch(name, &params, &Patch::Apply(&to_apply)).await {
-            Ok(obj) => obj,
+        let applied = match target
+            .api
+            .patch(target.name, &params, &Patch::Apply(&to_apply))
+            .await
+        {
+            Ok(obj) => target.written(self, &obj)?,
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 return Err(ApplyError::Conflict(status.message.clone()));
             }
             Err(e) => return Err(ApplyError::api(e)),
         };
-        self.apply_owner_references(api, applied, owner).await
+        self.apply_owner_references(target, &applied, owner).await
     }
 }
 
@@ -512,6 +620,34 @@ fn remove_json_pointer(object: &mut Value, pointer: &str) -> Result<(), ApplyErr
         })?;
     json_patch::patch(object, &patch)
         .map_err(|e| ApplyError::IgnoreField(format!("JSON Pointer error in '{pointer}': {e}")))
+}
+
+/// The object one manifest applies to, and how to reach it.
+struct Live<'a> {
+    api: Api<DynamicObject>,
+    resolved: &'a ResolvedResource,
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl Live<'_> {
+    async fn read(
+        &self,
+        engine: &ApplyEngine,
+        fresh: bool,
+    ) -> Result<(Option<Arc<Value>>, bool), ApplyError> {
+        engine
+            .read(self.resolved, self.namespace, self.name, fresh)
+            .await
+            .map_err(ApplyError::api)
+    }
+
+    /// Converts an object the server returned from a write, and records it in the cache.
+    fn written(&self, engine: &ApplyEngine, object: &DynamicObject) -> Result<Value, ApplyError> {
+        let value = to_value(object)?;
+        engine.record(self.resolved, self.namespace, &value);
+        Ok(value)
+    }
 }
 
 fn to_value(object: &DynamicObject) -> Result<Value, ApplyError> {
