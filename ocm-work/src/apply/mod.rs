@@ -12,5 +12,6 @@
 
 pub mod engine;
 pub mod hash;
+pub mod jq;
 pub mod metadata;
 pub mod update;
