@@ -8,7 +8,10 @@
 //! only, as `not allowed to apply the resource <group> <resource>, <namespace> <name>, will try
 //! again in 1m0s`, and the work is retried after a minute.
 //!
-//! Not done yet: upstream's `ExecutorValidatingCaches` cache of review results.
+//! With a [`cache::ExecutorCache`] ([`ExecutorValidator::with_cache`], upstream's
+//! `ExecutorValidatingCaches` feature gate) the answers of the reviews are remembered per
+//! executor and resource, and [`cache::CacheController`] keeps them current by watching the
+//! managed cluster's RBAC objects. The escalation check is never cached.
 
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
@@ -17,6 +20,10 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 use ocm_api::work::v1::ManifestWorkExecutor;
 use serde_json::Value;
+
+pub mod cache;
+
+use cache::{Dimension, ExecutorCache, executor_key};
 
 /// How long the agent waits before retrying a denied manifest.
 pub const NOT_ALLOWED_REQUEUE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -62,21 +69,52 @@ const RBAC_RESOURCES: [&str; 4] = [
 ];
 
 /// Checks executors against the managed cluster's authorization.
+///
+/// Clones share the cache given to [`with_cache`](Self::with_cache).
 #[derive(Clone)]
 pub struct ExecutorValidator {
     client: Client,
+    cache: Option<ExecutorCache>,
 }
 
 impl std::fmt::Debug for ExecutorValidator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ExecutorValidator").finish_non_exhaustive()
+        f.debug_struct("ExecutorValidator")
+            .field("cached", &self.cache.is_some())
+            .finish_non_exhaustive()
     }
 }
 
+/// The message of a denial by the reviews (without the retry suffix).
+fn denied_message(target: &Target<'_>) -> String {
+    format!(
+        "not allowed to apply the resource {} {}, {} {}",
+        target.group, target.resource, target.namespace, target.name
+    )
+}
+
 impl ExecutorValidator {
-    /// A validator asking the cluster behind `client`.
+    /// A validator asking the cluster behind `client`, without a cache.
     pub fn new(client: Client) -> Self {
-        Self { client }
+        Self {
+            client,
+            cache: None,
+        }
+    }
+
+    /// Remembers the answers of the SubjectAccessReviews in `cache` (upstream's
+    /// `ExecutorValidatingCaches` gate): a known answer is used without asking the cluster, an
+    /// unknown one is asked for and stored (allowed or denied; failed reviews are not stored).
+    /// The escalation check of RBAC objects always runs live. Run a
+    /// [`cache::CacheController`] over the same cache to follow RBAC changes.
+    pub fn with_cache(mut self, cache: ExecutorCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The cache, when there is one.
+    pub fn cache(&self) -> Option<&ExecutorCache> {
+        self.cache.as_ref()
     }
 
     /// Checks that `executor` may apply `object` as `target`. No executor: allowed.
@@ -99,13 +137,74 @@ impl ExecutorValidator {
                 "the executor service account is nil".into(),
             ));
         };
-        let user = format!("system:serviceaccount:{}:{}", sa.namespace, sa.name);
-        let denied = || {
-            format!(
-                "not allowed to apply the resource {} {}, {} {}",
-                target.group, target.resource, target.namespace, target.name
-            )
-        };
+        match &self.cache {
+            None => {
+                self.check_subject_access_reviews(&sa.namespace, &sa.name, target)
+                    .await?
+            }
+            Some(cache) => {
+                self.cached_reviews(cache, &sa.namespace, &sa.name, target)
+                    .await?
+            }
+        }
+        if target.group == RBAC_GROUP && RBAC_RESOURCES.contains(&target.resource) {
+            let user = format!("system:serviceaccount:{}:{}", sa.namespace, sa.name);
+            self.check_escalation(&user, target, object)
+                .await
+                .map_err(|e| match e {
+                    Escalation::Denied => ExecutorError::NotAllowed(format!(
+                        "{}, error: permission escalation",
+                        denied_message(&target)
+                    )),
+                    Escalation::Failed(m) => ExecutorError::Api(m),
+                })?;
+        }
+        Ok(())
+    }
+
+    /// The reviews through `cache`: a known answer is used, an unknown one is asked for and
+    /// stored unless the controller saw an RBAC change while the reviews ran.
+    async fn cached_reviews(
+        &self,
+        cache: &ExecutorCache,
+        sa_namespace: &str,
+        sa_name: &str,
+        target: Target<'_>,
+    ) -> Result<(), ExecutorError> {
+        let key = executor_key(sa_namespace, sa_name);
+        let dimension = Dimension::from_target(&target);
+        match cache.lookup(&key, &dimension) {
+            Some(true) => Ok(()),
+            Some(false) => Err(ExecutorError::NotAllowed(denied_message(&target))),
+            None => {
+                let epoch = cache.epoch();
+                let result = self
+                    .check_subject_access_reviews(sa_namespace, sa_name, target)
+                    .await;
+                let answer = match &result {
+                    Ok(()) => Some(true),
+                    Err(ExecutorError::NotAllowed(_)) => Some(false),
+                    Err(_) => None,
+                };
+                if let Some(allowed) = answer {
+                    cache.insert_unless_changed(&key, dimension, allowed, epoch);
+                }
+                result
+            }
+        }
+    }
+
+    /// Runs the SubjectAccessReviews for the ServiceAccount `sa_namespace`/`sa_name` and
+    /// `target`, always asking the cluster: `create`, `update`, `patch`, `get`, and `delete`
+    /// when `target.owned`, stopping at the first denial ([`ExecutorError::NotAllowed`]). A
+    /// review the cluster does not answer is an [`ExecutorError::Api`].
+    pub async fn check_subject_access_reviews(
+        &self,
+        sa_namespace: &str,
+        sa_name: &str,
+        target: Target<'_>,
+    ) -> Result<(), ExecutorError> {
+        let user = format!("system:serviceaccount:{sa_namespace}:{sa_name}");
         let mut verbs = vec!["create", "update", "patch", "get"];
         if target.owned {
             verbs.push("delete");
@@ -118,7 +217,7 @@ impl ExecutorValidator {
                     groups: Some(vec![
                         "system:serviceaccounts".into(),
                         "system:authenticated".into(),
-                        format!("system:serviceaccounts:{}", sa.namespace),
+                        format!("system:serviceaccounts:{sa_namespace}"),
                     ]),
                     resource_attributes: Some(ResourceAttributes {
                         group: Some(target.group.into()),
@@ -138,19 +237,8 @@ impl ExecutorValidator {
                 .await
                 .map_err(|e| ExecutorError::Api(e.to_string()))?;
             if !answer.status.is_some_and(|s| s.allowed) {
-                return Err(ExecutorError::NotAllowed(denied()));
+                return Err(ExecutorError::NotAllowed(denied_message(&target)));
             }
-        }
-        if target.group == RBAC_GROUP && RBAC_RESOURCES.contains(&target.resource) {
-            self.check_escalation(&user, target, object)
-                .await
-                .map_err(|e| match e {
-                    Escalation::Denied => ExecutorError::NotAllowed(format!(
-                        "{}, error: permission escalation",
-                        denied()
-                    )),
-                    Escalation::Failed(m) => ExecutorError::Api(m),
-                })?;
         }
         Ok(())
     }
