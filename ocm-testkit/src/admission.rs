@@ -13,6 +13,7 @@ use crate::crd::{established_status, resource_from_crd};
 use crate::field_validation::{FieldValidation, known_metadata_field};
 use crate::registry::{GroupResource, Gvr, ResourceInfo};
 use crate::store::{Inner, ObjectKey, WriteOptions, meta_mut};
+use crate::validation::validate;
 use crate::watch::EventType;
 
 fn is_crd(info: &ResourceInfo) -> bool {
@@ -87,191 +88,6 @@ pub(crate) fn default_and_prune(
             if let Some(is) = schema.get("items") {
                 for (i, it) in items.iter_mut().enumerate() {
                     default_and_prune(it, is, false, &format!("{path}[{i}]"), pruned);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-fn cause(reason: &str, field: &str, message: String) -> Cause {
-    Cause {
-        reason: reason.into(),
-        message,
-        field: field.into(),
-    }
-}
-
-/// Check a custom resource against its structural schema: types, `required`,
-/// `enum`, `nullable`, string lengths, numeric bounds and item counts.
-pub(crate) fn validate(v: &Value, schema: &Value, path: &str, out: &mut Vec<Cause>) {
-    let int_or_string = schema
-        .get("x-kubernetes-int-or-string")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if v.is_null() {
-        if !schema
-            .get("nullable")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-            && !path.is_empty()
-        {
-            out.push(cause(
-                "FieldValueTypeInvalid",
-                path,
-                format!(
-                    "Invalid value: \"null\": {path} in body must be of type {}: \"null\"",
-                    schema
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .unwrap_or("object")
-                ),
-            ));
-        }
-        return;
-    }
-    let actual = json_type(v);
-    if let Some(want) = schema.get("type").and_then(Value::as_str) {
-        let ok = want == actual || (want == "number" && actual == "integer");
-        if !ok && !int_or_string {
-            out.push(cause(
-                "FieldValueTypeInvalid",
-                path,
-                format!("Invalid value: \"{actual}\": {path} in body must be of type {want}: \"{actual}\""),
-            ));
-            return;
-        }
-    }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
-        && !allowed.contains(v)
-    {
-        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
-        out.push(cause(
-            "FieldValueNotSupported",
-            path,
-            format!(
-                "Unsupported value: {v}: supported values: {}",
-                list.join(", ")
-            ),
-        ));
-    }
-    let num = |k: &str| schema.get(k).and_then(Value::as_f64);
-    match v {
-        Value::String(s) => {
-            let len = s.chars().count() as f64;
-            if num("maxLength").is_some_and(|m| len > m) {
-                out.push(cause(
-                    "FieldValueTooLong",
-                    path,
-                    format!(
-                        "Too long: may not be more than {} bytes",
-                        num("maxLength").unwrap_or_default()
-                    ),
-                ));
-            }
-            if num("minLength").is_some_and(|m| len < m) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: \"{s}\": {path} in body should be at least {} chars long",
-                        num("minLength").unwrap_or_default()
-                    ),
-                ));
-            }
-        }
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or_default();
-            if num("maximum").is_some_and(|m| x > m) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {n}: {path} in body should be less than or equal to {}",
-                        num("maximum").unwrap_or_default()
-                    ),
-                ));
-            }
-            if num("minimum").is_some_and(|m| x < m) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {n}: {path} in body should be greater than or equal to {}",
-                        num("minimum").unwrap_or_default()
-                    ),
-                ));
-            }
-        }
-        Value::Array(items) => {
-            let n = items.len() as f64;
-            if num("maxItems").is_some_and(|m| n > m) {
-                out.push(cause(
-                    "FieldValueTooMany",
-                    path,
-                    format!(
-                        "Too many: {}: must have at most {} items",
-                        items.len(),
-                        num("maxItems").unwrap_or_default()
-                    ),
-                ));
-            }
-            if num("minItems").is_some_and(|m| n < m) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should have at least {} items",
-                        items.len(),
-                        num("minItems").unwrap_or_default()
-                    ),
-                ));
-            }
-            if let Some(is) = schema.get("items") {
-                for (i, it) in items.iter().enumerate() {
-                    validate(it, is, &format!("{path}[{i}]"), out);
-                }
-            }
-        }
-        Value::Object(m) => {
-            let join = |k: &str| {
-                if path.is_empty() {
-                    k.to_string()
-                } else {
-                    format!("{path}.{k}")
-                }
-            };
-            if let Some(req) = schema.get("required").and_then(Value::as_array) {
-                for r in req.iter().filter_map(Value::as_str) {
-                    if !m.contains_key(r) {
-                        out.push(cause(
-                            "FieldValueRequired",
-                            &join(r),
-                            "Required value".into(),
-                        ));
-                    }
-                }
-            }
-            let props = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
-            for (k, child) in m {
-                if path.is_empty() && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                    continue;
-                }
-                if let Some(cs) = props.and_then(|p| p.get(k)).or(additional) {
-                    validate(child, cs, &join(k), out);
                 }
             }
         }
@@ -400,7 +216,7 @@ impl Inner {
             batch::default_job(obj);
             reject_invalid(info, obj, batch::validate_create(obj))?;
         }
-        self.admit_custom(info, gvr, obj, opts, unknown)
+        self.admit_custom(info, gvr, obj, opts, unknown, None)
     }
 
     /// Admission for an update of `current` (a write to `subresource`, empty for the object).
@@ -425,7 +241,7 @@ impl Inner {
             batch::default_job(obj);
             reject_invalid(info, obj, batch::validate_update(obj, current))?;
         }
-        self.admit_custom(info, gvr, obj, opts, unknown)
+        self.admit_custom(info, gvr, obj, opts, unknown, Some(current))
     }
 
     /// Prune and default custom resources, then act on unknown and duplicate
@@ -437,6 +253,7 @@ impl Inner {
         obj: &mut Value,
         opts: &WriteOptions,
         mut unknown: Vec<String>,
+        old: Option<&Value>,
     ) -> ApiResult<()> {
         let schema = info
             .schema(&gvr.version)
@@ -448,7 +265,7 @@ impl Inner {
         report_fields(info, gvr, opts, &unknown)?;
         if let Some(schema) = schema {
             let mut causes = Vec::new();
-            validate(obj, &schema, "", &mut causes);
+            validate(obj, &schema, "", old, &mut causes);
             if !causes.is_empty() {
                 let name = obj
                     .pointer("/metadata/name")

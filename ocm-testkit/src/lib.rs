@@ -103,8 +103,12 @@
 //! - `SelfSubjectAccessReview` is always allowed (there is no authentication);
 //!   `SubjectAccessReview`/`LocalSubjectAccessReview` are decided from the RBAC
 //!   objects (with ClusterRole aggregation), and `system:masters` is always allowed;
-//! - CRD schema validation covers types, `required`, `enum`, `nullable`, lengths,
-//!   bounds and item counts, but not `pattern`, `format` or CEL rules.
+//! - CRD schema validation covers types, `required`, `enum`, `nullable`,
+//!   `pattern`, the string `format`s kube-openapi checks, lengths, bounds,
+//!   `multipleOf`, item and property counts, and `x-kubernetes-validations`
+//!   CEL rules (standard library plus the strings, lists and math extensions;
+//!   not Kubernetes' own CEL libraries, not cost limits); unchanged values are
+//!   not validated again on update (ratcheting).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod admission;
@@ -120,6 +124,7 @@ pub mod error;
 pub mod fault;
 pub mod field_validation;
 mod fieldset;
+mod format;
 pub mod http;
 pub mod journal;
 mod ocm;
@@ -128,6 +133,7 @@ pub mod patch;
 mod query;
 mod rbac;
 pub mod registry;
+mod rules;
 mod schema;
 pub mod selector;
 pub mod simulate;
@@ -135,6 +141,7 @@ mod ssa;
 pub mod store;
 mod table;
 mod uid;
+mod validation;
 pub mod watch;
 
 pub use api_error::{ApiError, ApiStatus, Cause};

@@ -1,0 +1,237 @@
+//! `x-kubernetes-validations`: CEL rules in CRD schemas.
+//!
+//! Each rule sees the value it is declared on as `self` (and, for transition
+//! rules, the correlated old value as `oldSelf`; those rules run on updates
+//! only). A rule that is not `true` fails with its `message`, the result of its
+//! `messageExpression`, or `failed rule: <rule>`, at the path plus its
+//! `fieldPath`, with its `reason` (`FieldValueInvalid` by default).
+//!
+//! The environment is the `cel` crate's standard library with its strings,
+//! lists and math extensions; Kubernetes' own CEL libraries (quantity, url, ip,
+//! …) and cost limits are not emulated. Rules that do not compile are skipped
+//! (kube-apiserver would have refused the CRD).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cel::common::value::Val;
+use cel::objects::{Key, Map};
+use cel::{Context, Env, Program};
+use serde_json::Value;
+
+use crate::api_error::Cause;
+
+fn environment() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        let _ = env.add_extension(cel::extensions::strings);
+        let _ = env.add_extension(cel::extensions::lists);
+        let _ = env.add_extension(cel::extensions::math);
+        Arc::new(env)
+    })
+}
+
+/// A compiled rule, cached by its source (`None` when it does not compile).
+fn program(source: &str) -> Option<Arc<Program>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Program>>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Ok(c) = cache.lock()
+        && let Some(hit) = c.get(source)
+    {
+        return hit.clone();
+    }
+    let compiled = environment().compile(source).ok().map(Arc::new);
+    if let Ok(mut c) = cache.lock() {
+        if c.len() > 4096 {
+            c.clear();
+        }
+        c.insert(source.to_string(), compiled.clone());
+    }
+    compiled
+}
+
+fn to_cel(v: &Value) -> cel::Value {
+    match v {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => cel::Value::Int(i),
+            (None, Some(u), _) => cel::Value::UInt(u),
+            (_, _, Some(f)) => cel::Value::Float(f),
+            _ => cel::Value::Null,
+        },
+        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Value::Array(a) => cel::Value::List(Arc::new(a.iter().map(to_cel).collect())),
+        Value::Object(m) => {
+            let entries: HashMap<Key, cel::Value> = m
+                .iter()
+                .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v)))
+                .collect();
+            cel::Value::Map(Map {
+                map: Arc::new(entries),
+            })
+        }
+    }
+}
+
+/// What a root-level rule sees as `self`: the object with only `name` and
+/// `generateName` of its metadata.
+fn root_view(v: &Value) -> Value {
+    let mut out = v.clone();
+    if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.retain(|k, _| k == "name" || k == "generateName");
+    }
+    out
+}
+
+enum Outcome {
+    Pass,
+    Fail,
+    Error(String),
+}
+
+fn run(
+    program: &Program,
+    this: &Value,
+    old: Option<&Value>,
+) -> (Outcome, Option<Context<'static, 'static>>) {
+    let mut ctx = Context::with_env(Arc::clone(environment()));
+    let mut bind = |name: &str, v: &Value| match Box::<dyn Val>::try_from(to_cel(v)) {
+        Ok(val) => {
+            ctx.add_variable_as_val(name.to_string(), val);
+            true
+        }
+        Err(_) => false,
+    };
+    if !bind("self", this) {
+        return (Outcome::Error("self could not be converted".into()), None);
+    }
+    if let Some(o) = old
+        && !bind("oldSelf", o)
+    {
+        return (
+            Outcome::Error("oldSelf could not be converted".into()),
+            None,
+        );
+    }
+    let outcome = match program.execute(&ctx) {
+        Ok(cel::Value::Bool(true)) => Outcome::Pass,
+        Ok(cel::Value::Bool(false)) => Outcome::Fail,
+        Ok(other) => Outcome::Error(format!("rule did not evaluate to a bool: {other:?}")),
+        Err(e) => Outcome::Error(e.to_string()),
+    };
+    (outcome, Some(ctx))
+}
+
+fn join(path: &str, field_path: &str) -> String {
+    let rel = field_path.trim_start_matches('.');
+    match (path.is_empty(), rel.is_empty()) {
+        (true, true) => "<nil>".into(),
+        (true, false) => rel.to_string(),
+        (false, true) => path.to_string(),
+        (false, false) => format!("{path}.{rel}"),
+    }
+}
+
+/// Run the rules declared on `schema` against `v` (at `path`, with the
+/// correlated `old` value on update), appending failures to `out`.
+pub(crate) fn check(
+    v: &Value,
+    schema: &Value,
+    path: &str,
+    old: Option<&Value>,
+    out: &mut Vec<Cause>,
+) {
+    let Some(rules) = schema
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    let type_name = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let root = path.is_empty();
+    let this = if root { root_view(v) } else { v.clone() };
+    let old_view = old.map(|o| if root { root_view(o) } else { o.clone() });
+    for r in rules {
+        let Some(source) = r.get("rule").and_then(Value::as_str) else {
+            continue;
+        };
+        let transition = source.contains("oldSelf");
+        if transition && old_view.is_none() {
+            continue;
+        }
+        let Some(program) = program(source) else {
+            continue;
+        };
+        let (outcome, ctx) = run(
+            &program,
+            &this,
+            if transition { old_view.as_ref() } else { None },
+        );
+        let field = join(
+            path,
+            r.get("fieldPath")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        );
+        let detail = match outcome {
+            Outcome::Pass => continue,
+            Outcome::Error(e) => {
+                out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!("Invalid value: \"{type_name}\": {e}"),
+                    field,
+                });
+                continue;
+            }
+            Outcome::Fail => {
+                let from_expression = r
+                    .get("messageExpression")
+                    .and_then(Value::as_str)
+                    .and_then(program_for_message)
+                    .zip(ctx)
+                    .and_then(|(p, ctx)| match p.execute(&ctx) {
+                        Ok(cel::Value::String(s)) if !s.trim().is_empty() => {
+                            Some(s.as_ref().clone())
+                        }
+                        _ => None,
+                    });
+                from_expression
+                    .or_else(|| {
+                        r.get("message")
+                            .and_then(Value::as_str)
+                            .filter(|m| !m.is_empty())
+                            .map(str::to_string)
+                    })
+                    .unwrap_or_else(|| format!("failed rule: {source}"))
+            }
+        };
+        let reason = r
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("FieldValueInvalid");
+        let message = match reason {
+            "FieldValueForbidden" => format!("Forbidden: {detail}"),
+            "FieldValueRequired" => format!("Required value: {detail}"),
+            "FieldValueDuplicate" => format!("Duplicate value: \"{type_name}\""),
+            _ => format!("Invalid value: \"{type_name}\": {detail}"),
+        };
+        let reason = match reason {
+            "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate" => reason,
+            _ => "FieldValueInvalid",
+        };
+        out.push(Cause {
+            reason: reason.into(),
+            message,
+            field,
+        });
+    }
+}
+
+fn program_for_message(source: &str) -> Option<Arc<Program>> {
+    program(source)
+}
