@@ -9,7 +9,7 @@
 //! per placement, never per cluster.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use ocm_api::cluster::v1::{ManagedCluster, TaintEffect};
@@ -148,9 +148,9 @@ pub struct Snapshot {
     pub(crate) decisions_by_placement: HashMap<(String, String), Vec<usize>>,
     /// Decision entries per slot over all PlacementDecisions.
     pub(crate) decision_counts: Vec<u32>,
-    /// Each cluster's CEL form, built the first time a CEL selector reads it and shared by
-    /// clones of the snapshot.
-    pub(crate) cel_cache: Arc<[OnceLock<crate::plugins::cel::CelCluster>]>,
+    /// The clusters' CEL values, built path by path the first time a CEL selector reads them
+    /// and shared by clones of the snapshot.
+    pub(crate) cel_cache: Arc<crate::plugins::cel::CelCache>,
 }
 
 impl Snapshot {
@@ -221,13 +221,6 @@ impl Snapshot {
         out.sort_unstable();
         out.dedup();
         out
-    }
-
-    /// The CEL form of a cluster, converted once per snapshot.
-    pub(crate) fn cel_value(&self, id: ClusterId) -> Option<&crate::plugins::cel::CelCluster> {
-        let slot = self.cel_cache.get(id.index())?;
-        let cluster = self.clusters.get(id.index())?;
-        Some(slot.get_or_init(|| crate::plugins::cel::CelCluster::new(&*cluster.source)))
     }
 
     pub(crate) fn own_records<'a>(
@@ -550,10 +543,8 @@ impl SnapshotBuilder {
             }
         }
 
-        let cel_cache: Arc<[OnceLock<crate::plugins::cel::CelCluster>]> =
-            (0..entries.len()).map(|_| OnceLock::new()).collect();
         Snapshot {
-            cel_cache,
+            cel_cache: Arc::new(crate::plugins::cel::CelCache::new(entries.len())),
             symbols,
             names,
             clusters: entries,

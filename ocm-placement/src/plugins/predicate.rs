@@ -12,7 +12,7 @@ use cel::Value;
 use cel::objects::{Key, Map};
 use ocm_api::cluster::v1beta1::{ClusterPredicate, ClusterSelector};
 
-use super::cel::{CelLimits, CelSelector, ClusterInput, score_items_value, to_val};
+use super::cel::{CelLimits, CelSelector, ClusterInput, ClusterReads, score_items_value, to_val};
 use crate::selector::{CompiledSelector, SelectorSpec};
 use crate::snapshot::{ClusterId, Snapshot};
 
@@ -84,6 +84,8 @@ pub(crate) struct PredicateEvaluator<'a> {
     snapshot: &'a Snapshot,
     limits: CelLimits,
     cel_root: Option<cel::Context<'static, 'static>>,
+    /// The parts of `managedCluster` the expressions read, with their cache columns.
+    cel_reads: ClusterReads,
     uses_scores: bool,
 }
 
@@ -94,7 +96,10 @@ impl<'a> PredicateEvaluator<'a> {
         limits: CelLimits,
     ) -> Self {
         let needs_cel = predicates.iter().any(|p| !p.cel.is_empty());
+        let reads: std::collections::BTreeSet<_> =
+            predicates.iter().flat_map(|p| p.cel.reads()).collect();
         PredicateEvaluator {
+            cel_reads: ClusterReads::new(reads, &snapshot.cel_cache),
             predicates,
             snapshot,
             limits,
@@ -109,7 +114,7 @@ impl<'a> PredicateEvaluator<'a> {
         let Some(entry) = self.snapshot.clusters.get(id.index()) else {
             return false;
         };
-        let mut cel_input: Option<Option<ClusterInput<'a>>> = None;
+        let mut cel_input: Option<Option<ClusterInput<'_>>> = None;
         for p in self.predicates {
             if !p.labels.matches(&entry.labels) || !p.claims.matches(&entry.claims) {
                 continue;
@@ -130,8 +135,8 @@ impl<'a> PredicateEvaluator<'a> {
         false
     }
 
-    fn cel_input(&self, id: ClusterId) -> Option<ClusterInput<'a>> {
-        let object = self.snapshot.cel_value(id)?;
+    fn cel_input(&self, id: ClusterId) -> Option<ClusterInput<'_>> {
+        let source = self.snapshot.clusters.get(id.index())?.source.as_ref();
         let scores = self.uses_scores.then(|| {
             let mut map: HashMap<Key, Value> = HashMap::new();
             for (resource, table) in &self.snapshot.scores {
@@ -149,6 +154,11 @@ impl<'a> PredicateEvaluator<'a> {
             }
             to_val(Value::Map(Map { map: Arc::new(map) }))
         });
-        Some(ClusterInput { object, scores })
+        Some(ClusterInput {
+            reads: &self.cel_reads,
+            index: id.index(),
+            source,
+            scores,
+        })
     }
 }

@@ -10,6 +10,11 @@
 //!   (`validUntil` is ignored, like upstream). A missing object is an evaluation error.
 //! * `"<json>".parseJSON()`: the decoded value; invalid JSON is an evaluation error.
 //!
+//! The variable is not converted as a whole: each expression records the selection paths it
+//! reads below `managedCluster` (`metadata.labels`, `status.clusterClaims`, …), and only those
+//! parts are built, once per snapshot and cluster, the first time they are read (see
+//! `cluster.rs`). The results are those the whole object would give.
+//!
 //! A result that is not `true`, an evaluation error or a cost overrun is "no match"; a compile
 //! error makes the placement misconfigured with a message starting `compilation failed: `.
 //!
@@ -20,13 +25,16 @@
 //! expressions of one predicate are evaluated in order while their running total stays within
 //! the per-cluster budget. Upstream's limits are the defaults (see [`CelLimits`]).
 
+mod cluster;
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
-use cel::common::value::{CowVal, Val};
-use cel::context::VariableResolver;
+use cel::common::value::Val;
 use cel::extractors::This;
+
+pub(crate) use self::cluster::{CelCache, ClusterInput, ClusterReads, ReadPath};
 use cel::objects::{Key, Map};
 use cel::{Context, Env, ExecutionError, FunctionContext, Program, Value};
 
@@ -77,6 +85,10 @@ const TYPE_IDENTIFIERS: &[&str] = &[
     "optional_type",
 ];
 
+/// Prefixes of namespaced functions (`optional.of`, `math.ceil`, `lists.range`), which an
+/// expression names like identifiers.
+const FUNCTION_NAMESPACES: &[&str] = &["optional", "math", "lists"];
+
 /// The shared CEL environment: standard library plus the extensions, built once.
 pub(crate) fn environment() -> &'static Arc<Env> {
     static ENV: OnceLock<Arc<Env>> = OnceLock::new();
@@ -97,6 +109,8 @@ pub(crate) struct CompiledExpression {
     program: Program,
     cost: u64,
     uses_scores: bool,
+    /// Paths below `managedCluster` the expression reads (see [`cluster`]).
+    reads: BTreeSet<ReadPath>,
 }
 
 /// Compiles one expression, returning upstream-style error text on failure.
@@ -115,10 +129,13 @@ pub(crate) fn compile(source: &str) -> Result<CompiledExpression, String> {
     }
     let cost = static_cost(program.expression());
     let uses_scores = program.references().has_function("scores");
+    let mut reads = BTreeSet::new();
+    cluster::collect_reads(program.expression(), &mut Vec::new(), &mut reads);
     Ok(CompiledExpression {
         program,
         cost,
         uses_scores,
+        reads,
     })
 }
 
@@ -148,6 +165,11 @@ impl CelSelector {
         self.expressions.iter().any(|e| e.uses_scores)
     }
 
+    /// The paths below `managedCluster` the expressions read.
+    pub(crate) fn reads(&self) -> impl Iterator<Item = &ReadPath> {
+        self.expressions.iter().flat_map(|e| e.reads.iter())
+    }
+
     /// Evaluates the expressions in order against one cluster. Returns whether all matched and
     /// the cost spent.
     pub(crate) fn evaluate(
@@ -173,58 +195,6 @@ impl CelSelector {
             }
         }
         (true, spent)
-    }
-}
-
-/// Path of the labels, served directly (see [`CelCluster`]).
-const LABELS_PATH: &str = "managedCluster.metadata.labels";
-/// Path of the claims, served directly (see [`CelCluster`]).
-const CLAIMS_PATH: &str = "managedCluster.status.clusterClaims";
-
-/// The CEL form of one cluster, built once per snapshot.
-///
-/// Besides the whole object, the two parts selectors read most (`metadata.labels` and
-/// `status.clusterClaims`) are kept as separate small values: the interpreter asks a variable
-/// resolver for the whole dotted name first, so these paths are answered without walking the
-/// object, which keeps evaluation within a few cache lines per cluster.
-#[derive(Debug)]
-pub(crate) struct CelCluster {
-    whole: Box<dyn Val>,
-    labels: Option<Box<dyn Val>>,
-    claims: Option<Box<dyn Val>>,
-}
-
-impl CelCluster {
-    /// Converts a serialisable object (a ManagedCluster) through its JSON form.
-    pub(crate) fn new<T: serde::Serialize>(object: &T) -> Self {
-        let json = serde_json::to_value(object).unwrap_or(serde_json::Value::Null);
-        let part = |a: &str, b: &str| json.get(a).and_then(|v| v.get(b)).map(json_to_val);
-        CelCluster {
-            labels: part("metadata", "labels"),
-            claims: part("status", "clusterClaims"),
-            whole: json_to_val(&json),
-        }
-    }
-}
-
-/// What a CEL evaluation needs of one cluster; serves the variables by reference, so the
-/// cluster's (cached) CEL form is never copied per evaluation.
-pub(crate) struct ClusterInput<'a> {
-    /// The ManagedCluster as a CEL value.
-    pub(crate) object: &'a CelCluster,
-    /// resource name → list of `{name, value}`, when an expression calls `scores()`.
-    pub(crate) scores: Option<Box<dyn Val>>,
-}
-
-impl VariableResolver for ClusterInput<'_> {
-    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
-        match variable {
-            VARIABLE => Some(CowVal::Borrowed(self.object.whole.as_ref())),
-            LABELS_PATH => self.object.labels.as_deref().map(CowVal::Borrowed),
-            CLAIMS_PATH => self.object.claims.as_deref().map(CowVal::Borrowed),
-            SCORES_VARIABLE => self.scores.as_deref().map(CowVal::Borrowed),
-            _ => None,
-        }
     }
 }
 
@@ -363,7 +333,12 @@ fn free_identifiers(e: &IdedExpr, bound: &mut Vec<String>, out: &mut BTreeSet<(S
         }
         Expr::Call(call) => {
             if let Some(t) = &call.target {
-                free_identifiers(t, bound, out);
+                // `optional.of(…)`, `math.ceil(…)`: a namespace, not a variable.
+                let namespace = matches!(&t.expr, Expr::Ident(n)
+                    if FUNCTION_NAMESPACES.contains(&n.as_str()) && !bound.iter().any(|b| b == n));
+                if !namespace {
+                    free_identifiers(t, bound, out);
+                }
             }
             for a in &call.args {
                 free_identifiers(a, bound, out);
@@ -439,12 +414,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn cluster(
-        json: serde_json::Value,
-        scores: Option<(&str, Vec<(&str, i32)>)>,
-    ) -> (CelCluster, Option<Box<dyn Val>>) {
+    use ocm_api::cluster::v1::ManagedCluster;
+
+    type Input = (ManagedCluster, Option<Box<dyn Val>>);
+
+    fn cluster(json: serde_json::Value, scores: Option<(&str, Vec<(&str, i32)>)>) -> Input {
         (
-            CelCluster::new(&json),
+            serde_json::from_value(json).expect("a ManagedCluster"),
             scores.map(|(res, items)| {
                 let mut m = HashMap::new();
                 m.insert(
@@ -456,20 +432,33 @@ mod tests {
         )
     }
 
-    type Input = (CelCluster, Option<Box<dyn Val>>);
-
-    fn input(c: &Input) -> ClusterInput<'_> {
-        ClusterInput {
-            object: &c.0,
+    /// Evaluates with the given reads (a fresh cache each time).
+    fn eval_with<'p>(
+        sel: &CelSelector,
+        reads: impl IntoIterator<Item = &'p ReadPath>,
+        c: &Input,
+        limits: CelLimits,
+    ) -> (bool, u64) {
+        let cache = CelCache::new(1);
+        let reads = ClusterReads::new(reads, &cache);
+        let input = ClusterInput {
+            reads: &reads,
+            index: 0,
+            source: &c.0,
             scores: c.1.as_ref().map(|v| v.clone_as_boxed()),
-        }
+        };
+        sel.evaluate(&root_context(), &input, limits)
     }
 
+    /// Evaluates with the paths the expressions read, and checks that the result is the one
+    /// the whole object gives.
     fn eval(exprs: &[&str], c: &Input) -> bool {
         let sel =
             CelSelector::compile(&exprs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        sel.evaluate(&root_context(), &input(c), CelLimits::default())
-            .0
+        let lazy = eval_with(&sel, sel.reads(), c, CelLimits::default());
+        let whole = eval_with(&sel, &[Vec::new()], c, CelLimits::default());
+        assert_eq!(lazy, whole, "{exprs:?}");
+        lazy.0
     }
 
     fn sample() -> serde_json::Value {
@@ -548,7 +537,43 @@ mod tests {
             ],
             &c
         ));
+        // Paths built directly, below them, and through the JSON form agree with the object.
+        assert!(eval(
+            &["managedCluster.metadata.labels.region == 'us-east-1'"],
+            &c
+        ));
+        assert!(eval(&["managedCluster.status.allocatable.cpu == '16'"], &c));
+        assert!(!eval(
+            &["managedCluster.status.allocatable.memory == '1'"],
+            &c
+        ));
+        assert!(eval(&["!has(managedCluster.status.capacity)"], &c));
+        assert!(!eval(&["managedCluster.status.capacity.cpu == '1'"], &c));
+        assert!(eval(
+            &["managedCluster.metadata.name.startsWith('cluster')"],
+            &c
+        ));
+        assert!(!eval(&["managedCluster.metadata.name.x == 1"], &c));
+        assert!(eval(
+            &["managedCluster.status.clusterClaims[0].value == 'Amazon'"],
+            &c
+        ));
+        assert!(eval(
+            &["managedCluster.metadata.labels.all(k, k != managedCluster.metadata.name)"],
+            &c
+        ));
+        assert!(eval(&["managedCluster.scores('a') == [] || true"], &c));
+        assert!(eval(
+            &["managedCluster.?metadata.?labels.region == optional.of('us-east-1')"],
+            &c
+        ));
         let bare = cluster(json!({"metadata": {"name": "x"}}), None);
+        assert!(!eval(
+            &["managedCluster.status.clusterClaims.size() == 0"],
+            &bare
+        ));
+        assert!(!eval(&["has(managedCluster.status.clusterClaims)"], &bare));
+        assert!(eval(&["!has(managedCluster.metadata.annotations)"], &bare));
         assert!(!eval(
             &["managedCluster.metadata.labels.size() == 0"],
             &bare
@@ -583,21 +608,21 @@ mod tests {
             "2 == 2".to_string(),
         ])
         .unwrap();
-        let (ok, spent) = sel.evaluate(&root_context(), &input(&c), CelLimits::default());
+        let (ok, spent) = eval_with(&sel, sel.reads(), &c, CelLimits::default());
         assert!(ok);
         assert_eq!(spent, 1 + 3 + 3);
         let tight = CelLimits {
             per_expression: 1_000_000,
             per_cluster_budget: 5,
         };
-        let (ok, spent) = sel.evaluate(&root_context(), &input(&c), tight);
+        let (ok, spent) = eval_with(&sel, sel.reads(), &c, tight);
         assert!(!ok);
         assert!(spent > 5);
         let tiny = CelLimits {
             per_expression: 2,
             per_cluster_budget: 100,
         };
-        assert!(!sel.evaluate(&root_context(), &input(&c), tiny).0);
+        assert!(!eval_with(&sel, sel.reads(), &c, tiny).0);
         // Comprehension bodies weigh more.
         assert!(compile("[1].all(x, x > 0)").unwrap().cost > 10);
     }

@@ -1,0 +1,465 @@
+//! The `managedCluster` variable: built part by part, only where an expression reads it, and
+//! cached per snapshot.
+//!
+//! Converting a whole ManagedCluster to a CEL value (through its JSON form) costs several
+//! microseconds, far more than evaluating a typical selector. Most expressions read a few
+//! fixed paths (`managedCluster.metadata.labels`, `managedCluster.status.clusterClaims`, …),
+//! and the interpreter asks the variable resolver for the longest dotted name of a selection
+//! first. So each compiled expression records the selection paths it starts from the cluster
+//! (see [`collect_reads`]), and the resolver answers exactly those names with values built for
+//! that path alone: the common paths straight from the typed object, any other one by
+//! navigating the object's JSON form. The whole object is converted only when an expression
+//! uses `managedCluster` other than through such a selection (for example
+//! `managedCluster["metadata"]` or `type(managedCluster)`).
+//!
+//! The answers are the values the same selections would produce on the whole object, so
+//! results do not change; where a path is absent the resolver answers nothing, and the
+//! interpreter falls back to shorter names and finally to `managedCluster`, whose selection
+//! then fails exactly as it would on the whole object (a missing key is an error either way).
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::types::{CelList, CelMap, CelMapKey, CelString};
+use cel::common::value::{CowVal, Val};
+use cel::context::VariableResolver;
+use ocm_api::cluster::v1::{ManagedCluster, ManagedClusterClaim};
+
+use super::{SCORES_VARIABLE, VARIABLE, json_to_val};
+
+/// A selection path below `managedCluster` (`["metadata", "labels"]`); empty for the whole
+/// object.
+pub(crate) type ReadPath = Vec<String>;
+
+/// One lazily built value per cluster; `None` inside when the path is absent.
+type Slot = OnceLock<Option<Box<dyn Val>>>;
+
+/// Values of one path for every cluster of a snapshot.
+type Column = Arc<[Slot]>;
+
+/// Per-snapshot cache of the CEL values of clusters, one column per path read by some
+/// expression. Shared by clones of the snapshot; filled on first use.
+pub(crate) struct CelCache {
+    clusters: usize,
+    columns: Mutex<HashMap<ReadPath, Column>>,
+}
+
+impl CelCache {
+    /// An empty cache for `clusters` clusters.
+    pub(crate) fn new(clusters: usize) -> Self {
+        CelCache {
+            clusters,
+            columns: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The column of `path`, created empty on first request.
+    fn column(&self, path: &ReadPath) -> Column {
+        let mut columns = self
+            .columns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(column) = columns.get(path) {
+            return Arc::clone(column);
+        }
+        let column: Column = (0..self.clusters).map(|_| OnceLock::new()).collect();
+        columns.insert(path.clone(), Arc::clone(&column));
+        column
+    }
+}
+
+impl fmt::Debug for CelCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let paths = self.columns.lock().map(|c| c.len()).unwrap_or_default();
+        f.debug_struct("CelCache")
+            .field("clusters", &self.clusters)
+            .field("paths", &paths)
+            .finish()
+    }
+}
+
+/// The paths one placement's expressions read, with their cache columns; built once per
+/// schedule.
+pub(crate) struct ClusterReads {
+    /// (name after `managedCluster.`, path, column), for non-empty paths.
+    parts: Vec<(String, ReadPath, Column)>,
+    /// The whole object's column, when some expression needs it.
+    whole: Option<Column>,
+    /// What `managedCluster` stands for when no expression needs the whole object: it is then
+    /// only ever the (ignored) receiver of `scores()`, or the end of a failing fallback.
+    placeholder: Box<dyn Val>,
+}
+
+impl ClusterReads {
+    /// Looks the columns of `paths` up in `cache`.
+    pub(crate) fn new<'p>(paths: impl IntoIterator<Item = &'p ReadPath>, cache: &CelCache) -> Self {
+        let mut parts = Vec::new();
+        let mut whole = None;
+        for path in paths {
+            if path.is_empty() {
+                whole = Some(cache.column(path));
+            } else {
+                parts.push((path.join("."), path.clone(), cache.column(path)));
+            }
+        }
+        ClusterReads {
+            parts,
+            whole,
+            placeholder: Box::new(CelMap::from(HashMap::new())),
+        }
+    }
+}
+
+/// What a CEL evaluation needs of one cluster; serves `managedCluster` and its read paths by
+/// reference from the snapshot's cache.
+pub(crate) struct ClusterInput<'a> {
+    /// The paths and their columns.
+    pub(crate) reads: &'a ClusterReads,
+    /// The cluster's index in the snapshot (its row in every column).
+    pub(crate) index: usize,
+    /// The cluster object.
+    pub(crate) source: &'a ManagedCluster,
+    /// resource name → list of `{name, value}`, when an expression calls `scores()`.
+    pub(crate) scores: Option<Box<dyn Val>>,
+}
+
+impl VariableResolver for ClusterInput<'_> {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        if let Some(rest) = variable
+            .strip_prefix(VARIABLE)
+            .and_then(|r| r.strip_prefix('.'))
+        {
+            let (_, path, column) = self.reads.parts.iter().find(|(name, ..)| name == rest)?;
+            let slot = column.get(self.index)?;
+            return slot
+                .get_or_init(|| path_value(self.source, path))
+                .as_deref()
+                .map(CowVal::Borrowed);
+        }
+        match variable {
+            VARIABLE => match &self.reads.whole {
+                Some(column) => column
+                    .get(self.index)?
+                    .get_or_init(|| Some(whole_value(self.source)))
+                    .as_deref()
+                    .map(CowVal::Borrowed),
+                None => Some(CowVal::Borrowed(self.reads.placeholder.as_ref())),
+            },
+            SCORES_VARIABLE => self.scores.as_deref().map(CowVal::Borrowed),
+            _ => None,
+        }
+    }
+}
+
+/// The whole cluster as a CEL value, through its JSON form.
+pub(crate) fn whole_value(cluster: &ManagedCluster) -> Box<dyn Val> {
+    json_to_val(&serde_json::to_value(cluster).unwrap_or(serde_json::Value::Null))
+}
+
+/// The value at `path` of the cluster's JSON form, `None` when absent.
+pub(crate) fn path_value(cluster: &ManagedCluster, path: &[String]) -> Option<Box<dyn Val>> {
+    let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+    let status = cluster.status.as_ref();
+    match segments.as_slice() {
+        ["metadata", "name"] => cluster.metadata.name.as_deref().map(string),
+        ["metadata", "namespace"] => cluster.metadata.namespace.as_deref().map(string),
+        ["metadata", "labels"] => cluster
+            .metadata
+            .labels
+            .as_ref()
+            .map(|m| string_map(m.iter().map(|(k, v)| (k.as_str(), v.as_str())))),
+        ["metadata", "annotations"] => cluster
+            .metadata
+            .annotations
+            .as_ref()
+            .map(|m| string_map(m.iter().map(|(k, v)| (k.as_str(), v.as_str())))),
+        ["status", "clusterClaims"] => status
+            .and_then(|s| s.cluster_claims.as_ref())
+            .map(|claims| claims_value(claims)),
+        ["status", "allocatable"] => status
+            .and_then(|s| s.allocatable.as_ref())
+            .map(|m| string_map(m.iter().map(|(k, q)| (k.as_str(), q.0.as_str())))),
+        ["status", "capacity"] => status
+            .and_then(|s| s.capacity.as_ref())
+            .map(|m| string_map(m.iter().map(|(k, q)| (k.as_str(), q.0.as_str())))),
+        [a, b, _, ..] => {
+            // Below a path built directly: descend from it.
+            let head = [a.to_string(), b.to_string()];
+            if is_direct(&head) {
+                let mut value = path_value(cluster, &head)?;
+                for field in path.get(2..).unwrap_or_default() {
+                    value = descend(value.as_ref(), field)?;
+                }
+                Some(value)
+            } else {
+                generic_path_value(cluster, path)
+            }
+        }
+        _ => generic_path_value(cluster, path),
+    }
+}
+
+/// Whether `path_value` builds `path` straight from the typed object.
+fn is_direct(path: &[String; 2]) -> bool {
+    matches!(
+        [path[0].as_str(), path[1].as_str()],
+        ["metadata", "name" | "namespace" | "labels" | "annotations"]
+            | ["status", "clusterClaims" | "allocatable" | "capacity"]
+    )
+}
+
+/// The entry `field` of a map value; `None` for a missing key or a value that is no map.
+fn descend(value: &(dyn Val + 'static), field: &str) -> Option<Box<dyn Val>> {
+    let map = value.downcast_ref::<CelMap<'_>>()?;
+    let key = CelString::from(field);
+    map.as_indexer()?
+        .get(&key)
+        .ok()
+        .map(|v| v.as_ref().clone_as_boxed())
+}
+
+/// The value at `path`, found in the JSON form of the whole object.
+fn generic_path_value(cluster: &ManagedCluster, path: &[String]) -> Option<Box<dyn Val>> {
+    let json = serde_json::to_value(cluster).ok()?;
+    let mut at = &json;
+    for segment in path {
+        at = at.as_object()?.get(segment)?;
+    }
+    Some(json_to_val(at))
+}
+
+fn string(s: &str) -> Box<dyn Val> {
+    Box::new(CelString::from(s.to_string()))
+}
+
+fn string_map<'s>(entries: impl Iterator<Item = (&'s str, &'s str)>) -> Box<dyn Val> {
+    let map: HashMap<CelMapKey<'static>, Box<dyn Val>> = entries
+        .map(|(k, v)| (CelMapKey::String(CelString::from(k.to_string())), string(v)))
+        .collect();
+    Box::new(CelMap::from(map))
+}
+
+fn claims_value(claims: &[ManagedClusterClaim]) -> Box<dyn Val> {
+    let items: Vec<Box<dyn Val>> = claims
+        .iter()
+        .map(|c| {
+            // The keys are constants: borrowed, not copied.
+            let map: HashMap<CelMapKey<'static>, Box<dyn Val>> =
+                [("name", c.name.as_deref()), ("value", c.value.as_deref())]
+                    .into_iter()
+                    .filter_map(|(k, v)| {
+                        v.map(|v| (CelMapKey::String(CelString::from(k)), string(v)))
+                    })
+                    .collect();
+            Box::new(CelMap::from(map)) as Box<dyn Val>
+        })
+        .collect();
+    Box::new(CelList::from(items))
+}
+
+/// Adds to `out` the paths below `managedCluster` that `e` reads; the empty path when it uses
+/// the variable in any other way. `bound` holds the comprehension variables in scope (which
+/// shadow the cluster).
+pub(crate) fn collect_reads(e: &IdedExpr, bound: &mut Vec<String>, out: &mut BTreeSet<ReadPath>) {
+    match &e.expr {
+        Expr::Unspecified | Expr::Literal(_) => {}
+        Expr::Ident(name) => {
+            if is_cluster(name, bound) {
+                out.insert(Vec::new());
+            }
+        }
+        Expr::Select(s) => {
+            // `has(x.f)` resolves `x` and tests `f`; a plain selection resolves itself.
+            let chain = if s.test {
+                cluster_chain(&s.operand, bound)
+            } else {
+                cluster_chain(e, bound)
+            };
+            match chain {
+                Some(path) => {
+                    out.insert(path);
+                }
+                None => collect_reads(&s.operand, bound, out),
+            }
+        }
+        Expr::Call(call) => {
+            if let Some(t) = &call.target {
+                // `managedCluster.scores(…)` ignores its receiver.
+                let ignored = call.func_name == "scores"
+                    && matches!(&t.expr, Expr::Ident(n) if is_cluster(n, bound));
+                if !ignored {
+                    collect_reads(t, bound, out);
+                }
+            }
+            for a in &call.args {
+                collect_reads(a, bound, out);
+            }
+        }
+        Expr::Comprehension(c) => {
+            collect_reads(&c.iter_range, bound, out);
+            collect_reads(&c.accu_init, bound, out);
+            let depth = bound.len();
+            bound.push(c.iter_var.clone());
+            if let Some(v2) = &c.iter_var2 {
+                bound.push(v2.clone());
+            }
+            bound.push(c.accu_var.clone());
+            collect_reads(&c.loop_cond, bound, out);
+            collect_reads(&c.loop_step, bound, out);
+            collect_reads(&c.result, bound, out);
+            bound.truncate(depth);
+        }
+        Expr::List(l) => l.elements.iter().for_each(|x| collect_reads(x, bound, out)),
+        Expr::Map(m) => m.entries.iter().for_each(|entry| match &entry.expr {
+            EntryExpr::StructField(f) => collect_reads(&f.value, bound, out),
+            EntryExpr::MapEntry(me) => {
+                collect_reads(&me.key, bound, out);
+                collect_reads(&me.value, bound, out);
+            }
+        }),
+        Expr::Struct(s) => s.entries.iter().for_each(|entry| match &entry.expr {
+            EntryExpr::StructField(f) => collect_reads(&f.value, bound, out),
+            EntryExpr::MapEntry(me) => {
+                collect_reads(&me.key, bound, out);
+                collect_reads(&me.value, bound, out);
+            }
+        }),
+    }
+}
+
+fn is_cluster(name: &str, bound: &[String]) -> bool {
+    name == VARIABLE && !bound.iter().any(|b| b == name)
+}
+
+/// The fields of a chain of plain selections `managedCluster.a.b…` (the cluster itself
+/// giving the empty path); `None` when `e` is not such a chain.
+fn cluster_chain(e: &IdedExpr, bound: &[String]) -> Option<ReadPath> {
+    let mut fields = Vec::new();
+    let mut at = e;
+    loop {
+        match &at.expr {
+            Expr::Select(s) if !s.test => {
+                fields.push(s.field.clone());
+                at = &s.operand;
+            }
+            Expr::Ident(name) if is_cluster(name, bound) => {
+                fields.reverse();
+                return Some(fields);
+            }
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cel::Value;
+    use serde_json::json;
+
+    fn to_value(v: Option<Box<dyn Val>>) -> Option<Value> {
+        v.map(|v| Value::try_from(v.as_ref()).expect("built-in value"))
+    }
+
+    fn clusters() -> Vec<ManagedCluster> {
+        [
+            json!({"metadata": {"name": "c1", "labels": {"a": "1", "b": ""},
+                "annotations": {"x": "y"}},
+              "spec": {"hubAcceptsClient": true},
+              "status": {"clusterClaims": [{"name": "n", "value": "v"}, {"name": "only-name"}, {}],
+                         "allocatable": {"cpu": "4", "memory": "8Gi"},
+                         "capacity": {"cpu": "8"}, "version": {"kubernetes": "v1.30.0"}}}),
+            json!({"metadata": {"name": "c2", "labels": {}}, "status": {}}),
+            json!({"metadata": {}}),
+        ]
+        .into_iter()
+        .map(|j| serde_json::from_value(j).expect("cluster"))
+        .collect()
+    }
+
+    #[test]
+    fn fast_paths_equal_the_json_form() {
+        let paths = [
+            "metadata.name",
+            "metadata.namespace",
+            "metadata.labels",
+            "metadata.annotations",
+            "status.clusterClaims",
+            "status.allocatable",
+            "status.capacity",
+            "status.version",
+            "metadata",
+            "spec.hubAcceptsClient",
+            "metadata.labels.a",
+            "metadata.labels.zz",
+            "status.allocatable.cpu",
+            "status.clusterClaims.name",
+            "metadata.name.x",
+        ];
+        for cluster in clusters() {
+            for p in paths {
+                let path: ReadPath = p.split('.').map(str::to_string).collect();
+                assert_eq!(
+                    to_value(path_value(&cluster, &path)),
+                    to_value(generic_path_value(&cluster, &path)),
+                    "{p} of {:?}",
+                    cluster.metadata.name
+                );
+            }
+        }
+    }
+
+    fn reads(source: &str) -> BTreeSet<ReadPath> {
+        let program = super::super::environment()
+            .compile(source)
+            .expect("compiles");
+        let mut out = BTreeSet::new();
+        collect_reads(program.expression(), &mut Vec::new(), &mut out);
+        out
+    }
+
+    fn set(paths: &[&str]) -> BTreeSet<ReadPath> {
+        paths
+            .iter()
+            .map(|p| {
+                if p.is_empty() {
+                    Vec::new()
+                } else {
+                    p.split('.').map(str::to_string).collect()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reads_are_the_selection_chains() {
+        assert_eq!(
+            reads(
+                "managedCluster.metadata.labels['env'] == 'x' || managedCluster.status.clusterClaims.exists(c, c.name == 'a')"
+            ),
+            set(&["metadata.labels", "status.clusterClaims"])
+        );
+        assert_eq!(
+            reads("has(managedCluster.metadata.labels)"),
+            set(&["metadata"])
+        );
+        assert_eq!(reads("has(managedCluster.metadata)"), set(&[""]));
+        assert_eq!(reads("managedCluster['metadata'].name == 'x'"), set(&[""]));
+        assert_eq!(reads("type(managedCluster) == map"), set(&[""]));
+        assert_eq!(
+            reads("managedCluster.scores('a').size() > 0"),
+            BTreeSet::new()
+        );
+        // A comprehension variable of the same name shadows the cluster.
+        assert_eq!(
+            reads("[{'a': 1}].all(managedCluster, managedCluster.a == 1)"),
+            BTreeSet::new()
+        );
+        assert_eq!(
+            reads("managedCluster.metadata.labels.all(k, k != managedCluster.metadata.name)"),
+            set(&["metadata.labels", "metadata.name"])
+        );
+    }
+}
