@@ -63,7 +63,10 @@ async fn env() -> Env {
         AgentConfig::new("cluster1", hub_hash("https://hub:6443")).resync_interval(Duration::ZERO);
     let agent = WorkAgent::new(hub.client(), spoke.client(), config);
     // Informers, as the running agent has them (`WorkAgent::run` starts them too).
-    assert!(agent.start_caches(Duration::from_secs(30)).await, "informers synced");
+    assert!(
+        agent.start_caches(Duration::from_secs(30)).await,
+        "informers synced"
+    );
     Env { hub, spoke, agent }
 }
 

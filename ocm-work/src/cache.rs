@@ -3,7 +3,7 @@
 //! Upstream's agent reads ManifestWorks and AppliedManifestWorks from informers, and the
 //! resources of `feedbackScrapeType: Watch` manifests from dynamic informers. This module gives
 //! the agent the same thing: an [`ObjectCache`] is a map of objects kept current by a
-//! [`kube::runtime::watcher`] stream running on a background task, and [`SpokeObjects`] keeps
+//! [`kube::runtime::watcher()`] stream running on a background task, and [`SpokeObjects`] keeps
 //! one such cache per (resource, namespace) of the managed cluster, started on first use.
 //!
 //! Reads from a cache may lag the cluster by one watch round trip, as informer reads do
@@ -164,11 +164,7 @@ impl<T: CacheEntry> ObjectCache<T> {
         let weak = Arc::downgrade(&cache.shared);
         let stream = watcher::watcher(api, config).default_backoff();
         let handle = tokio::spawn(feed(weak, stream, convert));
-        *cache
-            .shared
-            .task
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(handle.abort_handle());
+        *cache.shared.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.abort_handle());
         cache
     }
 
@@ -287,9 +283,7 @@ impl<T: CacheEntry> ObjectCache<T> {
 fn upsert<T: CacheEntry>(objects: &mut Objects<T>, object: Arc<T>) -> bool {
     let names = objects.entry(object.namespace().to_string()).or_default();
     match names.get(object.name()) {
-        Some(current) if !not_older(object.resource_version(), current.resource_version()) => {
-            false
-        }
+        Some(current) if !not_older(object.resource_version(), current.resource_version()) => false,
         _ => {
             names.insert(object.name().to_string(), object);
             true
@@ -488,7 +482,11 @@ impl SpokeObjects {
     }
 
     /// The cache for `resolved` in `namespace`, started if needed (None beyond the maximum).
-    pub fn informer(&self, resolved: &ResolvedResource, namespace: &str) -> Option<ObjectCache<Value>> {
+    pub fn informer(
+        &self,
+        resolved: &ResolvedResource,
+        namespace: &str,
+    ) -> Option<ObjectCache<Value>> {
         let key = InformerKey::of(resolved, namespace);
         let mut informers = self.lock();
         if let Some(cache) = informers.get(&key) {
@@ -503,15 +501,24 @@ impl SpokeObjects {
             Api::namespaced_with(self.client.clone(), &key.namespace, &resolved.api_resource)
         };
         let ar = resolved.api_resource.clone();
-        let cache = ObjectCache::spawn(api, watcher::Config::default(), move |mut o: DynamicObject| {
-            // Watch events of dynamic objects may lack apiVersion/kind; the cached JSON has them.
-            o.types = Some(kube::core::TypeMeta {
-                api_version: ar.api_version.clone(),
-                kind: ar.kind.clone(),
-            });
-            serde_json::to_value(o).ok()
-        });
-        if let Some(listener) = self.listener.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        let cache = ObjectCache::spawn(
+            api,
+            watcher::Config::default(),
+            move |mut o: DynamicObject| {
+                // Watch events of dynamic objects may lack apiVersion/kind; the cached JSON has them.
+                o.types = Some(kube::core::TypeMeta {
+                    api_version: ar.api_version.clone(),
+                    kind: ar.kind.clone(),
+                });
+                serde_json::to_value(o).ok()
+            },
+        );
+        if let Some(listener) = self
+            .listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
             cache.set_listener(key_listener(key.clone(), listener));
         }
         informers.insert(key, cache.clone());
@@ -576,18 +583,24 @@ mod tests {
         cache.insert(cm("a", "x", "5"));
         cache.insert(cm("a", "x", "3"));
         assert_eq!(
-            cache.get("a", "x").and_then(|o| o.resource_version().map(String::from)),
+            cache
+                .get("a", "x")
+                .and_then(|o| o.resource_version().map(String::from)),
             Some("5".to_string())
         );
         cache.insert(cm("a", "x", "7"));
         assert_eq!(
-            cache.get("a", "x").and_then(|o| o.resource_version().map(String::from)),
+            cache
+                .get("a", "x")
+                .and_then(|o| o.resource_version().map(String::from)),
             Some("7".to_string())
         );
         // Non-numeric versions always replace.
         cache.insert(cm("a", "x", "abc"));
         assert_eq!(
-            cache.get("a", "x").and_then(|o| o.resource_version().map(String::from)),
+            cache
+                .get("a", "x")
+                .and_then(|o| o.resource_version().map(String::from)),
             Some("abc".to_string())
         );
         cache.insert(cm("", "c", "1"));

@@ -13,11 +13,15 @@
 //!   (owner references and delete options), [`status`] (condition merging and aggregation),
 //!   [`apply::update`] and [`apply::hash`].
 //!
+//! * [`cache`] holds the agent's informers: ManifestWorks, AppliedManifestWorks and the applied
+//!   resources, so a steady-state resync costs no request; [`executor::cache`] is the
+//!   `ExecutorValidatingCaches` gate; [`apply::jq`] evaluates `ignoreFields` jq expressions.
+//!
 //! Behaviour is upstream's (names, condition types, reasons and messages, the quirks listed in
 //! each module). Additions are opt-ins, for example
-//! [`replicaset::SuccessCriteria::AppliedAndAvailable`]. Not yet implemented: the
-//! `ExecutorValidatingCaches` cache, watch-based feedback (`feedbackScrapeType: Watch` is
-//! polled) and jq `ignoreFields`.
+//! [`replicaset::SuccessCriteria::AppliedAndAvailable`]. One difference is on by default
+//! because it changes no outcome: applied resources are read from informers instead of a GET
+//! per manifest ([`agent::AgentConfig::cached_reads`] turns it off).
 //!
 //! ```
 //! use ocm_work::identity::{applied_manifest_work_name, hub_hash};

@@ -720,8 +720,12 @@ async fn configmap_value(client: &Client, name: &str) -> Option<String> {
 async fn with_informers_a_resync_writes_nothing_and_drift_is_still_repaired() {
     let env = env().await;
     assert!(env.agent.start_caches(Duration::from_secs(5)).await);
-    create_work(&env, "cached", json!({"workload": {"manifests": [
-        configmap("c0", "v1"), configmap("c1", "v1"), configmap("c2", "v1")]}}))
+    create_work(
+        &env,
+        "cached",
+        json!({"workload": {"manifests": [
+        configmap("c0", "v1"), configmap("c1", "v1"), configmap("c2", "v1")]}}),
+    )
     .await;
     // Informer reads lag by a watch round trip: the new work shows up shortly.
     assert!(
@@ -837,19 +841,36 @@ async fn a_stale_cached_copy_is_retried_against_the_server() {
     // The replace planned from the stale copy is refused (409) and redone from a fresh read.
     let results = engine.apply_work(&work_with("v2"), &owner).await;
     assert!(results[0].outcome.is_ok(), "{:?}", results[0].outcome);
-    assert_eq!(configmap_value(&env.spoke_client, "stale").await.as_deref(), Some("v2"));
+    assert_eq!(
+        configmap_value(&env.spoke_client, "stale").await.as_deref(),
+        Some("v2")
+    );
 
     // A cache that has not seen an existing object: the create fails with AlreadyExists and
     // the object is read and updated instead.
     informer.remove("default", "stale");
     let results = engine.apply_work(&work_with("v3"), &owner).await;
     assert!(results[0].outcome.is_ok(), "{:?}", results[0].outcome);
-    assert_eq!(configmap_value(&env.spoke_client, "stale").await.as_deref(), Some("v3"));
+    assert_eq!(
+        configmap_value(&env.spoke_client, "stale").await.as_deref(),
+        Some("v3")
+    );
 }
 
 fn feedback_value(w: &ManifestWork) -> Option<String> {
-    let manifests = w.status.as_ref()?.resource_status.as_ref()?.manifests.as_ref()?;
-    let values = manifests.first()?.status_feedbacks.as_ref()?.values.as_ref()?;
+    let manifests = w
+        .status
+        .as_ref()?
+        .resource_status
+        .as_ref()?
+        .manifests
+        .as_ref()?;
+    let values = manifests
+        .first()?
+        .status_feedbacks
+        .as_ref()?
+        .values
+        .as_ref()?;
     values.first()?.field_value.string.clone()
 }
 
@@ -876,7 +897,10 @@ async fn watched_feedback_follows_the_resource_without_polling() {
     .await;
     let api = Api::<ConfigMap>::namespaced(env.spoke_client.clone(), "default");
     assert!(
-        eventually(10, || async { api.get_opt("watched").await.unwrap().is_some() }).await,
+        eventually(10, || async {
+            api.get_opt("watched").await.unwrap().is_some()
+        })
+        .await,
         "applied"
     );
     for tier in ["gold", "silver"] {
@@ -963,8 +987,12 @@ async fn the_agent_catches_up_after_losing_the_hub() {
 #[tokio::test]
 async fn a_new_agent_process_still_removes_what_an_earlier_one_applied() {
     let env = env().await;
-    create_work(&env, "kept", json!({"workload": {"manifests": [
-        configmap("first", "v1"), configmap("second", "v1")]}}))
+    create_work(
+        &env,
+        "kept",
+        json!({"workload": {"manifests": [
+        configmap("first", "v1"), configmap("second", "v1")]}}),
+    )
     .await;
     env.agent.sync_all().await.unwrap();
     assert!(configmap_value(&env.spoke_client, "second").await.is_some());
@@ -988,5 +1016,111 @@ async fn a_new_agent_process_still_removes_what_an_earlier_one_applied() {
         .await,
         "the resource dropped from the work is deleted by the new process"
     );
-    assert_eq!(configmap_value(&env.spoke_client, "first").await.as_deref(), Some("v1"));
+    assert_eq!(
+        configmap_value(&env.spoke_client, "first").await.as_deref(),
+        Some("v1")
+    );
+}
+
+#[tokio::test]
+async fn with_executor_validating_caches_a_known_answer_sends_no_review() {
+    let env = env().await;
+    let config = AgentConfig::new(CLUSTER, hub_hash("https://hub.example.com:6443"))
+        .resync_interval(Duration::ZERO)
+        .executor_validating_caches(true);
+    let agent = WorkAgent::new(env.hub_client.clone(), env.spoke_client.clone(), config);
+    create_work(&env, "cached-exec", json!({
+        "workload": {"manifests": [configmap("cm", "v1")]},
+        "executor": {"subject": {"type": "ServiceAccount", "serviceAccount": {"namespace": "default", "name": "deployer"}}}
+    }))
+    .await;
+    let reviews = |env: &Env| {
+        env.spoke
+            .journal()
+            .entries()
+            .iter()
+            .filter(|e| e.resource.as_deref() == Some("subjectaccessreviews"))
+            .count()
+    };
+    agent.sync_all().await.ok();
+    assert!(reviews(&env) > 0, "the first check asks the cluster");
+    let w = work(&env, "cached-exec").await.unwrap();
+    assert_eq!(manifest_condition(&w, 0, "Applied").status, "False");
+
+    env.spoke.journal().clear();
+    agent.sync_all().await.ok();
+    assert_eq!(reviews(&env), 0, "the cached denial is reused");
+    let w = work(&env, "cached-exec").await.unwrap();
+    assert!(
+        manifest_condition(&w, 0, "Applied")
+            .message
+            .contains("not allowed to apply the resource  configmaps, default cm")
+    );
+}
+
+#[tokio::test]
+async fn server_side_apply_ignores_fields_selected_by_jq() {
+    let env = env().await;
+    let with_env = |java_opts: &str| {
+        let mut d = deployment();
+        d["spec"]["template"]["spec"]["containers"][0]["env"] =
+            json!([{"name": "JAVA_OPTS", "value": java_opts}, {"name": "MODE", "value": "hub"}]);
+        d
+    };
+    let config = |expr: &str| {
+        json!([{
+            "resourceIdentifier": {"group": "apps", "resource": "deployments", "namespace": "default", "name": "hello"},
+            "updateStrategy": {"type": "ServerSideApply", "serverSideApply": {"force": true, "ignoreFields": [
+                {"condition": "OnSpokePresent", "jqPathExpressions": [expr]}]}}
+        }])
+    };
+    let expr = r#".spec.template.spec.containers[].env[] | select(.name == "JAVA_OPTS")"#;
+    create_work(
+        &env,
+        "jq",
+        json!({"workload": {"manifests": [with_env("-Xmx1g")]}, "manifestConfigs": config(expr)}),
+    )
+    .await;
+    env.agent.sync_all().await.unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(env.spoke_client.clone(), "default");
+    let java_opts = |d: &Deployment| {
+        let v = serde_json::to_value(d).unwrap();
+        v.pointer("/spec/template/spec/containers/0/env")
+            .and_then(Value::as_array)
+            .and_then(|env| env.iter().find(|e| e["name"] == "JAVA_OPTS"))
+            .and_then(|e| e["value"].as_str().map(String::from))
+    };
+    assert_eq!(
+        java_opts(&deployments.get("hello").await.unwrap()).as_deref(),
+        Some("-Xmx1g"),
+        "ignored fields are sent on create"
+    );
+    // The hub changes JAVA_OPTS: the spoke value stays, since the field is ignored once present.
+    update_work(
+        &env,
+        "jq",
+        json!({"workload": {"manifests": [with_env("-Xmx4g")]}, "manifestConfigs": config(expr)}),
+    )
+    .await;
+    env.agent.sync_all().await.unwrap();
+    let w = work(&env, "jq").await.unwrap();
+    assert_eq!(manifest_condition(&w, 0, "Applied").status, "True");
+    assert_eq!(
+        java_opts(&deployments.get("hello").await.unwrap()).as_deref(),
+        Some("-Xmx1g")
+    );
+
+    // A broken expression fails that manifest with upstream's reason.
+    update_work(&env, "jq", json!({"workload": {"manifests": [with_env("-Xmx4g")]}, "manifestConfigs": config(".spec.(")})).await;
+    env.agent.sync_all().await.ok();
+    let applied = manifest_condition(&work(&env, "jq").await.unwrap(), 0, "Applied");
+    assert_eq!(applied.status, "False");
+    assert_eq!(applied.reason, "AppliedManifestSSAIgnoreFieldError");
+    assert!(
+        applied
+            .message
+            .starts_with("Failed to process ignoreFields: JQ expression error in '.spec.(': failed to parse jq expression"),
+        "{}",
+        applied.message
+    );
 }

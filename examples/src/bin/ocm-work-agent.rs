@@ -51,7 +51,17 @@ struct Args {
     #[arg(long = "appliedmanifestwork-eviction-grace-period", default_value = "60m", value_parser = parse_duration)]
     eviction_grace_period: Duration,
 
-    /// Feature gates, `Name=true|false,...` (RawFeedbackJsonString).
+    /// How many resources may have their feedback watched (`feedbackScrapeType: Watch`);
+    /// beyond it their feedback is polled.
+    #[arg(long, default_value_t = 50)]
+    max_feedback_watch: usize,
+
+    /// Read applied resources with a GET per manifest, as upstream's agent does, instead of
+    /// from informers on the managed cluster.
+    #[arg(long)]
+    no_cached_reads: bool,
+
+    /// Feature gates, `Name=true|false,...` (RawFeedbackJsonString, ExecutorValidatingCaches).
     #[arg(long, default_value = "")]
     feature_gates: String,
 
@@ -155,13 +165,16 @@ async fn run(args: Args) -> Result<(), String> {
             .map_err(|e| format!("cannot install CRD {name}: {e}"))?;
         }
     }
-    let raw_json = gates
-        .iter()
-        .any(|(n, v)| n == ocm_api::constants::feature_gates::RAW_FEEDBACK_JSON_STRING && *v);
+    let gate = |name: &str| gates.iter().any(|(n, v)| n == name && *v);
+    let raw_json = gate(ocm_api::constants::feature_gates::RAW_FEEDBACK_JSON_STRING);
+    let executor_caches = gate(ocm_api::constants::feature_gates::EXECUTOR_VALIDATING_CACHES);
     let config = AgentConfig::new(&args.cluster_name, hash.clone())
         .agent_id(&args.agent_id)
         .status_sync_interval(args.status_sync_interval)
         .raw_feedback_json_string(raw_json)
+        .executor_validating_caches(executor_caches)
+        .max_feedback_watch(args.max_feedback_watch)
+        .cached_reads(!args.no_cached_reads)
         .eviction_grace_period(args.eviction_grace_period);
     tracing::info!(cluster = %args.cluster_name, hub_hash = %hash, "work agent started");
     let agent = WorkAgent::new(hub, spoke, config);

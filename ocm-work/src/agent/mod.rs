@@ -20,8 +20,17 @@
 //! [`AgentConfig::status_sync_interval`].
 //!
 //! [`WorkAgent::evict_unmanaged`] removes AppliedManifestWorks whose ManifestWork is gone, after
-//! the eviction grace period. Not yet done here (see the crate docs): the executor validation
-//! cache and watch-based feedback.
+//! the eviction grace period.
+//!
+//! A failed manifest is applied again at the next status sync, one whose executor was not
+//! allowed after a minute (upstream's requeue), everything else at the next resync.
+//!
+//! [`WorkAgent::run`] starts the agent's informers ([`WorkAgent::start_caches`]); then works,
+//! AppliedManifestWorks and (with [`AgentConfig::cached_reads`]) applied resources are read
+//! from them, and resources with `feedbackScrapeType: Watch` trigger a status refresh as soon
+//! as they change (at most [`AgentConfig::max_feedback_watch`] informers, then polling, as
+//! upstream). Without started informers every read goes to the API servers, which is what
+//! tests that call [`WorkAgent::sync_all`] right after a change want.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -38,19 +47,19 @@ use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, limits, work as wc};
+use ocm_api::work::v1::FeedbackScrapeType;
 use ocm_api::work::v1::{
     AppliedManifestResourceMeta, AppliedManifestWork, AppliedManifestWorkSpec,
     AppliedManifestWorkStatus, ManifestCondition, ManifestResourceStatus, ManifestWork,
     ManifestWorkStatus,
 };
 use ocm_feedback::{CompiledRules, FeedbackReader};
-use ocm_api::work::v1::FeedbackScrapeType;
 use serde_json::{Value, json};
 
 use crate::apply::engine::{ApplyEngine, ManifestApply};
 use crate::cache::{InformerKey, Lookup, ObjectCache, SpokeObjects};
-use crate::discovery::ResolvedResource;
 use crate::config::{ResourceRef, find_manifest_config};
+use crate::discovery::ResolvedResource;
 use crate::identity::{agent_id, applied_manifest_work_name};
 use crate::owner::applied_manifest_work_ref;
 use crate::status::{
@@ -67,6 +76,25 @@ fn min_duration(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
 
 /// Drops condition-rule conditions (reason prefix `ConditionRule`) computed for another
 /// generation, as upstream prunes them.
+/// When to apply a work again after an apply pass with these results: at the next resync when
+/// everything applied (server-side apply conflicts and ignoreFields errors included, which
+/// upstream does not retry either), after a minute when an executor was not allowed, and at the
+/// next status sync when a manifest failed otherwise (upstream retries those with backoff).
+fn retry_after(results: &[ManifestApply], resync: Duration) -> Duration {
+    use crate::apply::engine::ApplyError;
+    use crate::executor::{ExecutorError, NOT_ALLOWED_REQUEUE};
+    results
+        .iter()
+        .map(|r| match &r.outcome {
+            Ok(_) | Err(ApplyError::Conflict(_) | ApplyError::IgnoreField(_)) => resync,
+            Err(ApplyError::Executor(ExecutorError::NotAllowed(_))) => NOT_ALLOWED_REQUEUE,
+            Err(_) => Duration::ZERO,
+        })
+        .min()
+        .unwrap_or(resync)
+        .min(resync)
+}
+
 fn prune_stale_rule_conditions(
     list: &mut Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
     generation: i64,
@@ -118,6 +146,9 @@ pub struct AgentConfig {
     pub cached_reads: bool,
     /// The most informers started for cached reads (beyond it, reads are GETs).
     pub max_object_informers: usize,
+    /// Cache executor permission checks and re-check them when RBAC changes (feature gate
+    /// `ExecutorValidatingCaches`, off by default as upstream).
+    pub executor_validating_caches: bool,
 }
 
 impl AgentConfig {
@@ -137,7 +168,15 @@ impl AgentConfig {
             max_feedback_watch: 50,
             cached_reads: true,
             max_object_informers: 500,
+            executor_validating_caches: false,
         }
+    }
+
+    /// Turns the `ExecutorValidatingCaches` gate on or off.
+    #[must_use]
+    pub fn executor_validating_caches(mut self, enabled: bool) -> Self {
+        self.executor_validating_caches = enabled;
+        self
     }
 
     /// Sets how many resources may have a feedback watch.
@@ -208,10 +247,11 @@ pub struct WorkAgent {
     engine: ApplyEngine,
     config: Arc<AgentConfig>,
     clock: Arc<dyn Clock>,
-    /// uid → (generation last applied, when).
+    /// uid → (generation last applied, when to apply again).
     applied: Arc<Mutex<HashMap<String, (i64, Instant)>>>,
     caches: Arc<OnceLock<Caches>>,
     watches: Arc<Mutex<WatchRegistry>>,
+    executor_cache: Option<crate::executor::cache::ExecutorCache>,
 }
 
 /// The agent's informers, once started.
@@ -243,8 +283,16 @@ impl std::fmt::Debug for WorkAgent {
 impl WorkAgent {
     /// An agent reading works from `hub` and applying them to `spoke`.
     pub fn new(hub: Client, spoke: Client, config: AgentConfig) -> Self {
+        let mut engine = ApplyEngine::new(spoke.clone());
+        let executor_cache = config
+            .executor_validating_caches
+            .then(crate::executor::cache::ExecutorCache::new);
+        if let Some(cache) = &executor_cache {
+            engine = engine.with_executor_cache(cache.clone());
+        }
         Self {
-            engine: ApplyEngine::new(spoke.clone()),
+            engine,
+            executor_cache,
             hub,
             spoke,
             config: Arc::new(config),
@@ -275,11 +323,7 @@ impl WorkAgent {
             }
             Caches {
                 works: ObjectCache::spawn(self.works(), watcher::Config::default(), Some),
-                applied: ObjectCache::spawn(
-                    self.applied_works(),
-                    watcher::Config::default(),
-                    Some,
-                ),
+                applied: ObjectCache::spawn(self.applied_works(), watcher::Config::default(), Some),
                 objects,
             }
         });
@@ -438,9 +482,9 @@ impl WorkAgent {
         let generation = work.metadata.generation.unwrap_or(0);
         let due = {
             let applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
-            applied.get(&uid).is_none_or(|(g, at)| {
-                *g != generation || at.elapsed() >= self.config.resync_interval
-            })
+            applied
+                .get(&uid)
+                .is_none_or(|(g, next)| *g != generation || Instant::now() >= *next)
         };
         let now = self.clock.now_time();
         let mut status = work.status.clone().unwrap_or_default();
@@ -481,12 +525,21 @@ impl WorkAgent {
                     tracing::debug!(work = %name, ordinal = r.meta.ordinal, error = %m, "manifest not applied");
                 }
             }
+            let retry = retry_after(&results, self.config.resync_interval);
             self.applied
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert(uid, (generation, Instant::now()));
+                .insert(uid.clone(), (generation, Instant::now() + retry));
             applied = true;
         }
+        let next_apply = self
+            .applied
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&uid)
+            .map(|(_, next)| next.saturating_duration_since(Instant::now()))
+            // Due now: applied again at the next status sync, not in a tight loop.
+            .filter(|d| !d.is_zero());
         if let Err(e) = self.refresh_status(work, &mut status, &now).await {
             errors.push(e);
         }
@@ -501,7 +554,7 @@ impl WorkAgent {
         }
         Error::aggregate(errors)?;
         Ok(SyncOutcome {
-            requeue_after: Some(self.config.status_sync_interval),
+            requeue_after: min_duration(Some(self.config.status_sync_interval), next_apply),
             applied,
         })
     }
@@ -604,7 +657,11 @@ impl WorkAgent {
                     };
                     match self
                         .engine
-                        .get_live(resolved, r.meta.namespace.as_deref().unwrap_or_default(), name)
+                        .get_live(
+                            resolved,
+                            r.meta.namespace.as_deref().unwrap_or_default(),
+                            name,
+                        )
                         .await
                     {
                         Ok(Some(live)) => live
@@ -1070,10 +1127,7 @@ impl WorkAgent {
                 .as_ref()
                 .and_then(|s| s.eviction_start_time.clone());
             let managed = name.starts_with(&format!("{}-", self.config.hub_hash))
-                && self
-                    .get_work(&amw.spec.manifest_work_name)
-                    .await?
-                    .is_some();
+                && self.get_work(&amw.spec.manifest_work_name).await?.is_some();
             if self.config.eviction_grace_period >= DISABLED || managed {
                 if started.is_some() {
                     self.set_eviction_start(&name, None).await?;
@@ -1205,12 +1259,29 @@ impl WorkAgent {
                         name,
                     );
                     for work in agent.watching_works(&key) {
-                        let _ = trigger
-                            .unbounded_send(ObjectRef::<ManifestWork>::new(&work).within(&namespace));
+                        let _ = trigger.unbounded_send(
+                            ObjectRef::<ManifestWork>::new(&work).within(&namespace),
+                        );
                     }
                 },
             ));
         }
+        let executor_cache = self.executor_cache.clone().map(|cache| {
+            let agent = self.clone();
+            let controller = crate::executor::cache::CacheController::new(
+                self.spoke.clone(),
+                cache,
+                move || {
+                    agent
+                        .caches
+                        .get()
+                        .map(|c| c.works.list().iter().map(|w| (**w).clone()).collect())
+                        .unwrap_or_default()
+                },
+            )
+            .resolver(self.engine.resolver().clone());
+            tokio::spawn(controller.run(std::future::pending::<()>()))
+        });
         let evictor = self.clone();
         let eviction = tokio::spawn(async move {
             let tick = evictor
@@ -1250,6 +1321,9 @@ impl WorkAgent {
             .for_each(|_| futures::future::ready(()))
             .await;
         eviction.abort();
+        if let Some(task) = executor_cache {
+            task.abort();
+        }
         if let Some(caches) = agent.caches.get() {
             caches.objects.clear_listener();
         }

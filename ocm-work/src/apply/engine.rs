@@ -7,8 +7,8 @@
 //! * `Update` (default): create, leave alone, or replace ([`super::update`]);
 //! * `CreateOnly`: create when missing, otherwise only adopt it (owner reference);
 //! * `ServerSideApply`: server-side apply with the configured field manager and `force`, with
-//!   `ignoreFields` (JSON paths of plain fields and JSON pointers; jq expressions are reported
-//!   as unsupported) and the configuration-hash annotation;
+//!   `ignoreFields` (JSON paths of plain fields, JSON pointers and jq path expressions, see
+//!   [`super::jq`]) and the configuration-hash annotation;
 //! * `ReadOnly`: nothing is written.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -133,6 +133,14 @@ impl ApplyEngine {
             objects: Arc::new(OnceLock::new()),
             client,
         }
+    }
+
+    /// Caches executor permission checks in `cache` (feature gate `ExecutorValidatingCaches`;
+    /// see [`crate::executor::cache`]).
+    #[must_use]
+    pub fn with_executor_cache(mut self, cache: crate::executor::cache::ExecutorCache) -> Self {
+        self.executor = self.executor.with_cache(cache);
+        self
     }
 
     /// Reads live objects through `objects` from now on (see [`crate::cache`]): a synced cache
@@ -506,10 +514,8 @@ impl ApplyEngine {
                 for pointer in field.json_pointers.iter().flatten() {
                     remove_json_pointer(&mut required, pointer)?;
                 }
-                if let Some(expr) = field.jq_path_expressions.iter().flatten().next() {
-                    return Err(ApplyError::IgnoreField(format!(
-                        "JQ expression error in '{expr}': jq expressions are not supported by this agent"
-                    )));
+                for expr in field.jq_path_expressions.iter().flatten() {
+                    required = delete_jq_paths(required, expr).await?;
                 }
             }
             let hash = config_hash(&required);
@@ -647,6 +653,24 @@ impl Live<'_> {
         let value = to_value(object)?;
         engine.record(self.resolved, self.namespace, &value);
         Ok(value)
+    }
+}
+
+/// `del(<expr>)` on `object`, off the async threads (an expression may run for up to 1 s).
+async fn delete_jq_paths(mut object: Value, expr: &str) -> Result<Value, ApplyError> {
+    let owned = expr.to_string();
+    let result = tokio::task::spawn_blocking(move || {
+        super::jq::delete_paths(&mut object, &owned).map(|()| object)
+    })
+    .await;
+    match result {
+        Ok(Ok(object)) => Ok(object),
+        Ok(Err(e)) => Err(ApplyError::IgnoreField(format!(
+            "JQ expression error in '{expr}': {e}"
+        ))),
+        Err(e) => Err(ApplyError::IgnoreField(format!(
+            "JQ expression error in '{expr}': jq expression execution cancelled: {e}"
+        ))),
     }
 }
 
