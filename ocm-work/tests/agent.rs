@@ -1124,3 +1124,71 @@ async fn server_side_apply_ignores_fields_selected_by_jq() {
         applied.message
     );
 }
+
+/// The seed's Job (no selector) named `name`, optionally with a manual selector.
+fn job(name: &str, manual_selector: bool) -> Value {
+    let mut job = json!({"apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"template": {"spec": {
+            "containers": [{"name": "pi", "image": "perl:5.34.0", "command": ["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"]}],
+            "restartPolicy": "Never"}},
+            "backoffLimit": 4}});
+    if manual_selector {
+        job["spec"]["manualSelector"] = json!(true);
+        job["spec"]["selector"] = json!({"matchLabels": {"job": name}});
+        job["spec"]["template"]["metadata"] = json!({"labels": {"job": name}});
+    }
+    job
+}
+
+#[tokio::test]
+async fn the_seed_job_fails_on_immutable_defaults_and_both_documented_fixes_work() {
+    let env = env().await;
+    let applied = |w: &ManifestWork| manifest_condition(w, 0, "Applied");
+
+    // A Job without spec.selector: the server generates the selector and pod labels, which are
+    // immutable; the next apply compares, finds differences and its update is refused.
+    create_work(
+        &env,
+        "example-job",
+        json!({"workload": {"manifests": [job("pi", false)]}}),
+    )
+    .await;
+    env.agent.sync_all().await.ok();
+    assert_eq!(
+        applied(&work(&env, "example-job").await.unwrap()).status,
+        "True",
+        "created"
+    );
+    env.agent.sync_all().await.ok();
+    let c = applied(&work(&env, "example-job").await.unwrap());
+    assert_eq!(c.status, "False", "{}", c.message);
+    assert_eq!(c.reason, "AppliedManifestFailed");
+    assert!(c.message.contains("field is immutable"), "{}", c.message);
+
+    // Fix 1: a manual selector with matching pod labels.
+    create_work(
+        &env,
+        "example-job-1",
+        json!({"workload": {"manifests": [job("pi-manual", true)]}}),
+    )
+    .await;
+    // Fix 2: server-side apply.
+    create_work(&env, "example-job-2", json!({
+        "workload": {"manifests": [job("pi-ssa", false)]},
+        "manifestConfigs": [{
+            "resourceIdentifier": {"group": "batch", "resource": "jobs", "namespace": "default", "name": "pi-ssa"},
+            "updateStrategy": {"type": "ServerSideApply"}
+        }]
+    }))
+    .await;
+    for _ in 0..3 {
+        env.agent.sync_all().await.ok();
+    }
+    for name in ["example-job-1", "example-job-2"] {
+        let c = applied(&work(&env, name).await.unwrap());
+        assert_eq!(c.status, "True", "{name}: {}", c.message);
+        let w = work(&env, name).await.unwrap();
+        assert_eq!(work_condition(&w, "Applied").0, "True", "{name}");
+    }
+}
