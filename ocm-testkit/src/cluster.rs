@@ -44,6 +44,14 @@ impl FakeClusterBuilder {
         self
     }
 
+    /// Keep change events for resuming watches only this long (by the cluster's
+    /// clock), besides the [`watch_history`](Self::watch_history) count; older
+    /// resourceVersions get `410 Gone`.
+    pub fn watch_history_age(mut self, age: Duration) -> Self {
+        self.store.watch_history_age = Some(age);
+        self
+    }
+
     /// Refuse namespaced objects in namespaces that do not exist (off by default).
     pub fn strict_namespaces(mut self, strict: bool) -> Self {
         self.store.strict_namespaces = strict;

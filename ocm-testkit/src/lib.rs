@@ -76,8 +76,8 @@
 //!   default), refused with 400 `strict decoding error: …` (`Strict`, kubectl's
 //!   default) or dropped silently (`Ignore`).
 //! - **Lists and watches**: full label-selector grammar, field selectors on any
-//!   dotted path, `limit`/`continue`, watch from a resourceVersion with a bounded
-//!   history (`410 Gone` past it), bookmarks, WatchList (`sendInitialEvents` with
+//!   dotted path, `limit`/`continue`, watch from a resourceVersion with a history
+//!   bounded by count and optionally by age (`410 Gone` past it), bookmarks, WatchList (`sendInitialEvents` with
 //!   the `k8s.io/initial-events-end` bookmark), `timeoutSeconds`, and selector-aware
 //!   transitions (an object that stops matching is sent as `DELETED`).
 //! - **CRDs** created through the API are served at once (discovery, OpenAPI,

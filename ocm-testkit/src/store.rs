@@ -50,6 +50,10 @@ pub struct StoreConfig {
     /// How many change events are kept for watches that resume from a resourceVersion;
     /// older resourceVersions get `410 Gone`.
     pub watch_history: usize,
+    /// How long change events are kept for resuming watches (by the store's
+    /// clock); older resourceVersions get `410 Gone`. `None` (the default)
+    /// bounds the history by [`watch_history`](Self::watch_history) only.
+    pub watch_history_age: Option<std::time::Duration>,
     /// Refuse to create namespaced objects in namespaces that do not exist.
     pub strict_namespaces: bool,
 }
@@ -59,6 +63,7 @@ impl std::fmt::Debug for StoreConfig {
         f.debug_struct("StoreConfig")
             .field("uid_seed", &self.uid_seed)
             .field("watch_history", &self.watch_history)
+            .field("watch_history_age", &self.watch_history_age)
             .field("strict_namespaces", &self.strict_namespaces)
             .finish_non_exhaustive()
     }
@@ -70,6 +75,7 @@ impl Default for StoreConfig {
             clock: Arc::new(SystemClock),
             uid_seed: 0x5eed,
             watch_history: 10_000,
+            watch_history_age: None,
             strict_namespaces: false,
         }
     }
@@ -214,6 +220,8 @@ pub(crate) struct Inner {
     pub(crate) dependents: HashMap<String, HashSet<(GroupResource, ObjectKey)>>,
     pub(crate) rv: u64,
     pub(crate) history: VecDeque<Arc<StoredEvent>>,
+    /// When each history event was recorded (kept only with `watch_history_age`).
+    pub(crate) history_times: VecDeque<jiff::Timestamp>,
     pub(crate) compacted_rv: u64,
     pub(crate) watchers: Vec<WatcherSlot>,
     pub(crate) uidgen: UidGenerator,
@@ -363,6 +371,7 @@ impl Store {
                 dependents: HashMap::new(),
                 rv: 0,
                 history: VecDeque::new(),
+                history_times: VecDeque::new(),
                 compacted_rv: 0,
                 watchers: Vec::new(),
                 uidgen,
@@ -411,6 +420,7 @@ impl Store {
     pub fn compact(&self) {
         let mut inner = self.write();
         inner.history.clear();
+        inner.history_times.clear();
         inner.compacted_rv = inner.rv;
     }
 
@@ -783,6 +793,7 @@ impl Store {
             let since: u64 = rv
                 .parse()
                 .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+            inner.expire_history();
             if since < inner.compacted_rv {
                 sub.expired = Some(ApiError::gone(format!(
                     "too old resource version: {since} ({})",
@@ -860,6 +871,25 @@ impl Inner {
             })
     }
 
+    /// Drop history events older than `watch_history_age`.
+    pub(crate) fn expire_history(&mut self) {
+        let Some(age) = self.config.watch_history_age else {
+            return;
+        };
+        let Ok(span) = jiff::SignedDuration::try_from(age) else {
+            return;
+        };
+        let Ok(cutoff) = self.config.clock.now().checked_sub(span) else {
+            return;
+        };
+        while self.history_times.front().is_some_and(|t| *t < cutoff) {
+            self.history_times.pop_front();
+            if let Some(old) = self.history.pop_front() {
+                self.compacted_rv = old.resource_version;
+            }
+        }
+    }
+
     pub(crate) fn lookup(&self, gr: &GroupResource, key: &ObjectKey) -> Option<Arc<Value>> {
         self.objects
             .get(gr)
@@ -933,10 +963,15 @@ impl Inner {
             previous,
         });
         self.history.push_back(ev.clone());
+        if self.config.watch_history_age.is_some() {
+            self.history_times.push_back(self.config.clock.now());
+            self.expire_history();
+        }
         while self.history.len() > self.config.watch_history {
             if let Some(old) = self.history.pop_front() {
                 self.compacted_rv = old.resource_version;
             }
+            self.history_times.pop_front();
         }
         self.watchers
             .retain(|w| !w.wants(&ev) || w.tx.send(ev.clone()).is_ok());

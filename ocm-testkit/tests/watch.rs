@@ -220,3 +220,58 @@ async fn dropped_watch_connections_end_the_stream_and_watchers_recover() {
     }
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
 }
+
+#[tokio::test]
+async fn watch_history_expires_by_age_on_the_cluster_clock() {
+    let clock = std::sync::Arc::new(ocm_testkit::ManualClock::default());
+    let cluster = FakeCluster::builder()
+        .clock(clock.clone())
+        .watch_history_age(Duration::from_secs(60))
+        .build();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let first = api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let rv = first.metadata.resource_version.unwrap();
+    api.create(&PostParams::default(), &cm("a2")).await.unwrap();
+    clock.advance(Duration::from_secs(30));
+    let second = api.create(&PostParams::default(), &cm("b")).await.unwrap();
+    let rv2 = second.metadata.resource_version.unwrap();
+
+    // Within the window: replayed.
+    let mut s = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    for want in ["a2", "b"] {
+        match s.try_next().await.unwrap().unwrap() {
+            WatchEvent::Added(o) => assert_eq!(o.metadata.name.as_deref(), Some(want)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    // 45 s later the events of t=0 (75 s old) are gone, with no write in between,
+    // so a watch that needs `a2` gets 410; `b` (45 s old) is still there.
+    clock.advance(Duration::from_secs(45));
+    let mut gone = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    match gone.try_next().await.unwrap().unwrap() {
+        WatchEvent::Error(e) => {
+            assert_eq!(e.code, 410);
+            assert_eq!(e.reason, "Expired");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let mut kept = api
+        .watch(&WatchParams::default().timeout(1), &rv2)
+        .await
+        .unwrap()
+        .boxed();
+    let next = tokio::time::timeout(Duration::from_secs(5), kept.try_next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(next.is_none(), "nothing after rv2, and no 410: {next:?}");
+}
