@@ -135,6 +135,49 @@ fn predicate_cel_expressions() {
 }
 
 #[test]
+fn predicate_cel_kubernetes_libraries() {
+    let clusters = vec![
+        member("cluster1")
+            .label("version", "1.29.4")
+            .claim("ip", "10.0.3.7"),
+        member("cluster2")
+            .label("version", "1.31.0")
+            .claim("ip", "192.168.1.2"),
+        member("cluster3").label("version", "not-a-version"),
+    ];
+    let snap = hub(&clusters).build();
+    let run = |exprs: Value| {
+        let p = placement(
+            "p",
+            json!({"predicates": [sel(json!({"celSelector": {"celExpressions": exprs}}))]}),
+        );
+        let r = schedule(&p, &snap);
+        assert_eq!(r.status.code, StatusCode::Success);
+        selected_set(&r)
+    };
+    // A version that does not parse is an evaluation error: no match, not misconfigured.
+    assert_eq!(
+        run(json!([
+            "semver(managedCluster.metadata.labels['version']).isGreaterThan(semver('1.30.0'))"
+        ])),
+        ["cluster2"]
+    );
+    assert_eq!(
+        run(json!([
+            "managedCluster.status.clusterClaims.exists(c, c.name == 'ip' && cidr('10.0.0.0/16').containsIP(c.value))"
+        ])),
+        ["cluster1"]
+    );
+    assert_eq!(
+        run(json!([
+            "quantity('64Gi').isGreaterThan(quantity('60G'))",
+            "[3, 1].max() == 3"
+        ])),
+        ["cluster1", "cluster2", "cluster3"]
+    );
+}
+
+#[test]
 fn predicate_errors_are_misconfigured_but_not_without_candidates() {
     let bad = json!([sel(
         json!({"labelSelector": {"matchExpressions": [{"key": "k", "operator": "In"}]}})

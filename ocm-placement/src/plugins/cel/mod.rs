@@ -10,6 +10,28 @@
 //!   (`validUntil` is ignored, like upstream). A missing object is an evaluation error.
 //! * `"<json>".parseJSON()`: the decoded value; invalid JSON is an evaluation error.
 //!
+//! Of the Kubernetes libraries upstream enables (`k8s.io/apiserver`'s `Lists`, `Regex`, `URLs`,
+//! `Quantity`, `IP`, `CIDR`, `Format`, `Semver`), these are available, with Kubernetes'
+//! names, types and errors (see the `k8s` submodules for details):
+//!
+//! * Semver: `semver(s)`, `semver(s, normalize)`, `isSemver(s)`, `isSemver(s, normalize)`;
+//!   on a semver `major()`, `minor()`, `patch()`, `isGreaterThan(v)`, `isLessThan(v)`,
+//!   `compareTo(v)`.
+//! * Quantity: `quantity(s)`, `isQuantity(s)`, `sign(q)`; on a quantity `isGreaterThan(q)`,
+//!   `isLessThan(q)`, `compareTo(q)`, `asApproximateFloat()`, `asInteger()`, `isInteger()`,
+//!   `add(q | int)`, `sub(q | int)`.
+//! * Lists: on a list `isSorted()`, `sum()`, `min()`, `max()`, `indexOf(x)`, `lastIndexOf(x)`.
+//! * Regex: on a string `find(re)`, `findAll(re)`, `findAll(re, n)`.
+//! * IP: `ip(s)`, `isIP(s)`, `ip.isCanonical(s)`, `string(ip)`; on an IP `family()`,
+//!   `isUnspecified()`, `isLoopback()`, `isLinkLocalMulticast()`, `isLinkLocalUnicast()`,
+//!   `isGlobalUnicast()`.
+//! * CIDR: `cidr(s)`, `isCIDR(s)`, `string(cidr)`; on a CIDR `containsIP(ip | s)`,
+//!   `containsCIDR(cidr | s)`, `ip()`, `prefixLength()`, `masked()`.
+//!
+//! Not available yet: the `URLs` library (`url(s)`, `getScheme()`, …) and the `Format`
+//! library (`format.named(…)`, `format.dns1123Label()`, … `.validate(s)`). Expressions using
+//! them compile but fail at evaluation, so they do not match (upstream would accept them).
+//!
 //! The variable is not converted as a whole: each expression records the selection paths it
 //! reads below `managedCluster` (`metadata.labels`, `status.clusterClaims`, …), and only those
 //! parts are built, once per snapshot and cluster, the first time they are read (see
@@ -26,6 +48,7 @@
 //! the per-cluster budget. Upstream's limits are the defaults (see [`CelLimits`]).
 
 mod cluster;
+pub(crate) mod k8s;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
@@ -87,7 +110,7 @@ const TYPE_IDENTIFIERS: &[&str] = &[
 
 /// Prefixes of namespaced functions (`optional.of`, `math.ceil`, `lists.range`), which an
 /// expression names like identifiers.
-const FUNCTION_NAMESPACES: &[&str] = &["optional", "math", "lists"];
+const FUNCTION_NAMESPACES: &[&str] = &["optional", "math", "lists", "ip"];
 
 /// The shared CEL environment: standard library plus the extensions, built once.
 pub(crate) fn environment() -> &'static Arc<Env> {
@@ -99,6 +122,9 @@ pub(crate) fn environment() -> &'static Arc<Env> {
         let _ = env.add_extension(cel::extensions::strings);
         let _ = env.add_extension(cel::extensions::lists);
         let _ = env.add_extension(cel::extensions::math);
+        // Same for the Kubernetes libraries: their overloads are distinct from the crate's
+        // (the unit tests of each library check that every function is reachable).
+        let _ = k8s::register(&mut env);
         Arc::new(env)
     })
 }
