@@ -787,6 +787,23 @@ async fn with_informers_a_resync_writes_nothing_and_drift_is_still_repaired() {
         .await,
         "deleted resource recreated"
     );
+    // A new generation of the work is applied, whatever the last sync remembered.
+    update_work(
+        &env,
+        "cached",
+        json!({"workload": {"manifests": [
+        configmap("c0", "v2"), configmap("c1", "v2")]}}),
+    )
+    .await;
+    assert!(
+        eventually(5, || async {
+            env.agent.sync_all().await.unwrap();
+            configmap_value(&env.spoke_client, "c0").await.as_deref() == Some("v2")
+                && configmap_value(&env.spoke_client, "c2").await.is_none()
+        })
+        .await,
+        "the new generation applied and the dropped manifest deleted"
+    );
 }
 
 #[tokio::test]

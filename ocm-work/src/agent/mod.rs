@@ -57,7 +57,7 @@ use ocm_feedback::{CompiledRules, FeedbackReader};
 use serde_json::{Value, json};
 
 use crate::apply::engine::{ApplyEngine, ManifestApply};
-use crate::cache::{InformerKey, Lookup, ObjectCache, SpokeObjects};
+use crate::cache::{CacheEntry, InformerKey, Lookup, ObjectCache, SpokeObjects};
 use crate::config::{ResourceRef, find_manifest_config};
 use crate::discovery::ResolvedResource;
 use crate::identity::{agent_id, applied_manifest_work_name};
@@ -252,6 +252,7 @@ pub struct WorkAgent {
     caches: Arc<OnceLock<Caches>>,
     watches: Arc<Mutex<WatchRegistry>>,
     executor_cache: Option<crate::executor::cache::ExecutorCache>,
+    memos: Arc<Mutex<HashMap<String, SyncMemo>>>,
 }
 
 /// The agent's informers, once started.
@@ -259,6 +260,37 @@ struct Caches {
     works: ObjectCache<ManifestWork>,
     applied: ObjectCache<AppliedManifestWork>,
     objects: SpokeObjects,
+}
+
+/// What one complete, error-free sync of a work saw: while every input is still at these
+/// resource versions, syncing it again would reach the same result (no write, the same status),
+/// so the sync is skipped. Only kept when informers answer every read.
+struct SyncMemo {
+    generation: i64,
+    work_version: String,
+    applied_work_version: String,
+    /// Each applied resource's informer, namespace, name and resource version.
+    resources: Vec<(ObjectCache<Value>, String, String, String)>,
+}
+
+impl SyncMemo {
+    fn holds(
+        &self,
+        work: &ManifestWork,
+        applied: Option<&ObjectCache<AppliedManifestWork>>,
+        amw: &str,
+    ) -> bool {
+        work.metadata.generation.unwrap_or(0) == self.generation
+            && work.metadata.resource_version.as_deref() == Some(self.work_version.as_str())
+            && applied.and_then(|c| c.get("", amw)).is_some_and(|a| {
+                a.metadata.resource_version.as_deref() == Some(self.applied_work_version.as_str())
+            })
+            && self.resources.iter().all(|(cache, ns, name, rv)| {
+                cache
+                    .get(ns, name)
+                    .is_some_and(|o| o.resource_version() == Some(rv.as_str()))
+            })
+    }
 }
 
 /// Resources whose feedback is watched: `group/resource/version/namespace/name` → works.
@@ -300,6 +332,7 @@ impl WorkAgent {
             applied: Arc::new(Mutex::new(HashMap::new())),
             caches: Arc::new(OnceLock::new()),
             watches: Arc::new(Mutex::new(WatchRegistry::default())),
+            memos: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -480,6 +513,24 @@ impl WorkAgent {
 
         let uid = work.metadata.uid.clone().unwrap_or_default();
         let generation = work.metadata.generation.unwrap_or(0);
+        let amw_name = applied_manifest_work_name(&self.config.hub_hash, &name);
+        if self.memo_holds(&uid, work, &amw_name) {
+            let mut applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
+            let due = applied
+                .get(&uid)
+                .is_none_or(|(g, next)| *g != generation || Instant::now() >= *next);
+            if due {
+                applied.insert(
+                    uid,
+                    (generation, Instant::now() + self.config.resync_interval),
+                );
+            }
+            return Ok(SyncOutcome {
+                requeue_after: Some(self.config.status_sync_interval),
+                applied: due,
+            });
+        }
+        self.lock_memos().remove(&uid);
         let due = {
             let applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
             applied
@@ -490,6 +541,9 @@ impl WorkAgent {
         let mut status = work.status.clone().unwrap_or_default();
         let mut errors = Vec::new();
         let mut applied = false;
+        // Inputs of a memo, collected when the whole sync reads from informers.
+        let mut memo_inputs: Option<(String, Vec<(ObjectCache<Value>, String, String, String)>)> =
+            None;
         if due {
             let amw = self.ensure_applied_manifest_work(work).await?;
             let owner = applied_manifest_work_ref(
@@ -517,8 +571,12 @@ impl WorkAgent {
             status.resource_status = Some(ManifestResourceStatus {
                 manifests: Some(manifests),
             });
-            if let Err(e) = self.track_applied_resources(&amw, &results).await {
-                errors.push(e);
+            match self.track_applied_resources(&amw, &results).await {
+                Ok(amw_version) => {
+                    memo_inputs =
+                        amw_version.and_then(|v| self.memo_resources(&results).map(|r| (v, r)));
+                }
+                Err(e) => errors.push(e),
             }
             for r in &results {
                 if let Err(crate::apply::engine::ApplyError::Api(m)) = &r.outcome {
@@ -542,7 +600,9 @@ impl WorkAgent {
             .filter(|d| !d.is_zero());
         if let Err(e) = self.refresh_status(work, &mut status, &now).await {
             errors.push(e);
+            memo_inputs = None;
         }
+        let mut work_version = work.metadata.resource_version.clone();
         if Some(&status) != work.status.as_ref() {
             let patch = json!({"metadata": {"uid": work.metadata.uid, "resourceVersion": work.metadata.resource_version}, "status": status});
             let patched = self
@@ -550,13 +610,74 @@ impl WorkAgent {
                 .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(|e| Error::kube(format!("update status of ManifestWork {name}"), e))?;
+            work_version = patched.metadata.resource_version.clone();
             self.remember_work(&patched);
         }
         Error::aggregate(errors)?;
+        if let (Some((applied_work_version, resources)), Some(work_version)) =
+            (memo_inputs, work_version)
+            && work.spec.executor.is_none()
+        {
+            self.lock_memos().insert(
+                uid,
+                SyncMemo {
+                    generation,
+                    work_version,
+                    applied_work_version,
+                    resources,
+                },
+            );
+        }
         Ok(SyncOutcome {
             requeue_after: min_duration(Some(self.config.status_sync_interval), next_apply),
             applied,
         })
+    }
+
+    fn lock_memos(&self) -> std::sync::MutexGuard<'_, HashMap<String, SyncMemo>> {
+        self.memos.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the memo of the last sync of `work` still holds (see [`SyncMemo`]).
+    fn memo_holds(&self, uid: &str, work: &ManifestWork, amw: &str) -> bool {
+        if !self.config.cached_reads || work.spec.executor.is_some() {
+            return false;
+        }
+        let memos = self.lock_memos();
+        memos
+            .get(uid)
+            .is_some_and(|m| m.holds(work, self.applied_cache(), amw))
+    }
+
+    /// The informer, namespace, name and resource version of every manifest's resource as the
+    /// apply pass left it; `None` when any manifest failed, has no resource version (ReadOnly)
+    /// or has no synced informer.
+    fn memo_resources(
+        &self,
+        results: &[ManifestApply],
+    ) -> Option<Vec<(ObjectCache<Value>, String, String, String)>> {
+        let objects = self.engine.object_cache()?;
+        results
+            .iter()
+            .map(|r| {
+                let object = r.outcome.as_ref().ok()?;
+                let version = object
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)?;
+                let resolved = r.resolved.as_ref()?;
+                let namespace = r.meta.namespace.clone().unwrap_or_default();
+                let cache = objects.informer(resolved, &namespace)?;
+                if !cache.is_synced() {
+                    return None;
+                }
+                let ns = if resolved.namespaced {
+                    namespace
+                } else {
+                    String::new()
+                };
+                Some((cache, ns, r.meta.name.clone()?, version.to_string()))
+            })
+            .collect()
     }
 
     async fn ensure_applied_manifest_work(
@@ -630,9 +751,9 @@ impl WorkAgent {
         &self,
         amw: &AppliedManifestWork,
         results: &[ManifestApply],
-    ) -> Result<()> {
+    ) -> Result<Option<String>> {
         if amw.metadata.deletion_timestamp.is_some() {
-            return Ok(());
+            return Ok(None);
         }
         let mut current = Vec::new();
         for r in results {
@@ -700,6 +821,7 @@ impl WorkAgent {
                 .as_ref()
                 .and_then(|s| s.eviction_start_time.clone()),
         };
+        let mut version = amw.metadata.resource_version.clone();
         if amw.status.as_ref() != Some(&new_status) {
             let name = amw.name_any();
             let patched = self
@@ -713,9 +835,11 @@ impl WorkAgent {
                 .map_err(|e| {
                     Error::kube(format!("update status of AppliedManifestWork {name}"), e)
                 })?;
+            version = patched.metadata.resource_version.clone();
             self.remember_applied(&patched);
         }
-        gc::into_result(errors)
+        gc::into_result(errors)?;
+        Ok(version)
     }
 
     /// Reads every applied resource: `Available` and status feedback per manifest, and the
@@ -1091,6 +1215,8 @@ impl WorkAgent {
             .unwrap_or_else(|e| e.into_inner())
             .remove(work.metadata.uid.as_deref().unwrap_or_default());
         self.retain_watches(&name, &HashSet::new());
+        self.lock_memos()
+            .remove(work.metadata.uid.as_deref().unwrap_or_default());
         Ok(SyncOutcome::default())
     }
 
