@@ -24,6 +24,10 @@ fn is_job(info: &ResourceInfo) -> bool {
     info.group == "batch" && info.plural == "jobs"
 }
 
+fn is_cronjob(info: &ResourceInfo) -> bool {
+    info.group == "batch" && info.plural == "cronjobs"
+}
+
 fn is_namespace(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.plural == "namespaces"
 }
@@ -216,6 +220,9 @@ impl Inner {
             batch::default_job(obj);
             reject_invalid(info, obj, batch::validate_create(obj))?;
         }
+        if is_cronjob(info) {
+            batch::default_cronjob(obj);
+        }
         self.admit_custom(info, gvr, obj, opts, unknown, None)
     }
 
@@ -240,6 +247,9 @@ impl Inner {
         if is_job(info) && subresource.is_empty() {
             batch::default_job(obj);
             reject_invalid(info, obj, batch::validate_update(obj, current))?;
+        }
+        if is_cronjob(info) && subresource.is_empty() {
+            batch::default_cronjob(obj);
         }
         self.admit_custom(info, gvr, obj, opts, unknown, Some(current))
     }

@@ -21,6 +21,9 @@
 //!    `spec.backoffLimitPerIndex`, `spec.managedBy` and `spec.successPolicy`
 //!    are immutable.
 //!
+//! CronJobs get their defaults too (`concurrencyPolicy: Allow`, `suspend: false`,
+//! history limits 3 and 1, and the pod-spec defaults of their Job template).
+//!
 //! Error values are printed as kube-apiserver prints them (Go syntax for label
 //! maps and selectors, quoted `"null"` for absent pointers), except the pod
 //! template, which kube-apiserver prints as a Go struct dump and we print as
@@ -121,6 +124,24 @@ pub(crate) fn default_job(job: &mut Value) {
         }
     }
     if let Some(pod) = obj_mut(spec, "template").and_then(|t| obj_mut(t, "spec")) {
+        default_pod_spec(pod);
+    }
+}
+
+/// Apply the defaults of `batch/v1` CronJob (and of its Job template's pod spec).
+pub(crate) fn default_cronjob(cronjob: &mut Value) {
+    let Some(spec) = cronjob.as_object_mut().and_then(|r| obj_mut(r, "spec")) else {
+        return;
+    };
+    set_default(spec, "concurrencyPolicy", json!("Allow"));
+    set_default(spec, "suspend", json!(false));
+    set_default(spec, "successfulJobsHistoryLimit", json!(3));
+    set_default(spec, "failedJobsHistoryLimit", json!(1));
+    if let Some(pod) = obj_mut(spec, "jobTemplate")
+        .and_then(|t| obj_mut(t, "spec"))
+        .and_then(|s| obj_mut(s, "template"))
+        .and_then(|t| obj_mut(t, "spec"))
+    {
         default_pod_spec(pod);
     }
 }

@@ -334,3 +334,29 @@ async fn indexed_job_scales_completions_with_parallelism() {
         err.message
     );
 }
+
+#[tokio::test]
+async fn cronjob_gets_its_defaults_and_its_pod_template_defaults() {
+    let cluster = FakeCluster::new();
+    let api: Api<k8s_openapi::api::batch::v1::CronJob> = Api::default_namespaced(cluster.client());
+    let cj: k8s_openapi::api::batch::v1::CronJob = serde_json::from_value(json!({
+        "metadata": {"name": "nightly"},
+        "spec": {"schedule": "0 1 * * *", "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "OnFailure",
+            "containers": [{"name": "c", "image": "busybox:1.36", "ports": [{"containerPort": 80}]}]}}}}}
+    }))
+    .unwrap();
+    let out = serde_json::to_value(api.create(&PostParams::default(), &cj).await.unwrap()).unwrap();
+    let spec = &out["spec"];
+    assert_eq!(spec["concurrencyPolicy"], "Allow");
+    assert_eq!(spec["suspend"], false);
+    assert_eq!(spec["successfulJobsHistoryLimit"], 3);
+    assert_eq!(spec["failedJobsHistoryLimit"], 1);
+    let pod = &spec["jobTemplate"]["spec"]["template"]["spec"];
+    assert_eq!(pod["dnsPolicy"], "ClusterFirst");
+    assert_eq!(pod["containers"][0]["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(pod["containers"][0]["ports"][0]["protocol"], "TCP");
+    // The Job template is not a Job: no Job defaults or selector inside it.
+    assert!(spec["jobTemplate"]["spec"].get("selector").is_none());
+    assert!(spec["jobTemplate"]["spec"].get("backoffLimit").is_none());
+}
