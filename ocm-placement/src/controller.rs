@@ -8,18 +8,40 @@
 //! any of them changes, when a time-limited toleration runs out and when an
 //! AddOnPlacementScore's `validUntil` passes.
 //!
+//! # Events
+//!
+//! Each write to a PlacementDecision is announced with an `events.k8s.io/v1` Event about the
+//! Placement (`regarding`) that names the PlacementDecision as `related`, reported by
+//! [`EVENT_REPORTER`] (see [`PlacementController::with_reporter`]):
+//!
+//! | reason           | action             | type               | when                                  |
+//! |------------------|--------------------|--------------------|---------------------------------------|
+//! | `DecisionCreate` | `DecisionCreated`  | Normal             | a PlacementDecision was created        |
+//! | `DecisionUpdate` | `DecisionUpdated`  | Normal or Warning  | its `status.decisions` were patched    |
+//! | `ScoreUpdate`    | `ScoreUpdated`     | Normal             | same, when any cluster was scored      |
+//! | `DecisionDelete` | `DecisionDeleted`  | Normal             | a PlacementDecision was deleted        |
+//!
+//! `DecisionUpdate` is a Warning when the scheduling status is Warning (an expired
+//! AddOnPlacementScore, for instance); its note then ends in `: <message> in plugin <plugin>`.
+//! The `ScoreUpdate` note lists `cluster:total ` for every feasible cluster in name order, cut
+//! short with `......` rather than grow past 1000 bytes. A label-only patch and a round that
+//! changes nothing emit no Event. Failing to publish an Event is logged and otherwise ignored.
+//!
 //! Differences from upstream's controller, all deliberate: every change reschedules every
 //! placement (upstream fans events out to the affected placements; the result is the same
-//! because unchanged placements cause no write), Kubernetes events are not emitted, and score
-//! expiry triggers a reschedule (upstream waits for its 10-minute resync).
+//! because unchanged placements cause no write), score expiry triggers a reschedule (upstream
+//! waits for its 10-minute resync), and `DecisionDelete` is emitted only for a delete that
+//! succeeded.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::{Client, ResourceExt};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Client, Resource, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
@@ -29,12 +51,20 @@ use ocm_api::constants::labels;
 use serde_json::json;
 
 pub use crate::hub::HubState;
-use crate::result::StatusCode;
+use crate::result::{ScheduleResult, StatusCode};
 use crate::watch::{self, Round};
 use crate::{Scheduler, Snapshot};
 
 /// Reschedule everything at least this often (upstream's informer resync period).
 pub const RESYNC_PERIOD: Duration = Duration::from_secs(10 * 60);
+
+/// The `reportingController` of the controller's Events unless
+/// [`PlacementController::with_reporter`] says otherwise (upstream's name).
+pub const EVENT_REPORTER: &str = "placement-controller";
+
+/// The longest `ScoreUpdate` note, in bytes, before the `......` marker (upstream keeps a
+/// margin below the API server's 1024-character limit on notes).
+pub const MAX_SCORE_NOTE_LEN: usize = 1000;
 
 /// What can go wrong in the controller.
 #[derive(Debug, thiserror::Error)]
@@ -95,6 +125,8 @@ pub struct PlacementOutcome {
     pub requeue_after: Option<Duration>,
     /// The scheduling status was not Success (upstream retries such placements).
     pub needs_retry: bool,
+    /// Kubernetes Events published (failed publications are logged and not counted).
+    pub events: usize,
 }
 
 /// The Placement hub controller.
@@ -103,23 +135,39 @@ pub struct PlacementController {
     client: Client,
     clock: Arc<dyn Clock>,
     scheduler: Arc<Scheduler>,
+    reporter: Reporter,
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for PlacementController {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PlacementController")
+            .field("reporter", &self.reporter)
             .finish_non_exhaustive()
     }
 }
 
 impl PlacementController {
-    /// A controller with upstream's scheduler and the wall clock.
+    /// A controller with upstream's scheduler and the wall clock, reporting its Events as
+    /// [`EVENT_REPORTER`] with this host's name as the instance.
     pub fn new(client: Client) -> Self {
+        let reporter = Reporter::from(EVENT_REPORTER);
         Self {
+            recorder: Recorder::new(client.clone(), reporter.clone()),
+            reporter,
             client,
             clock: Arc::new(SystemClock),
             scheduler: Arc::new(Scheduler::new()),
         }
+    }
+
+    /// Reports Events as `reporter` (its `controller` becomes the Events'
+    /// `reportingController`, its `instance` their `reportingInstance`).
+    #[must_use]
+    pub fn with_reporter(mut self, reporter: Reporter) -> Self {
+        self.recorder = Recorder::new(self.client.clone(), reporter.clone());
+        self.reporter = reporter;
+        self
     }
 
     /// Uses `clock` for scheduling decisions and condition times.
@@ -165,6 +213,7 @@ impl PlacementController {
             match self.reconcile(placement, &snapshot, &existing, now).await {
                 Ok(outcome) => {
                     total.writes += outcome.writes;
+                    total.events += outcome.events;
                     total.needs_retry |= outcome.needs_retry;
                     total.requeue_after = min_some(total.requeue_after, outcome.requeue_after);
                 }
@@ -208,6 +257,7 @@ impl PlacementController {
             })?;
 
         // Bind: create or update every generated decision, delete the others.
+        let regarding = reference_to(placement);
         let api: Api<PlacementDecision> = Api::namespaced(self.client.clone(), &namespace);
         let desired = result.placement_decisions(placement, snapshot);
         let mut keep = BTreeSet::new();
@@ -221,19 +271,34 @@ impl PlacementController {
                     .map(|s| s.decisions.clone())
                     .unwrap_or_default()
             };
-            let have_status =
-                match have {
-                    Some(h) => status_of(h),
-                    None => {
-                        let mut create = want.clone();
-                        create.status = None;
-                        let created = api.create(&PostParams::default(), &create).await.map_err(
-                            kube_error(format!("create PlacementDecision {namespace}/{pd_name}")),
-                        )?;
-                        outcome.writes += 1;
-                        status_of(&created)
-                    }
-                };
+            // The object as it is on the hub now: found in the cache, or created here.
+            let current: PlacementDecision = match have {
+                Some(h) => (*h).clone(),
+                None => {
+                    let mut create = want.clone();
+                    create.status = None;
+                    let created =
+                        api.create(&PostParams::default(), &create)
+                            .await
+                            .map_err(kube_error(format!(
+                                "create PlacementDecision {namespace}/{pd_name}"
+                            )))?;
+                    outcome.writes += 1;
+                    let note = format!(
+                        "Decision {pd_name} is created with placement {name} in namespace {namespace}"
+                    );
+                    let event = decision_event(
+                        EventType::Normal,
+                        "DecisionCreate",
+                        "DecisionCreated",
+                        note,
+                        &created,
+                    );
+                    outcome.events += self.publish(&event, &regarding, true).await;
+                    created
+                }
+            };
+            let have_status = status_of(&current);
             if have_status != status_of(want) {
                 let patch = json!({ "status": { "decisions": status_of(want) } });
                 api.patch_status(&pd_name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -242,6 +307,9 @@ impl PlacementController {
                         "update PlacementDecision {namespace}/{pd_name}"
                     )))?;
                 outcome.writes += 1;
+                outcome.events += self
+                    .decision_updated(placement, &regarding, &current, &result)
+                    .await;
             } else if let Some(have) = have {
                 let want_labels = want.metadata.labels.clone().unwrap_or_default();
                 let have_labels: BTreeMap<String, String> = have.labels().clone();
@@ -262,7 +330,20 @@ impl PlacementController {
         for stale in existing.iter().filter(|d| !keep.contains(&d.name_any())) {
             let pd_name = stale.name_any();
             match api.delete(&pd_name, &DeleteParams::default()).await {
-                Ok(_) => outcome.writes += 1,
+                Ok(_) => {
+                    outcome.writes += 1;
+                    let note = format!(
+                        "Decision {pd_name} is deleted with placement {name} in namespace {namespace}"
+                    );
+                    let event = decision_event(
+                        EventType::Normal,
+                        "DecisionDelete",
+                        "DecisionDeleted",
+                        note,
+                        stale,
+                    );
+                    outcome.events += self.publish(&event, &regarding, true).await;
+                }
                 Err(kube::Error::Api(status)) if status.code == 404 => {}
                 Err(e) => {
                     return Err(kube_error(format!(
@@ -288,6 +369,82 @@ impl PlacementController {
         outcome.requeue_after = result.requeue_after;
         outcome.needs_retry = result.status.code != StatusCode::Success;
         Ok(outcome)
+    }
+
+    /// Publishes the `DecisionUpdate` Event and, when any cluster was scored, the
+    /// `ScoreUpdate` Event for a PlacementDecision whose decisions were just patched. Returns
+    /// how many were published.
+    async fn decision_updated(
+        &self,
+        placement: &Placement,
+        regarding: &ObjectReference,
+        decision: &PlacementDecision,
+        result: &ScheduleResult,
+    ) -> usize {
+        let pd_name = decision.name_any();
+        let name = placement.name_any();
+        let namespace = placement.namespace().unwrap_or_default();
+        let mut note =
+            format!("Decision {pd_name} is updated with placement {name} in namespace {namespace}");
+        let warning = result.status.code == StatusCode::Warning;
+        if warning {
+            note.push_str(&format!(
+                ": {} in plugin {}",
+                result.status.message, result.status.plugin
+            ));
+        }
+        let type_ = if warning {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        };
+        let update = decision_event(type_, "DecisionUpdate", "DecisionUpdated", note, decision);
+        // A Warning's note carries the plugin's message, which may differ from round to round.
+        let mut published = self.publish(&update, regarding, !warning).await;
+        let scores = result
+            .scores
+            .iter()
+            .map(|s| (result.cluster_name(s.cluster), s.total));
+        if let Some(note) = score_note(scores) {
+            let event = decision_event(
+                EventType::Normal,
+                "ScoreUpdate",
+                "ScoreUpdated",
+                note,
+                decision,
+            );
+            published += self.publish(&event, regarding, false).await;
+        }
+        published
+    }
+
+    /// Publishes `event` about `regarding`; returns 1 on success, 0 (after logging) on failure.
+    ///
+    /// kube's [`Recorder`] folds a repeat of an Event (same type, reason, action, objects)
+    /// into a series on the first one and keeps the first note. That suits Events whose note
+    /// follows from those fields (`aggregate`); the others go through a fresh recorder so
+    /// that every one is stored with its own note.
+    async fn publish(&self, event: &Event, regarding: &ObjectReference, aggregate: bool) -> usize {
+        let outcome = if aggregate {
+            self.recorder.publish(event, regarding).await
+        } else {
+            Recorder::new(self.client.clone(), self.reporter.clone())
+                .publish(event, regarding)
+                .await
+        };
+        match outcome {
+            Ok(()) => 1,
+            Err(error) => {
+                tracing::warn!(
+                    %error,
+                    reason = %event.reason,
+                    namespace = regarding.namespace.as_deref().unwrap_or_default(),
+                    name = regarding.name.as_deref().unwrap_or_default(),
+                    "could not publish placement event"
+                );
+                0
+            }
+        }
     }
 
     /// Watches the hub and keeps every placement scheduled until `shutdown` completes.
@@ -354,9 +511,86 @@ impl PlacementController {
     }
 }
 
+/// A reference to `object` for an Event. The resource version is left out: the Event is
+/// about the object, not one version of it, and repeats of an Event should match.
+fn reference_to<K: Resource<DynamicType = ()>>(object: &K) -> ObjectReference {
+    ObjectReference {
+        resource_version: None,
+        ..object.object_ref(&())
+    }
+}
+
+/// An Event about a placement whose `related` object is `decision`.
+fn decision_event(
+    type_: EventType,
+    reason: &str,
+    action: &str,
+    note: String,
+    decision: &PlacementDecision,
+) -> Event {
+    Event {
+        type_,
+        reason: reason.to_owned(),
+        note: Some(note),
+        action: action.to_owned(),
+        secondary: Some(reference_to(decision)),
+    }
+}
+
+/// The `ScoreUpdate` note: `name:score ` for every cluster in name order, with `......`
+/// instead of the first pair that would take the note past [`MAX_SCORE_NOTE_LEN`] bytes.
+/// `None` when there are no scores.
+pub fn score_note<'a>(scores: impl IntoIterator<Item = (&'a str, i64)>) -> Option<String> {
+    let mut scores: Vec<(&str, i64)> = scores.into_iter().collect();
+    if scores.is_empty() {
+        return None;
+    }
+    scores.sort_unstable();
+    let mut note = String::new();
+    for (name, score) in scores {
+        let pair = format!("{name}:{score} ");
+        if note.len() + pair.len() > MAX_SCORE_NOTE_LEN {
+            note.push_str("......");
+            break;
+        }
+        note.push_str(&pair);
+    }
+    Some(note)
+}
+
 fn min_some(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_SCORE_NOTE_LEN, score_note};
+
+    #[test]
+    fn score_notes_list_clusters_by_name() {
+        assert_eq!(score_note([]), None);
+        assert_eq!(
+            score_note([("b", -20), ("a", 100), ("cluster10", 0)]).as_deref(),
+            Some("a:100 b:-20 cluster10:0 ")
+        );
+    }
+
+    #[test]
+    fn long_score_notes_are_cut_before_the_limit() {
+        // "cNNN:100 " is 9 bytes; 111 of them fill 999 bytes, the 112th would pass 1000.
+        let names: Vec<String> = (100..400).map(|i| format!("c{i}")).collect();
+        let note = score_note(names.iter().map(|n| (n.as_str(), 100))).unwrap();
+        assert!(note.ends_with("c210:100 ......"), "{note}");
+        assert_eq!(note.len(), 111 * 9 + "......".len());
+        assert!(note.len() - "......".len() <= MAX_SCORE_NOTE_LEN);
+
+        // Exactly at the limit still fits.
+        let exact: Vec<String> = (0..100).map(|i| format!("{i:0>5}")).collect();
+        let note = score_note(exact.iter().map(|n| (n.as_str(), -10))).unwrap();
+        assert_eq!(note.len(), 1000, "{note}");
+        assert!(!note.contains("......"));
     }
 }

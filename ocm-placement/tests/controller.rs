@@ -24,7 +24,7 @@ const NS: &str = "apps";
 const START: &str = "2026-01-01T00:00:00Z";
 
 struct Hub {
-    _cluster: FakeCluster,
+    cluster: FakeCluster,
     client: Client,
     clock: Arc<ManualClock>,
     controller: PlacementController,
@@ -98,7 +98,7 @@ async fn hub(clusters: &[(&str, Value)]) -> Hub {
     let clock = Arc::new(ManualClock::new(START.parse().expect("time")));
     let controller = PlacementController::new(client.clone()).with_clock(clock.clone());
     Hub {
-        _cluster: cluster,
+        cluster,
         client,
         clock,
         controller,
@@ -292,4 +292,251 @@ async fn the_run_loop_reacts_to_changes() {
     assert_eq!(found, ["c1"]);
     let _ = stop.send(());
     task.await.unwrap();
+}
+
+/// One Event as the tests compare it: reason, type, regarding kind/name, related name, note.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Seen {
+    reason: String,
+    type_: String,
+    regarding: String,
+    related: String,
+    note: String,
+}
+
+/// The `events.k8s.io/v1` Events in the placement namespace, oldest first.
+async fn events(hub: &Hub) -> Vec<k8s_openapi::api::events::v1::Event> {
+    let api: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(hub.client.clone(), NS);
+    let mut items = api.list(&ListParams::default()).await.unwrap().items;
+    items.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
+    items
+}
+
+fn seen(events: &[k8s_openapi::api::events::v1::Event]) -> Vec<Seen> {
+    events
+        .iter()
+        .map(|e| {
+            let regarding = e.regarding.clone().unwrap_or_default();
+            Seen {
+                reason: e.reason.clone().unwrap_or_default(),
+                type_: e.type_.clone().unwrap_or_default(),
+                regarding: format!(
+                    "{}/{}",
+                    regarding.kind.unwrap_or_default(),
+                    regarding.name.unwrap_or_default()
+                ),
+                related: e
+                    .related
+                    .as_ref()
+                    .and_then(|r| r.name.clone())
+                    .unwrap_or_default(),
+                note: e.note.clone().unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+fn expect(reason: &str, type_: &str, related: &str, note: &str) -> Seen {
+    Seen {
+        reason: reason.into(),
+        type_: type_.into(),
+        regarding: "Placement/p".into(),
+        related: related.into(),
+        note: note.into(),
+    }
+}
+
+#[tokio::test]
+async fn events_announce_created_and_updated_decisions_but_not_a_resync() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({})), ("c3", json!({}))]).await;
+    placement(&hub, json!({"numberOfClusters": 2})).await;
+    let first = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(first.events, 3, "{first:?}");
+    let after_first = events(&hub).await;
+    // Balance gives every cluster 100 (no other placement), Steady 0 (nothing decided yet).
+    assert_eq!(
+        seen(&after_first),
+        [
+            expect(
+                "DecisionCreate",
+                "Normal",
+                "p-decision-1",
+                "Decision p-decision-1 is created with placement p in namespace apps"
+            ),
+            expect(
+                "DecisionUpdate",
+                "Normal",
+                "p-decision-1",
+                "Decision p-decision-1 is updated with placement p in namespace apps"
+            ),
+            expect(
+                "ScoreUpdate",
+                "Normal",
+                "p-decision-1",
+                "c1:100 c2:100 c3:100 "
+            ),
+        ]
+    );
+    let p: Placement = Api::namespaced(hub.client.clone(), NS)
+        .get("p")
+        .await
+        .unwrap();
+    for event in &after_first {
+        let regarding = event.regarding.as_ref().unwrap();
+        assert_eq!(regarding.uid, p.metadata.uid, "{event:?}");
+        assert_eq!(regarding.namespace.as_deref(), Some(NS));
+        assert_eq!(
+            regarding.api_version.as_deref(),
+            Some("cluster.open-cluster-management.io/v1beta1")
+        );
+        assert_eq!(
+            event.action.as_deref(),
+            Some(&*format!("{}d", event.reason.as_deref().unwrap()))
+        );
+        assert_eq!(
+            event.reporting_controller.as_deref(),
+            Some("placement-controller")
+        );
+        assert_eq!(
+            event.related.as_ref().unwrap().kind.as_deref(),
+            Some("PlacementDecision")
+        );
+    }
+
+    // Nothing changed: no write and no Event.
+    let resync = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!((resync.writes, resync.events), (0, 0), "{resync:?}");
+    assert_eq!(events(&hub).await.len(), 3);
+
+    // The decision changes: an update and the new scores (Steady now favours c1 and c2).
+    Api::<Placement>::namespaced(hub.client.clone(), NS)
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"numberOfClusters": 3}})),
+        )
+        .await
+        .unwrap();
+    let changed = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(changed.events, 2, "{changed:?}");
+    assert_eq!(decided(&hub).await, ["c1", "c2", "c3"]);
+    let after_change = events(&hub).await;
+    let mut all = seen(&after_change);
+    all.sort();
+    let mut want = seen(&after_first);
+    want.push(expect(
+        "ScoreUpdate",
+        "Normal",
+        "p-decision-1",
+        "c1:200 c2:200 c3:100 ",
+    ));
+    want.sort();
+    // The repeated DecisionUpdate is folded into the first one as a series.
+    assert_eq!(all, want);
+    let update = after_change
+        .iter()
+        .find(|e| e.reason.as_deref() == Some("DecisionUpdate"))
+        .unwrap();
+    assert_eq!(update.series.as_ref().map(|s| s.count), Some(2));
+
+    let again = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!((again.writes, again.events), (0, 0), "{again:?}");
+}
+
+#[tokio::test]
+async fn a_deleted_decision_is_announced_and_an_unchanged_one_is_not() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({})), ("c3", json!({}))]).await;
+    placement(
+        &hub,
+        json!({"numberOfClusters": 2,
+            "decisionStrategy": {"groupStrategy": {"clustersPerDecisionGroup": 1}}}),
+    )
+    .await;
+    let first = hub.controller.reconcile_all().await.unwrap();
+    // Two decisions, each created, updated and scored.
+    assert_eq!(first.events, 6, "{first:?}");
+    let before = events(&hub).await.len();
+
+    Api::<Placement>::namespaced(hub.client.clone(), NS)
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"numberOfClusters": 1}})),
+        )
+        .await
+        .unwrap();
+    let shrunk = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(decided(&hub).await, ["c1"]);
+    assert_eq!(shrunk.events, 1, "{shrunk:?}");
+    let after = events(&hub).await;
+    assert_eq!(after.len(), before + 1);
+    assert_eq!(
+        seen(&after[before..]),
+        [expect(
+            "DecisionDelete",
+            "Normal",
+            "p-decision-2",
+            "Decision p-decision-2 is deleted with placement p in namespace apps"
+        )]
+    );
+}
+
+#[tokio::test]
+async fn an_expired_score_makes_the_decision_update_a_warning() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({}))]).await;
+    create_in::<AddOnPlacementScore>(&hub.client, "c1", json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "AddOnPlacementScore",
+        "metadata": {"name": "usage", "namespace": "c1"}
+    }))
+    .await;
+    Api::<AddOnPlacementScore>::namespaced(hub.client.clone(), "c1")
+        .patch_status(
+            "usage",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {
+                "scores": [{"name": "cpu", "value": 50}], "validUntil": "2025-12-31T00:00:00Z"
+            }})),
+        )
+        .await
+        .unwrap();
+    placement(&hub, json!({
+        "prioritizerPolicy": {"mode": "Exact", "configurations": [{
+            "scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "usage", "scoreName": "cpu"}},
+            "weight": 1}]}
+    }))
+    .await;
+    let outcome = hub.controller.reconcile_all().await.unwrap();
+    assert!(outcome.needs_retry, "a Warning is retried: {outcome:?}");
+    let all = seen(&events(&hub).await);
+    let update = all
+        .iter()
+        .find(|e| e.reason == "DecisionUpdate")
+        .expect("DecisionUpdate event");
+    assert_eq!(update.type_, "Warning");
+    assert_eq!(
+        update.note,
+        "Decision p-decision-1 is updated with placement p in namespace apps: \
+         AddOnPlacementScores c1/usage expired in plugin AddOn/usage/cpu"
+    );
+    let scores = all.iter().find(|e| e.reason == "ScoreUpdate").unwrap();
+    assert_eq!(
+        (scores.type_.as_str(), scores.note.as_str()),
+        ("Normal", "c1:0 c2:0 ")
+    );
+}
+
+#[tokio::test]
+async fn failing_to_publish_events_does_not_fail_the_reconcile() {
+    let hub = hub(&[("c1", json!({}))]).await;
+    hub.cluster.inject(
+        ocm_testkit::FaultRule::new(500)
+            .verb("create")
+            .resource("events"),
+    );
+    placement(&hub, json!({})).await;
+    let outcome = hub.controller.reconcile_all().await.expect("reconcile");
+    assert_eq!(decided(&hub).await, ["c1"]);
+    assert!(outcome.writes >= 2, "{outcome:?}");
+    assert_eq!(outcome.events, 0, "{outcome:?}");
+    assert!(events(&hub).await.is_empty());
 }
