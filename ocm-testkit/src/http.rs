@@ -393,7 +393,10 @@ impl Ctx<'_> {
         }
         // Protobuf bodies (kubectl's `create <kind>` generators send them for built-in kinds)
         // are not decoded: answer 415 listing what is, instead of a confusing parse error.
-        if self.content_type.starts_with("application/vnd.kubernetes.protobuf") {
+        if self
+            .content_type
+            .starts_with("application/vnd.kubernetes.protobuf")
+        {
             return Err(ApiError::new(
                 415,
                 "UnsupportedMediaType",
