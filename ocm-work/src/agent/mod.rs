@@ -262,6 +262,9 @@ struct Caches {
     objects: SpokeObjects,
 }
 
+/// An applied resource's informer, namespace, name and resource version.
+type MemoEntry = (ObjectCache<Value>, String, String, String);
+
 /// What one complete, error-free sync of a work saw: while every input is still at these
 /// resource versions, syncing it again would reach the same result (no write, the same status),
 /// so the sync is skipped. Only kept when informers answer every read.
@@ -270,7 +273,7 @@ struct SyncMemo {
     work_version: String,
     applied_work_version: String,
     /// Each applied resource's informer, namespace, name and resource version.
-    resources: Vec<(ObjectCache<Value>, String, String, String)>,
+    resources: Vec<MemoEntry>,
 }
 
 impl SyncMemo {
@@ -542,8 +545,7 @@ impl WorkAgent {
         let mut errors = Vec::new();
         let mut applied = false;
         // Inputs of a memo, collected when the whole sync reads from informers.
-        let mut memo_inputs: Option<(String, Vec<(ObjectCache<Value>, String, String, String)>)> =
-            None;
+        let mut memo_inputs: Option<(String, Vec<MemoEntry>)> = None;
         if due {
             let amw = self.ensure_applied_manifest_work(work).await?;
             let owner = applied_manifest_work_ref(
@@ -652,10 +654,7 @@ impl WorkAgent {
     /// The informer, namespace, name and resource version of every manifest's resource as the
     /// apply pass left it; `None` when any manifest failed, has no resource version (ReadOnly)
     /// or has no synced informer.
-    fn memo_resources(
-        &self,
-        results: &[ManifestApply],
-    ) -> Option<Vec<(ObjectCache<Value>, String, String, String)>> {
+    fn memo_resources(&self, results: &[ManifestApply]) -> Option<Vec<MemoEntry>> {
         let objects = self.engine.object_cache()?;
         results
             .iter()
