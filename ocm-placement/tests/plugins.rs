@@ -178,6 +178,56 @@ fn predicate_cel_kubernetes_libraries() {
 }
 
 #[test]
+fn predicate_cel_url_and_format_libraries() {
+    let clusters = vec![
+        member("cluster1")
+            .label("version", "1.29.4")
+            .claim("apiserver", "https://api.c1.example.com:6443/"),
+        member("cluster2")
+            .label("version", "1.31.0")
+            .claim("apiserver", "api.c2.example.com"),
+        member("cluster3").label("version", "not-a-version"),
+    ];
+    let snap = hub(&clusters).build();
+    let run = |exprs: Value| {
+        let p = placement(
+            "p",
+            json!({"predicates": [sel(json!({"celSelector": {"celExpressions": exprs}}))]}),
+        );
+        let r = schedule(&p, &snap);
+        assert_eq!(r.status.code, StatusCode::Success, "{}", r.status.message);
+        selected_set(&r)
+    };
+    // cluster2's claim is neither an absolute URI nor an absolute path: `url()` fails, so no
+    // match. (With a port, `api.c2.example.com:6443`, Go would read a scheme and accept it.)
+    assert_eq!(
+        run(json!([
+            "managedCluster.status.clusterClaims.exists(c, c.name == 'apiserver' && url(c.value).getPort() == '6443')"
+        ])),
+        ["cluster1"]
+    );
+    assert_eq!(
+        run(json!([
+            "managedCluster.status.clusterClaims.exists(c, c.name == 'apiserver' && !isURL(c.value))"
+        ])),
+        ["cluster2"]
+    );
+    assert_eq!(
+        run(json!([
+            "!format.dns1035Label().validate(managedCluster.metadata.labels['version']).hasValue()"
+        ])),
+        ["cluster3"]
+    );
+    assert_eq!(
+        run(json!([
+            "format.named('dns1123Subdomain').value().validate(managedCluster.metadata.labels['version']) == optional.none()",
+            "'%s-%d'.format([managedCluster.metadata.name, 2]) == 'cluster2-2'"
+        ])),
+        ["cluster2"]
+    );
+}
+
+#[test]
 fn predicate_errors_are_misconfigured_but_not_without_candidates() {
     let bad = json!([sel(
         json!({"labelSelector": {"matchExpressions": [{"key": "k", "operator": "In"}]}})

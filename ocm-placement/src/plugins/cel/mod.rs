@@ -10,8 +10,8 @@
 //!   (`validUntil` is ignored, like upstream). A missing object is an evaluation error.
 //! * `"<json>".parseJSON()`: the decoded value; invalid JSON is an evaluation error.
 //!
-//! Of the Kubernetes libraries upstream enables (`k8s.io/apiserver`'s `Lists`, `Regex`, `URLs`,
-//! `Quantity`, `IP`, `CIDR`, `Format`, `Semver`), these are available, with Kubernetes'
+//! All the Kubernetes libraries upstream enables (`k8s.io/apiserver`'s `Lists`, `Regex`,
+//! `URLs`, `Quantity`, `IP`, `CIDR`, `Format`, `Semver`) are available, with Kubernetes'
 //! names, types and errors (see the `k8s` submodules for details):
 //!
 //! * Semver: `semver(s)`, `semver(s, normalize)`, `isSemver(s)`, `isSemver(s, normalize)`;
@@ -27,10 +27,17 @@
 //!   `isGlobalUnicast()`.
 //! * CIDR: `cidr(s)`, `isCIDR(s)`, `string(cidr)`; on a CIDR `containsIP(ip | s)`,
 //!   `containsCIDR(cidr | s)`, `ip()`, `prefixLength()`, `masked()`.
+//! * URLs: `url(s)`, `isURL(s)`; on a URL `getScheme()`, `getHost()`, `getHostname()`,
+//!   `getPort()`, `getEscapedPath()`, `getQuery()`.
+//! * Format: `format.named(name)` (an optional), `format.dns1123Label()`,
+//!   `format.dns1123Subdomain()`, `format.dns1035Label()`, `format.qualifiedName()`, their
+//!   `…Prefix()` variants, `format.labelValue()`, `format.uri()`, `format.uuid()`,
+//!   `format.byte()`, `format.date()`, `format.datetime()`; on a format `validate(s)` (an
+//!   optional list of problems).
 //!
-//! Not available yet: the `URLs` library (`url(s)`, `getScheme()`, …) and the `Format`
-//! library (`format.named(…)`, `format.dns1123Label()`, … `.validate(s)`). Expressions using
-//! them compile but fail at evaluation, so they do not match (upstream would accept them).
+//! cel-go's `ext.Strings`, which upstream also enables, comes from the `cel` crate's strings
+//! extension, `string.format(list)` included (`%s`, `%d`, `%f`, `%e`, `%x`, `%X`, `%o`, `%b`,
+//! with an optional `.precision`).
 //!
 //! The variable is not converted as a whole: each expression records the selection paths it
 //! reads below `managedCluster` (`metadata.labels`, `status.clusterClaims`, …), and only those
@@ -108,9 +115,9 @@ const TYPE_IDENTIFIERS: &[&str] = &[
     "optional_type",
 ];
 
-/// Prefixes of namespaced functions (`optional.of`, `math.ceil`, `lists.range`), which an
-/// expression names like identifiers.
-const FUNCTION_NAMESPACES: &[&str] = &["optional", "math", "lists", "ip"];
+/// Prefixes of namespaced functions (`optional.of`, `math.ceil`, `lists.range`,
+/// `format.uri`), which an expression names like identifiers.
+const FUNCTION_NAMESPACES: &[&str] = &["optional", "math", "lists", "ip", "format"];
 
 /// The shared CEL environment: standard library plus the extensions, built once.
 pub(crate) fn environment() -> &'static Arc<Env> {

@@ -1,16 +1,19 @@
-//! Kubernetes' CEL libraries, as far as upstream's placement environment enables them.
+//! Kubernetes' CEL libraries, as upstream's placement environment enables them.
 //!
 //! Upstream builds its environment on `k8s.io/apiserver`'s libraries (`Lists`, `Regex`, `URLs`,
-//! `Quantity`, `IP`, `CIDR`, `Format`, `Semver`). The ones here are registered as typed
+//! `Quantity`, `IP`, `CIDR`, `Format`, `Semver`); each has a submodule here (`lists`, `regex`,
+//! `url`, `quantity`, `net` for IP and CIDR, `format`, `semver`). They are registered as typed
 //! overloads on the shared [`Env`](cel::Env), with Kubernetes' names, argument types and
 //! error behaviour: a value of the wrong kind or a string that does not parse is an evaluation
 //! error (so the expression does not match), never a panic.
 
+pub(crate) mod format;
 pub(crate) mod lists;
 pub(crate) mod net;
 pub(crate) mod quantity;
 pub(crate) mod regex;
 pub(crate) mod semver;
+pub(crate) mod url;
 
 use cel::common::types::{CelBool, CelInt, CelString};
 use cel::common::value::{CowVal, Val};
@@ -23,6 +26,8 @@ pub(crate) fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     lists::register(env)?;
     net::register(env)?;
     regex::register(env)?;
+    url::register(env)?;
+    format::register(env)?;
     Ok(())
 }
 
