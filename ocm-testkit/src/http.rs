@@ -391,20 +391,18 @@ impl Ctx<'_> {
         if self.body.is_empty() {
             return Ok(Value::Null);
         }
-        // Protobuf bodies (kubectl's `create <kind>` generators send them for built-in kinds)
-        // are not decoded: answer 415 listing what is, instead of a confusing parse error.
-        if self
-            .content_type
-            .starts_with("application/vnd.kubernetes.protobuf")
-        {
-            return Err(ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {}",
-                    self.content_type
-                ),
-            ));
+        // kubectl's typed writes (`create <kind>` generators, `run`, `expose`) send protobuf.
+        if self.content_type.starts_with(crate::protobuf::CONTENT_TYPE) {
+            return crate::protobuf::decode(self.body).map_err(|e| {
+                let message = e.to_string();
+                if message.contains("not supported") {
+                    ApiError::new(415, "UnsupportedMediaType", message)
+                } else {
+                    ApiError::bad_request(format!(
+                        "the protobuf request body is invalid: {message}"
+                    ))
+                }
+            });
         }
         match serde_json::from_slice(self.body) {
             Ok(v) => Ok(v),

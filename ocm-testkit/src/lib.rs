@@ -70,6 +70,9 @@
 //!   `managedFields`, conflicts (real message and causes), `force`, removal of
 //!   dropped fields, create-by-apply, list-map/set semantics from CRD schemas and
 //!   built-in tables, `dryRun=All`.
+//! - **Request bodies** in JSON, YAML, or Kubernetes protobuf for built-in kinds
+//!   ([`protobuf`]: what `kubectl create <kind>`, `kubectl run` and `kubectl expose`
+//!   send); responses are JSON.
 //! - **`fieldValidation`**: unknown fields (CRD pruning, `metadata` fields
 //!   `ObjectMeta` lacks, top-level fields a built-in kind lacks) and keys a JSON
 //!   body names twice are reported in `Warning: 299 - "…"` headers (`Warn`, the
@@ -130,6 +133,7 @@ pub mod journal;
 mod ocm;
 mod openapi;
 pub mod patch;
+pub mod protobuf;
 mod query;
 mod rbac;
 pub mod registry;

@@ -472,3 +472,253 @@ spec:
     let (ok, _, err) = k.run(&["get", "cm", "held"]).await;
     assert!(!ok && err.contains("not found"), "{err}");
 }
+
+/// `kubectl ARGS -o jsonpath=PATH`.
+async fn jp(k: &Kubectl, args: &[&str], path: &str) -> String {
+    let output = format!("jsonpath={path}");
+    let mut all = args.to_vec();
+    all.extend(["-o", output.as_str()]);
+    k.ok(&all).await
+}
+
+/// `kubectl create <kind>`, `run` and `expose` write built-in kinds as protobuf.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_generators_send_protobuf_and_it_is_understood() {
+    if !kubectl_available() {
+        return;
+    }
+    let cluster = FakeCluster::new();
+    let server = cluster.serve_loopback().await.unwrap();
+    let k = Kubectl::new(&server, "protobuf");
+    k.ok(&["create", "namespace", "team-a"]).await;
+    assert_eq!(
+        jp(&k, &["get", "namespace", "team-a"], "{.metadata.name}").await,
+        "team-a"
+    );
+
+    k.ok(&[
+        "create",
+        "configmap",
+        "settings",
+        "-n",
+        "team-a",
+        "--from-literal=mode=fast",
+        "--from-literal=level=3",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "configmap", "settings", "-n", "team-a"],
+            "{.data.mode}/{.data.level}"
+        )
+        .await,
+        "fast/3"
+    );
+
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "-n",
+        "team-a",
+        "--from-literal=password=s3cr3t",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "secret", "creds", "-n", "team-a"],
+            "{.data.password}"
+        )
+        .await,
+        "czNjcjN0"
+    );
+
+    k.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "-n",
+        "team-a",
+        "--image=nginx:1.27",
+        "--replicas=3",
+        "--port=8080",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "deployment", "web", "-n", "team-a"],
+            "{.spec.replicas} {.spec.selector.matchLabels.app} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].ports[0].containerPort}"
+        )
+        .await,
+        "3 web nginx:1.27 8080"
+    );
+
+    k.ok(&["create", "serviceaccount", "robot", "-n", "team-a"])
+        .await;
+    k.ok(&[
+        "create",
+        "role",
+        "reader",
+        "-n",
+        "team-a",
+        "--verb=get,list",
+        "--resource=configmaps",
+    ])
+    .await;
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "robot-reads",
+        "-n",
+        "team-a",
+        "--role=reader",
+        "--serviceaccount=team-a:robot",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "rolebinding", "robot-reads", "-n", "team-a"],
+            "{.roleRef.name} {.subjects[0].kind} {.subjects[0].name}"
+        )
+        .await,
+        "reader ServiceAccount robot"
+    );
+    k.ok(&[
+        "create",
+        "clusterrole",
+        "node-reader",
+        "--verb=get",
+        "--resource=nodes",
+    ])
+    .await;
+    k.ok(&[
+        "create",
+        "clusterrolebinding",
+        "robot-nodes",
+        "--clusterrole=node-reader",
+        "--serviceaccount=team-a:robot",
+    ])
+    .await;
+
+    k.ok(&[
+        "create",
+        "job",
+        "once",
+        "-n",
+        "team-a",
+        "--image=busybox",
+        "--",
+        "echo",
+        "hi",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "job", "once", "-n", "team-a"],
+            "{.spec.template.spec.containers[0].command}"
+        )
+        .await,
+        "[\"echo\",\"hi\"]"
+    );
+    k.ok(&[
+        "create",
+        "cronjob",
+        "nightly",
+        "-n",
+        "team-a",
+        "--image=busybox",
+        "--schedule=0 3 * * *",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "cronjob", "nightly", "-n", "team-a"],
+            "{.spec.schedule}"
+        )
+        .await,
+        "0 3 * * *"
+    );
+
+    k.ok(&[
+        "create",
+        "service",
+        "clusterip",
+        "web",
+        "-n",
+        "team-a",
+        "--tcp=80:8080",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "service", "web", "-n", "team-a"],
+            "{.spec.ports[0].port} {.spec.ports[0].targetPort}"
+        )
+        .await,
+        "80 8080"
+    );
+
+    k.ok(&[
+        "run",
+        "probe",
+        "-n",
+        "team-a",
+        "--image=busybox",
+        "--labels=app=probe",
+        "--",
+        "sleep",
+        "60",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "pod", "probe", "-n", "team-a"],
+            "{.metadata.labels.app} {.spec.containers[0].args}"
+        )
+        .await,
+        "probe [\"sleep\",\"60\"]"
+    );
+
+    k.ok(&[
+        "expose",
+        "deployment",
+        "web",
+        "-n",
+        "team-a",
+        "--name=web-exposed",
+        "--port=80",
+        "--target-port=8080",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "service", "web-exposed", "-n", "team-a"],
+            "{.spec.selector.app} {.spec.ports[0].port}"
+        )
+        .await,
+        "web 80"
+    );
+    // A client-side dry run sends nothing; a server-side one is decoded and not stored.
+    k.ok(&[
+        "create",
+        "configmap",
+        "dry",
+        "-n",
+        "team-a",
+        "--from-literal=a=b",
+        "--dry-run=server",
+    ])
+    .await;
+    let (found, _, _) = k.run(&["get", "configmap", "dry", "-n", "team-a"]).await;
+    assert!(!found, "a server-side dry run stores nothing");
+}
