@@ -31,6 +31,14 @@
 //! as they change (at most [`AgentConfig::max_feedback_watch`] informers, then polling, as
 //! upstream). Without started informers every read goes to the API servers, which is what
 //! tests that call [`WorkAgent::sync_all`] right after a change want.
+//!
+//! With informers and cached reads, a sync remembers the resource versions it saw (the work,
+//! its AppliedManifestWork and every applied resource) when it ended without error and
+//! without an executor; a later sync, resync included, that finds all of them unchanged in the
+//! informers is skipped, since it would write nothing and compute the same status. Any change
+//! (a new generation, an edit or deletion on the managed cluster, a relist after a lost watch)
+//! makes the next sync a full one. Upstream re-applies on every resync instead, with the same
+//! outcome.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
