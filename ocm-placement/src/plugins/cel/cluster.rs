@@ -3,25 +3,24 @@
 //!
 //! Converting a whole ManagedCluster to a CEL value (through its JSON form) costs several
 //! microseconds, far more than evaluating a typical selector. Most expressions read a few
-//! fixed paths (`managedCluster.metadata.labels`, `managedCluster.status.clusterClaims`, …),
-//! and the interpreter asks the variable resolver for the longest dotted name of a selection
-//! first. So each compiled expression records the selection paths it starts from the cluster
-//! (see [`collect_reads`]), and the resolver answers exactly those names with values built for
-//! that path alone: the common paths straight from the typed object, any other one by
-//! navigating the object's JSON form. The whole object is converted only when an expression
-//! uses `managedCluster` other than through such a selection (for example
-//! `managedCluster["metadata"]` or `type(managedCluster)`).
+//! fixed paths (`managedCluster.metadata.labels["env"]`, `managedCluster.status.clusterClaims`,
+//! …): chains of selections and constant string indexes. So each compiled expression has
+//! every such chain replaced by a hidden identifier naming its path (see [`rewrite_reads`]),
+//! and the resolver answers those identifiers with values built for that path alone: the
+//! common paths straight from the typed object, any other one by navigating the object's JSON
+//! form. The whole object is converted only when an expression uses `managedCluster` other than
+//! through such a chain (for example `has(managedCluster.metadata)` or
+//! `type(managedCluster)`).
 //!
-//! The answers are the values the same selections would produce on the whole object, so
-//! results do not change; where a path is absent the resolver answers nothing, and the
-//! interpreter falls back to shorter names and finally to `managedCluster`, whose selection
-//! then fails exactly as it would on the whole object (a missing key is an error either way).
+//! The answers are the values the same chains would produce on the whole object, so results
+//! do not change; where a path is absent the resolver answers nothing, and the identifier is
+//! undeclared: an evaluation error, as the failing lookup on the whole object would be.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, operators};
 use cel::common::types::{CelList, CelMap, CelMapKey, CelString};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
@@ -83,12 +82,12 @@ impl fmt::Debug for CelCache {
 /// The paths one placement's expressions read, with their cache columns; built once per
 /// schedule.
 pub(crate) struct ClusterReads {
-    /// (name after `managedCluster.`, path, column), for non-empty paths.
+    /// (hidden identifier, path, column), for non-empty paths.
     parts: Vec<(String, ReadPath, Column)>,
     /// The whole object's column, when some expression needs it.
     whole: Option<Column>,
     /// What `managedCluster` stands for when no expression needs the whole object: it is then
-    /// only ever the (ignored) receiver of `scores()`, or the end of a failing fallback.
+    /// only ever the (ignored) receiver of `scores()`.
     placeholder: Box<dyn Val>,
 }
 
@@ -101,7 +100,7 @@ impl ClusterReads {
             if path.is_empty() {
                 whole = Some(cache.column(path));
             } else {
-                parts.push((path.join("."), path.clone(), cache.column(path)));
+                parts.push((read_name(path), path.clone(), cache.column(path)));
             }
         }
         ClusterReads {
@@ -127,11 +126,12 @@ pub(crate) struct ClusterInput<'a> {
 
 impl VariableResolver for ClusterInput<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
-        if let Some(rest) = variable
-            .strip_prefix(VARIABLE)
-            .and_then(|r| r.strip_prefix('.'))
-        {
-            let (_, path, column) = self.reads.parts.iter().find(|(name, ..)| name == rest)?;
+        if variable.starts_with(READ_PREFIX) {
+            let (_, path, column) = self
+                .reads
+                .parts
+                .iter()
+                .find(|(name, ..)| name == variable)?;
             let slot = column.get(self.index)?;
             return slot
                 .get_or_init(|| path_value(self.source, path))
@@ -184,6 +184,26 @@ pub(crate) fn path_value(cluster: &ManagedCluster, path: &[String]) -> Option<Bo
         ["status", "capacity"] => status
             .and_then(|s| s.capacity.as_ref())
             .map(|m| string_map(m.iter().map(|(k, q)| (k.as_str(), q.0.as_str())))),
+        ["metadata", "labels", key] => cluster
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|m| m.get(*key))
+            .map(|v| string(v)),
+        ["metadata", "annotations", key] => cluster
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|m| m.get(*key))
+            .map(|v| string(v)),
+        ["status", "allocatable", key] => status
+            .and_then(|s| s.allocatable.as_ref())
+            .and_then(|m| m.get(*key))
+            .map(|q| string(&q.0)),
+        ["status", "capacity", key] => status
+            .and_then(|s| s.capacity.as_ref())
+            .and_then(|m| m.get(*key))
+            .map(|q| string(&q.0)),
         [a, b, _, ..] => {
             // Below a path built directly: descend from it.
             let head = [a.to_string(), b.to_string()];
@@ -259,73 +279,112 @@ fn claims_value(claims: &[ManagedClusterClaim]) -> Box<dyn Val> {
     Box::new(CelList::from(items))
 }
 
+/// Prefix of the hidden identifiers that stand for read paths in rewritten expressions (not a
+/// valid CEL identifier, so expressions cannot name them).
+const READ_PREFIX: &str = "@ocm_read:";
+
+/// The hidden identifier of `path`: its segments length-prefixed, so that any keys map to
+/// distinct names.
+pub(crate) fn read_name(path: &[String]) -> String {
+    let mut name = String::from(READ_PREFIX);
+    for segment in path {
+        name.push_str(&segment.len().to_string());
+        name.push(':');
+        name.push_str(segment);
+    }
+    name
+}
+
 /// Adds to `out` the paths below `managedCluster` that `e` reads; the empty path when it uses
 /// the variable in any other way. `bound` holds the comprehension variables in scope (which
 /// shadow the cluster).
+#[cfg(test)]
 pub(crate) fn collect_reads(e: &IdedExpr, bound: &mut Vec<String>, out: &mut BTreeSet<ReadPath>) {
-    match &e.expr {
+    rewrite_reads(&mut e.clone(), bound, out);
+}
+
+/// Replaces in `e` every read of a path below `managedCluster` (a chain of selections and
+/// constant string indexes, `managedCluster.metadata.labels["env"]`) by the hidden identifier
+/// of that path (see [`read_name`]), which the resolver answers from the cache, and adds the
+/// paths to `out`; adds the empty path when `e` uses the variable in any other way. `bound`
+/// holds the comprehension variables in scope (which shadow the cluster).
+///
+/// On the JSON form of a cluster, every value below the root is a map, list or scalar, and
+/// selecting a field of a map is looking its key up, like indexing it with a string: both
+/// give the entry or an error, so a path does not record which of the two reached a key. The
+/// identifier of an absent path is undeclared, an error like the failing lookup it replaces
+/// (and the result of a selector only distinguishes errors from values).
+pub(crate) fn rewrite_reads(
+    e: &mut IdedExpr,
+    bound: &mut Vec<String>,
+    out: &mut BTreeSet<ReadPath>,
+) {
+    if let Some(path) = cluster_chain(e, bound).filter(|p| !p.is_empty()) {
+        e.expr = Expr::Ident(read_name(&path));
+        out.insert(path);
+        return;
+    }
+    match &mut e.expr {
         Expr::Unspecified | Expr::Literal(_) => {}
         Expr::Ident(name) => {
             if is_cluster(name, bound) {
                 out.insert(Vec::new());
             }
         }
-        Expr::Select(s) => {
-            // `has(x.f)` resolves `x` and tests `f`; a plain selection resolves itself.
-            let chain = if s.test {
-                cluster_chain(&s.operand, bound)
-            } else {
-                cluster_chain(e, bound)
-            };
-            match chain {
-                Some(path) => {
-                    out.insert(path);
-                }
-                None => collect_reads(&s.operand, bound, out),
-            }
-        }
+        // `has(x.f)` resolves `x` and tests `f`; a plain selection that is no chain has no
+        // chain for operand either.
+        Expr::Select(s) => rewrite_reads(&mut s.operand, bound, out),
         Expr::Call(call) => {
-            if let Some(t) = &call.target {
+            if let Some(t) = &mut call.target {
                 // `managedCluster.scores(…)` ignores its receiver.
                 let ignored = call.func_name == "scores"
                     && matches!(&t.expr, Expr::Ident(n) if is_cluster(n, bound));
                 if !ignored {
-                    collect_reads(t, bound, out);
+                    rewrite_reads(t, bound, out);
                 }
             }
-            for a in &call.args {
-                collect_reads(a, bound, out);
+            for a in &mut call.args {
+                rewrite_reads(a, bound, out);
             }
         }
         Expr::Comprehension(c) => {
-            collect_reads(&c.iter_range, bound, out);
-            collect_reads(&c.accu_init, bound, out);
+            rewrite_reads(&mut c.iter_range, bound, out);
+            rewrite_reads(&mut c.accu_init, bound, out);
             let depth = bound.len();
             bound.push(c.iter_var.clone());
             if let Some(v2) = &c.iter_var2 {
                 bound.push(v2.clone());
             }
             bound.push(c.accu_var.clone());
-            collect_reads(&c.loop_cond, bound, out);
-            collect_reads(&c.loop_step, bound, out);
-            collect_reads(&c.result, bound, out);
+            rewrite_reads(&mut c.loop_cond, bound, out);
+            rewrite_reads(&mut c.loop_step, bound, out);
+            rewrite_reads(&mut c.result, bound, out);
             bound.truncate(depth);
         }
-        Expr::List(l) => l.elements.iter().for_each(|x| collect_reads(x, bound, out)),
-        Expr::Map(m) => m.entries.iter().for_each(|entry| match &entry.expr {
-            EntryExpr::StructField(f) => collect_reads(&f.value, bound, out),
-            EntryExpr::MapEntry(me) => {
-                collect_reads(&me.key, bound, out);
-                collect_reads(&me.value, bound, out);
-            }
-        }),
-        Expr::Struct(s) => s.entries.iter().for_each(|entry| match &entry.expr {
-            EntryExpr::StructField(f) => collect_reads(&f.value, bound, out),
-            EntryExpr::MapEntry(me) => {
-                collect_reads(&me.key, bound, out);
-                collect_reads(&me.value, bound, out);
-            }
-        }),
+        Expr::List(l) => l
+            .elements
+            .iter_mut()
+            .for_each(|x| rewrite_reads(x, bound, out)),
+        Expr::Map(m) => m
+            .entries
+            .iter_mut()
+            .for_each(|entry| match &mut entry.expr {
+                EntryExpr::StructField(f) => rewrite_reads(&mut f.value, bound, out),
+                EntryExpr::MapEntry(me) => {
+                    rewrite_reads(&mut me.key, bound, out);
+                    rewrite_reads(&mut me.value, bound, out);
+                }
+            }),
+        Expr::Struct(s) => s
+            .entries
+            .iter_mut()
+            .for_each(|entry| match &mut entry.expr {
+                EntryExpr::StructField(f) => rewrite_reads(&mut f.value, bound, out),
+                EntryExpr::MapEntry(me) => {
+                    rewrite_reads(&mut me.key, bound, out);
+                    rewrite_reads(&mut me.value, bound, out);
+                }
+            }),
     }
 }
 
@@ -333,8 +392,9 @@ fn is_cluster(name: &str, bound: &[String]) -> bool {
     name == VARIABLE && !bound.iter().any(|b| b == name)
 }
 
-/// The fields of a chain of plain selections `managedCluster.a.b…` (the cluster itself
-/// giving the empty path); `None` when `e` is not such a chain.
+/// The keys of a chain of plain selections and constant string indexes
+/// `managedCluster.a["b"]…` (the cluster itself giving the empty path); `None` when `e` is not
+/// such a chain.
 fn cluster_chain(e: &IdedExpr, bound: &[String]) -> Option<ReadPath> {
     let mut fields = Vec::new();
     let mut at = e;
@@ -343,6 +403,18 @@ fn cluster_chain(e: &IdedExpr, bound: &[String]) -> Option<ReadPath> {
             Expr::Select(s) if !s.test => {
                 fields.push(s.field.clone());
                 at = &s.operand;
+            }
+            Expr::Call(call) if call.func_name == operators::INDEX && call.target.is_none() => {
+                match call.args.as_slice() {
+                    [operand, key] => match &key.expr {
+                        Expr::Literal(LiteralValue::String(k)) => {
+                            fields.push(k.inner().to_string());
+                            at = operand;
+                        }
+                        _ => return None,
+                    },
+                    _ => return None,
+                }
             }
             Expr::Ident(name) if is_cluster(name, bound) => {
                 fields.reverse();
@@ -439,14 +511,28 @@ mod tests {
             reads(
                 "managedCluster.metadata.labels['env'] == 'x' || managedCluster.status.clusterClaims.exists(c, c.name == 'a')"
             ),
-            set(&["metadata.labels", "status.clusterClaims"])
+            set(&["metadata.labels.env", "status.clusterClaims"])
+        );
+        // Constant string indexes extend a chain like selections; other indexes end it.
+        let mut dotted = set(&["metadata"]);
+        dotted.insert(vec!["metadata".into(), "labels".into(), "a.b/c".into()]);
+        assert_eq!(
+            reads("managedCluster['metadata'].labels['a.b/c'] == managedCluster.metadata[1]"),
+            dotted
+        );
+        assert_eq!(
+            reads("managedCluster.status.clusterClaims[0].name == 'x'"),
+            set(&["status.clusterClaims"])
         );
         assert_eq!(
             reads("has(managedCluster.metadata.labels)"),
             set(&["metadata"])
         );
         assert_eq!(reads("has(managedCluster.metadata)"), set(&[""]));
-        assert_eq!(reads("managedCluster['metadata'].name == 'x'"), set(&[""]));
+        assert_eq!(
+            reads("managedCluster['metadata'].name == 'x'"),
+            set(&["metadata.name"])
+        );
         assert_eq!(reads("type(managedCluster) == map"), set(&[""]));
         assert_eq!(
             reads("managedCluster.scores('a').size() > 0"),

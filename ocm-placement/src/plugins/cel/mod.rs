@@ -39,9 +39,9 @@
 //! extension, `string.format(list)` included (`%s`, `%d`, `%f`, `%e`, `%x`, `%X`, `%o`, `%b`,
 //! with an optional `.precision`).
 //!
-//! The variable is not converted as a whole: each expression records the selection paths it
-//! reads below `managedCluster` (`metadata.labels`, `status.clusterClaims`, …), and only those
-//! parts are built, once per snapshot and cluster, the first time they are read (see
+//! The variable is not converted as a whole: each expression has the paths it reads below
+//! `managedCluster` (`metadata.labels["env"]`, `status.clusterClaims`, …) replaced by hidden
+//! variables, and only those parts are built, once per snapshot and cluster, the first time they are read (see
 //! `cluster.rs`). The results are those the whole object would give.
 //!
 //! A result that is not `true`, an evaluation error or a cost overrun is "no match"; a compile
@@ -140,6 +140,9 @@ pub(crate) fn environment() -> &'static Arc<Env> {
 #[derive(Debug)]
 pub(crate) struct CompiledExpression {
     program: Program,
+    /// The expression with its reads below `managedCluster` replaced by hidden identifiers
+    /// (see [`cluster::rewrite_reads`]); what is evaluated.
+    rewritten: IdedExpr,
     cost: u64,
     uses_scores: bool,
     /// Paths below `managedCluster` the expression reads (see [`cluster`]).
@@ -163,9 +166,11 @@ pub(crate) fn compile(source: &str) -> Result<CompiledExpression, String> {
     let cost = static_cost(program.expression());
     let uses_scores = program.references().has_function("scores");
     let mut reads = BTreeSet::new();
-    cluster::collect_reads(program.expression(), &mut Vec::new(), &mut reads);
+    let mut rewritten = program.expression().clone();
+    cluster::rewrite_reads(&mut rewritten, &mut Vec::new(), &mut reads);
     Ok(CompiledExpression {
         program,
+        rewritten,
         cost,
         uses_scores,
         reads,
@@ -211,6 +216,18 @@ impl CelSelector {
         cluster: &ClusterInput<'_>,
         limits: CelLimits,
     ) -> (bool, u64) {
+        self.evaluate_as(root, cluster, limits, true)
+    }
+
+    /// [`Self::evaluate`], of the rewritten expressions or of the compiled ones as written
+    /// (which read `managedCluster` as a whole).
+    fn evaluate_as(
+        &self,
+        root: &Context<'_, '_>,
+        cluster: &ClusterInput<'_>,
+        limits: CelLimits,
+        rewritten: bool,
+    ) -> (bool, u64) {
         let mut spent: u64 = 0;
         if self.expressions.is_empty() {
             return (true, 0);
@@ -222,7 +239,12 @@ impl CelSelector {
             if expr.cost > limits.per_expression || spent > limits.per_cluster_budget {
                 return (false, spent);
             }
-            match expr.program.execute(&scope) {
+            let result = if rewritten {
+                Value::resolve(&expr.rewritten, &scope)
+            } else {
+                expr.program.execute(&scope)
+            };
+            match result {
                 Ok(Value::Bool(true)) => {}
                 _ => return (false, spent),
             }
@@ -471,6 +493,7 @@ mod tests {
         reads: impl IntoIterator<Item = &'p ReadPath>,
         c: &Input,
         limits: CelLimits,
+        rewritten: bool,
     ) -> (bool, u64) {
         let cache = CelCache::new(1);
         let reads = ClusterReads::new(reads, &cache);
@@ -480,7 +503,7 @@ mod tests {
             source: &c.0,
             scores: c.1.as_ref().map(|v| v.clone_as_boxed()),
         };
-        sel.evaluate(&root_context(), &input, limits)
+        sel.evaluate_as(&root_context(), &input, limits, rewritten)
     }
 
     /// Evaluates with the paths the expressions read, and checks that the result is the one
@@ -488,8 +511,8 @@ mod tests {
     fn eval(exprs: &[&str], c: &Input) -> bool {
         let sel =
             CelSelector::compile(&exprs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        let lazy = eval_with(&sel, sel.reads(), c, CelLimits::default());
-        let whole = eval_with(&sel, &[Vec::new()], c, CelLimits::default());
+        let lazy = eval_with(&sel, sel.reads(), c, CelLimits::default(), true);
+        let whole = eval_with(&sel, &[Vec::new()], c, CelLimits::default(), false);
         assert_eq!(lazy, whole, "{exprs:?}");
         lazy.0
     }
@@ -600,7 +623,54 @@ mod tests {
             &["managedCluster.?metadata.?labels.region == optional.of('us-east-1')"],
             &c
         ));
+        // Constant indexes are reads too, whatever the key.
+        assert!(eval(
+            &["managedCluster['metadata']['labels']['region'] == 'us-east-1'"],
+            &c
+        ));
+        assert!(eval(
+            &["managedCluster.metadata.labels['missing'] == 'x' || true"],
+            &c
+        ));
+        assert!(!eval(
+            &["managedCluster.metadata.labels['missing'] == 'x' || false"],
+            &c
+        ));
+        assert!(!eval(&["managedCluster.metadata.labels['a.b'] == 'x'"], &c));
+        assert!(eval(
+            &["managedCluster.status.allocatable['cpu'] == '16'"],
+            &c
+        ));
+        assert!(!eval(&["managedCluster.metadata.name['x'] == 'c'"], &c));
+        assert!(!eval(
+            &["managedCluster.status.clusterClaims['x'] == 'c'"],
+            &c
+        ));
+        assert!(eval(
+            &[
+                "[managedCluster.metadata.labels['region']].all(r, r == managedCluster.metadata.labels.region)"
+            ],
+            &c
+        ));
+        let dotted = cluster(
+            json!({"metadata": {"name": "x", "labels": {"a.b/c": "1", "a": "2"}}}),
+            None,
+        );
+        assert!(eval(
+            &["managedCluster.metadata.labels['a.b/c'] == '1'"],
+            &dotted
+        ));
+        assert!(eval(
+            &[
+                "managedCluster.metadata.labels['a'] == '2' && managedCluster.metadata.labels.a == '2'"
+            ],
+            &dotted
+        ));
         let bare = cluster(json!({"metadata": {"name": "x"}}), None);
+        assert!(!eval(
+            &["managedCluster.metadata.labels['a'] == '2'"],
+            &bare
+        ));
         assert!(!eval(
             &["managedCluster.status.clusterClaims.size() == 0"],
             &bare
@@ -641,21 +711,21 @@ mod tests {
             "2 == 2".to_string(),
         ])
         .unwrap();
-        let (ok, spent) = eval_with(&sel, sel.reads(), &c, CelLimits::default());
+        let (ok, spent) = eval_with(&sel, sel.reads(), &c, CelLimits::default(), true);
         assert!(ok);
         assert_eq!(spent, 1 + 3 + 3);
         let tight = CelLimits {
             per_expression: 1_000_000,
             per_cluster_budget: 5,
         };
-        let (ok, spent) = eval_with(&sel, sel.reads(), &c, tight);
+        let (ok, spent) = eval_with(&sel, sel.reads(), &c, tight, true);
         assert!(!ok);
         assert!(spent > 5);
         let tiny = CelLimits {
             per_expression: 2,
             per_cluster_budget: 100,
         };
-        assert!(!eval_with(&sel, sel.reads(), &c, tiny).0);
+        assert!(!eval_with(&sel, sel.reads(), &c, tiny, true).0);
         // Comprehension bodies weigh more.
         assert!(compile("[1].all(x, x > 0)").unwrap().cost > 10);
     }
