@@ -21,7 +21,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, operators};
-use cel::common::types::{CelList, CelMap, CelMapKey, CelString};
+use cel::common::types::{CelInt, CelList, CelMap, CelMapKey, CelString};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use ocm_api::cluster::v1::{ManagedCluster, ManagedClusterClaim};
@@ -31,6 +31,20 @@ use super::{SCORES_VARIABLE, VARIABLE, json_to_val};
 /// A selection path below `managedCluster` (`["metadata", "labels"]`); empty for the whole
 /// object.
 pub(crate) type ReadPath = Vec<String>;
+
+/// A part of `managedCluster` an expression reads, cached per cluster.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Read {
+    /// The value at a path (the whole object for the empty path).
+    Path(ReadPath),
+    /// What a comprehension over the value at a path iterates over instead: for a list, its
+    /// positions `[0, 1, …]`; for any other value, the value itself.
+    Positions(ReadPath),
+    /// For a comprehension over the value at a path, the field of its items, by position: for
+    /// a list, the entries named so of its items that are maps having it (a list when all
+    /// are, else a map from the position); for any other value, an empty map.
+    Field(ReadPath, String),
+}
 
 /// One lazily built value per cluster; `None` inside when the path is absent.
 type Slot = OnceLock<Option<Box<dyn Val>>>;
@@ -42,7 +56,7 @@ type Column = Arc<[Slot]>;
 /// expression. Shared by clones of the snapshot; filled on first use.
 pub(crate) struct CelCache {
     clusters: usize,
-    columns: Mutex<HashMap<ReadPath, Column>>,
+    columns: Mutex<HashMap<Read, Column>>,
 }
 
 impl CelCache {
@@ -54,17 +68,17 @@ impl CelCache {
         }
     }
 
-    /// The column of `path`, created empty on first request.
-    fn column(&self, path: &ReadPath) -> Column {
+    /// The column of `read`, created empty on first request.
+    fn column(&self, read: &Read) -> Column {
         let mut columns = self
             .columns
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(column) = columns.get(path) {
+        if let Some(column) = columns.get(read) {
             return Arc::clone(column);
         }
         let column: Column = (0..self.clusters).map(|_| OnceLock::new()).collect();
-        columns.insert(path.clone(), Arc::clone(&column));
+        columns.insert(read.clone(), Arc::clone(&column));
         column
     }
 }
@@ -83,7 +97,7 @@ impl fmt::Debug for CelCache {
 /// schedule.
 pub(crate) struct ClusterReads {
     /// (hidden identifier, path, column), for non-empty paths.
-    parts: Vec<(String, ReadPath, Column)>,
+    parts: Vec<(String, Read, Column)>,
     /// The whole object's column, when some expression needs it.
     whole: Option<Column>,
     /// What `managedCluster` stands for when no expression needs the whole object: it is then
@@ -93,14 +107,13 @@ pub(crate) struct ClusterReads {
 
 impl ClusterReads {
     /// Looks the columns of `paths` up in `cache`.
-    pub(crate) fn new<'p>(paths: impl IntoIterator<Item = &'p ReadPath>, cache: &CelCache) -> Self {
+    pub(crate) fn new<'p>(reads: impl IntoIterator<Item = &'p Read>, cache: &CelCache) -> Self {
         let mut parts = Vec::new();
         let mut whole = None;
-        for path in paths {
-            if path.is_empty() {
-                whole = Some(cache.column(path));
-            } else {
-                parts.push((read_name(path), path.clone(), cache.column(path)));
+        for read in reads {
+            match read {
+                Read::Path(path) if path.is_empty() => whole = Some(cache.column(read)),
+                _ => parts.push((read_name(read), read.clone(), cache.column(read))),
             }
         }
         ClusterReads {
@@ -127,14 +140,14 @@ pub(crate) struct ClusterInput<'a> {
 impl VariableResolver for ClusterInput<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
         if variable.starts_with(READ_PREFIX) {
-            let (_, path, column) = self
+            let (_, read, column) = self
                 .reads
                 .parts
                 .iter()
                 .find(|(name, ..)| name == variable)?;
             let slot = column.get(self.index)?;
             return slot
-                .get_or_init(|| path_value(self.source, path))
+                .get_or_init(|| read_value(self.source, read))
                 .as_deref()
                 .map(CowVal::Borrowed);
         }
@@ -151,6 +164,75 @@ impl VariableResolver for ClusterInput<'_> {
             _ => None,
         }
     }
+}
+
+/// The value of `read` for `cluster`, `None` when absent.
+fn read_value(cluster: &ManagedCluster, read: &Read) -> Option<Box<dyn Val>> {
+    match read {
+        Read::Path(path) if path.is_empty() => Some(whole_value(cluster)),
+        Read::Path(path) => path_value(cluster, path),
+        Read::Positions(path) => {
+            if is_claims(path) {
+                let claims = cluster.status.as_ref()?.cluster_claims.as_ref()?;
+                return Some(positions(claims.len()));
+            }
+            let value = path_value(cluster, path)?;
+            Some(match value.downcast_ref::<CelList<'_>>() {
+                Some(list) => positions(list.inner().len()),
+                None => value,
+            })
+        }
+        Read::Field(path, field) => {
+            if is_claims(path) {
+                let claims = cluster.status.as_ref()?.cluster_claims.as_ref()?;
+                let entry = |c: &ManagedClusterClaim| match field.as_str() {
+                    "name" => c.name.as_deref().map(string),
+                    "value" => c.value.as_deref().map(string),
+                    _ => None,
+                };
+                return Some(by_position(claims.iter().map(entry)));
+            }
+            let value = path_value(cluster, path)?;
+            Some(match value.downcast_ref::<CelList<'_>>() {
+                Some(list) => by_position(
+                    list.inner()
+                        .iter()
+                        .map(|item| descend(item.as_ref(), field)),
+                ),
+                None => Box::new(CelMap::from(HashMap::new())),
+            })
+        }
+    }
+}
+
+/// Whether `path` is `status.clusterClaims`.
+fn is_claims(path: &[String]) -> bool {
+    matches!(path, [a, b] if a == "status" && b == "clusterClaims")
+}
+
+/// The list `[0, 1, …, len - 1]`.
+fn positions(len: usize) -> Box<dyn Val> {
+    let items: Vec<Box<dyn Val>> = (0..len)
+        .map(|i| Box::new(CelInt::from(i64::try_from(i).unwrap_or(i64::MAX))) as Box<dyn Val>)
+        .collect();
+    Box::new(CelList::from(items))
+}
+
+/// Entries by position: a list when all are present, else a map from the positions of those
+/// present.
+fn by_position(entries: impl Iterator<Item = Option<Box<dyn Val>>>) -> Box<dyn Val> {
+    let entries: Vec<Option<Box<dyn Val>>> = entries.collect();
+    if entries.iter().all(Option::is_some) {
+        return Box::new(CelList::from(
+            entries.into_iter().flatten().collect::<Vec<_>>(),
+        ));
+    }
+    let map: HashMap<CelMapKey<'static>, Box<dyn Val>> = entries
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, v)| Some((CelMapKey::Int(CelInt::from(i64::try_from(i).ok()?)), v?)))
+        .collect();
+    Box::new(CelMap::from(map))
 }
 
 /// The whole cluster as a CEL value, through its JSON form.
@@ -283,11 +365,17 @@ fn claims_value(claims: &[ManagedClusterClaim]) -> Box<dyn Val> {
 /// valid CEL identifier, so expressions cannot name them).
 const READ_PREFIX: &str = "@ocm_read:";
 
-/// The hidden identifier of `path`: its segments length-prefixed, so that any keys map to
-/// distinct names.
-pub(crate) fn read_name(path: &[String]) -> String {
+/// The hidden identifier of `read`: its kind and its segments length-prefixed, so that
+/// distinct reads, whatever their keys, have distinct names.
+pub(crate) fn read_name(read: &Read) -> String {
+    let (kind, path, field) = match read {
+        Read::Path(path) => ('p', path, None),
+        Read::Positions(path) => ('i', path, None),
+        Read::Field(path, field) => ('f', path, Some(field)),
+    };
     let mut name = String::from(READ_PREFIX);
-    for segment in path {
+    name.push(kind);
+    for segment in path.iter().chain(field) {
         name.push_str(&segment.len().to_string());
         name.push(':');
         name.push_str(segment);
@@ -299,7 +387,7 @@ pub(crate) fn read_name(path: &[String]) -> String {
 /// the variable in any other way. `bound` holds the comprehension variables in scope (which
 /// shadow the cluster).
 #[cfg(test)]
-pub(crate) fn collect_reads(e: &IdedExpr, bound: &mut Vec<String>, out: &mut BTreeSet<ReadPath>) {
+pub(crate) fn collect_reads(e: &IdedExpr, bound: &mut Vec<String>, out: &mut BTreeSet<Read>) {
     rewrite_reads(&mut e.clone(), bound, out);
 }
 
@@ -314,21 +402,18 @@ pub(crate) fn collect_reads(e: &IdedExpr, bound: &mut Vec<String>, out: &mut BTr
 /// give the entry or an error, so a path does not record which of the two reached a key. The
 /// identifier of an absent path is undeclared, an error like the failing lookup it replaces
 /// (and the result of a selector only distinguishes errors from values).
-pub(crate) fn rewrite_reads(
-    e: &mut IdedExpr,
-    bound: &mut Vec<String>,
-    out: &mut BTreeSet<ReadPath>,
-) {
+pub(crate) fn rewrite_reads(e: &mut IdedExpr, bound: &mut Vec<String>, out: &mut BTreeSet<Read>) {
     if let Some(path) = cluster_chain(e, bound).filter(|p| !p.is_empty()) {
-        e.expr = Expr::Ident(read_name(&path));
-        out.insert(path);
+        let read = Read::Path(path);
+        e.expr = Expr::Ident(read_name(&read));
+        out.insert(read);
         return;
     }
     match &mut e.expr {
         Expr::Unspecified | Expr::Literal(_) => {}
         Expr::Ident(name) => {
             if is_cluster(name, bound) {
-                out.insert(Vec::new());
+                out.insert(Read::Path(Vec::new()));
             }
         }
         // `has(x.f)` resolves `x` and tests `f`; a plain selection that is no chain has no
@@ -348,7 +433,9 @@ pub(crate) fn rewrite_reads(
             }
         }
         Expr::Comprehension(c) => {
-            rewrite_reads(&mut c.iter_range, bound, out);
+            if !rewrite_by_position(c, bound, out) {
+                rewrite_reads(&mut c.iter_range, bound, out);
+            }
             rewrite_reads(&mut c.accu_init, bound, out);
             let depth = bound.len();
             bound.push(c.iter_var.clone());
@@ -383,6 +470,179 @@ pub(crate) fn rewrite_reads(
                 EntryExpr::MapEntry(me) => {
                     rewrite_reads(&mut me.key, bound, out);
                     rewrite_reads(&mut me.value, bound, out);
+                }
+            }),
+    }
+}
+
+/// Rewrites a comprehension over a path below `managedCluster` whose variable is only ever
+/// used to select a field (`claims.exists(c, c.name == "a" && c.value == "b")`) to iterate
+/// over the positions of the items instead, reading `c.f` as the entry at position `c` of the
+/// items' fields `f` (see [`Read::Positions`], [`Read::Field`]): no item is copied into the
+/// variable. A field selection on an item that is no map or lacks the field is an error, and
+/// so is the lookup of a position without entry; a comprehension over a value that is no list
+/// iterates over the same keys, whose field selections, like their lookups in the empty map,
+/// are errors. Returns whether it rewrote `c` (its range then needs no other rewriting).
+fn rewrite_by_position(
+    c: &mut cel::common::ast::ComprehensionExpr,
+    bound: &[String],
+    out: &mut BTreeSet<Read>,
+) -> bool {
+    if c.iter_var2.is_some() || c.accu_var == c.iter_var {
+        return false;
+    }
+    let Some(path) = cluster_chain(&c.iter_range, bound).filter(|p| !p.is_empty()) else {
+        return false;
+    };
+    let mut fields = BTreeSet::new();
+    let var = c.iter_var.as_str();
+    if ![&c.loop_cond, &c.loop_step, &c.result]
+        .into_iter()
+        .all(|e| only_fields_of(e, var, &mut fields))
+    {
+        return false;
+    }
+    let var = c.iter_var.clone();
+    for e in [&mut c.loop_cond, &mut c.loop_step, &mut c.result] {
+        fields_by_position(e, &var, &path);
+    }
+    let positions = Read::Positions(path.clone());
+    c.iter_range.expr = Expr::Ident(read_name(&positions));
+    out.insert(positions);
+    for field in fields {
+        out.insert(Read::Field(path.clone(), field));
+    }
+    true
+}
+
+/// Whether `e` uses `var` only as the operand of plain field selections, which it adds to
+/// `fields`; false too when an inner comprehension binds the same name.
+fn only_fields_of(e: &IdedExpr, var: &str, fields: &mut BTreeSet<String>) -> bool {
+    fn all<'e>(
+        xs: impl IntoIterator<Item = &'e IdedExpr>,
+        var: &str,
+        fields: &mut BTreeSet<String>,
+    ) -> bool {
+        xs.into_iter().all(|x| only_fields_of(x, var, fields))
+    }
+    fn entries(
+        xs: &[cel::common::ast::IdedEntryExpr],
+        var: &str,
+        fields: &mut BTreeSet<String>,
+    ) -> bool {
+        xs.iter().all(|entry| match &entry.expr {
+            EntryExpr::StructField(f) => only_fields_of(&f.value, var, fields),
+            EntryExpr::MapEntry(me) => all([&me.key, &me.value], var, fields),
+        })
+    }
+    match &e.expr {
+        Expr::Unspecified | Expr::Literal(_) => true,
+        Expr::Ident(name) => name != var,
+        Expr::Select(s) => match &s.operand.expr {
+            Expr::Ident(name) if name == var => {
+                if !s.test {
+                    fields.insert(s.field.clone());
+                }
+                !s.test
+            }
+            _ => only_fields_of(&s.operand, var, fields),
+        },
+        Expr::Call(call) => all(
+            call.target.iter().map(|t| &**t).chain(call.args.iter()),
+            var,
+            fields,
+        ),
+        Expr::Comprehension(c) => {
+            let rebinds =
+                c.iter_var == var || c.accu_var == var || c.iter_var2.as_deref() == Some(var);
+            !rebinds
+                && all(
+                    [
+                        &c.iter_range,
+                        &c.accu_init,
+                        &c.loop_cond,
+                        &c.loop_step,
+                        &c.result,
+                    ],
+                    var,
+                    fields,
+                )
+        }
+        Expr::List(l) => all(&l.elements, var, fields),
+        Expr::Map(m) => entries(&m.entries, var, fields),
+        Expr::Struct(st) => entries(&st.entries, var, fields),
+    }
+}
+
+/// Replaces in `e` every `var.f` by the entry at position `var` of the field `f` of the items
+/// at `path`.
+fn fields_by_position(e: &mut IdedExpr, var: &str, path: &ReadPath) {
+    if let Expr::Select(s) = &e.expr
+        && !s.test
+        && matches!(&s.operand.expr, Expr::Ident(name) if name == var)
+    {
+        let field = Read::Field(path.clone(), s.field.clone());
+        let id = e.id;
+        e.expr = Expr::Call(cel::common::ast::CallExpr {
+            func_name: operators::INDEX.to_string(),
+            target: None,
+            args: vec![
+                IdedExpr {
+                    id,
+                    expr: Expr::Ident(read_name(&field)),
+                },
+                IdedExpr {
+                    id,
+                    expr: Expr::Ident(var.to_string()),
+                },
+            ],
+        });
+        return;
+    }
+    match &mut e.expr {
+        Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) => {}
+        Expr::Select(s) => fields_by_position(&mut s.operand, var, path),
+        Expr::Call(call) => {
+            if let Some(t) = &mut call.target {
+                fields_by_position(t, var, path);
+            }
+            for a in &mut call.args {
+                fields_by_position(a, var, path);
+            }
+        }
+        Expr::Comprehension(c) => {
+            for x in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                fields_by_position(x, var, path);
+            }
+        }
+        Expr::List(l) => l
+            .elements
+            .iter_mut()
+            .for_each(|x| fields_by_position(x, var, path)),
+        Expr::Map(m) => m
+            .entries
+            .iter_mut()
+            .for_each(|entry| match &mut entry.expr {
+                EntryExpr::StructField(f) => fields_by_position(&mut f.value, var, path),
+                EntryExpr::MapEntry(me) => {
+                    fields_by_position(&mut me.key, var, path);
+                    fields_by_position(&mut me.value, var, path);
+                }
+            }),
+        Expr::Struct(st) => st
+            .entries
+            .iter_mut()
+            .for_each(|entry| match &mut entry.expr {
+                EntryExpr::StructField(f) => fields_by_position(&mut f.value, var, path),
+                EntryExpr::MapEntry(me) => {
+                    fields_by_position(&mut me.key, var, path);
+                    fields_by_position(&mut me.value, var, path);
                 }
             }),
     }
@@ -483,7 +743,7 @@ mod tests {
         }
     }
 
-    fn reads(source: &str) -> BTreeSet<ReadPath> {
+    fn reads(source: &str) -> BTreeSet<Read> {
         let program = super::super::environment()
             .compile(source)
             .expect("compiles");
@@ -492,17 +752,16 @@ mod tests {
         out
     }
 
-    fn set(paths: &[&str]) -> BTreeSet<ReadPath> {
-        paths
-            .iter()
-            .map(|p| {
-                if p.is_empty() {
-                    Vec::new()
-                } else {
-                    p.split('.').map(str::to_string).collect()
-                }
-            })
-            .collect()
+    fn path(p: &str) -> ReadPath {
+        if p.is_empty() {
+            Vec::new()
+        } else {
+            p.split('.').map(str::to_string).collect()
+        }
+    }
+
+    fn set(paths: &[&str]) -> BTreeSet<Read> {
+        paths.iter().map(|p| Read::Path(path(p))).collect()
     }
 
     #[test]
@@ -511,11 +770,30 @@ mod tests {
             reads(
                 "managedCluster.metadata.labels['env'] == 'x' || managedCluster.status.clusterClaims.exists(c, c.name == 'a')"
             ),
-            set(&["metadata.labels.env", "status.clusterClaims"])
+            [
+                Read::Path(path("metadata.labels.env")),
+                Read::Positions(path("status.clusterClaims")),
+                Read::Field(path("status.clusterClaims"), "name".into()),
+            ]
+            .into_iter()
+            .collect()
+        );
+        // A comprehension variable used other than to select a field: the items themselves.
+        assert_eq!(
+            reads("managedCluster.status.clusterClaims.exists(c, has(c.name))"),
+            set(&["status.clusterClaims"])
+        );
+        assert_eq!(
+            reads("managedCluster.status.clusterClaims.all(c, [1].all(c, c > 0))"),
+            set(&["status.clusterClaims"])
         );
         // Constant string indexes extend a chain like selections; other indexes end it.
         let mut dotted = set(&["metadata"]);
-        dotted.insert(vec!["metadata".into(), "labels".into(), "a.b/c".into()]);
+        dotted.insert(Read::Path(vec![
+            "metadata".into(),
+            "labels".into(),
+            "a.b/c".into(),
+        ]));
         assert_eq!(
             reads("managedCluster['metadata'].labels['a.b/c'] == managedCluster.metadata[1]"),
             dotted

@@ -64,7 +64,7 @@ use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use cel::common::value::Val;
 use cel::extractors::This;
 
-pub(crate) use self::cluster::{CelCache, ClusterInput, ClusterReads, ReadPath};
+pub(crate) use self::cluster::{CelCache, ClusterInput, ClusterReads, Read};
 use cel::objects::{Key, Map};
 use cel::{Context, Env, ExecutionError, FunctionContext, Program, Value};
 
@@ -146,7 +146,7 @@ pub(crate) struct CompiledExpression {
     cost: u64,
     uses_scores: bool,
     /// Paths below `managedCluster` the expression reads (see [`cluster`]).
-    reads: BTreeSet<ReadPath>,
+    reads: BTreeSet<Read>,
 }
 
 /// Compiles one expression, returning upstream-style error text on failure.
@@ -204,7 +204,7 @@ impl CelSelector {
     }
 
     /// The paths below `managedCluster` the expressions read.
-    pub(crate) fn reads(&self) -> impl Iterator<Item = &ReadPath> {
+    pub(crate) fn reads(&self) -> impl Iterator<Item = &Read> {
         self.expressions.iter().flat_map(|e| e.reads.iter())
     }
 
@@ -490,7 +490,7 @@ mod tests {
     /// Evaluates with the given reads (a fresh cache each time).
     fn eval_with<'p>(
         sel: &CelSelector,
-        reads: impl IntoIterator<Item = &'p ReadPath>,
+        reads: impl IntoIterator<Item = &'p Read>,
         c: &Input,
         limits: CelLimits,
         rewritten: bool,
@@ -512,7 +512,13 @@ mod tests {
         let sel =
             CelSelector::compile(&exprs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
         let lazy = eval_with(&sel, sel.reads(), c, CelLimits::default(), true);
-        let whole = eval_with(&sel, &[Vec::new()], c, CelLimits::default(), false);
+        let whole = eval_with(
+            &sel,
+            &[Read::Path(Vec::new())],
+            c,
+            CelLimits::default(),
+            false,
+        );
         assert_eq!(lazy, whole, "{exprs:?}");
         lazy.0
     }
@@ -682,6 +688,93 @@ mod tests {
             &bare
         ));
         assert!(eval(&["!has(managedCluster.metadata.labels)"], &bare));
+    }
+
+    #[test]
+    fn comprehensions_by_position_agree_with_the_object() {
+        let mixed = cluster(
+            json!({"metadata": {"name": "m", "labels": {"a": "1", "b": "2"}},
+                   "status": {"clusterClaims": [{"name": "n", "value": "v"}, {"name": "only-name"}, {}],
+                              "allocatable": {"cpu": "4"}}}),
+            None,
+        );
+        let c = cluster(sample(), None);
+        for (exprs, expected) in [
+            (
+                "managedCluster.status.clusterClaims.exists(c, c.name == 'n' && c.value == 'v')",
+                true,
+            ),
+            (
+                "managedCluster.status.clusterClaims.exists(c, c.value == 'v')",
+                true,
+            ),
+            (
+                "managedCluster.status.clusterClaims.exists(c, c.value == 'x')",
+                false,
+            ),
+            (
+                "managedCluster.status.clusterClaims.all(c, c.name != '')",
+                false,
+            ),
+            (
+                "managedCluster.status.clusterClaims.all(c, c.name != '' || true)",
+                true,
+            ),
+            (
+                "managedCluster.status.clusterClaims.exists_one(c, c.name == 'n')",
+                false,
+            ),
+            (
+                "managedCluster.status.clusterClaims.map(c, c.value).size() == 3",
+                false,
+            ),
+            (
+                "managedCluster.status.clusterClaims.filter(c, c.name == 'n').size() == 1",
+                false,
+            ),
+            (
+                "managedCluster.status.clusterClaims.filter(c, has(c.name)).size() == 2",
+                true,
+            ),
+            (
+                "managedCluster.status.clusterClaims.all(c, [1].all(c, c > 0))",
+                true,
+            ),
+            (
+                "managedCluster.status.clusterClaims.exists(c, c.x == 1 || c.name == 'n')",
+                true,
+            ),
+            (
+                "managedCluster.status.clusterClaims.exists(c, c.name.startsWith('only'))",
+                true,
+            ),
+            ("managedCluster.metadata.labels.exists(k, k.x == 1)", false),
+            (
+                "managedCluster.metadata.labels.all(k, k.x == 1 || true)",
+                true,
+            ),
+            ("managedCluster.metadata.labels.exists(k, k == 'a')", true),
+            ("managedCluster.metadata.name.exists(k, k.x == 1)", false),
+            (
+                "managedCluster.status.allocatable.all(k, k.size() == 3)",
+                true,
+            ),
+            (
+                "managedCluster.status.clusterClaims.all(c, managedCluster.status.clusterClaims.exists(d, d.name == c.name || true))",
+                true,
+            ),
+        ] {
+            assert_eq!(eval(&[exprs], &mixed), expected, "{exprs}");
+            eval(&[exprs], &c);
+        }
+        assert!(eval(
+            &["managedCluster.status.clusterClaims.map(c, c.value) == ['Amazon']"],
+            &c
+        ));
+        assert!(eval(
+            &["managedCluster.status.clusterClaims.exists_one(c, c.name == 'cloud')"],
+            &c
+        ));
     }
 
     #[test]
