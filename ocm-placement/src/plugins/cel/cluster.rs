@@ -47,7 +47,7 @@ pub(crate) enum Read {
 }
 
 /// One lazily built value per cluster; `None` inside when the path is absent.
-type Slot = OnceLock<Option<Box<dyn Val>>>;
+type Slot = OnceLock<Option<Arc<dyn Val>>>;
 
 /// Values of one path for every cluster of a snapshot.
 type Column = Arc<[Slot]>;
@@ -103,7 +103,12 @@ pub(crate) struct ClusterReads {
     /// What `managedCluster` stands for when no expression needs the whole object: it is then
     /// only ever the (ignored) receiver of `scores()`.
     placeholder: Box<dyn Val>,
+    /// The lists `[0, …, n - 1]` of the short lengths `n`, shared by the clusters' positions.
+    positions: Vec<Arc<dyn Val>>,
 }
+
+/// Up to which length positions lists are shared.
+const SHARED_POSITIONS: usize = 16;
 
 impl ClusterReads {
     /// Looks the columns of `paths` up in `cache`.
@@ -116,10 +121,19 @@ impl ClusterReads {
                 _ => parts.push((read_name(read), read.clone(), cache.column(read))),
             }
         }
+        let positions = if parts
+            .iter()
+            .any(|(_, r, _)| matches!(r, Read::Positions(_)))
+        {
+            (0..SHARED_POSITIONS).map(positions_list).collect()
+        } else {
+            Vec::new()
+        };
         ClusterReads {
             parts,
             whole,
             placeholder: Box::new(CelMap::from(HashMap::new())),
+            positions,
         }
     }
 }
@@ -147,7 +161,7 @@ impl VariableResolver for ClusterInput<'_> {
                 .find(|(name, ..)| name == variable)?;
             let slot = column.get(self.index)?;
             return slot
-                .get_or_init(|| read_value(self.source, read))
+                .get_or_init(|| read_value(self.source, read, &self.reads.positions))
                 .as_deref()
                 .map(CowVal::Borrowed);
         }
@@ -155,7 +169,7 @@ impl VariableResolver for ClusterInput<'_> {
             VARIABLE => match &self.reads.whole {
                 Some(column) => column
                     .get(self.index)?
-                    .get_or_init(|| Some(whole_value(self.source)))
+                    .get_or_init(|| Some(Arc::from(whole_value(self.source))))
                     .as_deref()
                     .map(CowVal::Borrowed),
                 None => Some(CowVal::Borrowed(self.reads.placeholder.as_ref())),
@@ -166,11 +180,22 @@ impl VariableResolver for ClusterInput<'_> {
     }
 }
 
-/// The value of `read` for `cluster`, `None` when absent.
-fn read_value(cluster: &ManagedCluster, read: &Read) -> Option<Box<dyn Val>> {
+/// The value of `read` for `cluster`, `None` when absent; `shared` holds the short positions
+/// lists.
+fn read_value(
+    cluster: &ManagedCluster,
+    read: &Read,
+    shared: &[Arc<dyn Val>],
+) -> Option<Arc<dyn Val>> {
+    let positions = |len: usize| {
+        shared
+            .get(len)
+            .cloned()
+            .unwrap_or_else(|| positions_list(len))
+    };
     match read {
-        Read::Path(path) if path.is_empty() => Some(whole_value(cluster)),
-        Read::Path(path) => path_value(cluster, path),
+        Read::Path(path) if path.is_empty() => Some(Arc::from(whole_value(cluster))),
+        Read::Path(path) => path_value_shared(cluster, path),
         Read::Positions(path) => {
             if is_claims(path) {
                 let claims = cluster.status.as_ref()?.cluster_claims.as_ref()?;
@@ -179,18 +204,30 @@ fn read_value(cluster: &ManagedCluster, read: &Read) -> Option<Box<dyn Val>> {
             let value = path_value(cluster, path)?;
             Some(match value.downcast_ref::<CelList<'_>>() {
                 Some(list) => positions(list.inner().len()),
-                None => value,
+                None => Arc::from(value),
             })
         }
         Read::Field(path, field) => {
             if is_claims(path) {
                 let claims = cluster.status.as_ref()?.cluster_claims.as_ref()?;
-                let entry = |c: &ManagedClusterClaim| match field.as_str() {
-                    "name" => c.name.as_deref().map(string),
-                    "value" => c.value.as_deref().map(string),
-                    _ => None,
-                };
-                return Some(by_position(claims.iter().map(entry)));
+                fn entry<'c>(c: &'c ManagedClusterClaim, field: &str) -> Option<&'c str> {
+                    match field {
+                        "name" => c.name.as_deref(),
+                        "value" => c.value.as_deref(),
+                        _ => None,
+                    }
+                }
+                if claims.iter().all(|c| entry(c, field).is_some()) {
+                    let items: Vec<Box<dyn Val>> = claims
+                        .iter()
+                        .filter_map(|c| entry(c, field))
+                        .map(string)
+                        .collect();
+                    return Some(Arc::new(CelList::from(items)));
+                }
+                return Some(by_position(
+                    claims.iter().map(|c| entry(c, field).map(string)),
+                ));
             }
             let value = path_value(cluster, path)?;
             Some(match value.downcast_ref::<CelList<'_>>() {
@@ -199,9 +236,39 @@ fn read_value(cluster: &ManagedCluster, read: &Read) -> Option<Box<dyn Val>> {
                         .iter()
                         .map(|item| descend(item.as_ref(), field)),
                 ),
-                None => Box::new(CelMap::from(HashMap::new())),
+                None => Arc::new(CelMap::from(HashMap::new())),
             })
         }
+    }
+}
+
+/// [`path_value`], built in place for the string values read most.
+fn path_value_shared(cluster: &ManagedCluster, path: &[String]) -> Option<Arc<dyn Val>> {
+    let shared = |s: &str| Arc::new(CelString::from(s.to_string())) as Arc<dyn Val>;
+    let status = cluster.status.as_ref();
+    match path {
+        [a, b] if a == "metadata" && b == "name" => cluster.metadata.name.as_deref().map(shared),
+        [a, b, key] if a == "metadata" && b == "labels" => cluster
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|m| m.get(key))
+            .map(|v| shared(v)),
+        [a, b, key] if a == "metadata" && b == "annotations" => cluster
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|m| m.get(key))
+            .map(|v| shared(v)),
+        [a, b, key] if a == "status" && b == "allocatable" => status
+            .and_then(|s| s.allocatable.as_ref())
+            .and_then(|m| m.get(key))
+            .map(|q| shared(&q.0)),
+        [a, b, key] if a == "status" && b == "capacity" => status
+            .and_then(|s| s.capacity.as_ref())
+            .and_then(|m| m.get(key))
+            .map(|q| shared(&q.0)),
+        _ => path_value(cluster, path).map(Arc::from),
     }
 }
 
@@ -211,19 +278,19 @@ fn is_claims(path: &[String]) -> bool {
 }
 
 /// The list `[0, 1, …, len - 1]`.
-fn positions(len: usize) -> Box<dyn Val> {
+fn positions_list(len: usize) -> Arc<dyn Val> {
     let items: Vec<Box<dyn Val>> = (0..len)
         .map(|i| Box::new(CelInt::from(i64::try_from(i).unwrap_or(i64::MAX))) as Box<dyn Val>)
         .collect();
-    Box::new(CelList::from(items))
+    Arc::new(CelList::from(items))
 }
 
 /// Entries by position: a list when all are present, else a map from the positions of those
 /// present.
-fn by_position(entries: impl Iterator<Item = Option<Box<dyn Val>>>) -> Box<dyn Val> {
+fn by_position(entries: impl Iterator<Item = Option<Box<dyn Val>>>) -> Arc<dyn Val> {
     let entries: Vec<Option<Box<dyn Val>>> = entries.collect();
     if entries.iter().all(Option::is_some) {
-        return Box::new(CelList::from(
+        return Arc::new(CelList::from(
             entries.into_iter().flatten().collect::<Vec<_>>(),
         ));
     }
@@ -232,7 +299,7 @@ fn by_position(entries: impl Iterator<Item = Option<Box<dyn Val>>>) -> Box<dyn V
         .enumerate()
         .filter_map(|(i, v)| Some((CelMapKey::Int(CelInt::from(i64::try_from(i).ok()?)), v?)))
         .collect();
-    Box::new(CelMap::from(map))
+    Arc::new(CelMap::from(map))
 }
 
 /// The whole cluster as a CEL value, through its JSON form.
@@ -737,6 +804,54 @@ mod tests {
                     to_value(path_value(&cluster, &path)),
                     to_value(generic_path_value(&cluster, &path)),
                     "{p} of {:?}",
+                    cluster.metadata.name
+                );
+                assert_eq!(
+                    shared_value(read_value(&cluster, &Read::Path(path.clone()), &[])),
+                    to_value(generic_path_value(&cluster, &path)),
+                    "{p} of {:?}",
+                    cluster.metadata.name
+                );
+            }
+        }
+    }
+
+    fn shared_value(v: Option<Arc<dyn Val>>) -> Option<Value> {
+        v.map(|v| Value::try_from(v.as_ref()).expect("built-in value"))
+    }
+
+    #[test]
+    fn claims_by_position_equal_the_json_form() {
+        let claims = path("status.clusterClaims");
+        let shared: Vec<Arc<dyn Val>> = (0..2).map(positions_list).collect();
+        for cluster in clusters() {
+            let generic = generic_path_value(&cluster, &claims);
+            let list = generic
+                .as_ref()
+                .and_then(|v| v.downcast_ref::<CelList<'_>>());
+            let positions = list.map(|l| positions_list(l.inner().len()));
+            for share in [&shared[..], &[]] {
+                assert_eq!(
+                    shared_value(read_value(
+                        &cluster,
+                        &Read::Positions(claims.clone()),
+                        share
+                    )),
+                    shared_value(positions.clone())
+                );
+            }
+            for field in ["name", "value", "other"] {
+                let expected = list.map(|l| {
+                    by_position(l.inner().iter().map(|item| descend(item.as_ref(), field)))
+                });
+                assert_eq!(
+                    shared_value(read_value(
+                        &cluster,
+                        &Read::Field(claims.clone(), field.into()),
+                        &shared
+                    )),
+                    shared_value(expected),
+                    "{field} of {:?}",
                     cluster.metadata.name
                 );
             }
