@@ -50,7 +50,70 @@ pub(crate) enum Read {
 type Slot = OnceLock<Option<Arc<dyn Val>>>;
 
 /// Values of one path for every cluster of a snapshot.
-type Column = Arc<[Slot]>;
+type Column = Arc<ColumnData>;
+
+/// Values interned by a column: their count, and by hash of their strings, the strings and
+/// the value.
+type Interned = (
+    usize,
+    HashMap<u64, Vec<(Vec<Option<String>>, Arc<dyn Val>)>>,
+);
+
+/// Most values a column interns (see [`ColumnData::intern`]).
+const INTERNED_PER_COLUMN: usize = 1024;
+
+/// The values of one read for every cluster, with the values built from strings interned:
+/// clusters whose strings are equal share one value (typically a label value such as `prod`,
+/// or the claim names), which stays hot in the CPU cache and is built once.
+pub(crate) struct ColumnData {
+    slots: Box<[Slot]>,
+    /// (how many, hash of the strings → (the strings, the value built from them)).
+    interned: Mutex<Interned>,
+}
+
+impl ColumnData {
+    fn new(clusters: usize) -> Self {
+        ColumnData {
+            slots: (0..clusters).map(|_| OnceLock::new()).collect(),
+            interned: Mutex::new((0, HashMap::new())),
+        }
+    }
+
+    /// The value `build` makes of `strings`: shared with the clusters of the same strings, as
+    /// long as fewer than [`INTERNED_PER_COLUMN`] values are interned. `build` must depend on
+    /// `strings` alone.
+    fn intern(
+        &self,
+        strings: &[Option<&str>],
+        build: impl FnOnce() -> Arc<dyn Val>,
+    ) -> Arc<dyn Val> {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        strings.hash(&mut hasher);
+        let hash = hasher.finish();
+        let mut guard = self
+            .interned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (count, interned) = &mut *guard;
+        let same = |(k, _): &&(Vec<Option<String>>, Arc<dyn Val>)| {
+            k.iter().map(Option::as_deref).eq(strings.iter().copied())
+        };
+        if let Some((_, value)) = interned.get(&hash).and_then(|b| b.iter().find(same)) {
+            return Arc::clone(value);
+        }
+        let value = build();
+        if *count < INTERNED_PER_COLUMN {
+            *count += 1;
+            let key = strings.iter().map(|s| s.map(str::to_string)).collect();
+            interned
+                .entry(hash)
+                .or_default()
+                .push((key, Arc::clone(&value)));
+        }
+        value
+    }
+}
 
 /// Per-snapshot cache of the CEL values of clusters, one column per path read by some
 /// expression. Shared by clones of the snapshot; filled on first use.
@@ -77,7 +140,7 @@ impl CelCache {
         if let Some(column) = columns.get(read) {
             return Arc::clone(column);
         }
-        let column: Column = (0..self.clusters).map(|_| OnceLock::new()).collect();
+        let column: Column = Arc::new(ColumnData::new(self.clusters));
         columns.insert(read.clone(), Arc::clone(&column));
         column
     }
@@ -159,15 +222,16 @@ impl VariableResolver for ClusterInput<'_> {
                 .parts
                 .iter()
                 .find(|(name, ..)| name == variable)?;
-            let slot = column.get(self.index)?;
+            let slot = column.slots.get(self.index)?;
             return slot
-                .get_or_init(|| read_value(self.source, read, &self.reads.positions))
+                .get_or_init(|| read_value(self.source, read, &self.reads.positions, column))
                 .as_deref()
                 .map(CowVal::Borrowed);
         }
         match variable {
             VARIABLE => match &self.reads.whole {
                 Some(column) => column
+                    .slots
                     .get(self.index)?
                     .get_or_init(|| Some(Arc::from(whole_value(self.source))))
                     .as_deref()
@@ -186,6 +250,7 @@ fn read_value(
     cluster: &ManagedCluster,
     read: &Read,
     shared: &[Arc<dyn Val>],
+    column: &ColumnData,
 ) -> Option<Arc<dyn Val>> {
     let positions = |len: usize| {
         shared
@@ -195,7 +260,7 @@ fn read_value(
     };
     match read {
         Read::Path(path) if path.is_empty() => Some(Arc::from(whole_value(cluster))),
-        Read::Path(path) => path_value_shared(cluster, path),
+        Read::Path(path) => path_value_shared(cluster, path, column),
         Read::Positions(path) => {
             if is_claims(path) {
                 let claims = cluster.status.as_ref()?.cluster_claims.as_ref()?;
@@ -243,8 +308,16 @@ fn read_value(
 }
 
 /// [`path_value`], built in place for the string values read most.
-fn path_value_shared(cluster: &ManagedCluster, path: &[String]) -> Option<Arc<dyn Val>> {
-    let shared = |s: &str| Arc::new(CelString::from(s.to_string())) as Arc<dyn Val>;
+fn path_value_shared(
+    cluster: &ManagedCluster,
+    path: &[String],
+    column: &ColumnData,
+) -> Option<Arc<dyn Val>> {
+    let shared = |s: &str| {
+        column.intern(&[Some(s)], || {
+            Arc::new(CelString::from(s.to_string())) as Arc<dyn Val>
+        })
+    };
     let status = cluster.status.as_ref();
     match path {
         [a, b] if a == "metadata" && b == "name" => cluster.metadata.name.as_deref().map(shared),
@@ -807,7 +880,12 @@ mod tests {
                     cluster.metadata.name
                 );
                 assert_eq!(
-                    shared_value(read_value(&cluster, &Read::Path(path.clone()), &[])),
+                    shared_value(read_value(
+                        &cluster,
+                        &Read::Path(path.clone()),
+                        &[],
+                        &ColumnData::new(0)
+                    )),
                     to_value(generic_path_value(&cluster, &path)),
                     "{p} of {:?}",
                     cluster.metadata.name
@@ -824,7 +902,9 @@ mod tests {
     fn claims_by_position_equal_the_json_form() {
         let claims = path("status.clusterClaims");
         let shared: Vec<Arc<dyn Val>> = (0..2).map(positions_list).collect();
-        for cluster in clusters() {
+        // One column per field for all the clusters, so values are interned across them.
+        let interned: Vec<ColumnData> = (0..3).map(|_| ColumnData::new(0)).collect();
+        for cluster in clusters().into_iter().chain(clusters()) {
             let generic = generic_path_value(&cluster, &claims);
             let list = generic
                 .as_ref()
@@ -835,12 +915,13 @@ mod tests {
                     shared_value(read_value(
                         &cluster,
                         &Read::Positions(claims.clone()),
-                        share
+                        share,
+                        &ColumnData::new(0)
                     )),
                     shared_value(positions.clone())
                 );
             }
-            for field in ["name", "value", "other"] {
+            for (field, interned) in ["name", "value", "other"].into_iter().zip(&interned) {
                 let expected = list.map(|l| {
                     by_position(l.inner().iter().map(|item| descend(item.as_ref(), field)))
                 });
@@ -848,7 +929,8 @@ mod tests {
                     shared_value(read_value(
                         &cluster,
                         &Read::Field(claims.clone(), field.into()),
-                        &shared
+                        &shared,
+                        interned
                     )),
                     shared_value(expected),
                     "{field} of {:?}",
