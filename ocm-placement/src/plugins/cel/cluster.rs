@@ -573,6 +573,7 @@ pub(crate) fn rewrite_reads(e: &mut IdedExpr, bound: &mut Vec<String>, out: &mut
             }
         }
         Expr::Comprehension(c) => {
+            simplify_exists_condition(c);
             if !rewrite_by_position(c, bound, out) {
                 rewrite_reads(&mut c.iter_range, bound, out);
             }
@@ -613,6 +614,53 @@ pub(crate) fn rewrite_reads(e: &mut IdedExpr, bound: &mut Vec<String>, out: &mut
                 }
             }),
     }
+}
+
+/// Replaces the loop condition `@not_strictly_false(!@result)` of an `exists()` (a
+/// comprehension whose accumulator starts `false` and steps as `@result || …`) by
+/// `@result ? false : true`, which the interpreter evaluates without allocating (its `!`
+/// prepares an error message on every call). The two agree on a bool, and the accumulator is
+/// one: the literal `false`, then only ever a result of `||`, a bool (a failing step leaves it
+/// unchanged).
+fn simplify_exists_condition(c: &mut cel::common::ast::ComprehensionExpr) {
+    let accu = c.accu_var.as_str();
+    let is_accu = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(n) if n == accu);
+    let starts_false = matches!(&c.accu_init.expr,
+        Expr::Literal(LiteralValue::Boolean(b)) if !*b.inner());
+    let steps_or = matches!(&c.loop_step.expr, Expr::Call(call)
+        if call.func_name == operators::LOGICAL_OR
+            && call.target.is_none()
+            && call.args.len() == 2
+            && is_accu(&call.args[0]));
+    let Expr::Call(cond) = &mut c.loop_cond.expr else {
+        return;
+    };
+    let negated = cond.func_name == operators::NOT_STRICTLY_FALSE
+        && cond.target.is_none()
+        && matches!(cond.args.as_slice(), [not] if matches!(&not.expr, Expr::Call(n)
+            if n.func_name == operators::LOGICAL_NOT
+                && n.target.is_none()
+                && matches!(n.args.as_slice(), [a] if is_accu(a))));
+    if !(starts_false && steps_or && negated) {
+        return;
+    }
+    let id = c.loop_cond.id;
+    let literal = |b: bool| IdedExpr {
+        id,
+        expr: Expr::Literal(LiteralValue::Boolean(b.into())),
+    };
+    *cond = cel::common::ast::CallExpr {
+        func_name: operators::CONDITIONAL.to_string(),
+        target: None,
+        args: vec![
+            IdedExpr {
+                id,
+                expr: Expr::Ident(c.accu_var.clone()),
+            },
+            literal(false),
+            literal(true),
+        ],
+    };
 }
 
 /// Rewrites a comprehension over a path below `managedCluster` whose variable is only ever
@@ -938,6 +986,33 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn exists_conditions_are_simplified() {
+        let program = super::super::environment()
+            .compile("[1].exists(x, x > 0) && [1].all(x, x > 0)")
+            .expect("compiles");
+        let mut e = program.expression().clone();
+        rewrite_reads(&mut e, &mut Vec::new(), &mut BTreeSet::new());
+        let Expr::Call(and) = &e.expr else {
+            panic!("{e:?}")
+        };
+        let conditions: Vec<&str> = and
+            .args
+            .iter()
+            .map(|a| match &a.expr {
+                Expr::Comprehension(c) => match &c.loop_cond.expr {
+                    Expr::Call(call) => call.func_name.as_str(),
+                    _ => "",
+                },
+                _ => "",
+            })
+            .collect();
+        assert_eq!(
+            conditions,
+            [operators::CONDITIONAL, operators::NOT_STRICTLY_FALSE]
+        );
     }
 
     fn reads(source: &str) -> BTreeSet<Read> {

@@ -771,6 +771,21 @@ mod tests {
             &["managedCluster.status.clusterClaims.map(c, c.value) == ['Amazon']"],
             &c
         ));
+        // `exists()` with its loop condition simplified, errors included.
+        for (expr, expected) in [
+            ("[1, 'a'].exists(x, x > 0)", true),
+            ("['a', 1].exists(x, x > 0)", true),
+            ("['a', 0].exists(x, x > 0)", false),
+            ("[0, 0].exists(x, x > 0)", false),
+            ("[].exists(x, x > 0)", false),
+            ("[1, 2].exists(x, [x].exists(y, y == 2))", true),
+            (
+                "[1, 2].exists(x, x == 1) && ![1, 2].exists(x, x == 3)",
+                true,
+            ),
+        ] {
+            assert_eq!(eval(&[expr], &c), expected, "{expr}");
+        }
         assert!(eval(
             &["managedCluster.status.clusterClaims.exists_one(c, c.name == 'cloud')"],
             &c
