@@ -11,9 +11,11 @@
 //! kinds above and everything they contain, its field numbers, JSON names and types, as the
 //! Kubernetes API publishes them). Fields the table does not know are skipped, as a real
 //! decoder skips unknown fields. Empty strings are dropped (Go leaves them out of JSON), while
-//! numbers and booleans are kept as sent. The well-known wrapper messages become their JSON
-//! forms: `Time` an RFC 3339 string, `Quantity` its string, `IntOrString` a number or a
-//! string, `Duration` a Go duration string, `RawExtension` and `FieldsV1` the JSON they carry.
+//! numbers and booleans are kept as sent. Embedded Go structs (a Volume's source, an Ingress
+//! rule's value, a key selector's reference) are inlined into their parent, as JSON inlines
+//! them. The well-known wrapper messages become their JSON forms: `Time` an RFC 3339 string,
+//! `Quantity` its string, `IntOrString` a number or a string, `Duration` a Go duration
+//! string, `RawExtension` and `FieldsV1` the JSON they carry.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -397,6 +399,22 @@ fn go_duration(nanos: i64) -> String {
     out
 }
 
+/// Whether `field` is an embedded Go struct, whose fields JSON puts in the parent object
+/// (protobuf nests it under the embedded type's name).
+fn inline(field: &Field) -> bool {
+    matches!(field.ty, Ty::Msg(_))
+        && !field.repeated
+        && matches!(
+            field.name.as_str(),
+            "volumeSource"
+                | "persistentVolumeSource"
+                | "localObjectReference"
+                | "handler"
+                | "ephemeralContainerCommon"
+                | "ingressRuleValue"
+        )
+}
+
 /// Decodes the message `name` from `bytes`; `None` for a wrapper that stands for "unset".
 fn message(name: &str, bytes: &[u8], depth: usize) -> Result<Option<Value>, DecodeError> {
     if depth > MAX_DEPTH {
@@ -461,6 +479,13 @@ fn message(name: &str, bytes: &[u8], depth: usize) -> Result<Option<Value>, Deco
                 .as_array_mut()
             {
                 list.extend(items);
+            }
+            continue;
+        }
+        if inline(field) {
+            // An embedded Go struct: its fields belong to the parent in JSON.
+            if let Some(Value::Object(inner)) = scalar(&field.ty, &wire, depth)? {
+                out.extend(inner);
             }
             continue;
         }
@@ -664,6 +689,30 @@ mod tests {
             json!("2023-11-14T22:13:20Z")
         );
         assert_eq!(value["status"], json!({}));
+    }
+
+    #[test]
+    fn embedded_structs_are_inlined_as_json_inlines_them() {
+        // Volume{name, volumeSource{configMap{localObjectReference{name}, defaultMode}}}
+        let mut reference = Vec::new();
+        bytes_field(1, b"settings", &mut reference);
+        let mut config_map = Vec::new();
+        bytes_field(1, &reference, &mut config_map);
+        int_field(3, 420, &mut config_map);
+        let mut source = Vec::new();
+        bytes_field(19, &config_map, &mut source);
+        let mut volume = Vec::new();
+        bytes_field(1, b"config", &mut volume);
+        bytes_field(2, &source, &mut volume);
+        let mut pod_spec = Vec::new();
+        bytes_field(1, &volume, &mut pod_spec);
+        let mut pod = Vec::new();
+        bytes_field(2, &pod_spec, &mut pod);
+        let value = decode(&envelope("v1", "Pod", &pod)).unwrap();
+        assert_eq!(
+            value["spec"]["volumes"],
+            json!([{"name": "config", "configMap": {"name": "settings", "defaultMode": 420}}])
+        );
     }
 
     #[test]

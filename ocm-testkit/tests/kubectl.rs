@@ -708,6 +708,79 @@ async fn kubectl_generators_send_protobuf_and_it_is_understood() {
         .await,
         "web 80"
     );
+    k.ok(&[
+        "create",
+        "quota",
+        "small",
+        "-n",
+        "team-a",
+        "--hard=cpu=2,pods=10",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "resourcequota", "small", "-n", "team-a"],
+            "{.spec.hard.cpu} {.spec.hard.pods}"
+        )
+        .await,
+        "2 10"
+    );
+    k.ok(&[
+        "create",
+        "poddisruptionbudget",
+        "web",
+        "-n",
+        "team-a",
+        "--selector=app=web",
+        "--min-available=50%",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "pdb", "web", "-n", "team-a"],
+            "{.spec.minAvailable} {.spec.selector.matchLabels.app}"
+        )
+        .await,
+        "50% web"
+    );
+    k.ok(&[
+        "create",
+        "priorityclass",
+        "high",
+        "--value=1000",
+        "--description=urgent",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "priorityclass", "high"],
+            "{.value} {.description}"
+        )
+        .await,
+        "1000 urgent"
+    );
+    k.ok(&[
+        "create",
+        "ingress",
+        "web",
+        "-n",
+        "team-a",
+        "--rule=example.com/*=web:80",
+    ])
+    .await;
+    assert_eq!(
+        jp(
+            &k,
+            &["get", "ingress", "web", "-n", "team-a"],
+            "{.spec.rules[0].host} {.spec.rules[0].http.paths[0].backend.service.port.number}"
+        )
+        .await,
+        "example.com 80"
+    );
+
     // A client-side dry run sends nothing; a server-side one is decoded and not stored.
     k.ok(&[
         "create",
