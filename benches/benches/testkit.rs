@@ -287,13 +287,7 @@ fn loopback_start(c: &mut Criterion) {
     });
 }
 
-/// Resident memory of this process, in bytes (Linux; `None` elsewhere).
-fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+use ocm_benches::resident_bytes;
 
 fn hub_1000(c: &mut Criterion) {
     // Memory is not something criterion measures: report the resident-size growth of one
