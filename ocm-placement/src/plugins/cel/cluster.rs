@@ -20,13 +20,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, operators};
+use cel::common::ast::{Expr, IdedExpr, LiteralValue, operators};
 use cel::common::types::{CelInt, CelList, CelMap, CelMapKey, CelString};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use ocm_api::cluster::v1::{ManagedCluster, ManagedClusterClaim};
 
-use super::{SCORES_VARIABLE, VARIABLE, json_to_val};
+use super::{SCORES_VARIABLE, VARIABLE, entry_exprs, entry_exprs_mut, json_to_val};
 
 /// A selection path below `managedCluster` (`["metadata", "labels"]`); empty for the whole
 /// object.
@@ -593,26 +593,10 @@ pub(crate) fn rewrite_reads(e: &mut IdedExpr, bound: &mut Vec<String>, out: &mut
             .elements
             .iter_mut()
             .for_each(|x| rewrite_reads(x, bound, out)),
-        Expr::Map(m) => m
-            .entries
-            .iter_mut()
-            .for_each(|entry| match &mut entry.expr {
-                EntryExpr::StructField(f) => rewrite_reads(&mut f.value, bound, out),
-                EntryExpr::MapEntry(me) => {
-                    rewrite_reads(&mut me.key, bound, out);
-                    rewrite_reads(&mut me.value, bound, out);
-                }
-            }),
-        Expr::Struct(s) => s
-            .entries
-            .iter_mut()
-            .for_each(|entry| match &mut entry.expr {
-                EntryExpr::StructField(f) => rewrite_reads(&mut f.value, bound, out),
-                EntryExpr::MapEntry(me) => {
-                    rewrite_reads(&mut me.key, bound, out);
-                    rewrite_reads(&mut me.value, bound, out);
-                }
-            }),
+        Expr::Map(m) => entry_exprs_mut(&mut m.entries).for_each(|x| rewrite_reads(x, bound, out)),
+        Expr::Struct(s) => {
+            entry_exprs_mut(&mut s.entries).for_each(|x| rewrite_reads(x, bound, out))
+        }
     }
 }
 
@@ -713,16 +697,6 @@ fn only_fields_of(e: &IdedExpr, var: &str, fields: &mut BTreeSet<String>) -> boo
     ) -> bool {
         xs.into_iter().all(|x| only_fields_of(x, var, fields))
     }
-    fn entries(
-        xs: &[cel::common::ast::IdedEntryExpr],
-        var: &str,
-        fields: &mut BTreeSet<String>,
-    ) -> bool {
-        xs.iter().all(|entry| match &entry.expr {
-            EntryExpr::StructField(f) => only_fields_of(&f.value, var, fields),
-            EntryExpr::MapEntry(me) => all([&me.key, &me.value], var, fields),
-        })
-    }
     match &e.expr {
         Expr::Unspecified | Expr::Literal(_) => true,
         Expr::Ident(name) => name != var,
@@ -757,8 +731,8 @@ fn only_fields_of(e: &IdedExpr, var: &str, fields: &mut BTreeSet<String>) -> boo
                 )
         }
         Expr::List(l) => all(&l.elements, var, fields),
-        Expr::Map(m) => entries(&m.entries, var, fields),
-        Expr::Struct(st) => entries(&st.entries, var, fields),
+        Expr::Map(m) => all(entry_exprs(&m.entries), var, fields),
+        Expr::Struct(st) => all(entry_exprs(&st.entries), var, fields),
     }
 }
 
@@ -813,26 +787,12 @@ fn fields_by_position(e: &mut IdedExpr, var: &str, path: &ReadPath) {
             .elements
             .iter_mut()
             .for_each(|x| fields_by_position(x, var, path)),
-        Expr::Map(m) => m
-            .entries
-            .iter_mut()
-            .for_each(|entry| match &mut entry.expr {
-                EntryExpr::StructField(f) => fields_by_position(&mut f.value, var, path),
-                EntryExpr::MapEntry(me) => {
-                    fields_by_position(&mut me.key, var, path);
-                    fields_by_position(&mut me.value, var, path);
-                }
-            }),
-        Expr::Struct(st) => st
-            .entries
-            .iter_mut()
-            .for_each(|entry| match &mut entry.expr {
-                EntryExpr::StructField(f) => fields_by_position(&mut f.value, var, path),
-                EntryExpr::MapEntry(me) => {
-                    fields_by_position(&mut me.key, var, path);
-                    fields_by_position(&mut me.value, var, path);
-                }
-            }),
+        Expr::Map(m) => {
+            entry_exprs_mut(&mut m.entries).for_each(|x| fields_by_position(x, var, path))
+        }
+        Expr::Struct(st) => {
+            entry_exprs_mut(&mut st.entries).for_each(|x| fields_by_position(x, var, path))
+        }
     }
 }
 

@@ -60,7 +60,7 @@ pub(crate) mod k8s;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr, IdedExpr};
 use cel::common::value::Val;
 use cel::extractors::This;
 
@@ -417,22 +417,34 @@ fn free_identifiers(e: &IdedExpr, bound: &mut Vec<String>, out: &mut BTreeSet<(S
             .elements
             .iter()
             .for_each(|x| free_identifiers(x, bound, out)),
-        Expr::Map(m) => m.entries.iter().for_each(|entry| match &entry.expr {
-            EntryExpr::StructField(f) => free_identifiers(&f.value, bound, out),
-            EntryExpr::MapEntry(me) => {
-                free_identifiers(&me.key, bound, out);
-                free_identifiers(&me.value, bound, out);
-            }
-        }),
+        Expr::Map(m) => entry_exprs(&m.entries).for_each(|x| free_identifiers(x, bound, out)),
         Expr::Select(s) => free_identifiers(&s.operand, bound, out),
-        Expr::Struct(s) => s.entries.iter().for_each(|entry| match &entry.expr {
-            EntryExpr::StructField(f) => free_identifiers(&f.value, bound, out),
-            EntryExpr::MapEntry(me) => {
-                free_identifiers(&me.key, bound, out);
-                free_identifiers(&me.value, bound, out);
-            }
-        }),
+        Expr::Struct(s) => entry_exprs(&s.entries).for_each(|x| free_identifiers(x, bound, out)),
     }
+}
+
+/// The key and value expressions of map or struct literal entries.
+pub(crate) fn entry_exprs(entries: &[IdedEntryExpr]) -> impl Iterator<Item = &IdedExpr> {
+    entries
+        .iter()
+        .flat_map(|entry| match &entry.expr {
+            EntryExpr::StructField(f) => [Some(&f.value), None],
+            EntryExpr::MapEntry(me) => [Some(&me.key), Some(&me.value)],
+        })
+        .flatten()
+}
+
+/// [`entry_exprs`], mutably.
+pub(crate) fn entry_exprs_mut(
+    entries: &mut [IdedEntryExpr],
+) -> impl Iterator<Item = &mut IdedExpr> {
+    entries
+        .iter_mut()
+        .flat_map(|entry| match &mut entry.expr {
+            EntryExpr::StructField(f) => [Some(&mut f.value), None],
+            EntryExpr::MapEntry(me) => [Some(&mut me.key), Some(&mut me.value)],
+        })
+        .flatten()
 }
 
 /// Static cost of an expression (see the module documentation).
@@ -451,15 +463,9 @@ fn static_cost(e: &IdedExpr) -> u64 {
                 .saturating_add(static_cost(&c.result))
         }
         Expr::List(l) => sum(&mut l.elements.iter()),
-        Expr::Map(m) => sum(&mut m.entries.iter().flat_map(|entry| match &entry.expr {
-            EntryExpr::StructField(f) => vec![&f.value],
-            EntryExpr::MapEntry(me) => vec![&me.key, &me.value],
-        })),
+        Expr::Map(m) => sum(&mut entry_exprs(&m.entries)),
         Expr::Select(s) => static_cost(&s.operand),
-        Expr::Struct(s) => sum(&mut s.entries.iter().flat_map(|entry| match &entry.expr {
-            EntryExpr::StructField(f) => vec![&f.value],
-            EntryExpr::MapEntry(me) => vec![&me.key, &me.value],
-        })),
+        Expr::Struct(s) => sum(&mut entry_exprs(&s.entries)),
     };
     own.saturating_add(1)
 }
