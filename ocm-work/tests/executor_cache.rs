@@ -79,6 +79,19 @@ async fn create_role(client: &Client, name: &str, resources: &[&str], verbs: &[&
         .unwrap();
 }
 
+/// The ClusterRole `secret-admin`: every verb on Secrets.
+async fn create_secret_admin_cluster_role(client: &Client) {
+    let role: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": "secret-admin"},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ALL_VERBS}]
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(client.clone())
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+}
+
 async fn create_role_binding(client: &Client, name: &str, role_kind: &str, role: &str) {
     let binding: RoleBinding = serde_json::from_value(json!({
         "metadata": {"name": name, "namespace": "test"},
@@ -448,13 +461,8 @@ async fn a_cluster_role_bound_only_by_a_role_binding_is_followed() {
     eventually("the initial re-evaluation", || reviews(&cluster) > before).await;
 
     // Only the ClusterRole changes: it is found through the RoleBinding.
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": "secret-admin"},
-        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ALL_VERBS}]
-    }))
-    .unwrap();
+    create_secret_admin_cluster_role(&client).await;
     let roles = Api::<ClusterRole>::all(client.clone());
-    roles.create(&PostParams::default(), &role).await.unwrap();
     eventually("the cluster role is seen", || {
         cache.lookup(&key(), &dimension) == Some(true)
     })
@@ -479,15 +487,7 @@ async fn a_cluster_role_bound_only_by_a_role_binding_is_followed() {
 #[tokio::test]
 async fn a_cluster_role_binding_grant_is_followed() {
     let (_cluster, client) = cluster().await;
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": "secret-admin"},
-        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ALL_VERBS}]
-    }))
-    .unwrap();
-    Api::<ClusterRole>::all(client.clone())
-        .create(&PostParams::default(), &role)
-        .await
-        .unwrap();
+    create_secret_admin_cluster_role(&client).await;
     let cache = ExecutorCache::new();
     let validator = ExecutorValidator::new(client.clone()).with_cache(cache.clone());
     let exec = executor();
