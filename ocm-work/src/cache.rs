@@ -445,6 +445,18 @@ pub enum Lookup {
     Unknown,
 }
 
+impl Lookup {
+    /// What the cache knows: `Some(object or None when absent)`, or `None` when the caller
+    /// must ask the API server.
+    pub fn known(self) -> Option<Option<Arc<Value>>> {
+        match self {
+            Lookup::Found(object) => Some(Some(object)),
+            Lookup::Absent => Some(None),
+            Lookup::Unknown => None,
+        }
+    }
+}
+
 impl SpokeObjects {
     /// Caches over `client`'s cluster, at most `max_informers` of them.
     pub fn new(client: Client, max_informers: usize) -> Self {

@@ -65,7 +65,7 @@ use ocm_feedback::{CompiledRules, FeedbackReader};
 use serde_json::{Value, json};
 
 use crate::apply::engine::{ApplyEngine, ManifestApply};
-use crate::cache::{CacheEntry, InformerKey, Lookup, ObjectCache, SpokeObjects};
+use crate::cache::{CacheEntry, InformerKey, ObjectCache, SpokeObjects};
 use crate::config::{ResourceRef, find_manifest_config};
 use crate::discovery::ResolvedResource;
 use crate::identity::{agent_id, applied_manifest_work_name};
@@ -1038,12 +1038,9 @@ impl WorkAgent {
     ) -> std::result::Result<Option<Arc<Value>>, kube::Error> {
         if self.is_watched(key)
             && let Some(caches) = self.caches.get()
+            && let Some(known) = caches.objects.lookup(resolved, namespace, name).known()
         {
-            match caches.objects.lookup(resolved, namespace, name) {
-                Lookup::Found(object) => return Ok(Some(object)),
-                Lookup::Absent => return Ok(None),
-                Lookup::Unknown => {}
-            }
+            return Ok(known);
         }
         self.engine.get_live(resolved, namespace, name).await
     }

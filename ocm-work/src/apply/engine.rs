@@ -27,7 +27,7 @@ use std::sync::{Arc, OnceLock};
 use super::hash::config_hash;
 use super::metadata::{remove_null_creation_timestamps, strip_removal_instructions};
 use super::update::{UpdatePlan, plan_update};
-use crate::cache::{Lookup, SpokeObjects};
+use crate::cache::SpokeObjects;
 use crate::config::{ResourceRef, find_manifest_config};
 use crate::discovery::{ResolvedResource, ResourceResolver};
 use crate::order::apply_order;
@@ -174,12 +174,11 @@ impl ApplyEngine {
         name: &str,
         fresh: bool,
     ) -> Result<(Option<Arc<Value>>, bool), kube::Error> {
-        if !fresh && let Some(objects) = self.objects.get() {
-            match objects.lookup(resolved, namespace, name) {
-                Lookup::Found(object) => return Ok((Some(object), true)),
-                Lookup::Absent => return Ok((None, true)),
-                Lookup::Unknown => {}
-            }
+        if !fresh
+            && let Some(objects) = self.objects.get()
+            && let Some(known) = objects.lookup(resolved, namespace, name).known()
+        {
+            return Ok((known, true));
         }
         let live = self.api(resolved, namespace).get_opt(name).await?;
         let live = match live {
