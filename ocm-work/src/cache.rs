@@ -566,13 +566,6 @@ impl SpokeObjects {
     pub fn stop(&self, key: &InformerKey) {
         self.lock().remove(key);
     }
-
-    /// The keys of the running informers.
-    pub fn informer_keys(&self) -> Vec<InformerKey> {
-        let mut keys: Vec<InformerKey> = self.lock().keys().cloned().collect();
-        keys.sort();
-        keys
-    }
 }
 
 fn key_listener(key: InformerKey, listener: SpokeListener) -> Listener {
