@@ -27,3 +27,29 @@ pub enum Error {
 
 /// Result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong reading a placement's decisions ([`crate::consumer`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConsumerError {
+    /// The decisions of a placement could not be grouped (a bad group-index label).
+    #[error("placement {placement}: {source}")]
+    Decisions {
+        /// `namespace/name` of the placement.
+        placement: String,
+        /// The grouping error.
+        #[source]
+        source: crate::rollout::RolloutError,
+    },
+    /// A Kubernetes API call failed.
+    #[cfg(feature = "controller")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
+    #[error("{action}: {source}")]
+    Kube {
+        /// What was being done.
+        action: String,
+        /// kube's error.
+        #[source]
+        source: kube::Error,
+    },
+}

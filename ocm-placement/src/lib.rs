@@ -79,6 +79,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod consumer;
 #[cfg(feature = "controller")]
 #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub mod controller;
@@ -89,7 +90,7 @@ pub mod hub;
 pub mod inventory;
 pub mod plugins;
 mod policy;
-mod quantity;
+pub mod quantity;
 mod result;
 pub mod rollout;
 mod scheduler;
@@ -101,7 +102,7 @@ mod symbols;
 #[cfg(feature = "controller")]
 mod watch;
 
-pub use error::{Error, Result};
+pub use error::{ConsumerError, Error, Result};
 pub use explain::{ClusterExplanation, Outcome};
 pub use result::{
     Eligibility, FilterRecord, PrioritizerScores, ScheduleResult, ScheduleStatus, ScoredCluster,

@@ -25,7 +25,7 @@ fn pow10(n: i32) -> f64 {
 /// Parses a quantity string (`"16"`, `"64Gi"`, `"500m"`, `"1.5"`, `"2e3"`) into the float
 /// Kubernetes' `AsApproximateFloat64` returns. Returns `None` for strings that are not
 /// quantities.
-pub(crate) fn approximate_f64(s: &str) -> Option<f64> {
+pub fn approximate_f64(s: &str) -> Option<f64> {
     let s = s.trim();
     let (negative, rest) = match s.as_bytes().first()? {
         b'-' => (true, &s[1..]),
