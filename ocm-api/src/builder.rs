@@ -124,6 +124,35 @@ impl ManifestWorkBuilder {
         self
     }
 
+    /// Asks for status feedback from one resource: adds a manifest config with `rules` for
+    /// `identifier` (our shortcut for a [`ManifestConfigOption`] with only feedback rules).
+    ///
+    /// ```
+    /// use ocm_api::builder::ManifestWorkBuilder;
+    /// use ocm_api::work::v1::{FeedbackRule, JsonPath, ResourceIdentifier};
+    ///
+    /// let work = ManifestWorkBuilder::new("web", "cluster1")
+    ///     .yaml("web.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\n")?
+    ///     .feedback(
+    ///         ResourceIdentifier::new("apps", "deployments", "default", "web"),
+    ///         [FeedbackRule::well_known_status(),
+    ///          FeedbackRule::json_paths([JsonPath::new("replicas", ".spec.replicas")])],
+    ///     )
+    ///     .build()?;
+    /// assert_eq!(work.spec.manifest_configs.unwrap()[0].feedback_rules.as_ref().unwrap().len(), 2);
+    /// # Ok::<(), ocm_api::Error>(())
+    /// ```
+    pub fn feedback(
+        mut self,
+        identifier: crate::work::v1::ResourceIdentifier,
+        rules: impl IntoIterator<Item = crate::work::v1::FeedbackRule>,
+    ) -> Self {
+        let mut config = ManifestConfigOption::new(identifier);
+        config.feedback_rules = Some(rules.into_iter().collect());
+        self.manifest_configs.push(config);
+        self
+    }
+
     /// Sets the delete option.
     pub fn delete_option(mut self, option: DeleteOption) -> Self {
         self.delete_option = Some(option);
@@ -189,6 +218,58 @@ impl ManifestWorkBuilder {
         };
         work.validate_with_limit(self.size_limit)?;
         Ok(work)
+    }
+}
+
+impl ManifestWorkBuilder {
+    /// Builds as many works as the manifests need under the size limit (sdk-go's work
+    /// builder, see [`crate::work::split`]): works are named `{name}-0`, `{name}-1`, … and
+    /// each carries the labels, annotations, manifest configs, delete option and executor.
+    /// `existing` are the works a previous call built (they keep their names and manifests
+    /// where possible); the result says which works to apply and which to delete.
+    ///
+    /// ```
+    /// use ocm_api::builder::ManifestWorkBuilder;
+    /// use ocm_api::work::v1::Manifest;
+    ///
+    /// let mut builder = ManifestWorkBuilder::new("big", "cluster1").size_limit(2000);
+    /// for i in 0..4 {
+    ///     builder = builder.manifest(Manifest::new(serde_json::json!({
+    ///         "apiVersion": "v1", "kind": "ConfigMap",
+    ///         "metadata": {"name": format!("cm{i}"), "namespace": "default"},
+    ///         "data": {"blob": "x".repeat(600)}
+    ///     })));
+    /// }
+    /// let split = builder.build_split(&[])?;
+    /// let names: Vec<_> = split.apply.iter().map(|w| w.metadata.name.clone().unwrap()).collect();
+    /// assert_eq!(names, ["big-0", "big-1"]);
+    /// # Ok::<(), ocm_api::Error>(())
+    /// ```
+    pub fn build_split(self, existing: &[ManifestWork]) -> Result<crate::work::split::SplitWorks> {
+        use crate::work::split::{WorkSplitter, WorkTemplate};
+        let labels = (!self.labels.is_empty()).then_some(self.labels.clone());
+        let meta = |i: usize| ObjectMeta {
+            name: Some(format!("{}-{i}", self.name)),
+            namespace: Some(self.namespace.clone()),
+            labels: labels.clone(),
+            ..ObjectMeta::default()
+        };
+        let template = WorkTemplate {
+            delete_option: self.delete_option.clone(),
+            manifest_configs: self.manifest_configs.clone(),
+            executor: self.executor.clone(),
+            annotations: self.annotations.clone(),
+        };
+        let split = WorkSplitter::with_manifests_limit(self.size_limit).split(
+            &self.manifests,
+            &meta,
+            &template,
+            existing,
+        )?;
+        for work in &split.apply {
+            work.validate_with_limit(self.size_limit)?;
+        }
+        Ok(split)
     }
 }
 

@@ -69,6 +69,27 @@ pub enum Error {
         /// What kube's merge reported.
         message: String,
     },
+    /// A manifest has no kind or version, so it cannot be placed in a work.
+    #[error("manifest {index}: {message}")]
+    ManifestKey {
+        /// 0-based index of the manifest.
+        index: usize,
+        /// What is missing.
+        message: String,
+    },
+
+    /// One manifest alone is larger than a ManifestWork may be.
+    #[error(
+        "manifest {manifest} is {size} bytes, more than the {limit}-byte limit of one ManifestWork"
+    )]
+    ManifestTooLarge {
+        /// `apiVersion kind namespace/name` of the manifest.
+        manifest: String,
+        /// Its size in bytes, as the hub measures it.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
 }
 
 /// The result type of `ocm-api`.

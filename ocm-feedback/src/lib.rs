@@ -63,6 +63,7 @@
 
 mod error;
 pub mod jsonpath;
+pub mod lookup;
 mod rules;
 mod tracker;
 mod value;

@@ -34,6 +34,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod agent;
+pub mod api_errors;
 pub mod apply;
 pub mod cache;
 pub mod config;

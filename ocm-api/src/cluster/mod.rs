@@ -78,6 +78,7 @@ macro_rules! spec_may_be_absent {
 }
 pub(crate) use spec_may_be_absent;
 
+pub mod builder;
 pub(crate) mod schema;
 mod validate;
 pub use validate::{

@@ -189,6 +189,33 @@ impl FieldValue {
     }
 }
 
+impl std::fmt::Display for FieldValue {
+    /// The value as text, without its type: an integer in decimal, a string as is, a boolean
+    /// as `true`/`false`, a `JsonRaw` value as its JSON text (our addition; upstream has no
+    /// text form). A value whose `type` names a missing field prints nothing.
+    ///
+    /// ```
+    /// use ocm_api::work::v1::FieldValue;
+    /// assert_eq!(FieldValue::integer(3).to_string(), "3");
+    /// assert_eq!(FieldValue::string("True").to_string(), "True");
+    /// assert_eq!(FieldValue::json_raw("[1,2]").to_string(), "[1,2]");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.type_ {
+            ValueType::Integer => match self.integer {
+                Some(i) => write!(f, "{i}"),
+                None => Ok(()),
+            },
+            ValueType::String => f.write_str(self.string.as_deref().unwrap_or("")),
+            ValueType::Boolean => match self.boolean {
+                Some(b) => write!(f, "{b}"),
+                None => Ok(()),
+            },
+            ValueType::JsonRaw => f.write_str(self.json_raw.as_deref().unwrap_or("")),
+        }
+    }
+}
+
 /// The type of a [`FieldValue`].
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub enum ValueType {
