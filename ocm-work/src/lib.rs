@@ -35,12 +35,14 @@
 
 pub mod agent;
 pub mod api_errors;
+pub mod applier;
 pub mod apply;
 pub mod cache;
 pub mod config;
 pub mod discovery;
 mod error;
 pub mod executor;
+pub mod fanout;
 pub mod identity;
 pub mod order;
 pub mod owner;

@@ -1,0 +1,413 @@
+//! "One ManifestWork per decided cluster": the fan-out every placement consumer writes, as a
+//! reusable synchroniser.
+//!
+//! [`PlacementFanout::reconcile`] reads the decisions of one Placement, renders a work for
+//! each decided cluster (your closure gets the cluster name), applies it with the
+//! [`WorkApplier`] (no write when nothing changed), deletes the works of clusters that are no
+//! longer decided, and cleans up when the Placement goes. Rendering errors are reported per
+//! cluster in the outcome; the other clusters keep converging.
+//!
+//! # Clean-up scheme (our addition)
+//!
+//! The works live in the cluster namespaces and the Placement in another namespace, so an
+//! owner reference cannot tie them together. Instead:
+//!
+//! * every work carries three labels: [`OWNER_LABEL`] (the fan-out's name),
+//!   [`PLACEMENT_NAMESPACE_LABEL`] and upstream's
+//!   `work.open-cluster-management.io/placementname` (the Placement's name);
+//! * the Placement gets the finalizer [`finalizer`]`(owner)` on the first reconcile;
+//! * once the Placement is being deleted (or is gone), the next reconcile deletes every work
+//!   with those labels and then removes the finalizer.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use ocm_api::work::v1::{Manifest, ManifestWorkSpec, ManifestsTemplate};
+//! use ocm_work::fanout::PlacementFanout;
+//!
+//! let hub = ocm_testkit::FakeHub::new(2)?;
+//! # let client = hub.hub().client();
+//! # for (n, clusters) in [("web", vec!["cluster1", "cluster2"])] {
+//! #     hub.hub().apply_yaml(&format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: apps}}\n---\napiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\nmetadata: {{name: {n}, namespace: apps}}\nspec: {{}}\n---\napiVersion: cluster.open-cluster-management.io/v1beta1\nkind: PlacementDecision\nmetadata: {{name: {n}-decision-1, namespace: apps, labels: {{cluster.open-cluster-management.io/placement: {n}, cluster.open-cluster-management.io/decision-group-index: '0'}}}}\n"))?;
+//! #     let api: kube::Api<ocm_api::cluster::v1beta1::PlacementDecision> = kube::Api::namespaced(client.clone(), "apps");
+//! #     let decisions: Vec<_> = clusters.iter().map(|c| serde_json::json!({"clusterName": c, "reason": ""})).collect();
+//! #     api.patch_status(&format!("{n}-decision-1"), &Default::default(), &kube::api::Patch::Merge(serde_json::json!({"status": {"decisions": decisions}}))).await?;
+//! # }
+//! // The placement apps/web decided cluster1 and cluster2.
+//! let fanout = PlacementFanout::new(hub.hub().client(), "hello-app", "apps", "web", "hello")?;
+//! let outcome = fanout
+//!     .reconcile(&|cluster: &str| {
+//!         let cm = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+//!             "metadata": {"name": "hello", "namespace": "default"},
+//!             "data": {"cluster": cluster}});
+//!         Ok(ManifestWorkSpec {
+//!             workload: Some(ManifestsTemplate { manifests: Some(vec![Manifest::new(cm)]) }),
+//!             ..Default::default()
+//!         })
+//!     })
+//!     .await?;
+//! assert_eq!(outcome.applied, ["cluster1", "cluster2"]);
+//! assert_eq!(fanout.works().await?.len(), 2);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::constants::labels;
+use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
+use ocm_placement::consumer::ClustersTracker;
+use serde_json::json;
+
+use crate::applier::WorkApplier;
+use crate::{Error, Result};
+
+/// Label on every work of a fan-out: the fan-out's name (our addition).
+pub const OWNER_LABEL: &str = "fanout.ocm-rs.io/owner";
+/// Label on every work of a fan-out: the Placement's namespace (our addition).
+pub const PLACEMENT_NAMESPACE_LABEL: &str = "fanout.ocm-rs.io/placement-namespace";
+
+/// The finalizer a fan-out named `owner` puts on its Placement (our addition).
+pub fn finalizer(owner: &str) -> String {
+    format!("fanout.ocm-rs.io/{owner}")
+}
+
+/// Renders the work spec of one cluster; an `Err` is reported for that cluster only.
+pub type Render = dyn Fn(&str) -> std::result::Result<ManifestWorkSpec, String> + Send + Sync;
+
+/// What one reconcile did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FanoutOutcome {
+    /// The clusters the Placement decides now.
+    pub decided: BTreeSet<String>,
+    /// Clusters whose work was applied (created, updated or found up to date), in name order.
+    pub applied: Vec<String>,
+    /// Clusters whose work was deleted.
+    pub deleted: Vec<String>,
+    /// Clusters whose work could not be rendered or applied, with the reason.
+    pub failed: Vec<(String, String)>,
+    /// The Placement is gone or being deleted; every work was deleted.
+    pub placement_deleted: bool,
+}
+
+/// Keeps one ManifestWork per cluster a Placement decides.
+#[derive(Clone)]
+pub struct PlacementFanout {
+    client: Client,
+    applier: WorkApplier,
+    owner: String,
+    namespace: String,
+    placement: String,
+    work_name: String,
+}
+
+impl std::fmt::Debug for PlacementFanout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlacementFanout")
+            .field("owner", &self.owner)
+            .field(
+                "placement",
+                &format!("{}/{}", self.namespace, self.placement),
+            )
+            .field("work_name", &self.work_name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn check_label_value(what: &str, value: &str) -> Result<()> {
+    let ok = !value.is_empty()
+        && value.len() <= 63
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && value.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && value.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidObject {
+            object: format!("PlacementFanout {what} {value:?}"),
+            message: "must be a label value: 1 to 63 letters, digits, '-', '_' or '.', \
+                      starting and ending with a letter or digit"
+                .into(),
+        })
+    }
+}
+
+impl PlacementFanout {
+    /// A fan-out named `owner` (a label value, unique among the fan-outs of the hub) of the
+    /// work `work_name` to the clusters of Placement `namespace/placement`.
+    pub fn new(
+        client: Client,
+        owner: impl Into<String>,
+        namespace: impl Into<String>,
+        placement: impl Into<String>,
+        work_name: impl Into<String>,
+    ) -> Result<Self> {
+        let me = Self {
+            applier: WorkApplier::new(client.clone()),
+            client,
+            owner: owner.into(),
+            namespace: namespace.into(),
+            placement: placement.into(),
+            work_name: work_name.into(),
+        };
+        check_label_value("owner", &me.owner)?;
+        check_label_value("placement namespace", &me.namespace)?;
+        check_label_value("placement name", &me.placement)?;
+        Ok(me)
+    }
+
+    /// Uses `applier` (for example with another field manager).
+    #[must_use]
+    pub fn with_applier(mut self, applier: WorkApplier) -> Self {
+        self.applier = applier;
+        self
+    }
+
+    /// The label selector of this fan-out's works.
+    pub fn selector(&self) -> String {
+        format!(
+            "{OWNER_LABEL}={},{PLACEMENT_NAMESPACE_LABEL}={},{}={}",
+            self.owner,
+            self.namespace,
+            labels::PLACEMENT_NAME,
+            self.placement
+        )
+    }
+
+    /// This fan-out's works, by cluster.
+    pub async fn works(&self) -> Result<BTreeMap<String, ManifestWork>> {
+        let api: Api<ManifestWork> = Api::all(self.client.clone());
+        let list = api
+            .list(&ListParams::default().labels(&self.selector()))
+            .await
+            .map_err(|e| Error::kube(format!("list ManifestWorks of fan-out {}", self.owner), e))?;
+        Ok(list
+            .items
+            .into_iter()
+            .filter(|w| w.metadata.name.as_deref() == Some(self.work_name.as_str()))
+            .map(|w| (w.namespace().unwrap_or_default(), w))
+            .collect())
+    }
+
+    /// One reconcile: see the [module docs](self).
+    pub async fn reconcile(&self, render: &Render) -> Result<FanoutOutcome> {
+        let mut outcome = FanoutOutcome::default();
+        let placements: Api<Placement> = Api::namespaced(self.client.clone(), &self.namespace);
+        let placement = placements.get_opt(&self.placement).await.map_err(|e| {
+            Error::kube(
+                format!("get Placement {}/{}", self.namespace, self.placement),
+                e,
+            )
+        })?;
+        let fin = finalizer(&self.owner);
+        let Some(placement) = placement.filter(|p| p.metadata.deletion_timestamp.is_none()) else {
+            return self.clean_up(&placements, &fin, outcome).await;
+        };
+        if !placement.finalizers().contains(&fin) {
+            let mut list = placement.finalizers().to_vec();
+            list.push(fin.clone());
+            let patch = json!({"metadata": {
+                "resourceVersion": placement.metadata.resource_version,
+                "finalizers": list,
+            }});
+            placements
+                .patch(
+                    &self.placement,
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+                .map_err(|e| {
+                    Error::kube(
+                        format!(
+                            "add finalizer to Placement {}/{}",
+                            self.namespace, self.placement
+                        ),
+                        e,
+                    )
+                })?;
+        }
+
+        let decisions: Api<PlacementDecision> =
+            Api::namespaced(self.client.clone(), &self.namespace);
+        let mut tracker = ClustersTracker::new(&self.namespace, &self.placement);
+        let list = decisions
+            .list(&ListParams::default().labels(&tracker.label_selector()))
+            .await
+            .map_err(|e| {
+                Error::kube(
+                    format!(
+                        "list PlacementDecisions of {}/{}",
+                        self.namespace, self.placement
+                    ),
+                    e,
+                )
+            })?;
+        tracker
+            .refresh(&list.items)
+            .map_err(|source| Error::Rollout {
+                placement: format!("{}/{}", self.namespace, self.placement),
+                source,
+            })?;
+        outcome.decided = tracker.clusters();
+        outcome.decided.retain(|c| !c.is_empty());
+
+        let existing = self.works().await?;
+        let mut errors = Vec::new();
+        for cluster in &outcome.decided {
+            let spec = match render(cluster) {
+                Ok(spec) => spec,
+                Err(message) => {
+                    tracing::warn!(cluster, %message, owner = %self.owner, "rendering the work failed");
+                    outcome.failed.push((cluster.clone(), message));
+                    continue;
+                }
+            };
+            let work = self.work_for(cluster, spec);
+            if let Err(e) = work.validate() {
+                outcome.failed.push((cluster.clone(), e.to_string()));
+                continue;
+            }
+            match self.applier.apply(&work).await {
+                Ok(_) => outcome.applied.push(cluster.clone()),
+                Err(e) => outcome.failed.push((cluster.clone(), e.to_string())),
+            }
+        }
+        for cluster in existing.keys() {
+            if outcome.decided.contains(cluster) {
+                continue;
+            }
+            match self.applier.delete(cluster, &self.work_name).await {
+                Ok(()) => outcome.deleted.push(cluster.clone()),
+                Err(e) => errors.push(e),
+            }
+        }
+        Error::aggregate(errors)?;
+        Ok(outcome)
+    }
+
+    async fn clean_up(
+        &self,
+        placements: &Api<Placement>,
+        fin: &str,
+        mut outcome: FanoutOutcome,
+    ) -> Result<FanoutOutcome> {
+        outcome.placement_deleted = true;
+        let mut errors = Vec::new();
+        for (cluster, work) in self.works().await? {
+            match self.applier.delete(&cluster, &work.name_any()).await {
+                Ok(()) => outcome.deleted.push(cluster),
+                Err(e) => errors.push(e),
+            }
+        }
+        Error::aggregate(errors)?;
+        if let Some(p) = placements.get_opt(&self.placement).await.map_err(|e| {
+            Error::kube(
+                format!("get Placement {}/{}", self.namespace, self.placement),
+                e,
+            )
+        })? && p.finalizers().iter().any(|f| f == fin)
+        {
+            let rest: Vec<&String> = p.finalizers().iter().filter(|f| *f != fin).collect();
+            let patch = json!({"metadata": {
+                "resourceVersion": p.metadata.resource_version,
+                "finalizers": rest,
+            }});
+            placements
+                .patch(
+                    &self.placement,
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+                .map_err(|e| {
+                    Error::kube(
+                        format!(
+                            "remove finalizer from Placement {}/{}",
+                            self.namespace, self.placement
+                        ),
+                        e,
+                    )
+                })?;
+        }
+        Ok(outcome)
+    }
+
+    fn work_for(&self, cluster: &str, spec: ManifestWorkSpec) -> ManifestWork {
+        let mut work = ManifestWork {
+            metadata: Default::default(),
+            spec,
+            status: None,
+        };
+        work.metadata.name = Some(self.work_name.clone());
+        work.metadata.namespace = Some(cluster.to_string());
+        work.metadata.labels = Some(BTreeMap::from([
+            (OWNER_LABEL.to_string(), self.owner.clone()),
+            (
+                PLACEMENT_NAMESPACE_LABEL.to_string(),
+                self.namespace.clone(),
+            ),
+            (labels::PLACEMENT_NAME.to_string(), self.placement.clone()),
+        ]));
+        work
+    }
+
+    /// Reconciles until `shutdown` completes: at once, whenever the Placement, its decisions
+    /// or this fan-out's works change, and every `resync` (failed rounds are retried at the
+    /// next event or resync and logged).
+    pub async fn run(
+        self,
+        render: Arc<Render>,
+        resync: Duration,
+        shutdown: impl std::future::Future<Output = ()> + Send,
+    ) {
+        let decisions = watcher(
+            Api::<PlacementDecision>::namespaced(self.client.clone(), &self.namespace),
+            watcher::Config::default().labels(&format!("{}={}", labels::PLACEMENT, self.placement)),
+        )
+        .map(|_| ());
+        let placements = watcher(
+            Api::<Placement>::namespaced(self.client.clone(), &self.namespace),
+            watcher::Config::default().fields(&format!("metadata.name={}", self.placement)),
+        )
+        .map(|_| ());
+        let works = watcher(
+            Api::<ManifestWork>::all(self.client.clone()),
+            watcher::Config::default().labels(&self.selector()),
+        )
+        .map(|_| ());
+        let ticks = futures::stream::unfold((), move |()| async move {
+            tokio::time::sleep(resync).await;
+            Some(((), ()))
+        });
+        let mut events = futures::stream::select(
+            futures::stream::select(decisions, placements),
+            futures::stream::select(works, ticks),
+        )
+        .boxed();
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            match self.reconcile(render.as_ref()).await {
+                Ok(o) if !o.failed.is_empty() => {
+                    tracing::warn!(owner = %self.owner, failed = ?o.failed, "fan-out round left clusters behind");
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(owner = %self.owner, %error, "fan-out round failed"),
+            }
+            tokio::select! {
+                _ = &mut shutdown => return,
+                next = events.next() => if next.is_none() { return },
+            }
+        }
+    }
+}

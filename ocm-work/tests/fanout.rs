@@ -1,0 +1,299 @@
+//! The placement fan-out (one ManifestWork per decided cluster) and the work applier against an
+//! in-process fake hub.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::constants::labels;
+use ocm_api::work::v1::{Manifest, ManifestWork, ManifestWorkSpec, ManifestsTemplate};
+use ocm_placement::consumer::{ClustersTracker, PlacementDecisionGetter};
+use ocm_testkit::FakeHub;
+use ocm_work::applier::WorkApplier;
+use ocm_work::fanout::{PlacementFanout, Render, finalizer};
+use serde_json::json;
+
+const NS: &str = "apps";
+
+async fn setup(n: usize) -> (FakeHub, Client) {
+    let hub = FakeHub::new(n).expect("hub");
+    let client = hub.hub().client();
+    hub.hub()
+        .apply_yaml(&format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n---\n\
+             apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\n\
+             metadata: {{name: web, namespace: {NS}}}\nspec: {{}}\n"
+        ))
+        .expect("fixtures");
+    (hub, client)
+}
+
+/// Writes the placement's decisions as the scheduler would: one slice per group.
+async fn decide(client: &Client, groups: &[(&str, &[&str])]) {
+    let api: Api<PlacementDecision> = Api::namespaced(client.clone(), NS);
+    for old in api
+        .list(&ListParams::default().labels(&format!("{}=web", labels::PLACEMENT)))
+        .await
+        .unwrap()
+        .items
+    {
+        api.delete(&old.name_any(), &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    for (i, (group, clusters)) in groups.iter().enumerate() {
+        let name = format!("web-decision-{}", i + 1);
+        let mut pd = PlacementDecision::default();
+        pd.metadata.name = Some(name.clone());
+        pd.metadata.labels = Some(BTreeMap::from([
+            (labels::PLACEMENT.to_string(), "web".to_string()),
+            (labels::DECISION_GROUP_INDEX.to_string(), i.to_string()),
+            (labels::DECISION_GROUP_NAME.to_string(), group.to_string()),
+        ]));
+        api.create(&PostParams::default(), &pd).await.unwrap();
+        let decisions: Vec<_> = clusters
+            .iter()
+            .map(|c| json!({"clusterName": c, "reason": ""}))
+            .collect();
+        api.patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"decisions": decisions}})),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+fn render_ok(image: &'static str) -> Arc<Render> {
+    Arc::new(move |cluster: &str| {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "hello", "namespace": "default"},
+            "data": {"cluster": cluster, "image": image}});
+        Ok(ManifestWorkSpec {
+            workload: Some(ManifestsTemplate {
+                manifests: Some(vec![Manifest::new(cm)]),
+            }),
+            ..Default::default()
+        })
+    })
+}
+
+fn clusters_of(works: &BTreeMap<String, ManifestWork>) -> Vec<&str> {
+    works.keys().map(String::as_str).collect()
+}
+
+#[tokio::test]
+async fn tracker_reports_added_and_removed_clusters_from_the_hub() {
+    let (_hub, client) = setup(3).await;
+    let getter = PlacementDecisionGetter::new(client.clone());
+    let mut tracker = ClustersTracker::new(NS, "web");
+    decide(&client, &[("canary", &["cluster1"]), ("", &["cluster2"])]).await;
+    let changes = getter.refresh(&mut tracker).await.unwrap();
+    assert_eq!(
+        changes.added.iter().collect::<Vec<_>>(),
+        ["cluster1", "cluster2"]
+    );
+    assert!(changes.removed.is_empty());
+    assert_eq!(tracker.group_indexes("canary"), [0]);
+
+    decide(&client, &[("canary", &["cluster1", "cluster3"])]).await;
+    let changes = getter.refresh(&mut tracker).await.unwrap();
+    assert_eq!(changes.added.iter().collect::<Vec<_>>(), ["cluster3"]);
+    assert_eq!(changes.removed.iter().collect::<Vec<_>>(), ["cluster2"]);
+    assert!(getter.placement(NS, "web").await.unwrap().is_some());
+    assert!(getter.placement(NS, "nope").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn one_work_per_decided_cluster_follows_the_decisions() {
+    let (hub, client) = setup(3).await;
+    let fanout = PlacementFanout::new(client.clone(), "hello", NS, "web", "hello-work").unwrap();
+    decide(&client, &[("", &["cluster1", "cluster2"])]).await;
+    let render = render_ok("v1");
+    let out = fanout.reconcile(render.as_ref()).await.unwrap();
+    assert_eq!(out.applied, ["cluster1", "cluster2"]);
+    let works = fanout.works().await.unwrap();
+    assert_eq!(clusters_of(&works), ["cluster1", "cluster2"]);
+    let cm = &works["cluster2"].spec.manifests()[0];
+    assert_eq!(cm.as_value()["data"]["cluster"], "cluster2");
+
+    // A second round with nothing changed writes nothing.
+    let writes = hub.hub().journal().writes();
+    fanout.reconcile(render.as_ref()).await.unwrap();
+    assert_eq!(hub.hub().journal().writes(), writes);
+
+    // The decisions move: cluster1's work goes, cluster3's comes.
+    decide(&client, &[("", &["cluster2", "cluster3"])]).await;
+    let out = fanout.reconcile(render.as_ref()).await.unwrap();
+    assert_eq!(out.deleted, ["cluster1"]);
+    assert_eq!(
+        clusters_of(&fanout.works().await.unwrap()),
+        ["cluster2", "cluster3"]
+    );
+
+    // A changed render rolls through.
+    fanout.reconcile(render_ok("v2").as_ref()).await.unwrap();
+    for w in fanout.works().await.unwrap().values() {
+        assert_eq!(w.spec.manifests()[0].as_value()["data"]["image"], "v2");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_cluster_does_not_stop_the_others() {
+    let (_hub, client) = setup(3).await;
+    let fanout = PlacementFanout::new(client.clone(), "hello", NS, "web", "hello-work").unwrap();
+    decide(&client, &[("", &["cluster1", "cluster2", "cluster3"])]).await;
+    let ok = render_ok("v1");
+    let render: Arc<Render> = Arc::new(move |cluster: &str| {
+        if cluster == "cluster2" {
+            Err("no image for cluster2".to_string())
+        } else {
+            ok(cluster)
+        }
+    });
+    let out = fanout.reconcile(render.as_ref()).await.unwrap();
+    assert_eq!(out.applied, ["cluster1", "cluster3"]);
+    assert_eq!(
+        out.failed,
+        [("cluster2".to_string(), "no image for cluster2".to_string())]
+    );
+    // An empty work is refused by the hub's rules, for that cluster only.
+    let empty: Arc<Render> = Arc::new(|cluster: &str| {
+        if cluster == "cluster3" {
+            Ok(ManifestWorkSpec::default())
+        } else {
+            render_ok("v1")(cluster)
+        }
+    });
+    let out = fanout.reconcile(empty.as_ref()).await.unwrap();
+    assert_eq!(out.failed.len(), 1);
+    assert_eq!(out.failed[0].0, "cluster3");
+    assert!(out.failed[0].1.contains("manifests"), "{}", out.failed[0].1);
+}
+
+#[tokio::test]
+async fn deleting_the_placement_deletes_every_work() {
+    let (_hub, client) = setup(2).await;
+    let fanout = PlacementFanout::new(client.clone(), "hello", NS, "web", "hello-work").unwrap();
+    let other = PlacementFanout::new(client.clone(), "other", NS, "web", "other-work").unwrap();
+    decide(&client, &[("", &["cluster1", "cluster2"])]).await;
+    fanout.reconcile(render_ok("v1").as_ref()).await.unwrap();
+    other.reconcile(render_ok("v1").as_ref()).await.unwrap();
+    let placements: Api<Placement> = Api::namespaced(client.clone(), NS);
+    let p = placements.get("web").await.unwrap();
+    assert!(p.finalizers().contains(&finalizer("hello")));
+    assert!(p.finalizers().contains(&finalizer("other")));
+
+    placements
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    // The finalizers hold the placement until each fan-out cleaned up.
+    assert!(placements.get_opt("web").await.unwrap().is_some());
+    let out = fanout.reconcile(render_ok("v1").as_ref()).await.unwrap();
+    assert!(out.placement_deleted);
+    assert_eq!(out.deleted, ["cluster1", "cluster2"]);
+    assert!(fanout.works().await.unwrap().is_empty());
+    assert_eq!(
+        other.works().await.unwrap().len(),
+        2,
+        "other fan-outs keep theirs"
+    );
+    assert!(placements.get_opt("web").await.unwrap().is_some());
+    other.reconcile(render_ok("v1").as_ref()).await.unwrap();
+    assert!(placements.get_opt("web").await.unwrap().is_none());
+    assert!(other.works().await.unwrap().is_empty());
+    // Reconciling a fan-out whose placement is gone is harmless.
+    let again = fanout.reconcile(render_ok("v1").as_ref()).await.unwrap();
+    assert!(again.placement_deleted && again.deleted.is_empty());
+}
+
+#[tokio::test]
+async fn invalid_names_are_refused() {
+    let (_hub, client) = setup(1).await;
+    let err = PlacementFanout::new(client, "Bad/Owner", NS, "web", "w").unwrap_err();
+    assert!(err.to_string().contains("must be a label value"), "{err}");
+}
+
+#[tokio::test]
+async fn applier_updates_and_deletes_and_skips_no_ops() {
+    let (hub, client) = setup(1).await;
+    let applier = WorkApplier::new(client.clone());
+    let mut work = ocm_api::builder::ManifestWorkBuilder::new("w", "cluster1")
+        .yaml(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n",
+        )
+        .unwrap()
+        .label("team", "x")
+        .build()
+        .unwrap();
+    let created = applier.apply(&work).await.unwrap();
+    assert_eq!(created.labels()["team"], "x");
+    // Another applier (no cache) also sees the live work as equal and writes nothing.
+    let writes = hub.hub().journal().writes();
+    WorkApplier::new(client.clone()).apply(&work).await.unwrap();
+    assert_eq!(hub.hub().journal().writes(), writes);
+    // A label dropped by the applier goes; the spec change lands.
+    work.metadata.labels = None;
+    work.spec
+        .workload
+        .as_mut()
+        .unwrap()
+        .manifests
+        .as_mut()
+        .unwrap()[0]
+        .as_value_mut()["data"] = json!({"k": "v"});
+    let updated = applier.apply(&work).await.unwrap();
+    assert!(updated.labels().get("team").is_none());
+    assert_eq!(updated.spec.manifests()[0].as_value()["data"]["k"], "v");
+    applier.delete("cluster1", "w").await.unwrap();
+    applier.delete("cluster1", "w").await.unwrap();
+    let api: Api<ManifestWork> = Api::namespaced(client, "cluster1");
+    assert!(api.get_opt("w").await.unwrap().is_none());
+    let err = applier.apply(&ManifestWork::default()).await.unwrap_err();
+    assert!(
+        err.to_string().contains("needs a name and a namespace"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn run_follows_decision_changes() {
+    let (_hub, client) = setup(2).await;
+    let fanout = PlacementFanout::new(client.clone(), "hello", NS, "web", "hello-work").unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(fanout.clone().run(
+        render_ok("v1"),
+        Duration::from_secs(3600),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    decide(&client, &[("", &["cluster1"])]).await;
+    let wait_for = |want: Vec<&'static str>| {
+        let fanout = fanout.clone();
+        async move {
+            for _ in 0..200 {
+                let works = fanout.works().await.unwrap();
+                if clusters_of(&works) == want {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            panic!("works never became {want:?}");
+        }
+    };
+    wait_for(vec!["cluster1"]).await;
+    decide(&client, &[("", &["cluster2"])]).await;
+    wait_for(vec!["cluster2"]).await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("run stops on shutdown")
+        .unwrap();
+}
