@@ -386,6 +386,166 @@ pub mod addon {
     pub const CONDITION_HOSTING_MANIFEST_APPLIED: &str = "HostingManifestApplied";
     /// ManagedClusterAddOn condition: the hosting cluster is valid.
     pub const CONDITION_HOSTING_CLUSTER_VALIDITY: &str = "HostingClusterValidity";
+
+    /// On a ManifestWork (and RBAC objects) of an addon: the addon's name.
+    pub const ADDON_LABEL: &str = "open-cluster-management.io/addon-name";
+    /// On a ManifestWork of an addon outside the addon's namespace (hosted mode): the
+    /// namespace of its ManagedClusterAddOn.
+    pub const ADDON_NAMESPACE_LABEL: &str = "open-cluster-management.io/addon-namespace";
+    /// On a RoleBinding the template addon creates: the template addon's name.
+    pub const ADDON_TEMPLATE_LABEL: &str = "open-cluster-management.io/addon-template-name";
+    /// On a ManagedClusterAddOn: the hosting cluster (hosted mode).
+    pub const HOSTING_CLUSTER_NAME_ANNOTATION: &str =
+        "addon.open-cluster-management.io/hosting-cluster-name";
+    /// On a manifest (annotation, or label, deprecated): a Job or Pod to run before the addon
+    /// is removed.
+    pub const PRE_DELETE_HOOK_ANNOTATION: &str =
+        "addon.open-cluster-management.io/addon-pre-delete";
+    /// On a manifest: leave the resource on the managed cluster when the addon is removed.
+    pub const DELETION_ORPHAN_ANNOTATION: &str = "addon.open-cluster-management.io/deletion-orphan";
+    /// On a manifest (hosted mode): where it is deployed.
+    pub const HOSTED_MANIFEST_LOCATION_ANNOTATION: &str =
+        "addon.open-cluster-management.io/hosted-manifest-location";
+    /// [`HOSTED_MANIFEST_LOCATION_ANNOTATION`] value: on the managed cluster.
+    pub const HOSTED_MANIFEST_LOCATION_MANAGED: &str = "managed";
+    /// [`HOSTED_MANIFEST_LOCATION_ANNOTATION`] value: on the hosting cluster.
+    pub const HOSTED_MANIFEST_LOCATION_HOSTING: &str = "hosting";
+    /// [`HOSTED_MANIFEST_LOCATION_ANNOTATION`] value: nowhere.
+    pub const HOSTED_MANIFEST_LOCATION_NONE: &str = "none";
+    /// The addon is installed on the managed cluster (the install mode value).
+    pub const INSTALL_MODE_DEFAULT: &str = "Default";
+    /// The addon is installed on a hosting cluster (the install mode value).
+    pub const INSTALL_MODE_HOSTED: &str = "Hosted";
+
+    /// On a ManagedClusterAddOn: the pre-delete hook has to complete before it goes.
+    pub const PRE_DELETE_HOOK_FINALIZER: &str = "addon.open-cluster-management.io/addon-pre-delete";
+    /// On a ManagedClusterAddOn (hosted mode): the hosting pre-delete hook has to complete.
+    pub const HOSTING_PRE_DELETE_HOOK_FINALIZER: &str =
+        "addon.open-cluster-management.io/hosting-addon-pre-delete";
+    /// On a ManagedClusterAddOn (hosted mode): the hosting works have to be removed.
+    pub const HOSTING_MANIFEST_FINALIZER: &str =
+        "addon.open-cluster-management.io/hosting-manifests-cleanup";
+    /// Deprecated spellings of the three finalizers above, removed whenever one is set.
+    pub const DEPRECATED_FINALIZERS: [&str; 3] = [
+        "cluster.open-cluster-management.io/addon-pre-delete",
+        "cluster.open-cluster-management.io/hosting-addon-pre-delete",
+        "cluster.open-cluster-management.io/hosting-manifests-cleanup",
+    ];
+
+    /// Prefix of the deploy ManifestWorks: `addon-<name>-deploy-<n>`.
+    pub const DEPLOY_WORK_PREFIX: &str = "addon-";
+    /// Infix of the deploy ManifestWorks: `addon-<name>-deploy-<n>`.
+    pub const DEPLOY_WORK_INFIX: &str = "-deploy";
+    /// Infix of the pre-delete hook ManifestWork: `addon-<name>-pre-delete`.
+    pub const PRE_DELETE_WORK_INFIX: &str = "-pre-delete";
+
+    /// The API group and resource of AddOnDeploymentConfigs.
+    pub const ADDON_DEPLOYMENT_CONFIG_RESOURCE: &str = "addondeploymentconfigs";
+    /// The API group and resource of AddOnTemplates.
+    pub const ADDON_TEMPLATE_RESOURCE: &str = "addontemplates";
+
+    /// `ManifestApplied=False`: a ManifestWork could not be built or applied.
+    pub const REASON_MANIFEST_WORK_APPLY_FAILED: &str = "ManifestWorkApplyFailed";
+    /// `ManifestApplied=True`.
+    pub const REASON_ADDON_MANIFEST_APPLIED: &str = "AddonManifestApplied";
+    /// `ManifestApplied=False`: the work agent failed to apply the manifests.
+    pub const REASON_ADDON_MANIFEST_APPLIED_FAILED: &str = "AddonManifestAppliedFailed";
+    /// Message of `ManifestApplied=True`.
+    pub const MESSAGE_MANIFESTS_APPLIED: &str = "manifests of addon are applied successfully";
+    /// Message of `ManifestApplied=True` when there is nothing to deploy.
+    pub const MESSAGE_NO_MANIFEST: &str = "no manifest need to apply";
+    /// Message of `ManifestApplied=False` when the agent failed.
+    pub const MESSAGE_MANIFESTS_APPLY_FAILED: &str = "failed to apply the manifests of addon";
+    /// Prefix of the `ManifestWorkApplyFailed` message when applying a work failed.
+    pub const MESSAGE_APPLY_WORK_FAILED_PREFIX: &str = "failed to apply manifestWork: ";
+    /// Prefix of the `ManifestWorkApplyFailed` message when the addon's manifests failed.
+    pub const MESSAGE_GET_MANIFESTS_FAILED_PREFIX: &str =
+        "failed to get manifest from agent interface: ";
+    /// Prefix of the `ManifestWorkApplyFailed` message when the works could not be built.
+    pub const MESSAGE_BUILD_WORK_FAILED_PREFIX: &str = "failed to build manifestwork: ";
+
+    /// `HookManifestCompleted=True`.
+    pub const REASON_HOOK_MANIFEST_IS_COMPLETED: &str = "HookManifestIsCompleted";
+    /// `HookManifestCompleted=False`.
+    pub const REASON_HOOK_MANIFEST_IS_NOT_COMPLETED: &str = "HookManifestIsNotCompleted";
+
+    /// `Available`: the addon's works are missing.
+    pub const REASON_AVAILABLE_WORK_NOT_FOUND: &str = "WorkNotFound";
+    /// `Available`: applying the works failed.
+    pub const REASON_AVAILABLE_WORK_APPLY_FAILED: &str = "WorkApplyFailed";
+    /// `Available`: the works are not applied yet.
+    pub const REASON_AVAILABLE_WORK_NOT_APPLIED: &str = "WorkNotApplied";
+    /// `Available=True`: the works are applied (no probe).
+    pub const REASON_AVAILABLE_WORK_APPLIED: &str = "WorkApplied";
+    /// `Available=Unknown`: no probe value yet.
+    pub const REASON_AVAILABLE_NO_PROBE_RESULT: &str = "NoProbeResult";
+    /// `Available=False`: the health checker refused the probe values.
+    pub const REASON_AVAILABLE_PROBE_UNAVAILABLE: &str = "ProbeUnavailable";
+    /// `Available=True`: the probe values are healthy.
+    pub const REASON_AVAILABLE_PROBE_AVAILABLE: &str = "ProbeAvailable";
+    /// `Available=False`: the addon's lease is no longer renewed.
+    pub const REASON_AVAILABLE_LEASE_UPDATE_STOPPED: &str = "ManagedClusterAddOnLeaseUpdateStopped";
+    /// `Available=Unknown`: the addon's lease does not exist.
+    pub const REASON_AVAILABLE_LEASE_NOT_FOUND: &str = "ManagedClusterAddOnLeaseNotFound";
+    /// `Available=True`: the addon's lease is renewed.
+    pub const REASON_AVAILABLE_LEASE_UPDATED: &str = "ManagedClusterAddOnLeaseUpdated";
+
+    /// `Progressing` reason: configurations are being rolled out.
+    pub const REASON_PROGRESSING: &str = "Progressing";
+    /// `Progressing` reason: the rollout completed.
+    pub const REASON_PROGRESSING_COMPLETED: &str = "Completed";
+    /// `Progressing` reason: the rollout failed.
+    pub const REASON_PROGRESSING_FAILED: &str = "Failed";
+    /// `Progressing` reason: waiting for canary clusters.
+    pub const REASON_PROGRESSING_WAITING_FOR_CANARY: &str = "WaitingForCanary";
+    /// `Progressing=False`: a configuration of an unsupported kind is named.
+    pub const REASON_PROGRESSING_CONFIGURATION_UNSUPPORTED: &str = "ConfigurationUnsupported";
+    /// `Progressing=False` while `ManifestApplied` is unset.
+    pub const REASON_WAITING_FOR_MANIFEST_APPLIED: &str = "WaitingForManifestApplied";
+    /// Message for [`REASON_WAITING_FOR_MANIFEST_APPLIED`].
+    pub const MESSAGE_WAITING_FOR_MANIFEST_APPLIED: &str =
+        "Waiting for ManagedClusterAddOn ManifestApplied condition";
+
+    /// `Configured=True`.
+    pub const REASON_CONFIGURATIONS_CONFIGURED: &str = "ConfigurationsConfigured";
+    /// Message of `Configured=True`.
+    pub const MESSAGE_CONFIGURATIONS_CONFIGURED: &str = "Configurations configured";
+    /// `Configured=False`: new configurations wait for their turn in the rollout.
+    pub const REASON_CONFIGURATIONS_NOT_CONFIGURED: &str = "ConfigurationsNotConfigured";
+    /// Message of `Configured=False`.
+    pub const MESSAGE_CONFIGURATIONS_NOT_CONFIGURED: &str =
+        "Configurations updated and not configured yet";
+
+    /// `RegistrationApplied=True` with no registration.
+    pub const REASON_REGISTRATION_NIL: &str = "NilRegistration";
+    /// `RegistrationApplied=False`: the hub permissions could not be set.
+    pub const REASON_REGISTRATION_SET_PERMISSION_FAILED: &str = "SetPermissionFailed";
+    /// `RegistrationApplied=True`: the hub permissions are set.
+    pub const REASON_REGISTRATION_SET_PERMISSION_APPLIED: &str = "SetPermissionApplied";
+    /// `RegistrationApplied=False`: the agent's identity is not known yet.
+    pub const REASON_REGISTRATION_PERMISSION_CONFIG_PENDING: &str = "PermissionConfigPending";
+    /// Message of `RegistrationApplied=True`.
+    pub const MESSAGE_REGISTRATION_CONFIGURED: &str =
+        "Registration of the addon agent is configured";
+    /// Message of `RegistrationApplied=False` with [`REASON_REGISTRATION_PERMISSION_CONFIG_PENDING`].
+    pub const MESSAGE_REGISTRATION_SUBJECT_NOT_READY: &str = "registration subject not ready";
+    /// Prefix of the `SetPermissionFailed` message.
+    pub const MESSAGE_SET_PERMISSION_FAILED_PREFIX: &str =
+        "Failed to set permission for hub agent: ";
+
+    /// The lease an addon agent renews is valid this many lease durations.
+    pub const LEASE_DURATION_TIMES: u32 = 5;
+    /// The lease duration the registration agent assumes for addon leases, in seconds.
+    pub const LEASE_DURATION_SECONDS: u32 = 60;
+
+    /// Where a template addon's agent finds its hub kubeconfig.
+    pub const TEMPLATE_HUB_KUBECONFIG_PATH: &str = "/managed/hub-kubeconfig/kubeconfig";
+    /// Where a template addon's agent has its hub kubeconfig Secret mounted.
+    pub const TEMPLATE_HUB_KUBECONFIG_MOUNT_PATH: &str = "/managed/hub-kubeconfig";
+    /// Where the proxy CA bundle ConfigMap of a template addon is mounted.
+    pub const TEMPLATE_PROXY_CA_MOUNT_PATH: &str = "/managed/proxy-ca";
+    /// The key of the CA bundle in the proxy CA ConfigMap.
+    pub const TEMPLATE_PROXY_CA_KEY: &str = "ca-bundle.crt";
 }
 
 /// Feature-gate names, all Alpha and off by default upstream.

@@ -33,6 +33,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod addon;
 pub mod agent;
 pub mod api_errors;
 pub mod applier;

@@ -1,0 +1,1311 @@
+//! The addon manager: the I/O shell that runs addons on the hub.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+use ocm_api::addon::v1alpha1::InstallStrategyType;
+use ocm_api::addon::v1beta1::KubeClientDriver;
+use ocm_api::addon::v1beta1::{
+    ClusterManagementAddOn, ClusterManagementAddOnSpec, ConfigGroupResource, KubeClientConfig,
+    KubeClientSubject, ManagedClusterAddOn, ManagedClusterAddOnSpec, ManagedClusterAddOnStatus,
+    RegistrationConfig, RegistrationType,
+};
+use ocm_api::clock::{Clock, SystemClock};
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::conditions::{self, ConditionStatus, NewCondition};
+use ocm_api::constants::{addon as ac, groups, labels};
+use ocm_api::work::split::WorkSplitter;
+use ocm_api::work::v1::ManifestWork;
+use ocm_placement::consumer::DecisionClusters;
+use serde_json::{Value, json};
+
+use super::agent::{AddonConfigs, AgentAddon, AgentAddonOptions, ConfigGvr, ResolvedConfig};
+use super::config::{self, PlacementInput};
+use super::names;
+use super::permission;
+use super::status;
+use super::template::TemplateAddon;
+use super::works;
+use crate::api_errors::{is_already_exists, is_not_found};
+use crate::applier::WorkApplier;
+use crate::patch::merge_diff;
+use crate::{Error, Result};
+
+/// The field manager the addon manager writes with.
+pub const FIELD_MANAGER: &str = "addon-manager";
+
+/// What one round did for one addon.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AddonOutcome {
+    /// ManagedClusterAddOns created by the install strategy (cluster names).
+    pub created: Vec<String>,
+    /// ManagedClusterAddOns deleted by the install strategy (cluster names).
+    pub deleted: Vec<String>,
+    /// ManagedClusterAddOns reconciled (cluster names).
+    pub reconciled: Vec<String>,
+    /// Per cluster, what failed (each failure is also in a condition where upstream sets one).
+    pub failed: Vec<(String, String)>,
+    /// When to look again (a rollout deadline or soak time), if sooner than the resync.
+    pub requeue_after: Option<Duration>,
+}
+
+/// Runs addons on the hub: the controllers of upstream's addon-framework
+/// (`addon-deploy`, `addon-registration`, `addon-config`, `cma-config`) and of upstream's
+/// hub addon manager (`addon-management` install strategies, `addon-configuration` with
+/// rollouts, `addon-owner`, `addon-progressing`, `cma-install-progression`, and the
+/// addon-template controller with [`with_templates`](Self::with_templates)), each round
+/// reconciling every ClusterManagementAddOn it serves.
+///
+/// See the [module documentation](super) for what it writes and the
+/// [guide](super::guide) for a walk-through.
+#[derive(Clone)]
+pub struct AddonManager {
+    client: Client,
+    addons: Arc<RwLock<BTreeMap<String, Arc<dyn AgentAddon>>>>,
+    templates: bool,
+    strict_templates: bool,
+    clock: Arc<dyn Clock>,
+    splitter: WorkSplitter,
+    applier: WorkApplier,
+}
+
+impl std::fmt::Debug for AddonManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self
+            .addons
+            .read()
+            .map(|a| a.keys().cloned().collect())
+            .unwrap_or_default();
+        f.debug_struct("AddonManager")
+            .field("addons", &names)
+            .field("templates", &self.templates)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The group, version and kind-less resource of a configuration kind, for dynamic reads.
+fn api_resource(gvr: &ConfigGvr) -> ApiResource {
+    ApiResource {
+        group: gvr.group.clone(),
+        version: gvr.version.clone(),
+        api_version: if gvr.group.is_empty() {
+            gvr.version.clone()
+        } else {
+            format!("{}/{}", gvr.group, gvr.version)
+        },
+        kind: String::new(),
+        plural: gvr.resource.clone(),
+    }
+}
+
+fn now_time(clock: &dyn Clock) -> Time {
+    clock.now_time()
+}
+
+fn cma_owner(cma: &ClusterManagementAddOn) -> OwnerReference {
+    OwnerReference {
+        api_version: format!("{}/v1beta1", groups::ADDON),
+        kind: "ClusterManagementAddOn".into(),
+        name: cma.name_any(),
+        uid: cma.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+impl AddonManager {
+    /// A manager talking to the hub through `client`, serving no addon yet.
+    pub fn new(client: Client) -> Self {
+        Self {
+            applier: WorkApplier::new(client.clone()).with_field_manager(FIELD_MANAGER),
+            client,
+            addons: Arc::default(),
+            templates: false,
+            strict_templates: false,
+            clock: Arc::new(SystemClock),
+            splitter: WorkSplitter::new(),
+        }
+    }
+
+    /// Serves `addon` (replacing an addon of the same name).
+    #[must_use]
+    pub fn with_addon(self, addon: Arc<dyn AgentAddon>) -> Self {
+        self.add_addon(addon);
+        self
+    }
+
+    /// Serves `addon` from now on (replacing an addon of the same name).
+    pub fn add_addon(&self, addon: Arc<dyn AgentAddon>) {
+        let name = addon.options().addon_name;
+        if let Ok(mut map) = self.addons.write() {
+            map.insert(name, addon);
+        }
+    }
+
+    /// Also serves every template addon: each ClusterManagementAddOn whose default configs
+    /// name an `addontemplates` object and that no registered addon serves.
+    #[must_use]
+    pub fn with_templates(mut self, enabled: bool) -> Self {
+        self.templates = enabled;
+        self
+    }
+
+    /// Template addons refuse undefined `{{VARIABLES}}` (see
+    /// [`TemplateAddon::strict_variables`]).
+    #[must_use]
+    pub fn with_strict_template_variables(mut self, strict: bool) -> Self {
+        self.strict_templates = strict;
+        self
+    }
+
+    /// Uses `clock` for condition times and rollouts.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The hub's ManifestWork size limit (default 500 KiB); deploy works are filled to 80 %
+    /// of it.
+    #[must_use]
+    pub fn with_manifest_limit(mut self, bytes: usize) -> Self {
+        self.splitter = WorkSplitter::with_manifests_limit(bytes);
+        self
+    }
+
+    fn registered(&self) -> BTreeMap<String, Arc<dyn AgentAddon>> {
+        self.addons.read().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    /// Creates, for every registered addon with an install strategy or default configs in its
+    /// options, its ClusterManagementAddOn when it does not exist (our addition; an existing
+    /// one is never changed).
+    pub async fn ensure_cluster_management_addons(&self) -> Result<()> {
+        let api: Api<ClusterManagementAddOn> = Api::all(self.client.clone());
+        for (name, addon) in self.registered() {
+            let options = addon.options();
+            if options.install_strategy.is_none() && options.default_configs.is_empty() {
+                continue;
+            }
+            let mut cma = ClusterManagementAddOn::new(
+                &name,
+                ClusterManagementAddOnSpec {
+                    add_on_meta: None,
+                    default_configs: (!options.default_configs.is_empty())
+                        .then(|| options.default_configs.clone()),
+                    install_strategy: options.install_strategy.clone(),
+                },
+            );
+            cma.metadata.annotations = Some(BTreeMap::from([(
+                ac::LIFECYCLE_ANNOTATION.to_string(),
+                ac::LIFECYCLE_ADDON_MANAGER.to_string(),
+            )]));
+            match api.create(&PostParams::default(), &cma).await {
+                Ok(_) => {}
+                Err(e) if is_already_exists(&e) => {}
+                Err(e) => {
+                    return Err(Error::kube(
+                        format!("create ClusterManagementAddOn {name}"),
+                        e,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One round over every addon this manager serves.
+    pub async fn reconcile_all(&self) -> Result<BTreeMap<String, AddonOutcome>> {
+        let mut names: BTreeSet<String> = self.registered().keys().cloned().collect();
+        if self.templates {
+            let api: Api<ClusterManagementAddOn> = Api::all(self.client.clone());
+            let list = api
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| Error::kube("list ClusterManagementAddOns", e))?;
+            for cma in list.items {
+                if supports_template(&cma) {
+                    names.insert(cma.name_any());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        let mut errors = Vec::new();
+        for name in names {
+            match self.reconcile_addon(&name).await {
+                Ok(o) => {
+                    out.insert(name, o);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        Error::aggregate(errors)?;
+        Ok(out)
+    }
+
+    fn addon_for(
+        &self,
+        name: &str,
+        cma: Option<&ClusterManagementAddOn>,
+    ) -> Option<Arc<dyn AgentAddon>> {
+        if let Some(a) = self.registered().get(name) {
+            return Some(a.clone());
+        }
+        if self.templates && cma.is_some_and(supports_template) {
+            return Some(Arc::new(
+                TemplateAddon::new(name).strict_variables(self.strict_templates),
+            ));
+        }
+        None
+    }
+
+    /// One round for the addon `name`.
+    pub async fn reconcile_addon(&self, name: &str) -> Result<AddonOutcome> {
+        let mut outcome = AddonOutcome::default();
+        let cmas: Api<ClusterManagementAddOn> = Api::all(self.client.clone());
+        let Some(cma) = cmas
+            .get_opt(name)
+            .await
+            .map_err(|e| Error::kube(format!("get ClusterManagementAddOn {name}"), e))?
+        else {
+            return Ok(outcome);
+        };
+        let Some(addon) = self.addon_for(name, Some(&cma)) else {
+            return Ok(outcome);
+        };
+        let options = addon.options();
+        let now = now_time(self.clock.as_ref());
+
+        // cma-install-progression + cma-config: the CMA's default config references and
+        // install progressions, with spec hashes.
+        let mut cma = cma;
+        let old_status = cma.status.clone().unwrap_or_default();
+        let mut cma_status = old_status.clone();
+        let defaults = cma.spec.default_configs.clone().unwrap_or_default();
+        let mut default_refs = config::default_config_references(
+            &defaults,
+            cma_status
+                .default_config_references
+                .as_deref()
+                .unwrap_or_default(),
+        );
+        let strategy = cma.spec.install_strategy.clone().unwrap_or_default();
+        let placements = strategy.placements.clone().unwrap_or_default();
+        let mut progressions = if strategy.strategy_type() == InstallStrategyType::Placements {
+            config::install_progressions(
+                &defaults,
+                &placements,
+                cma_status
+                    .install_progressions
+                    .as_deref()
+                    .unwrap_or_default(),
+            )
+        } else {
+            Vec::new()
+        };
+        let hashes = self
+            .config_hashes(&options, &default_refs, &progressions)
+            .await;
+        config::fill_cma_spec_hashes(&mut default_refs, &mut progressions, &|g, r, ns, n| {
+            hashes
+                .get(&(g.to_string(), r.to_string(), ns.to_string(), n.to_string()))
+                .cloned()
+        });
+        cma_status.default_config_references = Some(default_refs);
+        cma_status.install_progressions = Some(progressions);
+
+        // addon-management: install strategies.
+        let mca_api: Api<ManagedClusterAddOn> = Api::all(self.client.clone());
+        let selector = format!("metadata.name={name}");
+        let list_mcas = || async {
+            mca_api
+                .list(&ListParams::default().fields(&selector))
+                .await
+                .map(|l| l.items)
+                .map_err(|e| Error::kube(format!("list ManagedClusterAddOns {name}"), e))
+        };
+        let mut mcas = list_mcas().await?;
+        let mut inputs = Vec::new();
+        if strategy.strategy_type() == InstallStrategyType::Placements {
+            let mut required = BTreeSet::new();
+            for p in &placements {
+                let placement_api: Api<Placement> =
+                    Api::namespaced(self.client.clone(), &p.namespace);
+                let Some(placement) = placement_api.get_opt(&p.name).await.map_err(|e| {
+                    Error::kube(format!("get Placement {}/{}", p.namespace, p.name), e)
+                })?
+                else {
+                    tracing::debug!(addon = name, placement = %format!("{}/{}", p.namespace, p.name), "placement not found");
+                    continue;
+                };
+                let decisions: Api<PlacementDecision> =
+                    Api::namespaced(self.client.clone(), &p.namespace);
+                let list = decisions
+                    .list(&ListParams::default().labels(&format!(
+                        "{}={}",
+                        labels::PLACEMENT,
+                        p.name
+                    )))
+                    .await
+                    .map_err(|e| {
+                        Error::kube(
+                            format!("list PlacementDecisions of {}/{}", p.namespace, p.name),
+                            e,
+                        )
+                    })?;
+                let groups = DecisionClusters::from_decisions(&list.items).map_err(|source| {
+                    Error::Rollout {
+                        placement: format!("{}/{}", p.namespace, p.name),
+                        source,
+                    }
+                })?;
+                required.extend(groups.clusters().into_iter().filter(|c| !c.is_empty()));
+                inputs.push(PlacementInput {
+                    strategy: p.clone(),
+                    decisions: groups,
+                    clusters_per_decision_group: placement
+                        .spec
+                        .decision_strategy
+                        .and_then(|d| d.group_strategy)
+                        .and_then(|g| g.clusters_per_decision_group),
+                });
+            }
+            let existing: BTreeSet<String> = mcas.iter().filter_map(|m| m.namespace()).collect();
+            for cluster in required.difference(&existing) {
+                match self.create_addon(&cma, cluster).await {
+                    Ok(()) => outcome.created.push(cluster.clone()),
+                    Err(e) => outcome.failed.push((cluster.clone(), e.to_string())),
+                }
+            }
+            for cluster in existing.difference(&required) {
+                let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), cluster);
+                match api.delete(name, &DeleteParams::default()).await {
+                    Ok(_) => outcome.deleted.push(cluster.clone()),
+                    Err(e) if is_not_found(&e) => {}
+                    Err(e) => outcome.failed.push((
+                        cluster.clone(),
+                        Error::kube(format!("delete ManagedClusterAddOn {cluster}/{name}"), e)
+                            .to_string(),
+                    )),
+                }
+            }
+            if !outcome.created.is_empty() || !outcome.deleted.is_empty() {
+                mcas = list_mcas().await?;
+            }
+        }
+
+        // addon-owner: every ManagedClusterAddOn is owned by its CMA.
+        let owner = cma_owner(&cma);
+        for mca in &mut mcas {
+            let refs = mca.metadata.owner_references.clone().unwrap_or_default();
+            if refs.iter().any(|r| r.uid == owner.uid) {
+                continue;
+            }
+            let mut merged: Vec<OwnerReference> = refs;
+            merged.push(owner.clone());
+            let ns = mca.namespace().unwrap_or_default();
+            let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), &ns);
+            let patch = json!({"metadata": {"resourceVersion": mca.metadata.resource_version, "ownerReferences": merged}});
+            match api
+                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(updated) => *mca = updated,
+                Err(e) => outcome.failed.push((
+                    ns,
+                    Error::kube(format!("set owner of ManagedClusterAddOn {name}"), e).to_string(),
+                )),
+            }
+        }
+
+        // addon-configuration: which configs each addon runs with, rolled out.
+        cma.status = Some(cma_status.clone());
+        let plan = config::plan(&cma, &mcas, &inputs, self.clock.now()).map_err(|source| {
+            Error::Rollout {
+                placement: format!("install strategy of {name}"),
+                source,
+            }
+        })?;
+        outcome.requeue_after = plan.requeue_after;
+        for p in cma_status.install_progressions.iter_mut().flatten() {
+            if let Some((condition, completed)) = plan
+                .progressions
+                .get(&(p.namespace.clone(), p.name.clone()))
+            {
+                config::apply_progression(p, condition, *completed, &now);
+            }
+        }
+        if cma_status != old_status {
+            let diff = merge_diff(
+                &serde_json::to_value(&old_status).unwrap_or(Value::Null),
+                &serde_json::to_value(&cma_status).unwrap_or(Value::Null),
+            );
+            if let Some(diff) = diff {
+                cmas.patch_status(
+                    name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"status": diff})),
+                )
+                .await
+                .map_err(|e| {
+                    Error::kube(format!("update status of ClusterManagementAddOn {name}"), e)
+                })?;
+            }
+        }
+
+        for mca in &mcas {
+            let cluster = mca.namespace().unwrap_or_default();
+            let update = plan.updates.get(&cluster);
+            match self
+                .reconcile_one(addon.as_ref(), &options, mca, update, &now)
+                .await
+            {
+                Ok(requeue) => {
+                    outcome.reconciled.push(cluster);
+                    if let Some(r) = requeue {
+                        outcome.requeue_after = Some(outcome.requeue_after.map_or(r, |d| d.min(r)));
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(addon = name, cluster = %cluster, error = %e, "addon reconcile failed");
+                    outcome.failed.push((cluster, e.to_string()));
+                }
+            }
+        }
+        Ok(outcome)
+    }
+
+    async fn create_addon(&self, cma: &ClusterManagementAddOn, cluster: &str) -> Result<()> {
+        let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
+        let mc = clusters
+            .get(cluster)
+            .await
+            .map_err(|e| Error::kube(format!("get ManagedCluster {cluster}"), e))?;
+        let annotations: BTreeMap<String, String> = mc
+            .annotations()
+            .iter()
+            .filter(|(k, _)| k.starts_with(groups::ADDON))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut mca = ManagedClusterAddOn::new(&cma.name_any(), ManagedClusterAddOnSpec::default());
+        mca.metadata.namespace = Some(cluster.to_string());
+        mca.metadata.owner_references = Some(vec![cma_owner(cma)]);
+        if !annotations.is_empty() {
+            mca.metadata.annotations = Some(annotations);
+        }
+        let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), cluster);
+        match api.create(&PostParams::default(), &mca).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_already_exists(&e) => Ok(()),
+            Err(e) => Err(Error::kube(
+                format!("create ManagedClusterAddOn {cluster}/{}", cma.name_any()),
+                e,
+            )),
+        }
+    }
+
+    /// Reads one configuration object.
+    async fn read_config(
+        &self,
+        gvr: &ConfigGvr,
+        namespace: &str,
+        name: &str,
+    ) -> std::result::Result<Value, String> {
+        let ar = api_resource(gvr);
+        let api: Api<DynamicObject> = if namespace.is_empty() {
+            Api::all_with(self.client.clone(), &ar)
+        } else {
+            Api::namespaced_with(self.client.clone(), namespace, &ar)
+        };
+        match api.get(name).await {
+            Ok(obj) => serde_json::to_value(obj).map_err(|e| e.to_string()),
+            Err(e) => Err(match &e {
+                kube::Error::Api(status) => status.message.clone(),
+                other => other.to_string(),
+            }),
+        }
+    }
+
+    /// The spec hashes of the configs the CMA status names, for supported kinds.
+    async fn config_hashes(
+        &self,
+        options: &AgentAddonOptions,
+        defaults: &[ocm_api::addon::v1beta1::DefaultConfigReference],
+        progressions: &[ocm_api::addon::v1alpha1::InstallProgression],
+    ) -> BTreeMap<(String, String, String, String), String> {
+        let mut wanted = BTreeSet::new();
+        for d in defaults {
+            if let Some(c) = &d.desired_config {
+                wanted.insert((
+                    d.group.clone().unwrap_or_default(),
+                    d.resource.clone(),
+                    c.namespace.clone().unwrap_or_default(),
+                    c.name.clone(),
+                ));
+            }
+        }
+        for p in progressions {
+            for r in p.config_references.iter().flatten() {
+                if let Some(c) = &r.desired_config {
+                    wanted.insert((
+                        r.group.clone().unwrap_or_default(),
+                        r.resource.clone(),
+                        c.namespace.clone().unwrap_or_default(),
+                        c.name.clone(),
+                    ));
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        for key in wanted {
+            let Some(gvr) = options
+                .supported_configs
+                .iter()
+                .find(|g| g.group == key.0 && g.resource == key.1)
+            else {
+                continue;
+            };
+            if let Ok(obj) = self.read_config(gvr, &key.2, &key.3).await {
+                out.insert(key, config::spec_hash(&obj));
+            }
+        }
+        out
+    }
+
+    /// Reads the objects `status.configReferences` names (supported kinds only), filling the
+    /// spec hashes of the addon's own configs and the observed generations on the way.
+    async fn resolve_configs(
+        &self,
+        options: &AgentAddonOptions,
+        mca: &ManagedClusterAddOn,
+        status: &mut ManagedClusterAddOnStatus,
+    ) -> AddonConfigs {
+        let refs = status.config_references.clone().unwrap_or_default();
+        let mut objects: BTreeMap<
+            (String, String, String, String),
+            std::result::Result<Value, String>,
+        > = BTreeMap::new();
+        for r in &refs {
+            let Some(d) = &r.desired_config else { continue };
+            let group = r.group.clone().unwrap_or_default();
+            let Some(gvr) = options
+                .supported_configs
+                .iter()
+                .find(|g| g.group == group && g.resource == r.resource)
+            else {
+                continue;
+            };
+            let ns = d.namespace.clone().unwrap_or_default();
+            let result = self.read_config(gvr, &ns, &d.name).await;
+            objects.insert((group, r.resource.clone(), ns, d.name.clone()), result);
+        }
+        let own = mca.spec.configs.clone().unwrap_or_default();
+        let mut refs = refs;
+        config::fill_addon_spec_hashes(&own, &mut refs, &|g, r, ns, n| {
+            let obj = objects
+                .get(&(g.to_string(), r.to_string(), ns.to_string(), n.to_string()))?
+                .as_ref()
+                .ok()?;
+            Some((
+                config::spec_hash(obj),
+                obj.pointer("/metadata/generation").and_then(Value::as_i64),
+            ))
+        });
+        if status.config_references.is_some() {
+            status.config_references = Some(refs.clone());
+        }
+        refs.iter()
+            .filter_map(|r| {
+                let d = r.desired_config.as_ref()?;
+                let group = r.group.clone().unwrap_or_default();
+                let ns = d.namespace.clone().unwrap_or_default();
+                let key = (
+                    group.clone(),
+                    r.resource.clone(),
+                    ns.clone(),
+                    d.name.clone(),
+                );
+                let hash = d.spec_hash.clone().unwrap_or_default();
+                let (object, mut error) = match objects.get(&key) {
+                    Some(Ok(obj)) => (obj.clone(), None),
+                    Some(Err(e)) => (Value::Null, Some(e.clone())),
+                    None => return None,
+                };
+                if hash.is_empty() && error.is_none() {
+                    error = Some("desired spec hash is empty".into());
+                }
+                Some(ResolvedConfig {
+                    group,
+                    resource: r.resource.clone(),
+                    namespace: (!ns.is_empty()).then_some(ns),
+                    name: d.name.clone(),
+                    spec_hash: hash,
+                    object,
+                    error,
+                })
+            })
+            .collect()
+    }
+
+    /// Registration (upstream's `addonRegistrationController`): supported configs,
+    /// permissions, registrations, namespace and `RegistrationApplied`.
+    async fn register(
+        &self,
+        options: &AgentAddonOptions,
+        cluster: &ManagedCluster,
+        mca: &ManagedClusterAddOn,
+        status: &mut ManagedClusterAddOnStatus,
+        configs: &AddonConfigs,
+        now: &Time,
+    ) -> Result<()> {
+        let supported: Vec<ConfigGroupResource> = options
+            .supported_configs
+            .iter()
+            .map(ConfigGvr::group_resource)
+            .collect();
+        status.supported_configs = (!supported.is_empty()).then_some(supported);
+        let conds = status.conditions.get_or_insert_with(Vec::new);
+        let Some(registration) = &options.registration else {
+            conditions::set(
+                conds,
+                NewCondition::new(
+                    ac::CONDITION_REGISTRATION_APPLIED,
+                    ConditionStatus::True,
+                    ac::REASON_REGISTRATION_NIL,
+                    ac::MESSAGE_REGISTRATION_CONFIGURED,
+                ),
+                now,
+            );
+            return Ok(());
+        };
+        let cluster_name = cluster.name_any();
+        let mut current = mca.clone();
+        current.status = Some(status.clone());
+        let mut permissions = registration.permissions.clone();
+        let mut ready = true;
+        let dynamic = match &registration.permissions_fn {
+            Some(f) => f(cluster, &current, configs).map_err(|e| e.to_string()),
+            None => Ok(Vec::new()),
+        };
+        let perm_result = match dynamic {
+            Ok(more) => {
+                permissions.extend(more);
+                let subjects = permission::subjects(&current);
+                if permissions.is_empty() {
+                    Ok(())
+                } else if subjects.is_empty() {
+                    ready = false;
+                    Ok(())
+                } else {
+                    permission::apply(
+                        &self.client,
+                        FIELD_MANAGER,
+                        &cluster_name,
+                        &current,
+                        &permissions,
+                        &subjects,
+                    )
+                    .await
+                    .map_err(|e| e.to_string())
+                }
+            }
+            Err(e) => Err(e),
+        };
+        let conds = status.conditions.get_or_insert_with(Vec::new);
+        if let Err(message) = perm_result {
+            conditions::set(
+                conds,
+                NewCondition::new(
+                    ac::CONDITION_REGISTRATION_APPLIED,
+                    ConditionStatus::False,
+                    ac::REASON_REGISTRATION_SET_PERMISSION_FAILED,
+                    format!("{}{message}", ac::MESSAGE_SET_PERMISSION_FAILED_PREFIX),
+                ),
+                now,
+            );
+            return Err(Error::InvalidObject {
+                object: format!("ManagedClusterAddOn {cluster_name}/{}", mca.name_any()),
+                message,
+            });
+        }
+        let configured =
+            (registration.configurations)(cluster, &current, configs).map_err(|e| {
+                Error::InvalidObject {
+                    object: format!("ManagedClusterAddOn {cluster_name}/{}", mca.name_any()),
+                    message: format!("failed to get csr configurations: {e}"),
+                }
+            })?;
+        status.registrations = Some(build_registrations(
+            configured,
+            status.registrations.as_deref().unwrap_or_default(),
+            &cluster_name,
+            &mca.name_any(),
+        ));
+        let mut namespace = ac::DEFAULT_AGENT_INSTALL_NAMESPACE.to_string();
+        if let Some(ns) = mca
+            .annotations()
+            .get(ac::V1ALPHA1_INSTALL_NAMESPACE_ANNOTATION)
+            .filter(|n| !n.is_empty())
+        {
+            namespace = ns.clone();
+        }
+        if let Some(f) = &options.agent_install_namespace {
+            let ns = f(&current, configs).map_err(|e| Error::InvalidObject {
+                object: format!("ManagedClusterAddOn {cluster_name}/{}", mca.name_any()),
+                message: e.to_string(),
+            })?;
+            if !ns.is_empty() {
+                namespace = ns;
+            }
+        }
+        status.namespace = Some(namespace);
+        let conds = status.conditions.get_or_insert_with(Vec::new);
+        let condition = if ready {
+            NewCondition::new(
+                ac::CONDITION_REGISTRATION_APPLIED,
+                ConditionStatus::True,
+                ac::REASON_REGISTRATION_SET_PERMISSION_APPLIED,
+                ac::MESSAGE_REGISTRATION_CONFIGURED,
+            )
+        } else {
+            NewCondition::new(
+                ac::CONDITION_REGISTRATION_APPLIED,
+                ConditionStatus::False,
+                ac::REASON_REGISTRATION_PERMISSION_CONFIG_PENDING,
+                ac::MESSAGE_REGISTRATION_SUBJECT_NOT_READY,
+            )
+        };
+        conditions::set(conds, condition, now);
+        Ok(())
+    }
+
+    async fn addon_works(&self, mca: &ManagedClusterAddOn) -> Result<Vec<ManifestWork>> {
+        let ns = mca.namespace().unwrap_or_default();
+        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &ns);
+        let list = api
+            .list(&ListParams::default().labels(&format!(
+                "{}={},!{}",
+                ac::ADDON_LABEL,
+                mca.name_any(),
+                ac::ADDON_NAMESPACE_LABEL
+            )))
+            .await
+            .map_err(|e| {
+                Error::kube(
+                    format!("list ManifestWorks of addon {ns}/{}", mca.name_any()),
+                    e,
+                )
+            })?;
+        Ok(list.items)
+    }
+
+    /// Everything per ManagedClusterAddOn. Returns a requeue hint.
+    async fn reconcile_one(
+        &self,
+        addon: &dyn AgentAddon,
+        options: &AgentAddonOptions,
+        mca: &ManagedClusterAddOn,
+        update: Option<&config::AddonConfigUpdate>,
+        now: &Time,
+    ) -> Result<Option<Duration>> {
+        let cluster_name = mca.namespace().unwrap_or_default();
+        let name = mca.name_any();
+        let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), &cluster_name);
+        let old = mca.status.clone().unwrap_or_default();
+        let mut st = old.clone();
+        if let Some(u) = update {
+            config::apply_update(&mut st, u, now);
+        }
+        let configs = self.resolve_configs(options, mca, &mut st).await;
+        let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
+        let cluster = clusters
+            .get_opt(&cluster_name)
+            .await
+            .map_err(|e| Error::kube(format!("get ManagedCluster {cluster_name}"), e))?;
+        let mut errors = Vec::new();
+        let mut finalizers = mca.finalizers().to_vec();
+        let mut requeue = None;
+        if let Some(cluster) = &cluster {
+            if let Err(e) = self
+                .register(options, cluster, mca, &mut st, &configs, now)
+                .await
+            {
+                errors.push(e);
+            }
+            let registered = st
+                .conditions
+                .as_deref()
+                .is_some_and(|c| conditions::find(c, ac::CONDITION_REGISTRATION_APPLIED).is_some());
+            if registered {
+                let mut current = mca.clone();
+                current.status = Some(st.clone());
+                let manifests = self
+                    .deploy(
+                        addon,
+                        options,
+                        cluster,
+                        &current,
+                        &mut st,
+                        &configs,
+                        &mut finalizers,
+                        now,
+                        &mut errors,
+                    )
+                    .await;
+                let works = self.addon_works(mca).await?;
+                current.status = Some(st.clone());
+                status::probe_health(options, cluster, &current, &mut st, &works, &manifests, now);
+                if mca.metadata.deletion_timestamp.is_some() {
+                    requeue = Some(Duration::from_secs(1));
+                }
+            }
+        }
+        // addon-progressing.
+        let works = self.addon_works(mca).await?;
+        status::update_progressing(mca, &mut st, &works, now);
+
+        if finalizers != mca.finalizers() {
+            let patch = json!({"metadata": {"resourceVersion": mca.metadata.resource_version, "finalizers": finalizers}});
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|e| {
+                    Error::kube(
+                        format!("update finalizers of ManagedClusterAddOn {cluster_name}/{name}"),
+                        e,
+                    )
+                })?;
+            Error::aggregate(errors)?;
+            return Ok(Some(Duration::ZERO));
+        }
+        if st != old {
+            let diff = merge_diff(
+                &serde_json::to_value(&old).unwrap_or(Value::Null),
+                &serde_json::to_value(&st).unwrap_or(Value::Null),
+            );
+            if let Some(diff) = diff {
+                match api
+                    .patch_status(
+                        &name,
+                        &PatchParams::default(),
+                        &Patch::Merge(json!({"status": diff})),
+                    )
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(e) if is_not_found(&e) => {}
+                    Err(e) => errors.push(Error::kube(
+                        format!("update status of ManagedClusterAddOn {cluster_name}/{name}"),
+                        e,
+                    )),
+                }
+            }
+        }
+        Error::aggregate(errors)?;
+        Ok(requeue)
+    }
+
+    /// The deploy and pre-delete hook syncers. Returns the rendered manifests (empty when
+    /// rendering failed or was skipped).
+    #[allow(clippy::too_many_arguments)]
+    async fn deploy(
+        &self,
+        addon: &dyn AgentAddon,
+        options: &AgentAddonOptions,
+        cluster: &ManagedCluster,
+        mca: &ManagedClusterAddOn,
+        st: &mut ManagedClusterAddOnStatus,
+        configs: &AddonConfigs,
+        finalizers: &mut Vec<String>,
+        now: &Time,
+        errors: &mut Vec<Error>,
+    ) -> Vec<ocm_api::work::v1::Manifest> {
+        let name = mca.name_any();
+        let cluster_name = mca.namespace().unwrap_or_default();
+        let object = format!("ManagedClusterAddOn {cluster_name}/{name}");
+        let conds_configured = st
+            .conditions
+            .as_deref()
+            .is_some_and(|c| conditions::is_true(c, ac::CONDITION_CONFIGURED));
+        if options.config_check_enabled && !conds_configured {
+            tracing::info!(addon = %name, cluster = %cluster_name, "Addon configured condition is not set in status");
+            return Vec::new();
+        }
+        let manifests = match addon.manifests(cluster, mca, configs) {
+            Ok(m) => m,
+            Err(e) => {
+                status::manifest_apply_failed(
+                    st.conditions.get_or_insert_with(Vec::new),
+                    ac::MESSAGE_GET_MANIFESTS_FAILED_PREFIX,
+                    &e.to_string(),
+                    now,
+                );
+                errors.push(Error::InvalidObject {
+                    object,
+                    message: format!("{}{e}", ac::MESSAGE_GET_MANIFESTS_FAILED_PREFIX),
+                });
+                return Vec::new();
+            }
+        };
+        let has_hook_finalizer = finalizers
+            .iter()
+            .any(|f| f == ac::PRE_DELETE_HOOK_FINALIZER);
+        let deleting = mca.metadata.deletion_timestamp.is_some();
+        let cluster_deleting = cluster.metadata.deletion_timestamp.is_some();
+        let existing = match self.addon_works(mca).await {
+            Ok(w) => w,
+            Err(e) => {
+                errors.push(e);
+                return manifests;
+            }
+        };
+        // The default syncer.
+        if has_hook_finalizer || !(deleting || cluster_deleting) {
+            let mut mcs = works::manifest_configs(options, &manifests);
+            for extra in addon.extra_manifest_configs(cluster, mca, configs) {
+                if !mcs
+                    .iter()
+                    .any(|c| c.resource_identifier == extra.resource_identifier)
+                {
+                    mcs.push(extra);
+                }
+            }
+            let prefix = names::deploy_work_prefix(&name);
+            let deploy_works: Vec<ManifestWork> = existing
+                .iter()
+                .filter(|w| w.name_any().starts_with(&prefix))
+                .cloned()
+                .collect();
+            match works::build_deploy_works(mca, &manifests, &mcs, &deploy_works, &self.splitter) {
+                Err(e) => {
+                    status::manifest_apply_failed(
+                        st.conditions.get_or_insert_with(Vec::new),
+                        ac::MESSAGE_BUILD_WORK_FAILED_PREFIX,
+                        &e.to_string(),
+                        now,
+                    );
+                    errors.push(Error::InvalidObject {
+                        object: object.clone(),
+                        message: format!("{}{e}", ac::MESSAGE_BUILD_WORK_FAILED_PREFIX),
+                    });
+                }
+                Ok(split) => {
+                    if split.apply.is_empty() {
+                        status::no_manifest_to_apply(
+                            st.conditions.get_or_insert_with(Vec::new),
+                            now,
+                        );
+                    }
+                    for w in &split.delete {
+                        if let Err(e) = self.applier.delete(&cluster_name, &w.name_any()).await {
+                            errors.push(e);
+                        }
+                    }
+                    for w in &split.apply {
+                        self.apply_work(w, st, now, errors).await;
+                    }
+                }
+            }
+        }
+        // The pre-delete hook syncer.
+        match works::build_hook_work(mca, &manifests) {
+            None => {
+                remove_finalizer(finalizers, ac::PRE_DELETE_HOOK_FINALIZER);
+            }
+            Some(hook) => {
+                if add_finalizer(finalizers, ac::PRE_DELETE_HOOK_FINALIZER) || !deleting {
+                    return manifests;
+                }
+                if let Some(applied) = self.apply_work(&hook, st, now, errors).await {
+                    let done = works::hook_work_completed(&applied);
+                    status::hook_completed(
+                        st.conditions.get_or_insert_with(Vec::new),
+                        &hook.name_any(),
+                        done,
+                        now,
+                    );
+                    if done {
+                        remove_finalizer(finalizers, ac::PRE_DELETE_HOOK_FINALIZER);
+                    }
+                }
+            }
+        }
+        manifests
+    }
+
+    async fn apply_work(
+        &self,
+        work: &ManifestWork,
+        st: &mut ManagedClusterAddOnStatus,
+        now: &Time,
+        errors: &mut Vec<Error>,
+    ) -> Option<ManifestWork> {
+        match self.applier.apply(work).await {
+            Ok(applied) => {
+                status::manifest_applied_from_work(
+                    st.conditions.get_or_insert_with(Vec::new),
+                    &applied,
+                    now,
+                );
+                Some(applied)
+            }
+            Err(e) => {
+                status::manifest_apply_failed(
+                    st.conditions.get_or_insert_with(Vec::new),
+                    ac::MESSAGE_APPLY_WORK_FAILED_PREFIX,
+                    &e.to_string(),
+                    now,
+                );
+                errors.push(e);
+                None
+            }
+        }
+    }
+
+    /// Reconciles every addon at once, then whenever a ClusterManagementAddOn,
+    /// ManagedClusterAddOn, addon ManifestWork, Placement, PlacementDecision,
+    /// ManagedCluster or configuration object changes (events are batched for 100 ms), and
+    /// every `resync`, until `shutdown` completes. Failed rounds are logged and retried.
+    pub async fn run(
+        self,
+        resync: Duration,
+        shutdown: impl std::future::Future<Output = ()> + Send,
+    ) {
+        let c = self.client.clone();
+        let mut streams: Vec<futures::stream::BoxStream<'static, ()>> = vec![
+            watcher(
+                Api::<ClusterManagementAddOn>::all(c.clone()),
+                watcher::Config::default(),
+            )
+            .map(|_| ())
+            .boxed(),
+            watcher(
+                Api::<ManagedClusterAddOn>::all(c.clone()),
+                watcher::Config::default(),
+            )
+            .map(|_| ())
+            .boxed(),
+            watcher(
+                Api::<ManifestWork>::all(c.clone()),
+                watcher::Config::default().labels(ac::ADDON_LABEL),
+            )
+            .map(|_| ())
+            .boxed(),
+            watcher(Api::<Placement>::all(c.clone()), watcher::Config::default())
+                .map(|_| ())
+                .boxed(),
+            watcher(
+                Api::<PlacementDecision>::all(c.clone()),
+                watcher::Config::default().labels(labels::PLACEMENT),
+            )
+            .map(|_| ())
+            .boxed(),
+            watcher(
+                Api::<ManagedCluster>::all(c.clone()),
+                watcher::Config::default(),
+            )
+            .map(|_| ())
+            .boxed(),
+        ];
+        let mut gvrs: BTreeSet<ConfigGvr> = self
+            .registered()
+            .values()
+            .flat_map(|a| a.options().supported_configs)
+            .collect();
+        if self.templates {
+            gvrs.insert(ConfigGvr::addon_deployment_config());
+            gvrs.insert(ConfigGvr::addon_template());
+        }
+        for gvr in gvrs {
+            let api: Api<DynamicObject> = Api::all_with(c.clone(), &api_resource(&gvr));
+            streams.push(watcher(api, watcher::Config::default()).map(|_| ()).boxed());
+        }
+        let mut events = futures::stream::select_all(streams);
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let wait = match self.reconcile_all().await {
+                Ok(outcomes) => {
+                    for (name, o) in &outcomes {
+                        if !o.failed.is_empty() {
+                            tracing::warn!(addon = %name, failed = ?o.failed, "addon round left clusters behind");
+                        }
+                    }
+                    outcomes
+                        .values()
+                        .filter_map(|o| o.requeue_after)
+                        .min()
+                        .map_or(resync, |r| r.clamp(Duration::from_millis(100), resync))
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "addon manager round failed");
+                    Duration::from_secs(5).min(resync)
+                }
+            };
+            tokio::select! {
+                _ = &mut shutdown => return,
+                _ = tokio::time::sleep(wait) => {}
+                next = events.next() => {
+                    if next.is_none() { return; }
+                    // Batch the burst.
+                    let batch = tokio::time::sleep(Duration::from_millis(100));
+                    tokio::pin!(batch);
+                    loop {
+                        tokio::select! {
+                            _ = &mut batch => break,
+                            more = events.next() => if more.is_none() { return },
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a ClusterManagementAddOn is a template addon (upstream's `SupportAddOnTemplate`).
+pub fn supports_template(cma: &ClusterManagementAddOn) -> bool {
+    cma.spec.default_configs.iter().flatten().any(|c| {
+        c.group.as_deref() == Some(groups::ADDON) && c.resource == ac::ADDON_TEMPLATE_RESOURCE
+    })
+}
+
+fn add_finalizer(finalizers: &mut Vec<String>, f: &str) -> bool {
+    let before = finalizers.clone();
+    finalizers.retain(|x| !ac::DEPRECATED_FINALIZERS.contains(&x.as_str()));
+    if !finalizers.iter().any(|x| x == f) {
+        finalizers.push(f.to_string());
+    }
+    *finalizers != before
+}
+
+fn remove_finalizer(finalizers: &mut Vec<String>, f: &str) -> bool {
+    let before = finalizers.len();
+    finalizers.retain(|x| x != f && !ac::DEPRECATED_FINALIZERS.contains(&x.as_str()));
+    finalizers.len() != before
+}
+
+/// Upstream's `buildRegistrationConfigs`: the registrations to write, keeping the driver an
+/// agent set and, for the token driver, the subject it set.
+pub fn build_registrations(
+    configs: Vec<RegistrationConfig>,
+    existing: &[RegistrationConfig],
+    cluster: &str,
+    addon: &str,
+) -> Vec<RegistrationConfig> {
+    let mut out = Vec::new();
+    let mut kube_index = 0usize;
+    for mut config in configs {
+        if config.type_ != RegistrationType::KubeClient {
+            out.push(config);
+            continue;
+        }
+        let kc = config
+            .kube_client
+            .get_or_insert_with(KubeClientConfig::default);
+        let existing_kc = existing
+            .iter()
+            .filter(|r| r.type_ == RegistrationType::KubeClient)
+            .nth(kube_index)
+            .and_then(|r| r.kube_client.as_ref());
+        kube_index += 1;
+        if let Some(d) = existing_kc.and_then(|e| e.driver) {
+            kc.driver = Some(d);
+        }
+        match kc.driver {
+            Some(KubeClientDriver::Token) => {
+                kc.subject = existing_kc
+                    .and_then(|e| e.subject.clone())
+                    .or_else(|| Some(KubeClientSubject::default()));
+            }
+            Some(KubeClientDriver::Csr) => {
+                let empty = kc.subject.as_ref().is_none_or(|s| {
+                    s.user.as_deref().unwrap_or("").is_empty()
+                        && s.groups.as_deref().unwrap_or_default().is_empty()
+                });
+                if empty {
+                    kc.subject = Some(KubeClientSubject {
+                        user: Some(names::default_user(cluster, addon, addon)),
+                        groups: Some(names::default_groups(cluster, addon)),
+                    });
+                }
+            }
+            None => {}
+        }
+        out.push(config);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finalizers_drop_deprecated_spellings() {
+        let mut f = vec![
+            "cluster.open-cluster-management.io/addon-pre-delete".to_string(),
+            "x".to_string(),
+        ];
+        assert!(add_finalizer(&mut f, ac::PRE_DELETE_HOOK_FINALIZER));
+        assert_eq!(f, ["x", ac::PRE_DELETE_HOOK_FINALIZER]);
+        assert!(!add_finalizer(&mut f, ac::PRE_DELETE_HOOK_FINALIZER));
+        assert!(remove_finalizer(&mut f, ac::PRE_DELETE_HOOK_FINALIZER));
+        assert_eq!(f, ["x"]);
+    }
+
+    #[test]
+    fn registrations_keep_the_agents_driver() {
+        let desired = vec![super::super::agent::kube_client_registration(
+            "u".into(),
+            vec!["g".into()],
+        )];
+        let existing: Vec<RegistrationConfig> = serde_json::from_value(json!([
+            {"type": "kubeClient", "kubeClient": {"driver": "token", "subject": {"user": "sa-user"}}}
+        ]))
+        .unwrap();
+        let out = build_registrations(desired.clone(), &existing, "c1", "a");
+        let kc = out[0].kube_client.as_ref().unwrap();
+        assert_eq!(kc.driver, Some(KubeClientDriver::Token));
+        assert_eq!(
+            kc.subject.as_ref().unwrap().user.as_deref(),
+            Some("sa-user")
+        );
+        let csr: Vec<RegistrationConfig> = serde_json::from_value(
+            json!([{"type": "kubeClient", "kubeClient": {"driver": "csr"}}]),
+        )
+        .unwrap();
+        let out = build_registrations(
+            vec![super::super::agent::kube_client_registration(
+                String::new(),
+                vec![],
+            )],
+            &csr,
+            "c1",
+            "a",
+        );
+        assert_eq!(
+            out[0]
+                .kube_client
+                .as_ref()
+                .unwrap()
+                .subject
+                .as_ref()
+                .unwrap()
+                .user
+                .as_deref(),
+            Some("system:open-cluster-management:cluster:c1:addon:a:agent:a")
+        );
+        assert_eq!(
+            build_registrations(desired.clone(), &[], "c1", "a"),
+            desired
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! The addon framework: an addon is a trait impl, not a hand-written controller
+//! (upstream's addon-framework and hub addon manager, in Rust).
+//!
+//! Implement [`AgentAddon`] (what to install on a managed cluster, and
+//! [`AgentAddonOptions`]: registration and hub permissions, health prober, supported
+//! configuration kinds, manifest configs), hand it to an [`AddonManager`] and run the manager
+//! against the hub. For every `ManagedClusterAddOn` of the addon the manager:
+//!
+//! * creates and deletes `ManagedClusterAddOn`s following the `ClusterManagementAddOn`'s
+//!   install strategy (`Manual`, or `Placements` with its placements' decisions), owns them
+//!   by the `ClusterManagementAddOn`, and keeps its `status.defaultConfigReferences` and
+//!   `status.installProgressions`;
+//! * resolves the configurations of each addon (defaults < placement configs < the addon's
+//!   own `spec.configs`), hashes them (`specHash`), and rolls changes out with the
+//!   placement's rollout strategy (`All`, `Progressive`, `ProgressivePerGroup`, through
+//!   [`ocm_placement::rollout`]): `configReferences` and `Configured`;
+//! * writes `supportedConfigs`, `registrations`, `namespace`, the hub RBAC of the agent and
+//!   `RegistrationApplied`;
+//! * renders the manifests into the ManifestWorks `addon-<name>-deploy-<n>` (split at 80 % of
+//!   the hub's size limit, labelled `open-cluster-management.io/addon-name`, owned by the
+//!   `ManagedClusterAddOn`, annotated with the configs' spec hashes) and the pre-delete hook
+//!   work `addon-<name>-pre-delete`, with the `addon.open-cluster-management.io/addon-pre-delete`
+//!   finalizer holding the addon until the hook completed: `ManifestApplied` and
+//!   `HookManifestCompleted`;
+//! * probes health (`status.healthCheck.mode`, `Available`) from work feedback, and sets
+//!   `Progressing` and the last applied configs once the works run the desired configs.
+//!
+//! Bad input (a template with an unknown variable under strict variables, a configuration
+//! that does not resolve, manifests that cannot be built or applied) becomes a condition on
+//! that one `ManagedClusterAddOn` with upstream's reason and a message naming the cause; the
+//! other addons and clusters keep converging.
+//!
+//! Template addons ([`template`]) need no Rust code at all; [`lease`] has the lease updater an
+//! agent runs and the lease health check. The pure parts are public: [`works`] (work
+//! building), [`config`] (configuration resolution and rollout), [`status`] (conditions),
+//! [`deployment_config`] (AddOnDeploymentConfig values), [`permission`] (hub RBAC).
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kube::api::{Api, PostParams};
+//! use ocm_api::addon::v1beta1::{ClusterManagementAddOn, ManagedClusterAddOn, ManagedClusterAddOnSpec, ClusterManagementAddOnSpec};
+//! use ocm_api::cluster::v1::ManagedCluster;
+//! use ocm_api::work::v1::{Manifest, ManifestWork};
+//! use ocm_work::addon::{AddonConfigs, AddonManager, AgentAddon, AgentAddonOptions, RenderError};
+//!
+//! struct Hello;
+//!
+//! impl AgentAddon for Hello {
+//!     fn options(&self) -> AgentAddonOptions {
+//!         AgentAddonOptions::new("hello")
+//!     }
+//!     fn manifests(&self, cluster: &ManagedCluster, _: &ManagedClusterAddOn, _: &AddonConfigs)
+//!         -> Result<Vec<Manifest>, RenderError> {
+//!         Ok(vec![Manifest::new(serde_json::json!({
+//!             "apiVersion": "v1", "kind": "ConfigMap",
+//!             "metadata": {"name": "hello", "namespace": "default"},
+//!             "data": {"cluster": cluster.metadata.name}
+//!         }))])
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let hub = ocm_testkit::FakeHub::new(1)?;
+//! let client = hub.hub().client();
+//! Api::<ClusterManagementAddOn>::all(client.clone())
+//!     .create(&PostParams::default(), &ClusterManagementAddOn::new("hello", ClusterManagementAddOnSpec::default()))
+//!     .await?;
+//! // Manual install: enable the addon on cluster1.
+//! Api::<ManagedClusterAddOn>::namespaced(client.clone(), "cluster1")
+//!     .create(&PostParams::default(), &ManagedClusterAddOn::new("hello", ManagedClusterAddOnSpec::default()))
+//!     .await?;
+//!
+//! let manager = AddonManager::new(client.clone()).with_addon(Arc::new(Hello));
+//! manager.reconcile_all().await?;
+//! manager.reconcile_all().await?;
+//! let work = Api::<ManifestWork>::namespaced(client.clone(), "cluster1").get("addon-hello-deploy-0").await?;
+//! assert_eq!(work.spec.manifests()[0].as_value()["data"]["cluster"], "cluster1");
+//! let addon = Api::<ManagedClusterAddOn>::namespaced(client, "cluster1").get("hello").await?;
+//! let conditions = addon.status.unwrap().conditions.unwrap();
+//! assert!(conditions.iter().any(|c| c.type_ == "RegistrationApplied" && c.reason == "NilRegistration"));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What is upstream-exact, and what is ours
+//!
+//! Names, labels, annotations, finalizers, owner references, condition types, reasons and
+//! messages, configuration precedence, spec hashes (SHA-256 of the Go JSON encoding of the
+//! object without `apiVersion`, `kind`, `metadata` and `status`), the config-spec-hash
+//! annotation, rollout arithmetic and the progressing rules are upstream's. Ours:
+//!
+//! * [`AgentAddon::manifests`] receives the resolved configuration objects instead of
+//!   reading them itself, so it stays pure; a configuration that cannot be read reaches the
+//!   addon as an error in [`AddonConfigs`].
+//! * Hub permissions are declarative ([`permission::HubPermission`]) and applied with
+//!   server-side apply; works are applied with server-side apply too
+//!   ([`crate::applier`]).
+//! * One manager runs what upstream splits between the addon-framework's manager (inside each
+//!   addon's hub controller) and the hub's addon manager; it serves every
+//!   ClusterManagementAddOn of its addons whatever their
+//!   `addon.open-cluster-management.io/lifecycle` annotation says.
+//! * [`template::TemplateAddon::strict_variables`] and
+//!   [`AddonManager::ensure_cluster_management_addons`] are opt-ins.
+//!
+//! The addon API is used in `v1beta1` (upstream's manager does the same); the AddOnTemplate
+//! is `v1alpha1`, the only version upstream serves it in.
+
+mod agent;
+pub mod config;
+pub mod deployment_config;
+pub mod lease;
+mod manager;
+pub mod names;
+pub mod permission;
+pub mod status;
+pub mod template;
+pub mod works;
+
+pub use agent::{
+    AddonConfigs, AgentAddon, AgentAddonOptions, ConfigGvr, FieldResult, HealthCheckerFn,
+    HealthProber, InstallNamespaceFn, PermissionsFn, ProbeField, RegistrationOption,
+    RegistrationsFn, RenderError, ResolvedConfig, WorkHealthProber, kube_client_registration,
+    workload_availability,
+};
+pub use manager::{
+    AddonManager, AddonOutcome, FIELD_MANAGER, build_registrations, supports_template,
+};

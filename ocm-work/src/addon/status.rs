@@ -1,0 +1,803 @@
+//! The ManagedClusterAddOn status the addon manager keeps (pure): `ManifestApplied` from the
+//! deploy works, the health check (`status.healthCheck.mode` and `Available`), and
+//! `Progressing` with the last applied configurations, with upstream's reasons and messages.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use ocm_api::addon::v1beta1::{
+    HealthCheck, HealthCheckMode, ManagedClusterAddOn, ManagedClusterAddOnStatus,
+};
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::conditions::{self, ConditionStatus, NewCondition};
+use ocm_api::constants::{addon as ac, annotations, cluster as cc, work as wc};
+use ocm_api::work::v1::{Manifest, ManifestCondition, ManifestWork, ResourceIdentifier};
+
+use super::agent::{AgentAddonOptions, FieldResult, HealthCheckerFn, HealthProber, ProbeField};
+use super::names;
+use super::works::{configs_to_map, workloads};
+
+/// `ManifestApplied` after a deploy work was applied (upstream's `applyWork`): the work's
+/// `Applied` condition decides; a work the agent has not reported on yet clears a stale
+/// `False` and leaves the rest alone.
+pub fn manifest_applied_from_work(conds: &mut Vec<Condition>, work: &ManifestWork, now: &Time) {
+    let applied = work
+        .status
+        .as_ref()
+        .and_then(|s| conditions::find(s.conditions(), wc::CONDITION_APPLIED));
+    match applied {
+        None => {
+            if conditions::is_false(conds, ac::CONDITION_MANIFEST_APPLIED) {
+                conditions::remove(conds, ac::CONDITION_MANIFEST_APPLIED);
+            }
+        }
+        Some(c) if c.status == "True" => {
+            conditions::set(
+                conds,
+                NewCondition::new(
+                    ac::CONDITION_MANIFEST_APPLIED,
+                    ConditionStatus::True,
+                    ac::REASON_ADDON_MANIFEST_APPLIED,
+                    ac::MESSAGE_MANIFESTS_APPLIED,
+                ),
+                now,
+            );
+        }
+        Some(_) => {
+            conditions::set(
+                conds,
+                NewCondition::new(
+                    ac::CONDITION_MANIFEST_APPLIED,
+                    ConditionStatus::False,
+                    ac::REASON_ADDON_MANIFEST_APPLIED_FAILED,
+                    ac::MESSAGE_MANIFESTS_APPLY_FAILED,
+                ),
+                now,
+            );
+        }
+    }
+}
+
+/// `ManifestApplied=False` with reason `ManifestWorkApplyFailed` and `prefix` + the error.
+pub fn manifest_apply_failed(conds: &mut Vec<Condition>, prefix: &str, error: &str, now: &Time) {
+    conditions::set(
+        conds,
+        NewCondition::new(
+            ac::CONDITION_MANIFEST_APPLIED,
+            ConditionStatus::False,
+            ac::REASON_MANIFEST_WORK_APPLY_FAILED,
+            format!("{prefix}{error}"),
+        ),
+        now,
+    );
+}
+
+/// `ManifestApplied=True`: nothing to deploy.
+pub fn no_manifest_to_apply(conds: &mut Vec<Condition>, now: &Time) {
+    conditions::set(
+        conds,
+        NewCondition::new(
+            ac::CONDITION_MANIFEST_APPLIED,
+            ConditionStatus::True,
+            ac::REASON_ADDON_MANIFEST_APPLIED,
+            ac::MESSAGE_NO_MANIFEST,
+        ),
+        now,
+    );
+}
+
+/// The health check mode a prober implies: `Lease` for the lease prober, `Customized` for
+/// the others; `None` without prober.
+pub fn health_check_mode(prober: Option<&HealthProber>) -> Option<HealthCheckMode> {
+    match prober? {
+        HealthProber::Lease => Some(HealthCheckMode::Lease),
+        _ => Some(HealthCheckMode::Customized),
+    }
+}
+
+fn available(status: ConditionStatus, reason: &str, message: impl Into<String>) -> NewCondition {
+    NewCondition::new(ac::CONDITION_AVAILABLE, status, reason, message)
+}
+
+fn wildcard(value: &str, pattern: &str) -> bool {
+    if value == pattern || pattern == "*" {
+        return true;
+    }
+    // `*` matches any run of characters; the rest literally.
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return false;
+    }
+    let mut rest = value;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+fn results_for(id: &ResourceIdentifier, manifests: &[&ManifestCondition]) -> Vec<FieldResult> {
+    manifests
+        .iter()
+        .filter(|m| {
+            let meta = &m.resource_meta;
+            meta.group.as_deref().unwrap_or("") == id.group()
+                && meta.resource.as_deref().unwrap_or("") == id.resource
+                && wildcard(meta.namespace.as_deref().unwrap_or(""), id.namespace())
+                && wildcard(meta.name.as_deref().unwrap_or(""), &id.name)
+        })
+        .filter(|m| {
+            m.status_feedbacks
+                .as_ref()
+                .is_some_and(|f| !f.values().is_empty())
+        })
+        .map(|m| FieldResult {
+            resource_identifier: ResourceIdentifier::new(
+                m.resource_meta.group.as_deref().unwrap_or(""),
+                m.resource_meta.resource.as_deref().unwrap_or(""),
+                m.resource_meta.namespace.as_deref().unwrap_or(""),
+                m.resource_meta.name.as_deref().unwrap_or(""),
+            ),
+            feedback_result: m.status_feedbacks.clone().unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// The probe fields and checker of a work-based prober (upstream's `analyzeWorkProber`);
+/// `manifests` are the addon's manifests (Deployment / Workload availability).
+fn probe_fields(
+    prober: &HealthProber,
+    manifests: &[Manifest],
+) -> Option<(Vec<ProbeField>, Option<HealthCheckerFn>)> {
+    let workload_fields = |daemonsets: bool| -> Vec<ProbeField> {
+        workloads(manifests, daemonsets)
+            .into_iter()
+            .filter(|w| !(w.identifier.resource == "deployments" && w.replicas == Some(0)))
+            .map(|w| ProbeField {
+                resource_identifier: w.identifier,
+                probe_rules: vec![ocm_api::work::v1::FeedbackRule::well_known_status()],
+            })
+            .collect()
+    };
+    let checker: HealthCheckerFn =
+        std::sync::Arc::new(|r, _, _| super::agent::workload_availability(r));
+    match prober {
+        HealthProber::Work(Some(p)) => Some((p.probe_fields.clone(), p.health_checker.clone())),
+        HealthProber::DeploymentAvailability => Some((workload_fields(false), Some(checker))),
+        HealthProber::WorkloadAvailability => Some((workload_fields(true), Some(checker))),
+        _ => None,
+    }
+}
+
+/// Updates `status.healthCheck` and, for work-based probers, `Available` (upstream's
+/// `healthCheckSyncer`). `works` are the addon's works in its namespace; `manifests` the
+/// addon's rendered manifests (needed by the Deployment / Workload availability probers).
+pub fn probe_health(
+    options: &AgentAddonOptions,
+    cluster: &ManagedCluster,
+    addon: &ManagedClusterAddOn,
+    status: &mut ManagedClusterAddOnStatus,
+    works: &[ManifestWork],
+    manifests: &[Manifest],
+    now: &Time,
+) {
+    let Some(prober) = options.health_prober.as_ref() else {
+        return;
+    };
+    if let Some(mode) = health_check_mode(Some(prober)) {
+        status.health_check = Some(HealthCheck { mode: Some(mode) });
+    }
+    let conds = status.conditions.get_or_insert_with(Vec::new);
+    match prober {
+        HealthProber::None | HealthProber::Lease => return,
+        HealthProber::Work(None) => {
+            conditions::set(
+                conds,
+                available(
+                    ConditionStatus::True,
+                    ac::REASON_AVAILABLE_WORK_APPLIED,
+                    "Addon manifestWork is applied",
+                ),
+                now,
+            );
+            return;
+        }
+        _ => {}
+    }
+    if conditions::find(conds, ac::CONDITION_MANIFEST_APPLIED).is_none() {
+        return;
+    }
+    let cluster_unknown = cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .and_then(|c| conditions::find(c, cc::CONDITION_AVAILABLE))
+        .is_some_and(|c| c.status == "Unknown");
+    if cluster_unknown {
+        return;
+    }
+    if works.is_empty() {
+        conditions::set(
+            conds,
+            available(
+                ConditionStatus::Unknown,
+                ac::REASON_AVAILABLE_WORK_NOT_FOUND,
+                "Addon manifestWork is not found",
+            ),
+            now,
+        );
+        return;
+    }
+    let prefix = names::deploy_work_prefix(&addon.metadata.name.clone().unwrap_or_default());
+    let mut manifest_conditions: Vec<&ManifestCondition> = Vec::new();
+    for work in works {
+        if !work
+            .metadata
+            .name
+            .as_deref()
+            .unwrap_or("")
+            .starts_with(&prefix)
+        {
+            continue;
+        }
+        let cond = work
+            .status
+            .as_ref()
+            .and_then(|s| conditions::find(s.conditions(), wc::CONDITION_AVAILABLE));
+        match cond {
+            None => {
+                conditions::set(
+                    conds,
+                    available(
+                        ConditionStatus::Unknown,
+                        ac::REASON_AVAILABLE_WORK_NOT_APPLIED,
+                        "Addon manifestWork is not applied yet",
+                    ),
+                    now,
+                );
+                return;
+            }
+            Some(c) if c.status == "False" => {
+                conditions::set(
+                    conds,
+                    available(
+                        ConditionStatus::False,
+                        ac::REASON_AVAILABLE_WORK_NOT_APPLIED,
+                        c.message.clone(),
+                    ),
+                    now,
+                );
+                return;
+            }
+            Some(_) => {}
+        }
+        if let Some(s) = &work.status {
+            manifest_conditions.extend(s.manifests().iter());
+        }
+    }
+    let Some((fields, checker)) = probe_fields(prober, manifests) else {
+        return;
+    };
+    let results: Vec<FieldResult> = fields
+        .iter()
+        .flat_map(|f| results_for(&f.resource_identifier, &manifest_conditions))
+        .collect();
+    if !fields.is_empty() && results.is_empty() {
+        conditions::set(
+            conds,
+            available(
+                ConditionStatus::Unknown,
+                ac::REASON_AVAILABLE_NO_PROBE_RESULT,
+                "Probe results are not returned",
+            ),
+            now,
+        );
+        return;
+    }
+    if let Some(checker) = checker
+        && let Err(e) = checker(&results, cluster, addon)
+    {
+        conditions::set(
+            conds,
+            available(
+                ConditionStatus::False,
+                ac::REASON_AVAILABLE_PROBE_UNAVAILABLE,
+                format!("Probe addon unavailable with err {e}"),
+            ),
+            now,
+        );
+        return;
+    }
+    conditions::set(
+        conds,
+        available(
+            ConditionStatus::True,
+            ac::REASON_AVAILABLE_PROBE_AVAILABLE,
+            format!(
+                "{} add-on is available.",
+                addon.metadata.name.as_deref().unwrap_or("")
+            ),
+        ),
+        now,
+    );
+}
+
+/// Whether a work's config-spec-hash annotation matches the addon's desired configs
+/// (upstream's `workConfigsMatchesAddon`).
+fn work_configs_match(work: &ManifestWork, status: &ManagedClusterAddOnStatus) -> bool {
+    let refs = status.config_references.clone().unwrap_or_default();
+    let Some(text) = work
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(annotations::CONFIG_SPEC_HASH))
+    else {
+        return refs.is_empty();
+    };
+    let Ok(work_map) = serde_json::from_str::<std::collections::BTreeMap<String, String>>(text)
+    else {
+        return false;
+    };
+    if work_map.values().any(String::is_empty) {
+        return false;
+    }
+    if refs.iter().any(|r| {
+        r.desired_config
+            .as_ref()
+            .is_none_or(|d| d.spec_hash.as_deref().unwrap_or("").is_empty())
+    }) {
+        return false;
+    }
+    work_map == configs_to_map(&refs)
+}
+
+fn work_ready(work: &ManifestWork) -> bool {
+    let generation = work.metadata.generation;
+    let ok = |t: &str| {
+        work.status
+            .as_ref()
+            .and_then(|s| conditions::find(s.conditions(), t))
+            .is_some_and(|c| c.status == "True" && c.observed_generation == generation)
+    };
+    ok(wc::CONDITION_AVAILABLE) && ok(wc::CONDITION_APPLIED)
+}
+
+fn set_progressing(
+    status: &mut ManagedClusterAddOnStatus,
+    reason: &str,
+    message: &str,
+    now: &Time,
+) {
+    let (st, msg) = match reason {
+        ac::REASON_PROGRESSING => (ConditionStatus::True, format!("progressing... {message}")),
+        ac::REASON_PROGRESSING_COMPLETED => {
+            for r in status.config_references.iter_mut().flatten() {
+                r.last_applied_config = r.desired_config.clone();
+            }
+            (
+                ConditionStatus::False,
+                "completed with no errors.".to_string(),
+            )
+        }
+        _ => (ConditionStatus::False, message.to_string()),
+    };
+    conditions::set(
+        status.conditions.get_or_insert_with(Vec::new),
+        NewCondition::new(ac::CONDITION_PROGRESSING, st, reason, msg),
+        now,
+    );
+}
+
+/// Updates `Progressing` and, when the works match and are ready, the last applied configs
+/// (upstream's `addonProgressingController`). `works` are the addon's works in its namespace
+/// (deploy and hook works).
+pub fn update_progressing(
+    addon: &ManagedClusterAddOn,
+    status: &mut ManagedClusterAddOnStatus,
+    works: &[ManifestWork],
+    now: &Time,
+) {
+    let supported = status.supported_configs.clone().unwrap_or_default();
+    for c in addon.spec.configs.iter().flatten() {
+        let known = supported.iter().any(|s| {
+            s.group.as_deref().unwrap_or("") == c.group.as_deref().unwrap_or("")
+                && s.resource == c.resource
+        });
+        if !known {
+            conditions::set(
+                status.conditions.get_or_insert_with(Vec::new),
+                NewCondition::new(
+                    ac::CONDITION_PROGRESSING,
+                    ConditionStatus::False,
+                    ac::REASON_PROGRESSING_CONFIGURATION_UNSUPPORTED,
+                    format!(
+                        "Configuration with gvr {}/{} is not supported for this addon",
+                        c.group.as_deref().unwrap_or(""),
+                        c.resource
+                    ),
+                ),
+                now,
+            );
+            return;
+        }
+    }
+    let conds = status.conditions.clone().unwrap_or_default();
+    if conditions::find(&conds, ac::CONDITION_MANIFEST_APPLIED).is_none() {
+        conditions::set(
+            status.conditions.get_or_insert_with(Vec::new),
+            NewCondition::new(
+                ac::CONDITION_PROGRESSING,
+                ConditionStatus::False,
+                ac::REASON_WAITING_FOR_MANIFEST_APPLIED,
+                ac::MESSAGE_WAITING_FOR_MANIFEST_APPLIED,
+            ),
+            now,
+        );
+        return;
+    }
+    let addon_works: Vec<&ManifestWork> = works
+        .iter()
+        .filter(|w| {
+            let labels = w.metadata.labels.clone().unwrap_or_default();
+            labels.get(ac::ADDON_LABEL) == addon.metadata.name.as_ref()
+                && !labels.contains_key(ac::ADDON_NAMESPACE_LABEL)
+        })
+        .collect();
+    if addon_works.is_empty() {
+        set_progressing(status, ac::REASON_PROGRESSING, "no addon works", now);
+        return;
+    }
+    let hook = names::pre_delete_work_name(addon.metadata.name.as_deref().unwrap_or(""));
+    for work in addon_works {
+        if work
+            .metadata
+            .name
+            .as_deref()
+            .unwrap_or("")
+            .starts_with(&hook)
+        {
+            continue;
+        }
+        if !work_configs_match(work, status) {
+            set_progressing(
+                status,
+                ac::REASON_PROGRESSING,
+                "mca and work configs mismatch",
+                now,
+            );
+            return;
+        }
+        if !work_ready(work) {
+            set_progressing(status, ac::REASON_PROGRESSING, "work is not ready", now);
+            return;
+        }
+    }
+    set_progressing(status, ac::REASON_PROGRESSING_COMPLETED, "", now);
+}
+
+/// Upstream's `meta.SetStatusCondition` on `HookManifestCompleted`.
+pub fn hook_completed(conds: &mut Vec<Condition>, work_name: &str, completed: bool, now: &Time) {
+    let (status, reason, message) = if completed {
+        (
+            ConditionStatus::True,
+            ac::REASON_HOOK_MANIFEST_IS_COMPLETED,
+            format!("hook manifestWork {work_name} is completed."),
+        )
+    } else {
+        (
+            ConditionStatus::False,
+            ac::REASON_HOOK_MANIFEST_IS_NOT_COMPLETED,
+            format!("hook manifestWork {work_name} is not completed."),
+        )
+    };
+    conditions::set(
+        conds,
+        NewCondition::new(
+            ac::CONDITION_HOOK_MANIFEST_COMPLETED,
+            status,
+            reason,
+            message,
+        ),
+        now,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn t() -> Time {
+        Time("2026-01-01T00:00:00Z".parse().unwrap())
+    }
+
+    fn work(name: &str, status: Value, annotations: Value) -> ManifestWork {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "c1", "generation": 1,
+                         "labels": {ac::ADDON_LABEL: "a"}, "annotations": annotations},
+            "spec": {}, "status": status
+        }))
+        .unwrap()
+    }
+
+    fn cond(t: &str, s: &str) -> Value {
+        json!({"type": t, "status": s, "reason": "r", "message": "m", "observedGeneration": 1,
+               "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    }
+
+    fn addon(spec: Value) -> ManagedClusterAddOn {
+        serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "c1"}, "spec": spec}))
+            .unwrap()
+    }
+
+    fn cluster() -> ManagedCluster {
+        serde_json::from_value(json!({"metadata": {"name": "c1"}, "spec": {}})).unwrap()
+    }
+
+    #[test]
+    fn manifest_applied_follows_the_work() {
+        let mut conds = Vec::new();
+        manifest_apply_failed(
+            &mut conds,
+            ac::MESSAGE_APPLY_WORK_FAILED_PREFIX,
+            "boom",
+            &t(),
+        );
+        manifest_applied_from_work(&mut conds, &work("w", json!({}), json!({})), &t());
+        assert!(
+            conds.is_empty(),
+            "a stale False is cleared while the agent has not reported"
+        );
+        manifest_applied_from_work(
+            &mut conds,
+            &work(
+                "w",
+                json!({"conditions": [cond("Applied", "True")]}),
+                json!({}),
+            ),
+            &t(),
+        );
+        assert_eq!(conds[0].reason, "AddonManifestApplied");
+        assert_eq!(
+            conds[0].message,
+            "manifests of addon are applied successfully"
+        );
+        manifest_applied_from_work(
+            &mut conds,
+            &work(
+                "w",
+                json!({"conditions": [cond("Applied", "False")]}),
+                json!({}),
+            ),
+            &t(),
+        );
+        assert_eq!(conds[0].reason, "AddonManifestAppliedFailed");
+    }
+
+    #[test]
+    fn work_prober_maps_feedback_to_available() {
+        let options = AgentAddonOptions::new("a").with_health_prober(HealthProber::Work(Some(
+            super::super::agent::WorkHealthProber::deployments([("ns", "agent")]),
+        )));
+        let mut status = ManagedClusterAddOnStatus::default();
+        let applied = |s: &mut ManagedClusterAddOnStatus| {
+            conditions::set(
+                s.conditions.get_or_insert_with(Vec::new),
+                NewCondition::new("ManifestApplied", ConditionStatus::True, "r", ""),
+                &t(),
+            );
+        };
+        // Without ManifestApplied nothing is probed, but the mode is set.
+        probe_health(
+            &options,
+            &cluster(),
+            &addon(json!({})),
+            &mut status,
+            &[],
+            &[],
+            &t(),
+        );
+        assert_eq!(
+            status.health_check.as_ref().unwrap().mode,
+            Some(HealthCheckMode::Customized)
+        );
+        assert!(status.conditions.as_ref().unwrap().is_empty());
+        applied(&mut status);
+        probe_health(
+            &options,
+            &cluster(),
+            &addon(json!({})),
+            &mut status,
+            &[],
+            &[],
+            &t(),
+        );
+        let find = |s: &ManagedClusterAddOnStatus| {
+            conditions::find(s.conditions.as_ref().unwrap(), "Available")
+                .cloned()
+                .unwrap()
+        };
+        assert_eq!(find(&status).reason, "WorkNotFound");
+        let feedback = |ready: i64| {
+            work(
+                "addon-a-deploy-0",
+                json!({
+            "conditions": [cond("Available", "True")],
+            "resourceStatus": {"manifests": [{"resourceMeta": {"ordinal": 0, "group": "apps", "resource": "deployments", "namespace": "ns", "name": "agent"},
+                "statusFeedback": {"values": [
+                    {"name": "ReadyReplicas", "fieldValue": {"type": "Integer", "integer": ready}},
+                    {"name": "Replicas", "fieldValue": {"type": "Integer", "integer": 1}}]},
+                "conditions": []}]}}),
+                json!({}),
+            )
+        };
+        probe_health(
+            &options,
+            &cluster(),
+            &addon(json!({})),
+            &mut status,
+            &[feedback(0)],
+            &[],
+            &t(),
+        );
+        assert_eq!(find(&status).reason, "ProbeUnavailable");
+        assert_eq!(
+            find(&status).message,
+            "Probe addon unavailable with err desiredNumberReplicas is 1 but readyReplica is 0 for deployments ns/agent"
+        );
+        probe_health(
+            &options,
+            &cluster(),
+            &addon(json!({})),
+            &mut status,
+            &[feedback(1)],
+            &[],
+            &t(),
+        );
+        assert_eq!(find(&status).reason, "ProbeAvailable");
+        assert_eq!(find(&status).message, "a add-on is available.");
+        let no_values = work(
+            "addon-a-deploy-0",
+            json!({"conditions": [cond("Available", "True")]}),
+            json!({}),
+        );
+        probe_health(
+            &options,
+            &cluster(),
+            &addon(json!({})),
+            &mut status,
+            &[no_values],
+            &[],
+            &t(),
+        );
+        assert_eq!(find(&status).reason, "NoProbeResult");
+        let unavailable = work(
+            "addon-a-deploy-0",
+            json!({"conditions": [cond("Available", "False")]}),
+            json!({}),
+        );
+        probe_health(
+            &options,
+            &cluster(),
+            &addon(json!({})),
+            &mut status,
+            &[unavailable],
+            &[],
+            &t(),
+        );
+        assert_eq!(
+            (find(&status).status.as_str(), find(&status).reason.as_str()),
+            ("False", "WorkNotApplied")
+        );
+
+        let lease = AgentAddonOptions::new("a").with_health_prober(HealthProber::Lease);
+        let mut s = ManagedClusterAddOnStatus::default();
+        probe_health(
+            &lease,
+            &cluster(),
+            &addon(json!({})),
+            &mut s,
+            &[],
+            &[],
+            &t(),
+        );
+        assert_eq!(s.health_check.unwrap().mode, Some(HealthCheckMode::Lease));
+        let work_only = AgentAddonOptions::new("a").with_health_prober(HealthProber::Work(None));
+        let mut s = ManagedClusterAddOnStatus::default();
+        probe_health(
+            &work_only,
+            &cluster(),
+            &addon(json!({})),
+            &mut s,
+            &[],
+            &[],
+            &t(),
+        );
+        assert_eq!(find(&s).reason, "WorkApplied");
+    }
+
+    #[test]
+    fn progressing_and_last_applied() {
+        let a = addon(json!({}));
+        let mut status: ManagedClusterAddOnStatus = serde_json::from_value(json!({
+            "configReferences": [{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs",
+                "desiredConfig": {"namespace": "c1", "name": "x", "specHash": "h"}}]
+        }))
+        .unwrap();
+        update_progressing(&a, &mut status, &[], &t());
+        let find = |s: &ManagedClusterAddOnStatus| {
+            conditions::find(s.conditions.as_ref().unwrap(), "Progressing")
+                .cloned()
+                .unwrap()
+        };
+        assert_eq!(find(&status).reason, "WaitingForManifestApplied");
+        conditions::set(
+            status.conditions.as_mut().unwrap(),
+            NewCondition::new("ManifestApplied", ConditionStatus::True, "r", ""),
+            &t(),
+        );
+        update_progressing(&a, &mut status, &[], &t());
+        assert_eq!(find(&status).message, "progressing... no addon works");
+        let annotation = json!({annotations::CONFIG_SPEC_HASH:
+            r#"{"addondeploymentconfigs.addon.open-cluster-management.io/c1/x":"old"}"#});
+        let ready = json!({"conditions": [cond("Applied", "True"), cond("Available", "True")]});
+        update_progressing(
+            &a,
+            &mut status,
+            &[work("addon-a-deploy-0", ready.clone(), annotation)],
+            &t(),
+        );
+        assert_eq!(
+            find(&status).message,
+            "progressing... mca and work configs mismatch"
+        );
+        let annotation = json!({annotations::CONFIG_SPEC_HASH:
+            r#"{"addondeploymentconfigs.addon.open-cluster-management.io/c1/x":"h"}"#});
+        update_progressing(
+            &a,
+            &mut status,
+            &[work("addon-a-deploy-0", json!({}), annotation.clone())],
+            &t(),
+        );
+        assert_eq!(find(&status).message, "progressing... work is not ready");
+        update_progressing(
+            &a,
+            &mut status,
+            &[work("addon-a-deploy-0", ready, annotation)],
+            &t(),
+        );
+        assert_eq!(
+            (find(&status).status.as_str(), find(&status).reason.as_str()),
+            ("False", "Completed")
+        );
+        assert_eq!(find(&status).message, "completed with no errors.");
+        let r = &status.config_references.as_ref().unwrap()[0];
+        assert_eq!(r.last_applied_config, r.desired_config);
+
+        let unsupported = addon(json!({"configs": [{"group": "g", "resource": "r", "name": "n"}]}));
+        update_progressing(&unsupported, &mut status, &[], &t());
+        assert_eq!(find(&status).reason, "ConfigurationUnsupported");
+        assert_eq!(
+            find(&status).message,
+            "Configuration with gvr g/r is not supported for this addon"
+        );
+    }
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard("agent-1", "agent-*"));
+        assert!(wildcard("x", "*"));
+        assert!(wildcard("a-b-c", "a-*-c"));
+        assert!(!wildcard("a-b-d", "a-*-c"));
+        assert!(!wildcard("b", "a"));
+    }
+}
