@@ -108,6 +108,14 @@ fn api_resource(gvr: &ConfigGvr) -> ApiResource {
     }
 }
 
+/// Merge patches carry the manager's name as field manager.
+fn write_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..PatchParams::default()
+    }
+}
+
 fn now_time(clock: &dyn Clock) -> Time {
     clock.now_time()
 }
@@ -417,7 +425,7 @@ impl AddonManager {
             let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), &ns);
             let patch = json!({"metadata": {"resourceVersion": mca.metadata.resource_version, "ownerReferences": merged}});
             match api
-                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .patch(name, &write_params(), &Patch::Merge(&patch))
                 .await
             {
                 Ok(updated) => *mca = updated,
@@ -453,7 +461,7 @@ impl AddonManager {
             if let Some(diff) = diff {
                 cmas.patch_status(
                     name,
-                    &PatchParams::default(),
+                    &write_params(),
                     &Patch::Merge(json!({"status": diff})),
                 )
                 .await
@@ -876,7 +884,7 @@ impl AddonManager {
 
         if finalizers != mca.finalizers() {
             let patch = json!({"metadata": {"resourceVersion": mca.metadata.resource_version, "finalizers": finalizers}});
-            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            api.patch(&name, &write_params(), &Patch::Merge(&patch))
                 .await
                 .map_err(|e| {
                     Error::kube(
@@ -896,7 +904,7 @@ impl AddonManager {
                 match api
                     .patch_status(
                         &name,
-                        &PatchParams::default(),
+                        &write_params(),
                         &Patch::Merge(json!({"status": diff})),
                     )
                     .await
