@@ -1,0 +1,139 @@
+//! The addon manager as a running controller (watches, batching, resync), against API errors
+//! and slow answers.
+
+mod addon_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use addon_support::{Fleet, deployment, namespace};
+use ocm_api::addon::v1beta1::ManagedClusterAddOn;
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::work::v1::Manifest;
+use ocm_testkit::FaultRule;
+use ocm_work::addon::{AddonConfigs, AgentAddon, AgentAddonOptions, RenderError};
+
+struct Hello(&'static str);
+
+impl AgentAddon for Hello {
+    fn options(&self) -> AgentAddonOptions {
+        AgentAddonOptions::new(self.0)
+    }
+
+    fn manifests(
+        &self,
+        _: &ManagedCluster,
+        _: &ManagedClusterAddOn,
+        _: &AddonConfigs,
+    ) -> Result<Vec<Manifest>, RenderError> {
+        Ok(vec![
+            namespace(self.0),
+            deployment(self.0, "agent", "agent:v1"),
+        ])
+    }
+}
+
+fn install(fleet: &Fleet, name: &str, cluster: &str) {
+    fleet.apply(&format!(
+        "apiVersion: addon.open-cluster-management.io/v1beta1\nkind: ClusterManagementAddOn\n\
+         metadata: {{name: {name}}}\nspec: {{}}\n---\n\
+         apiVersion: addon.open-cluster-management.io/v1beta1\nkind: ManagedClusterAddOn\n\
+         metadata: {{name: {name}, namespace: {cluster}}}\nspec: {{}}\n"
+    ));
+}
+
+#[tokio::test]
+async fn failing_and_slow_writes_are_retried_and_do_not_hold_back_others() {
+    let fleet = Fleet::new(2, |m| {
+        m.with_addon(Arc::new(Hello("a")))
+            .with_addon(Arc::new(Hello("b")))
+    })
+    .await;
+    install(&fleet, "a", "cluster1");
+    install(&fleet, "b", "cluster2");
+    // The hub refuses the first two ManifestWork writes in cluster1 and answers slowly in
+    // cluster2.
+    fleet.hub.hub().inject(
+        FaultRule::new(500)
+            .verb("patch")
+            .resource("manifestworks")
+            .namespace("cluster1")
+            .times(2),
+    );
+    fleet.hub.hub().inject(
+        FaultRule::delay_only(Duration::from_millis(50))
+            .resource("manifestworks")
+            .namespace("cluster2"),
+    );
+    let out = fleet.round().await;
+    assert_eq!(out["a"].failed.len(), 1, "{:?}", out["a"]);
+    assert!(out["b"].failed.is_empty(), "{:?}", out["b"]);
+    let c = fleet
+        .condition("cluster1", "a", "ManifestApplied")
+        .await
+        .unwrap();
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("False", "ManifestWorkApplyFailed")
+    );
+    assert!(
+        c.message.starts_with("failed to apply manifestWork: "),
+        "{}",
+        c.message
+    );
+    assert!(fleet.work("cluster2", "addon-b-deploy-0").await.is_some());
+    let out = fleet.rounds(3).await;
+    assert_eq!(
+        fleet.cond("cluster2", "b", "ManifestApplied").await.0,
+        "True"
+    );
+    assert!(out["a"].failed.is_empty(), "{:?}", out["a"]);
+    assert_eq!(
+        fleet.cond("cluster1", "a", "ManifestApplied").await,
+        ("True".into(), "AddonManifestApplied".into())
+    );
+}
+
+#[tokio::test]
+async fn run_reacts_to_events() {
+    let fleet = Fleet::new(1, |m| m.with_addon(Arc::new(Hello("watched")))).await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let manager = fleet.manager.clone();
+    let task = tokio::spawn(manager.run(Duration::from_secs(3600), async move {
+        let _ = stopped.await;
+    }));
+    install(&fleet, "watched", "cluster1");
+    let mut found = false;
+    for _ in 0..300 {
+        if fleet
+            .work("cluster1", "addon-watched-deploy-0")
+            .await
+            .is_some()
+            && fleet
+                .condition("cluster1", "watched", "RegistrationApplied")
+                .await
+                .is_some()
+        {
+            found = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(found, "the manager deployed the addon after the events");
+    // Deleting the addon: the works go with it, whatever the manager does.
+    kube::Api::<ManagedClusterAddOn>::namespaced(fleet.client.clone(), "cluster1")
+        .delete("watched", &Default::default())
+        .await
+        .unwrap();
+    assert!(
+        fleet
+            .work("cluster1", "addon-watched-deploy-0")
+            .await
+            .is_none()
+    );
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("stops")
+        .unwrap();
+}
