@@ -8,6 +8,13 @@
 //!   the deletion flow with delete options (Foreground, Orphan, SelectivelyOrphan).
 //! * [`replicaset::controller::ReplicaSetController`] fans a ManifestWorkReplicaSet out to the
 //!   clusters its placements select, with the rollout engine of `ocm-placement`.
+//! * [`addon`] is the addon framework: implement [`addon::AgentAddon`] and the
+//!   [`addon::AddonManager`] installs, configures, rolls out, health-checks and removes the
+//!   addon on the clusters its ClusterManagementAddOn selects, with upstream's names and
+//!   statuses; [`addon::guide`] walks from an empty crate to a passing test.
+//! * [`fanout`] keeps one ManifestWork per cluster a Placement decides, with clean-up when
+//!   the Placement goes; [`applier`] applies ManifestWorks skipping no-op updates;
+//!   [`api_errors`] classifies API errors.
 //! * The pure building blocks are public too: [`identity`] (hub hash, names), [`order`]
 //!   (kind-ranked apply order), [`config`] (manifest config lookup with wildcards), [`owner`]
 //!   (owner references and delete options), [`status`] (condition merging and aggregation),

@@ -11,7 +11,7 @@
 //! 3. what is left goes into new works, filled in order;
 //! 4. existing works left empty are returned for deletion.
 //!
-//! Sizes are the protobuf sizes the hub measures ([`manifests_size`](super::manifests_size)).
+//! Sizes are the protobuf sizes the hub measures ([`manifests_size`]).
 //!
 //! Our changes to sdk-go's algorithm, each avoiding a broken result: new manifests are ordered
 //! by size and then by their position in the input (Go iterates a map, so its order is

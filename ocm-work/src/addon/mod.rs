@@ -111,6 +111,7 @@
 mod agent;
 pub mod config;
 pub mod deployment_config;
+pub mod guide;
 pub mod lease;
 mod manager;
 pub mod names;
