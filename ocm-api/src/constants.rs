@@ -506,6 +506,17 @@ pub mod addon {
     pub const MESSAGE_WAITING_FOR_MANIFEST_APPLIED: &str =
         "Waiting for ManagedClusterAddOn ManifestApplied condition";
 
+    /// `Progressing=False` while a hosted addon's `HostingManifestApplied` is unset.
+    pub const REASON_WAITING_FOR_HOSTING_MANIFEST_APPLIED: &str =
+        "WaitingForHostingManifestApplied";
+    /// Message for [`REASON_WAITING_FOR_HOSTING_MANIFEST_APPLIED`].
+    pub const MESSAGE_WAITING_FOR_HOSTING_MANIFEST_APPLIED: &str =
+        "Waiting for ManagedClusterAddOn HostingManifestApplied condition";
+    /// `HostingClusterValidity=True`: the hosting cluster is a managed cluster of the hub.
+    pub const REASON_HOSTING_CLUSTER_VALID: &str = "HostingClusterValid";
+    /// `HostingClusterValidity=False`: the hosting cluster is not a managed cluster of the hub.
+    pub const REASON_HOSTING_CLUSTER_INVALID: &str = "HostingClusterInvalid";
+
     /// `Configured=True`.
     pub const REASON_CONFIGURATIONS_CONFIGURED: &str = "ConfigurationsConfigured";
     /// Message of `Configured=True`.

@@ -88,6 +88,28 @@ pub type PermissionsFn = Arc<
         + Sync,
 >;
 
+/// Answers the install mode (`Default` or `Hosted`, see
+/// [`ocm_api::constants::addon::INSTALL_MODE_HOSTED`]) and the hosting cluster of an addon.
+pub type HostedModeInfoFn =
+    Arc<dyn Fn(&ManagedClusterAddOn, &ManagedCluster) -> (String, String) + Send + Sync>;
+
+/// Upstream's `GetHostedModeInfo`: `Hosted` on the cluster named by the
+/// `addon.open-cluster-management.io/hosting-cluster-name` annotation, `Default` without it.
+pub fn hosted_mode_from_annotation(
+    addon: &ManagedClusterAddOn,
+    _: &ManagedCluster,
+) -> (String, String) {
+    match addon
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ac::HOSTING_CLUSTER_NAME_ANNOTATION))
+    {
+        Some(hosting) => (ac::INSTALL_MODE_HOSTED.to_string(), hosting.clone()),
+        None => (ac::INSTALL_MODE_DEFAULT.to_string(), String::new()),
+    }
+}
+
 /// Checks probe results; an `Err` makes the addon `Available=False` with its text.
 pub type HealthCheckerFn = Arc<
     dyn Fn(&[FieldResult], &ManagedCluster, &ManagedClusterAddOn) -> Result<(), String>
@@ -119,6 +141,12 @@ pub struct AgentAddonOptions {
     pub manifest_configs: Vec<ManifestConfigOption>,
     /// Render the manifests only once the `Configured` condition is `True`.
     pub config_check_enabled: bool,
+    /// Hosted mode: manifests located `hosting` go to the hosting cluster of addons whose
+    /// install mode is `Hosted` (upstream's `HostedModeEnabled`).
+    pub hosted_mode_enabled: bool,
+    /// The install mode and hosting cluster of an addon (upstream's `HostedModeInfoFunc`);
+    /// hosted mode needs one.
+    pub hosted_mode_info: Option<HostedModeInfoFn>,
     /// Our addition: when set, [`AddonManager::ensure_cluster_management_addons`](super::AddonManager::ensure_cluster_management_addons)
     /// creates the ClusterManagementAddOn with this install strategy if it does not exist.
     pub install_strategy: Option<InstallStrategy>,
@@ -150,6 +178,8 @@ impl AgentAddonOptions {
             supported_configs: Vec::new(),
             manifest_configs: Vec::new(),
             config_check_enabled: false,
+            hosted_mode_enabled: false,
+            hosted_mode_info: None,
             install_strategy: None,
             default_configs: Vec::new(),
         }
@@ -194,6 +224,17 @@ impl AgentAddonOptions {
     #[must_use]
     pub fn with_config_check(mut self, enabled: bool) -> Self {
         self.config_check_enabled = enabled;
+        self
+    }
+
+    /// Enables hosted mode, with the install mode read from the hosting-cluster annotation
+    /// unless a function was set already.
+    #[must_use]
+    pub fn with_hosted_mode(mut self) -> Self {
+        self.hosted_mode_enabled = true;
+        if self.hosted_mode_info.is_none() {
+            self.hosted_mode_info = Some(Arc::new(hosted_mode_from_annotation));
+        }
         self
     }
 

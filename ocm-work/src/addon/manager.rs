@@ -24,7 +24,7 @@ use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{addon as ac, groups, labels};
 use ocm_api::work::split::WorkSplitter;
-use ocm_api::work::v1::ManifestWork;
+use ocm_api::work::v1::{Manifest, ManifestWork};
 use ocm_placement::consumer::DecisionClusters;
 use serde_json::{Value, json};
 
@@ -34,7 +34,7 @@ use super::names;
 use super::permission;
 use super::status;
 use super::template::TemplateAddon;
-use super::works;
+use super::works::{self, WorkTarget};
 use crate::api_errors::{is_already_exists, is_not_found};
 use crate::applier::WorkApplier;
 use crate::patch::merge_diff;
@@ -42,6 +42,18 @@ use crate::{Error, Result};
 
 /// The field manager the addon manager writes with.
 pub const FIELD_MANAGER: &str = "addon-manager";
+
+/// What the deploy syncers of one ManagedClusterAddOn work from.
+struct DeployContext<'a> {
+    addon: &'a dyn AgentAddon,
+    options: &'a AgentAddonOptions,
+    cluster: &'a ManagedCluster,
+    mca: &'a ManagedClusterAddOn,
+    configs: &'a AddonConfigs,
+    /// The hosting cluster, for an addon in hosted mode.
+    hosting: Option<String>,
+    now: &'a Time,
+}
 
 /// What one round did for one addon.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -797,6 +809,7 @@ impl AddonManager {
         Ok(())
     }
 
+    /// The addon's works in its own namespace (deploy and hook works).
     async fn addon_works(&self, mca: &ManagedClusterAddOn) -> Result<Vec<ManifestWork>> {
         let ns = mca.namespace().unwrap_or_default();
         let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &ns);
@@ -815,6 +828,44 @@ impl AddonManager {
                 )
             })?;
         Ok(list.items)
+    }
+
+    /// The addon's works on hosting clusters (labelled with its namespace), any namespace.
+    async fn hosting_works(&self, mca: &ManagedClusterAddOn) -> Result<Vec<ManifestWork>> {
+        let ns = mca.namespace().unwrap_or_default();
+        let api: Api<ManifestWork> = Api::all(self.client.clone());
+        let list = api
+            .list(&ListParams::default().labels(&format!(
+                "{}={},{}={ns}",
+                ac::ADDON_LABEL,
+                mca.name_any(),
+                ac::ADDON_NAMESPACE_LABEL
+            )))
+            .await
+            .map_err(|e| {
+                Error::kube(
+                    format!(
+                        "list hosting ManifestWorks of addon {ns}/{}",
+                        mca.name_any()
+                    ),
+                    e,
+                )
+            })?;
+        Ok(list.items)
+    }
+
+    /// The install mode of an addon: `Some(hosting cluster)` when hosted.
+    fn hosting_cluster(
+        options: &AgentAddonOptions,
+        mca: &ManagedClusterAddOn,
+        cluster: &ManagedCluster,
+    ) -> Option<String> {
+        if !options.hosted_mode_enabled {
+            return None;
+        }
+        let info = options.hosted_mode_info.as_ref()?;
+        let (mode, hosting) = info(mca, cluster);
+        (mode == ac::INSTALL_MODE_HOSTED).then_some(hosting)
     }
 
     /// Everything per ManagedClusterAddOn. Returns a requeue hint.
@@ -843,6 +894,7 @@ impl AddonManager {
         let mut errors = Vec::new();
         let mut finalizers = mca.finalizers().to_vec();
         let mut requeue = None;
+        let mut hosted = false;
         if let Some(cluster) = &cluster {
             if let Err(e) = self
                 .register(options, cluster, mca, &mut st, &configs, now)
@@ -857,20 +909,25 @@ impl AddonManager {
             if registered {
                 let mut current = mca.clone();
                 current.status = Some(st.clone());
+                let hosting = Self::hosting_cluster(options, mca, cluster);
+                hosted = hosting.is_some();
+                let ctx = DeployContext {
+                    addon,
+                    options,
+                    cluster,
+                    mca: &current,
+                    configs: &configs,
+                    hosting,
+                    now,
+                };
                 let manifests = self
-                    .deploy(
-                        addon,
-                        options,
-                        cluster,
-                        &current,
-                        &mut st,
-                        &configs,
-                        &mut finalizers,
-                        now,
-                        &mut errors,
-                    )
+                    .deploy(&ctx, &mut st, &mut finalizers, &mut errors)
                     .await;
-                let works = self.addon_works(mca).await?;
+                let works = if hosted {
+                    self.hosting_works(mca).await?
+                } else {
+                    self.addon_works(mca).await?
+                };
                 current.status = Some(st.clone());
                 status::probe_health(options, cluster, &current, &mut st, &works, &manifests, now);
                 if mca.metadata.deletion_timestamp.is_some() {
@@ -879,7 +936,10 @@ impl AddonManager {
             }
         }
         // addon-progressing.
-        let works = self.addon_works(mca).await?;
+        let mut works = self.addon_works(mca).await?;
+        if hosted {
+            works.extend(self.hosting_works(mca).await?);
+        }
         status::update_progressing(mca, &mut st, &works, now);
 
         if finalizers != mca.finalizers() {
@@ -922,53 +982,83 @@ impl AddonManager {
         Ok(requeue)
     }
 
-    /// The deploy and pre-delete hook syncers. Returns the rendered manifests (empty when
-    /// rendering failed or was skipped).
-    #[allow(clippy::too_many_arguments)]
+    /// The deploy, hosted and pre-delete hook syncers (upstream's order: default, hosted,
+    /// default hook, hosted hook). Returns the rendered manifests (empty when rendering
+    /// failed or was skipped).
     async fn deploy(
         &self,
-        addon: &dyn AgentAddon,
-        options: &AgentAddonOptions,
-        cluster: &ManagedCluster,
-        mca: &ManagedClusterAddOn,
+        ctx: &DeployContext<'_>,
         st: &mut ManagedClusterAddOnStatus,
-        configs: &AddonConfigs,
         finalizers: &mut Vec<String>,
-        now: &Time,
         errors: &mut Vec<Error>,
-    ) -> Vec<ocm_api::work::v1::Manifest> {
+    ) -> Vec<Manifest> {
+        let mca = ctx.mca;
         let name = mca.name_any();
         let cluster_name = mca.namespace().unwrap_or_default();
         let object = format!("ManagedClusterAddOn {cluster_name}/{name}");
-        let conds_configured = st
+        let configured = st
             .conditions
             .as_deref()
             .is_some_and(|c| conditions::is_true(c, ac::CONDITION_CONFIGURED));
-        if options.config_check_enabled && !conds_configured {
+        if ctx.options.config_check_enabled && !configured {
             tracing::info!(addon = %name, cluster = %cluster_name, "Addon configured condition is not set in status");
             return Vec::new();
         }
-        let manifests = match addon.manifests(cluster, mca, configs) {
+        let manifests = match ctx.addon.manifests(ctx.cluster, mca, ctx.configs) {
+            Ok(m) => m,
+            Err(e) => {
+                let message = format!("{}{e}", ac::MESSAGE_GET_MANIFESTS_FAILED_PREFIX);
+                status::manifest_apply_failed(
+                    st.conditions.get_or_insert_with(Vec::new),
+                    ac::CONDITION_MANIFEST_APPLIED,
+                    ac::MESSAGE_GET_MANIFESTS_FAILED_PREFIX,
+                    &e.to_string(),
+                    ctx.now,
+                );
+                errors.push(Error::InvalidObject { object, message });
+                return Vec::new();
+            }
+        };
+        let mut mcs = works::manifest_configs(ctx.options, &manifests);
+        for extra in ctx
+            .addon
+            .extra_manifest_configs(ctx.cluster, mca, ctx.configs)
+        {
+            if !mcs
+                .iter()
+                .any(|c| c.resource_identifier == extra.resource_identifier)
+            {
+                mcs.push(extra);
+            }
+        }
+        let hosted = ctx.hosting.is_some();
+        let deleting = mca.metadata.deletion_timestamp.is_some();
+        let cluster_deleting = ctx.cluster.metadata.deletion_timestamp.is_some();
+
+        // The default syncer.
+        let managed = works::deployable_manifests(
+            &WorkTarget::Managed,
+            ctx.options.hosted_mode_enabled,
+            hosted,
+            &manifests,
+        );
+        let managed = match managed {
             Ok(m) => m,
             Err(e) => {
                 status::manifest_apply_failed(
                     st.conditions.get_or_insert_with(Vec::new),
-                    ac::MESSAGE_GET_MANIFESTS_FAILED_PREFIX,
-                    &e.to_string(),
-                    now,
+                    ac::CONDITION_MANIFEST_APPLIED,
+                    ac::MESSAGE_BUILD_WORK_FAILED_PREFIX,
+                    &e,
+                    ctx.now,
                 );
                 errors.push(Error::InvalidObject {
                     object,
-                    message: format!("{}{e}", ac::MESSAGE_GET_MANIFESTS_FAILED_PREFIX),
+                    message: format!("{}{e}", ac::MESSAGE_BUILD_WORK_FAILED_PREFIX),
                 });
-                return Vec::new();
+                return manifests;
             }
         };
-        let has_hook_finalizer = finalizers
-            .iter()
-            .any(|f| f == ac::PRE_DELETE_HOOK_FINALIZER);
-        let deleting = mca.metadata.deletion_timestamp.is_some();
-        let cluster_deleting = cluster.metadata.deletion_timestamp.is_some();
         let existing = match self.addon_works(mca).await {
             Ok(w) => w,
             Err(e) => {
@@ -976,56 +1066,42 @@ impl AddonManager {
                 return manifests;
             }
         };
-        // The default syncer.
+        let has_hook_finalizer = finalizers
+            .iter()
+            .any(|f| f == ac::PRE_DELETE_HOOK_FINALIZER);
         if has_hook_finalizer || !(deleting || cluster_deleting) {
-            let mut mcs = works::manifest_configs(options, &manifests);
-            for extra in addon.extra_manifest_configs(cluster, mca, configs) {
-                if !mcs
-                    .iter()
-                    .any(|c| c.resource_identifier == extra.resource_identifier)
-                {
-                    mcs.push(extra);
-                }
-            }
-            let prefix = names::deploy_work_prefix(&name);
-            let deploy_works: Vec<ManifestWork> = existing
+            let prefix = WorkTarget::Managed.deploy_prefix(mca);
+            let current: Vec<ManifestWork> = existing
                 .iter()
                 .filter(|w| w.name_any().starts_with(&prefix))
                 .cloned()
                 .collect();
-            match works::build_deploy_works(mca, &manifests, &mcs, &deploy_works, &self.splitter) {
-                Err(e) => {
-                    status::manifest_apply_failed(
-                        st.conditions.get_or_insert_with(Vec::new),
-                        ac::MESSAGE_BUILD_WORK_FAILED_PREFIX,
-                        &e.to_string(),
-                        now,
-                    );
-                    errors.push(Error::InvalidObject {
-                        object: object.clone(),
-                        message: format!("{}{e}", ac::MESSAGE_BUILD_WORK_FAILED_PREFIX),
-                    });
-                }
-                Ok(split) => {
-                    if split.apply.is_empty() {
-                        status::no_manifest_to_apply(
-                            st.conditions.get_or_insert_with(Vec::new),
-                            now,
-                        );
-                    }
-                    for w in &split.delete {
-                        if let Err(e) = self.applier.delete(&cluster_name, &w.name_any()).await {
-                            errors.push(e);
-                        }
-                    }
-                    for w in &split.apply {
-                        self.apply_work(w, st, now, errors).await;
-                    }
-                }
-            }
+            self.sync_deploy_works(
+                ctx,
+                &WorkTarget::Managed,
+                &managed,
+                &mcs,
+                &current,
+                ac::CONDITION_MANIFEST_APPLIED,
+                st,
+                errors,
+            )
+            .await;
         }
-        // The pre-delete hook syncer.
-        match works::build_hook_work(mca, &manifests) {
+
+        // The hosted syncer.
+        let mut stop_hooks = false;
+        if ctx.options.hosted_mode_enabled && ctx.options.hosted_mode_info.is_some() {
+            stop_hooks = self
+                .sync_hosted(ctx, &manifests, &mcs, st, finalizers, errors)
+                .await;
+        }
+
+        // The default hook syncer.
+        if stop_hooks {
+            return manifests;
+        }
+        match works::build_hook_work(mca, &WorkTarget::Managed, &managed) {
             None => {
                 remove_finalizer(finalizers, ac::PRE_DELETE_HOOK_FINALIZER);
             }
@@ -1033,13 +1109,16 @@ impl AddonManager {
                 if add_finalizer(finalizers, ac::PRE_DELETE_HOOK_FINALIZER) || !deleting {
                     return manifests;
                 }
-                if let Some(applied) = self.apply_work(&hook, st, now, errors).await {
+                if let Some(applied) = self
+                    .apply_work(&hook, ac::CONDITION_MANIFEST_APPLIED, st, ctx.now, errors)
+                    .await
+                {
                     let done = works::hook_work_completed(&applied);
                     status::hook_completed(
                         st.conditions.get_or_insert_with(Vec::new),
                         &hook.name_any(),
                         done,
-                        now,
+                        ctx.now,
                     );
                     if done {
                         remove_finalizer(finalizers, ac::PRE_DELETE_HOOK_FINALIZER);
@@ -1050,9 +1129,271 @@ impl AddonManager {
         manifests
     }
 
+    /// Builds, applies and prunes the deploy works of one target.
+    #[allow(clippy::too_many_arguments)]
+    async fn sync_deploy_works(
+        &self,
+        ctx: &DeployContext<'_>,
+        target: &WorkTarget,
+        manifests: &[Manifest],
+        configs: &[ocm_api::work::v1::ManifestConfigOption],
+        current: &[ManifestWork],
+        applied_type: &str,
+        st: &mut ManagedClusterAddOnStatus,
+        errors: &mut Vec<Error>,
+    ) {
+        let object = format!(
+            "ManagedClusterAddOn {}/{}",
+            ctx.mca.namespace().unwrap_or_default(),
+            ctx.mca.name_any()
+        );
+        match works::build_deploy_works(
+            ctx.mca,
+            target,
+            manifests,
+            configs,
+            current,
+            &self.splitter,
+        ) {
+            Err(e) => {
+                status::manifest_apply_failed(
+                    st.conditions.get_or_insert_with(Vec::new),
+                    applied_type,
+                    ac::MESSAGE_BUILD_WORK_FAILED_PREFIX,
+                    &e.to_string(),
+                    ctx.now,
+                );
+                errors.push(Error::InvalidObject {
+                    object,
+                    message: format!("{}{e}", ac::MESSAGE_BUILD_WORK_FAILED_PREFIX),
+                });
+            }
+            Ok(split) => {
+                if split.apply.is_empty() {
+                    status::no_manifest_to_apply(
+                        st.conditions.get_or_insert_with(Vec::new),
+                        applied_type,
+                        ctx.now,
+                    );
+                }
+                for w in &split.delete {
+                    if let Err(e) = self
+                        .applier
+                        .delete(&w.namespace().unwrap_or_default(), &w.name_any())
+                        .await
+                    {
+                        errors.push(e);
+                    }
+                }
+                for w in &split.apply {
+                    self.apply_work(w, applied_type, st, ctx.now, errors).await;
+                }
+            }
+        }
+    }
+
+    /// Deletes the addon's works on hosting clusters (deploy or hook works).
+    async fn clean_up_hosting(
+        &self,
+        mca: &ManagedClusterAddOn,
+        hooks: bool,
+        errors: &mut Vec<Error>,
+    ) {
+        let hook_prefix = names::pre_delete_work_name(&mca.name_any());
+        match self.hosting_works(mca).await {
+            Ok(list) => {
+                for w in list {
+                    if w.name_any().starts_with(&hook_prefix) != hooks {
+                        continue;
+                    }
+                    if let Err(e) = self
+                        .applier
+                        .delete(&w.namespace().unwrap_or_default(), &w.name_any())
+                        .await
+                    {
+                        errors.push(e);
+                    }
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+
+    /// The hosted syncer and the hosted hook syncer (upstream's `hostedSyncer` and
+    /// `hostedHookSyncer`). Returns whether the default hook syncer must wait (a finalizer was
+    /// just added).
+    async fn sync_hosted(
+        &self,
+        ctx: &DeployContext<'_>,
+        manifests: &[Manifest],
+        mcs: &[ocm_api::work::v1::ManifestConfigOption],
+        st: &mut ManagedClusterAddOnStatus,
+        finalizers: &mut Vec<String>,
+        errors: &mut Vec<Error>,
+    ) -> bool {
+        let mca = ctx.mca;
+        let Some(hosting) = ctx.hosting.clone() else {
+            // Back to the default mode: the hosting works go.
+            if finalizers
+                .iter()
+                .any(|f| f == ac::HOSTING_MANIFEST_FINALIZER)
+            {
+                self.clean_up_hosting(mca, false, errors).await;
+            }
+            remove_finalizer(finalizers, ac::HOSTING_MANIFEST_FINALIZER);
+            return false;
+        };
+        let has = |fs: &Vec<String>, f: &str| fs.iter().any(|x| x == f);
+        let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
+        let hosting_cluster = match clusters.get_opt(&hosting).await {
+            Ok(c) => c,
+            Err(e) => {
+                errors.push(Error::kube(format!("get ManagedCluster {hosting}"), e));
+                return false;
+            }
+        };
+        let conds = st.conditions.get_or_insert_with(Vec::new);
+        let Some(hosting_cluster) = hosting_cluster else {
+            if has(finalizers, ac::HOSTING_MANIFEST_FINALIZER) {
+                self.clean_up_hosting(mca, false, errors).await;
+            }
+            if has(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER) {
+                self.clean_up_hosting(mca, true, errors).await;
+            }
+            let conds = st.conditions.get_or_insert_with(Vec::new);
+            conditions::set(
+                conds,
+                NewCondition::new(
+                    ac::CONDITION_HOSTING_CLUSTER_VALIDITY,
+                    ConditionStatus::False,
+                    ac::REASON_HOSTING_CLUSTER_INVALID,
+                    format!("hosting cluster {hosting} is not a managed cluster of the hub"),
+                ),
+                ctx.now,
+            );
+            remove_finalizer(finalizers, ac::HOSTING_MANIFEST_FINALIZER);
+            remove_finalizer(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER);
+            return false;
+        };
+        conditions::set(
+            conds,
+            NewCondition::new(
+                ac::CONDITION_HOSTING_CLUSTER_VALIDITY,
+                ConditionStatus::True,
+                ac::REASON_HOSTING_CLUSTER_VALID,
+                format!("hosting cluster {hosting} is a managed cluster of the hub"),
+            ),
+            ctx.now,
+        );
+        let target = WorkTarget::Hosting(hosting.clone());
+        let hosting_manifests = match works::deployable_manifests(&target, true, true, manifests) {
+            Ok(m) => m,
+            Err(e) => {
+                status::manifest_apply_failed(
+                    st.conditions.get_or_insert_with(Vec::new),
+                    ac::CONDITION_HOSTING_MANIFEST_APPLIED,
+                    ac::MESSAGE_BUILD_WORK_FAILED_PREFIX,
+                    &e,
+                    ctx.now,
+                );
+                return false;
+            }
+        };
+        let deleting = mca.metadata.deletion_timestamp.is_some();
+        let hosting_deleting = hosting_cluster.metadata.deletion_timestamp.is_some();
+        let mut deploy = true;
+        if !has(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER) {
+            if hosting_deleting || deleting {
+                if has(finalizers, ac::HOSTING_MANIFEST_FINALIZER) {
+                    self.clean_up_hosting(mca, false, errors).await;
+                }
+                remove_finalizer(finalizers, ac::HOSTING_MANIFEST_FINALIZER);
+                deploy = false;
+            } else if ctx.cluster.metadata.deletion_timestamp.is_some() {
+                deploy = false;
+            }
+        }
+        if deploy {
+            if add_finalizer(finalizers, ac::HOSTING_MANIFEST_FINALIZER) {
+                return true;
+            }
+            let prefix = target.deploy_prefix(mca);
+            let current: Vec<ManifestWork> = match self.hosting_works(mca).await {
+                Ok(list) => list
+                    .into_iter()
+                    .filter(|w| w.name_any().starts_with(&prefix))
+                    .collect(),
+                Err(e) => {
+                    errors.push(e);
+                    return false;
+                }
+            };
+            self.sync_deploy_works(
+                ctx,
+                &target,
+                &hosting_manifests,
+                mcs,
+                &current,
+                ac::CONDITION_HOSTING_MANIFEST_APPLIED,
+                st,
+                errors,
+            )
+            .await;
+        }
+
+        // The hosted hook syncer.
+        if hosting_deleting {
+            if has(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER) {
+                self.clean_up_hosting(mca, true, errors).await;
+            }
+            remove_finalizer(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER);
+            return false;
+        }
+        let Some(hook) = works::build_hook_work(mca, &target, &hosting_manifests) else {
+            remove_finalizer(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER);
+            return false;
+        };
+        if !deleting {
+            add_finalizer(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER);
+            return false;
+        }
+        if !has(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER) {
+            return false;
+        }
+        let completed = st
+            .conditions
+            .as_deref()
+            .is_some_and(|c| conditions::is_true(c, ac::CONDITION_HOOK_MANIFEST_COMPLETED));
+        if completed {
+            self.clean_up_hosting(mca, true, errors).await;
+            remove_finalizer(finalizers, ac::HOSTING_PRE_DELETE_HOOK_FINALIZER);
+            return false;
+        }
+        if let Some(applied) = self
+            .apply_work(
+                &hook,
+                ac::CONDITION_HOSTING_MANIFEST_APPLIED,
+                st,
+                ctx.now,
+                errors,
+            )
+            .await
+        {
+            let done = works::hook_work_completed(&applied);
+            status::hook_completed(
+                st.conditions.get_or_insert_with(Vec::new),
+                &hook.name_any(),
+                done,
+                ctx.now,
+            );
+        }
+        false
+    }
+
     async fn apply_work(
         &self,
         work: &ManifestWork,
+        applied_type: &str,
         st: &mut ManagedClusterAddOnStatus,
         now: &Time,
         errors: &mut Vec<Error>,
@@ -1061,6 +1402,7 @@ impl AddonManager {
             Ok(applied) => {
                 status::manifest_applied_from_work(
                     st.conditions.get_or_insert_with(Vec::new),
+                    applied_type,
                     &applied,
                     now,
                 );
@@ -1069,6 +1411,7 @@ impl AddonManager {
             Err(e) => {
                 status::manifest_apply_failed(
                     st.conditions.get_or_insert_with(Vec::new),
+                    applied_type,
                     ac::MESSAGE_APPLY_WORK_FAILED_PREFIX,
                     &e.to_string(),
                     now,

@@ -22,6 +22,10 @@
 //!   work `addon-<name>-pre-delete`, with the `addon.open-cluster-management.io/addon-pre-delete`
 //!   finalizer holding the addon until the hook completed: `ManifestApplied` and
 //!   `HookManifestCompleted`;
+//! * in hosted mode ([`AgentAddonOptions::with_hosted_mode`]), puts the manifests located
+//!   `hosting` into `addon-<name>-deploy-hosting-<cluster>-<n>` works in the hosting cluster's
+//!   namespace (with their own pre-delete hook work and finalizers, `HostingManifestApplied`
+//!   and `HostingClusterValidity`);
 //! * probes health (`status.healthCheck.mode`, `Available`) from work feedback, and sets
 //!   `Progressing` and the last applied configs once the works run the desired configs.
 //!
@@ -122,9 +126,9 @@ pub mod works;
 
 pub use agent::{
     AddonConfigs, AgentAddon, AgentAddonOptions, ConfigGvr, FieldResult, HealthCheckerFn,
-    HealthProber, InstallNamespaceFn, PermissionsFn, ProbeField, RegistrationOption,
-    RegistrationsFn, RenderError, ResolvedConfig, WorkHealthProber, kube_client_registration,
-    workload_availability,
+    HealthProber, HostedModeInfoFn, InstallNamespaceFn, PermissionsFn, ProbeField,
+    RegistrationOption, RegistrationsFn, RenderError, ResolvedConfig, WorkHealthProber,
+    hosted_mode_from_annotation, kube_client_registration, workload_availability,
 };
 pub use manager::{
     AddonManager, AddonOutcome, FIELD_MANAGER, build_registrations, supports_template,

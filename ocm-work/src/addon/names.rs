@@ -21,6 +21,18 @@ pub fn pre_delete_work_name(addon: &str) -> String {
     )
 }
 
+/// `addon-<addon>-deploy-hosting-<addon namespace>`: the prefix of the deploy works on the
+/// hosting cluster (upstream's `DeployHostingWorkNamePrefix`).
+pub fn deploy_hosting_work_prefix(addon_namespace: &str, addon: &str) -> String {
+    format!("{}-hosting-{addon_namespace}", deploy_work_prefix(addon))
+}
+
+/// `addon-<addon>-pre-delete-hosting-<addon namespace>`: the pre-delete hook work on the
+/// hosting cluster (upstream's `PreDeleteHookHostingWorkName`).
+pub fn pre_delete_hosting_work_name(addon_namespace: &str, addon: &str) -> String {
+    format!("{}-hosting-{addon_namespace}", pre_delete_work_name(addon))
+}
+
 /// The agent's default hub user:
 /// `system:open-cluster-management:cluster:<cluster>:addon:<addon>:agent:<agent>`.
 pub fn default_user(cluster: &str, addon: &str, agent: &str) -> String {

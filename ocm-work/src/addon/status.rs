@@ -18,22 +18,29 @@ use super::works::{configs_to_map, workloads};
 /// `ManifestApplied` after a deploy work was applied (upstream's `applyWork`): the work's
 /// `Applied` condition decides; a work the agent has not reported on yet clears a stale
 /// `False` and leaves the rest alone.
-pub fn manifest_applied_from_work(conds: &mut Vec<Condition>, work: &ManifestWork, now: &Time) {
+/// `applied_type` is `ManifestApplied`, or `HostingManifestApplied` for works on the hosting
+/// cluster.
+pub fn manifest_applied_from_work(
+    conds: &mut Vec<Condition>,
+    applied_type: &str,
+    work: &ManifestWork,
+    now: &Time,
+) {
     let applied = work
         .status
         .as_ref()
         .and_then(|s| conditions::find(s.conditions(), wc::CONDITION_APPLIED));
     match applied {
         None => {
-            if conditions::is_false(conds, ac::CONDITION_MANIFEST_APPLIED) {
-                conditions::remove(conds, ac::CONDITION_MANIFEST_APPLIED);
+            if conditions::is_false(conds, applied_type) {
+                conditions::remove(conds, applied_type);
             }
         }
         Some(c) if c.status == "True" => {
             conditions::set(
                 conds,
                 NewCondition::new(
-                    ac::CONDITION_MANIFEST_APPLIED,
+                    applied_type,
                     ConditionStatus::True,
                     ac::REASON_ADDON_MANIFEST_APPLIED,
                     ac::MESSAGE_MANIFESTS_APPLIED,
@@ -45,7 +52,7 @@ pub fn manifest_applied_from_work(conds: &mut Vec<Condition>, work: &ManifestWor
             conditions::set(
                 conds,
                 NewCondition::new(
-                    ac::CONDITION_MANIFEST_APPLIED,
+                    applied_type,
                     ConditionStatus::False,
                     ac::REASON_ADDON_MANIFEST_APPLIED_FAILED,
                     ac::MESSAGE_MANIFESTS_APPLY_FAILED,
@@ -56,12 +63,19 @@ pub fn manifest_applied_from_work(conds: &mut Vec<Condition>, work: &ManifestWor
     }
 }
 
-/// `ManifestApplied=False` with reason `ManifestWorkApplyFailed` and `prefix` + the error.
-pub fn manifest_apply_failed(conds: &mut Vec<Condition>, prefix: &str, error: &str, now: &Time) {
+/// `applied_type` (`ManifestApplied` or `HostingManifestApplied`) `False` with reason
+/// `ManifestWorkApplyFailed` and `prefix` + the error.
+pub fn manifest_apply_failed(
+    conds: &mut Vec<Condition>,
+    applied_type: &str,
+    prefix: &str,
+    error: &str,
+    now: &Time,
+) {
     conditions::set(
         conds,
         NewCondition::new(
-            ac::CONDITION_MANIFEST_APPLIED,
+            applied_type,
             ConditionStatus::False,
             ac::REASON_MANIFEST_WORK_APPLY_FAILED,
             format!("{prefix}{error}"),
@@ -70,12 +84,12 @@ pub fn manifest_apply_failed(conds: &mut Vec<Condition>, prefix: &str, error: &s
     );
 }
 
-/// `ManifestApplied=True`: nothing to deploy.
-pub fn no_manifest_to_apply(conds: &mut Vec<Condition>, now: &Time) {
+/// `applied_type` `True`: nothing to deploy.
+pub fn no_manifest_to_apply(conds: &mut Vec<Condition>, applied_type: &str, now: &Time) {
     conditions::set(
         conds,
         NewCondition::new(
-            ac::CONDITION_MANIFEST_APPLIED,
+            applied_type,
             ConditionStatus::True,
             ac::REASON_ADDON_MANIFEST_APPLIED,
             ac::MESSAGE_NO_MANIFEST,
@@ -398,8 +412,8 @@ fn set_progressing(
 }
 
 /// Updates `Progressing` and, when the works match and are ready, the last applied configs
-/// (upstream's `addonProgressingController`). `works` are the addon's works in its namespace
-/// (deploy and hook works).
+/// (upstream's `addonProgressingController`). `works` are the addon's works: in its namespace,
+/// and for a hosted addon also those on the hosting cluster.
 pub fn update_progressing(
     addon: &ManagedClusterAddOn,
     status: &mut ManagedClusterAddOnStatus,
@@ -444,12 +458,36 @@ pub fn update_progressing(
         );
         return;
     }
+    let hosting = addon
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ac::HOSTING_CLUSTER_NAME_ANNOTATION))
+        .is_some_and(|h| !h.is_empty());
+    if hosting && conditions::find(&conds, ac::CONDITION_HOSTING_MANIFEST_APPLIED).is_none() {
+        conditions::set(
+            status.conditions.get_or_insert_with(Vec::new),
+            NewCondition::new(
+                ac::CONDITION_PROGRESSING,
+                ConditionStatus::False,
+                ac::REASON_WAITING_FOR_HOSTING_MANIFEST_APPLIED,
+                ac::MESSAGE_WAITING_FOR_HOSTING_MANIFEST_APPLIED,
+            ),
+            now,
+        );
+        return;
+    }
+    // The addon's works in its namespace, and (hosted) those on the hosting cluster that
+    // name its namespace.
     let addon_works: Vec<&ManifestWork> = works
         .iter()
         .filter(|w| {
             let labels = w.metadata.labels.clone().unwrap_or_default();
             labels.get(ac::ADDON_LABEL) == addon.metadata.name.as_ref()
-                && !labels.contains_key(ac::ADDON_NAMESPACE_LABEL)
+                && match labels.get(ac::ADDON_NAMESPACE_LABEL) {
+                    None => true,
+                    Some(ns) => hosting && Some(ns) == addon.metadata.namespace.as_ref(),
+                }
         })
         .collect();
     if addon_works.is_empty() {
@@ -548,17 +586,24 @@ mod tests {
         let mut conds = Vec::new();
         manifest_apply_failed(
             &mut conds,
+            "ManifestApplied",
             ac::MESSAGE_APPLY_WORK_FAILED_PREFIX,
             "boom",
             &t(),
         );
-        manifest_applied_from_work(&mut conds, &work("w", json!({}), json!({})), &t());
+        manifest_applied_from_work(
+            &mut conds,
+            "ManifestApplied",
+            &work("w", json!({}), json!({})),
+            &t(),
+        );
         assert!(
             conds.is_empty(),
             "a stale False is cleared while the agent has not reported"
         );
         manifest_applied_from_work(
             &mut conds,
+            "ManifestApplied",
             &work(
                 "w",
                 json!({"conditions": [cond("Applied", "True")]}),
@@ -573,6 +618,7 @@ mod tests {
         );
         manifest_applied_from_work(
             &mut conds,
+            "ManifestApplied",
             &work(
                 "w",
                 json!({"conditions": [cond("Applied", "False")]}),

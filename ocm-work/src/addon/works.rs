@@ -134,14 +134,141 @@ pub fn configs_to_map(refs: &[ConfigReference]) -> BTreeMap<String, String> {
     out
 }
 
-/// Builds the deploy works of `addon` from its manifests (upstream's `BuildDeployWorks`):
-/// hooks left out, works named `addon-<name>-deploy-<n>` in the addon's namespace, labelled
-/// `open-cluster-management.io/addon-name`, owned by the ManagedClusterAddOn, with the
-/// manifest configs, a `SelectivelyOrphan` delete option for manifests annotated
+/// Where an addon's works go: the cluster's namespace (the agent runs on the managed cluster),
+/// or, in hosted mode, the hosting cluster's namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorkTarget {
+    /// The managed cluster (the addon's namespace on the hub).
+    Managed,
+    /// The hosting cluster of a hosted addon.
+    Hosting(String),
+}
+
+impl WorkTarget {
+    fn namespace(&self, addon: &ManagedClusterAddOn) -> String {
+        match self {
+            Self::Managed => addon.namespace().unwrap_or_default(),
+            Self::Hosting(cluster) => cluster.clone(),
+        }
+    }
+
+    /// The prefix of the deploy works: `addon-<name>-deploy`, or
+    /// `addon-<name>-deploy-hosting-<addon namespace>` on the hosting cluster.
+    pub fn deploy_prefix(&self, addon: &ManagedClusterAddOn) -> String {
+        let name = addon.name_any();
+        match self {
+            Self::Managed => names::deploy_work_prefix(&name),
+            Self::Hosting(_) => {
+                names::deploy_hosting_work_prefix(&addon.namespace().unwrap_or_default(), &name)
+            }
+        }
+    }
+
+    /// The name of the pre-delete hook work: `addon-<name>-pre-delete`, or
+    /// `addon-<name>-pre-delete-hosting-<addon namespace>` on the hosting cluster.
+    pub fn hook_name(&self, addon: &ManagedClusterAddOn) -> String {
+        let name = addon.name_any();
+        match self {
+            Self::Managed => names::pre_delete_work_name(&name),
+            Self::Hosting(_) => {
+                names::pre_delete_hosting_work_name(&addon.namespace().unwrap_or_default(), &name)
+            }
+        }
+    }
+
+    /// Labels, and for works in the addon's own namespace the owner reference (works in
+    /// another namespace cannot be owned and carry the addon's namespace as a label).
+    fn meta(&self, addon: &ManagedClusterAddOn, name: String) -> ObjectMeta {
+        let namespace = self.namespace(addon);
+        let addon_ns = addon.namespace().unwrap_or_default();
+        let mut labels = BTreeMap::from([(ac::ADDON_LABEL.to_string(), addon.name_any())]);
+        let mut owner = Some(vec![addon_owner(addon)]);
+        if namespace != addon_ns {
+            labels.insert(ac::ADDON_NAMESPACE_LABEL.to_string(), addon_ns);
+            owner = None;
+        }
+        ObjectMeta {
+            name: Some(name),
+            namespace: Some(namespace),
+            labels: Some(labels),
+            owner_references: owner,
+            ..ObjectMeta::default()
+        }
+    }
+}
+
+/// Where a manifest wants to be in hosted mode (upstream's `GetHostedManifestLocation`): the
+/// `addon.open-cluster-management.io/hosted-manifest-location` annotation, else the label of
+/// that name; `managed`, `hosting` or `none`. Another value is an error.
+pub fn manifest_location(manifest: &Manifest) -> Result<Option<String>, String> {
+    let get = |field: &str| {
+        manifest
+            .as_value()
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(|m| m.get(ac::HOSTED_MANIFEST_LOCATION_ANNOTATION))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    match get("annotations").or_else(|| get("labels")) {
+        None => Ok(None),
+        Some(v)
+            if v == ac::HOSTED_MANIFEST_LOCATION_MANAGED
+                || v == ac::HOSTED_MANIFEST_LOCATION_HOSTING
+                || v == ac::HOSTED_MANIFEST_LOCATION_NONE =>
+        {
+            Ok(Some(v))
+        }
+        Some(v) => Err(format!("not supported manifest location: {v}")),
+    }
+}
+
+/// The manifests that go to `target` (upstream's `deployable`): without hosted mode every
+/// manifest goes to the managed cluster; in hosted mode, the managed cluster gets those
+/// without a location or located `managed`, the hosting cluster those located `hosting`.
+pub fn deployable_manifests(
+    target: &WorkTarget,
+    hosted_mode_enabled: bool,
+    hosted: bool,
+    manifests: &[Manifest],
+) -> Result<Vec<Manifest>, String> {
+    let mut out = Vec::new();
+    for m in manifests {
+        let keep = match target {
+            WorkTarget::Managed => {
+                if !hosted_mode_enabled {
+                    true
+                } else {
+                    let location = manifest_location(m)?;
+                    !hosted || location.is_none_or(|l| l == ac::HOSTED_MANIFEST_LOCATION_MANAGED)
+                }
+            }
+            WorkTarget::Hosting(_) => {
+                if !hosted_mode_enabled {
+                    false
+                } else {
+                    let location = manifest_location(m)?;
+                    hosted && location.as_deref() == Some(ac::HOSTED_MANIFEST_LOCATION_HOSTING)
+                }
+            }
+        };
+        if keep {
+            out.push(m.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Builds the deploy works of `addon` for `target` from the manifests that go there
+/// (upstream's `BuildDeployWorks`): hooks left out, works named `<prefix>-<n>` (see
+/// [`WorkTarget::deploy_prefix`]), labelled `open-cluster-management.io/addon-name`, owned by
+/// the ManagedClusterAddOn when in its namespace, with the manifest configs, a
+/// `SelectivelyOrphan` delete option for manifests annotated
 /// `addon.open-cluster-management.io/deletion-orphan`, and the config-spec-hash annotation.
-/// `existing` are the addon's current deploy works. Nothing to deploy gives no work.
+/// `existing` are the current deploy works of this target. Nothing to deploy gives no work.
 pub fn build_deploy_works(
     addon: &ManagedClusterAddOn,
+    target: &WorkTarget,
     manifests: &[Manifest],
     manifest_configs: &[ManifestConfigOption],
     existing: &[ManifestWork],
@@ -161,19 +288,8 @@ pub fn build_deploy_works(
     if deploy.is_empty() {
         return Ok(SplitWorks::default());
     }
-    let name = addon.name_any();
-    let namespace = addon.namespace().unwrap_or_default();
-    let owner = addon_owner(addon);
-    let meta = |i: usize| ObjectMeta {
-        name: Some(names::deploy_work_name(&name, i)),
-        namespace: Some(namespace.clone()),
-        labels: Some(BTreeMap::from([(
-            ac::ADDON_LABEL.to_string(),
-            name.clone(),
-        )])),
-        owner_references: Some(vec![owner.clone()]),
-        ..ObjectMeta::default()
-    };
+    let prefix = target.deploy_prefix(addon);
+    let meta = |i: usize| target.meta(addon, format!("{prefix}-{i}"));
     let mut template = WorkTemplate::default();
     template.manifest_configs = manifest_configs.to_vec();
     if !orphans.is_empty() {
@@ -198,10 +314,11 @@ pub fn build_deploy_works(
     splitter.split(&deploy, &meta, &template, &existing)
 }
 
-/// The pre-delete hook work of `addon` (upstream's `BuildHookWork`), or `None` when no
-/// manifest is a hook.
+/// The pre-delete hook work of `addon` for `target` (upstream's `BuildHookWork`), or `None`
+/// when no manifest is a hook.
 pub fn build_hook_work(
     addon: &ManagedClusterAddOn,
+    target: &WorkTarget,
     manifests: &[Manifest],
 ) -> Option<ManifestWork> {
     let mut hooks = Vec::new();
@@ -215,15 +332,8 @@ pub fn build_hook_work(
     if hooks.is_empty() {
         return None;
     }
-    let name = addon.name_any();
     Some(ManifestWork {
-        metadata: ObjectMeta {
-            name: Some(names::pre_delete_work_name(&name)),
-            namespace: addon.namespace(),
-            labels: Some(BTreeMap::from([(ac::ADDON_LABEL.to_string(), name)])),
-            owner_references: Some(vec![addon_owner(addon)]),
-            ..ObjectMeta::default()
-        },
+        metadata: target.meta(addon, target.hook_name(addon)),
         spec: ManifestWorkSpec {
             workload: Some(ManifestsTemplate {
                 manifests: Some(hooks),
@@ -460,7 +570,15 @@ mod tests {
                 "metadata": {"name": "cleanup", "namespace": "agent-ns",
                              "annotations": {ac::PRE_DELETE_HOOK_ANNOTATION: ""}}})),
         ];
-        let works = build_deploy_works(&a, &manifests, &[], &[], &WorkSplitter::new()).unwrap();
+        let works = build_deploy_works(
+            &a,
+            &WorkTarget::Managed,
+            &manifests,
+            &[],
+            &[],
+            &WorkSplitter::new(),
+        )
+        .unwrap();
         assert_eq!(works.apply.len(), 1);
         let w = serde_json::to_value(&works.apply[0]).unwrap();
         assert_eq!(w["metadata"]["name"], "addon-hello-deploy-0");
@@ -488,22 +606,109 @@ mod tests {
             json!({"group": "", "resource": "configmaps", "namespace": "agent-ns", "name": "keep"})
         );
 
-        let hook = build_hook_work(&a, &manifests).unwrap();
+        let hook = build_hook_work(&a, &WorkTarget::Managed, &manifests).unwrap();
         let h = serde_json::to_value(&hook).unwrap();
         assert_eq!(h["metadata"]["name"], "addon-hello-pre-delete");
         assert_eq!(
             h["spec"]["manifestConfigs"][0]["resourceIdentifier"],
             json!({"group": "batch", "resource": "jobs", "namespace": "agent-ns", "name": "cleanup"})
         );
-        assert!(build_hook_work(&a, &manifests[..2]).is_none());
-        let none = build_deploy_works(&a, &manifests[2..], &[], &[], &WorkSplitter::new()).unwrap();
+        assert!(build_hook_work(&a, &WorkTarget::Managed, &manifests[..2]).is_none());
+        let none = build_deploy_works(
+            &a,
+            &WorkTarget::Managed,
+            &manifests[2..],
+            &[],
+            &[],
+            &WorkSplitter::new(),
+        )
+        .unwrap();
         assert!(none.apply.is_empty());
+    }
+
+    #[test]
+    fn hosted_mode_splits_manifests_between_clusters() {
+        let located = |name: &str, location: Option<&str>| {
+            let mut v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "n"}});
+            if let Some(l) = location {
+                v["metadata"]["annotations"] = json!({ac::HOSTED_MANIFEST_LOCATION_ANNOTATION: l});
+            }
+            m(v)
+        };
+        let all = vec![
+            located("plain", None),
+            located("m", Some("managed")),
+            located("h", Some("hosting")),
+            located("none", Some("none")),
+        ];
+        let names = |ms: Vec<Manifest>| {
+            ms.iter()
+                .map(|m| m.name().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        let hosting = WorkTarget::Hosting("hoster".into());
+        assert_eq!(
+            names(deployable_manifests(&WorkTarget::Managed, false, true, &all).unwrap()).len(),
+            4
+        );
+        assert_eq!(
+            names(deployable_manifests(&WorkTarget::Managed, true, false, &all).unwrap()).len(),
+            4
+        );
+        assert_eq!(
+            names(deployable_manifests(&WorkTarget::Managed, true, true, &all).unwrap()),
+            ["plain", "m"]
+        );
+        assert_eq!(
+            names(deployable_manifests(&hosting, true, true, &all).unwrap()),
+            ["h"]
+        );
+        assert!(
+            deployable_manifests(&hosting, true, false, &all)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            deployable_manifests(&hosting, false, true, &all)
+                .unwrap()
+                .is_empty()
+        );
+        let err = deployable_manifests(
+            &WorkTarget::Managed,
+            true,
+            true,
+            &[located("x", Some("moon"))],
+        )
+        .unwrap_err();
+        assert_eq!(err, "not supported manifest location: moon");
+
+        let a = addon(json!([]));
+        let works =
+            build_deploy_works(&a, &hosting, &all[2..3], &[], &[], &WorkSplitter::new()).unwrap();
+        let w = serde_json::to_value(&works.apply[0]).unwrap();
+        assert_eq!(
+            w["metadata"]["name"],
+            "addon-hello-deploy-hosting-cluster1-0"
+        );
+        assert_eq!(w["metadata"]["namespace"], "hoster");
+        assert_eq!(
+            w["metadata"]["labels"][ac::ADDON_NAMESPACE_LABEL],
+            "cluster1"
+        );
+        assert!(w["metadata"].get("ownerReferences").is_none());
+        let hook = build_hook_work(&a, &hosting, &[m(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "n", "annotations": {ac::PRE_DELETE_HOOK_ANNOTATION: ""}}}))]).unwrap();
+        assert_eq!(
+            hook.metadata.name.as_deref(),
+            Some("addon-hello-pre-delete-hosting-cluster1")
+        );
     }
 
     #[test]
     fn hook_completion() {
         let mut hook = build_hook_work(
             &addon(json!([])),
+            &WorkTarget::Managed,
             &[m(json!({"apiVersion": "batch/v1", "kind": "Job",
                 "metadata": {"name": "j", "namespace": "n", "labels": {ac::PRE_DELETE_HOOK_ANNOTATION: ""}}}))],
         )
