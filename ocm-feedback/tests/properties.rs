@@ -24,15 +24,20 @@ fn doc() -> Value {
 }
 
 fn json_value() -> impl Strategy<Value = Value> {
+    json_value_with_arrays(0)
+}
+
+/// [`json_value`] with arrays of at least `min_len` items.
+fn json_value_with_arrays(min_len: usize) -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         (-5i64..5).prop_map(Value::from),
         prop_oneof![Just("x"), Just("y"), Just("")].prop_map(Value::from),
     ];
-    leaf.prop_recursive(3, 24, 4, |inner| {
+    leaf.prop_recursive(3, 24, 4, move |inner| {
         prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(inner.clone(), min_len..4).prop_map(Value::Array),
             prop::collection::btree_map(
                 prop_oneof![Just("a"), Just("b"), Just("c"), Just("list")].prop_map(String::from),
                 inner,
@@ -127,10 +132,13 @@ proptest! {
         let _ = Template::parse(&wrapped).unwrap().execute(&data);
     }
 
+    /// Arrays are never empty here: Kubernetes ends a `[*]` or slice step at the first empty
+    /// array it meets (kubectl prints nothing for `{.x[*][*]}` on `[[], [1]]`), where RFC 9535
+    /// goes on to the next array; the kubectl differential test covers empty arrays.
     #[test]
     fn agrees_with_jsonpath_rust_on_the_shared_subset(
         steps in prop::collection::vec(step_with(false), 1..4),
-        data in json_value(),
+        data in json_value_with_arrays(1),
     ) {
         let path = steps.concat();
         let ours = Template::parse_path(&path).unwrap();
