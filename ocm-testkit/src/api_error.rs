@@ -149,7 +149,7 @@ impl ApiError {
         );
         e.name = Some(name.to_string()).filter(|n| !n.is_empty());
         e.group = Some(group.to_string()).filter(|g| !g.is_empty());
-        e.kind = Some(kind.to_string());
+        e.kind = Some(kind.to_string()).filter(|k| !k.is_empty());
         e.causes = causes;
         e
     }
@@ -174,13 +174,20 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
-    /// `415 UnsupportedMediaType`.
-    pub fn unsupported_media_type(content_type: &str) -> Self {
+    /// `415 UnsupportedMediaType` for a PATCH whose content type is not a patch type the
+    /// resource takes, worded as kube-apiserver words it (`strategic` is false for custom
+    /// resources, which take no strategic merge patches).
+    pub fn unsupported_patch_type(strategic: bool) -> Self {
+        let types = if strategic {
+            "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+        } else {
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        };
         Self::new(
             415,
             "UnsupportedMediaType",
             format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type}"
+                "the body of the request was in an unknown format - accepted media types include: {types}"
             ),
         )
     }

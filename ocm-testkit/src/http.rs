@@ -418,6 +418,51 @@ impl Ctx<'_> {
         }
     }
 
+    /// A create or update body, decoded as kube-apiserver decodes it for an endpoint of
+    /// `kind`: its media type must be one of JSON, YAML and protobuf (`415` otherwise, with
+    /// kube-apiserver's message), and a JSON body that does not parse is refused with Go's
+    /// syntax error. Returns the object and the paths of keys a JSON body names twice.
+    fn object_body(&self, kind: &str) -> Result<(Value, Vec<String>), ApiError> {
+        let media = media_type(self.content_type);
+        match media.as_str() {
+            "" | "application/json" => {
+                if let Some(e) = crate::decode::go_syntax_error(self.body) {
+                    return Err(ApiError::bad_request(format!(
+                        "the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: {e} ({})",
+                        crate::decode::summarize(self.body)
+                    )));
+                }
+                field_validation::parse_json(self.body)
+                    .map_err(|e| ApiError::bad_request(format!("json parse error: {e}")))
+            }
+            "application/yaml" => {
+                let text = std::str::from_utf8(self.body).map_err(|_| {
+                    ApiError::bad_request(format!(
+                        "the object provided is unrecognized (must be of type {kind}): error converting YAML to JSON: yaml: invalid leading UTF-8 octet ({})",
+                        crate::decode::summarize(self.body)
+                    ))
+                })?;
+                if text.trim().is_empty() {
+                    return Ok((Value::Null, Vec::new()));
+                }
+                serde_saphyr::from_str::<Value>(text)
+                    .map(|v| (v, Vec::new()))
+                    .map_err(|e| {
+                        ApiError::bad_request(format!(
+                            "the object provided is unrecognized (must be of type {kind}): error converting YAML to JSON: yaml: {e} ({})",
+                            crate::decode::summarize(self.body)
+                        ))
+                    })
+            }
+            crate::protobuf::CONTENT_TYPE => self.body_json().map(|v| (v, Vec::new())),
+            _ => Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            )),
+        }
+    }
+
     /// The body as JSON (or YAML), with the paths of keys a JSON body names twice.
     fn body_json_checked(&self) -> Result<(Value, Vec<String>), ApiError> {
         if self.body.is_empty() {
@@ -695,9 +740,9 @@ fn resource_request(
                 return Ok(json_response(StatusCode::CREATED, &out));
             }
             let mut opts = ctx.write_options(None, "CreateOptions")?;
-            let (body, dups) = ctx.body_json_checked()?;
+            let (body, dups) = ctx.object_body(&info.kind)?;
             opts.duplicate_fields = dups;
-            let out = store.create(gvr, ns, body, &opts)?;
+            let out = store.create_decoded(gvr, ns, body, &opts, Some(ctx.body))?;
             Ok(with_warnings(
                 json_response(StatusCode::CREATED, &out),
                 &opts.warnings,
@@ -705,9 +750,9 @@ fn resource_request(
         }
         ("update", Some(name)) => {
             let mut opts = ctx.write_options(sub, "UpdateOptions")?;
-            let (body, dups) = ctx.body_json_checked()?;
+            let (body, dups) = ctx.object_body(&info.kind)?;
             opts.duplicate_fields = dups;
-            let out = store.update(gvr, ns, name, body, &opts)?;
+            let out = store.update_decoded(gvr, ns, name, body, &opts, Some(ctx.body))?;
             Ok(with_warnings(
                 json_response(StatusCode::OK, &out),
                 &opts.warnings,
@@ -715,7 +760,8 @@ fn resource_request(
         }
         ("patch", Some(name)) => {
             let kind = PatchKind::from_content_type(ctx.content_type)
-                .ok_or_else(|| ApiError::unsupported_media_type(ctx.content_type))?;
+                .filter(|k| *k != PatchKind::Strategic || info.crd_name.is_none())
+                .ok_or_else(|| ApiError::unsupported_patch_type(info.crd_name.is_none()))?;
             let mut opts = ctx.write_options(sub, "PatchOptions")?;
             let body = match kind {
                 PatchKind::Merge | PatchKind::Strategic => {
@@ -783,6 +829,16 @@ fn resource_request(
             "the server does not allow this method on the requested resource ({verb})"
         ))),
     }
+}
+
+/// The media type of a `Content-Type` header, without parameters, lower-cased.
+fn media_type(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
 }
 
 /// Add one `Warning` header per warning a write produced.

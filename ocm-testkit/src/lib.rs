@@ -72,7 +72,23 @@
 //!   built-in tables, `dryRun=All`.
 //! - **Request bodies** in JSON, YAML, or Kubernetes protobuf for built-in kinds
 //!   ([`protobuf`]: what `kubectl create <kind>`, `kubectl run` and `kubectl expose`
-//!   send); responses are JSON.
+//!   send); responses are JSON. Any other media type is refused with 415 and
+//!   kube-apiserver's list of accepted types (the patch types for PATCH, without strategic
+//!   merge patch for custom resources).
+//! - **Decoding as kube-apiserver decodes**: built-in kinds are decoded into their real
+//!   types (k8s-openapi's), custom resources have their `metadata` decoded as `ObjectMeta`,
+//!   and a value of the wrong JSON type is refused with Go's `encoding/json` error in
+//!   kube-apiserver's wrapping (`ConfigMap in version "v1" cannot be handled as a
+//!   ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type
+//!   string`; invalid base64 and malformed quantities likewise), on create, update, patch
+//!   (`422` naming the patched object) and server-side apply (the field manager's typed
+//!   conversion error). A missing `kind`/`apiVersion` of a built-in kind is filled in from
+//!   the URL (as kube-apiserver's serializer does), another one is refused with the
+//!   scheme's error; a custom resource must name its `kind` (`Object 'Kind' is missing in
+//!   …`) and the URL's `apiVersion`. JSON syntax errors carry Go's scanner messages. The
+//!   object in a patch error is our JSON (keys sorted, not in Go's field order), and a
+//!   list or map field of the wrong type stops the search for a later fatal error (Go would
+//!   keep going); time strings are not parsed.
 //! - **`fieldValidation`**: unknown fields (CRD pruning, `metadata` fields
 //!   `ObjectMeta` lacks, top-level fields a built-in kind lacks) and keys a JSON
 //!   body names twice are reported in `Warning: 299 - "…"` headers (`Warn`, the
@@ -121,6 +137,7 @@ mod builtin;
 pub mod clock;
 mod cluster;
 mod crd;
+mod decode;
 mod deletion;
 mod discovery;
 pub mod error;

@@ -27,7 +27,7 @@ impl PatchKind {
             "application/json-patch+json" => PatchKind::Json,
             "application/merge-patch+json" => PatchKind::Merge,
             "application/strategic-merge-patch+json" => PatchKind::Strategic,
-            "application/apply-patch+yaml" | "application/apply-patch+json" => PatchKind::Apply,
+            "application/apply-patch+yaml" => PatchKind::Apply,
             _ => return None,
         })
     }

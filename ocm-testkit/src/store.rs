@@ -549,6 +549,10 @@ impl Store {
     }
 
     /// Create an object (POST).
+    ///
+    /// The object must decode as kube-apiserver decodes it: built-in kinds into their real
+    /// types, custom resources with an `ObjectMeta` (a value of the wrong JSON type is a
+    /// `400 BadRequest` worded as kube-apiserver words it).
     pub fn create(
         &self,
         gvr: &Gvr,
@@ -556,12 +560,28 @@ impl Store {
         obj: Value,
         opts: &WriteOptions,
     ) -> ApiResult<Value> {
+        self.create_decoded(gvr, namespace, obj, opts, None)
+    }
+
+    /// [`create`](Self::create) of a request body: with `raw` (the body as sent), the type
+    /// meta is checked as kube-apiserver's decoder checks it too.
+    pub(crate) fn create_decoded(
+        &self,
+        gvr: &Gvr,
+        namespace: &str,
+        obj: Value,
+        opts: &WriteOptions,
+        raw: Option<&[u8]>,
+    ) -> ApiResult<Value> {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
+        inner.decode_body(&info, gvr, &obj, raw)?;
         inner.create(&info, gvr, namespace, obj, opts, None)
     }
 
     /// Replace an object (PUT), or its status with `opts.subresource = Some("status")`.
+    ///
+    /// The object must decode as for [`create`](Self::create).
     pub fn update(
         &self,
         gvr: &Gvr,
@@ -570,8 +590,22 @@ impl Store {
         obj: Value,
         opts: &WriteOptions,
     ) -> ApiResult<Value> {
+        self.update_decoded(gvr, namespace, name, obj, opts, None)
+    }
+
+    /// [`update`](Self::update) of a request body (see [`create_decoded`](Self::create_decoded)).
+    pub(crate) fn update_decoded(
+        &self,
+        gvr: &Gvr,
+        namespace: &str,
+        name: &str,
+        obj: Value,
+        opts: &WriteOptions,
+        raw: Option<&[u8]>,
+    ) -> ApiResult<Value> {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
+        inner.decode_body(&info, gvr, &obj, raw)?;
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
         let current = inner
             .lookup(&info.group_resource(), &key)
@@ -624,6 +658,9 @@ impl Store {
                     )));
                 }
             }
+            if let Some(e) = crate::decode::type_error(&info, &applied) {
+                return Err(crate::decode::apply_type_error(&info, gvr, &e));
+            }
             if opts.sub() == "status" {
                 scrub_for_subresource(&mut applied, &info, "status", current.as_deref());
             } else if info.status_subresource {
@@ -658,14 +695,15 @@ impl Store {
             PatchKind::Merge => patch::merge_patch(&cur, body),
             PatchKind::Strategic => {
                 if info.crd_name.is_some() {
-                    return Err(ApiError::unsupported_media_type(
-                        "application/strategic-merge-patch+json",
-                    ));
+                    return Err(ApiError::unsupported_patch_type(false));
                 }
                 patch::strategic_merge(&cur, body, &shape)
             }
             PatchKind::Apply => cur.as_ref().clone(),
         };
+        if let Some(e) = crate::decode::type_error(&info, &patched) {
+            return Err(crate::decode::patch_type_error(&patched, &e));
+        }
         let out = inner.update(&info, gvr, &key, &cur, patched, opts, UpdateKind::Patch)?;
         Ok((out, false))
     }
@@ -858,6 +896,31 @@ pub(crate) enum UpdateKind {
 }
 
 impl Inner {
+    /// Check a create or update body as kube-apiserver's decoder would: its type meta
+    /// (when the raw request body is at hand) and the JSON types of its fields.
+    pub(crate) fn decode_body(
+        &self,
+        info: &ResourceInfo,
+        gvr: &Gvr,
+        obj: &Value,
+        raw: Option<&[u8]>,
+    ) -> ApiResult<()> {
+        let (kind, version) = match raw {
+            Some(raw) => crate::decode::type_meta(info, gvr, obj, raw, |g, v, k| {
+                self.registry
+                    .by_kind(g, k)
+                    .is_some_and(|i| i.crd_name.is_none() && i.versions.iter().any(|x| x == v))
+            })?,
+            None => (info.kind.clone(), gvr.version.clone()),
+        };
+        if let Some(e) = crate::decode::type_error(info, obj) {
+            return Err(crate::decode::cannot_handle(
+                &kind, &version, &info.kind, &e.go,
+            ));
+        }
+        Ok(())
+    }
+
     pub(crate) fn resolve(&self, gvr: &Gvr) -> ApiResult<Arc<ResourceInfo>> {
         self.registry
             .get_versioned(&gvr.group, &gvr.version, &gvr.resource)
@@ -994,6 +1057,25 @@ impl Inner {
         if !obj.is_object() {
             return Err(ApiError::bad_request(
                 "the body of the request was not a JSON object",
+            ));
+        }
+        if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+            && kind != info.kind
+            && info.crd_name.is_some()
+        {
+            return Err(ApiError::invalid(
+                &info.kind,
+                &info.group,
+                meta_str(&obj, "name").unwrap_or_default(),
+                vec![Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {}: must be {}",
+                        crate::decode::go_quote(kind),
+                        info.kind
+                    ),
+                    field: "kind".into(),
+                }],
             ));
         }
         if let Some(kind) = obj.get("kind").and_then(Value::as_str)
@@ -1175,6 +1257,26 @@ impl Inner {
         if !obj.is_object() {
             return Err(ApiError::bad_request(
                 "the body of the request was not a JSON object",
+            ));
+        }
+        if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+            && sub.is_empty()
+            && kind != info.kind
+            && info.crd_name.is_some()
+        {
+            return Err(ApiError::invalid(
+                &info.kind,
+                &info.group,
+                &key.name,
+                vec![Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {}: must be {}",
+                        crate::decode::go_quote(kind),
+                        info.kind
+                    ),
+                    field: "kind".into(),
+                }],
             ));
         }
         if let Some(kind) = obj.get("kind").and_then(Value::as_str)
