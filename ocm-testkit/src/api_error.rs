@@ -226,7 +226,13 @@ impl ApiError {
             let causes: Vec<Value> = self
                 .causes
                 .iter()
-                .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                .map(|c| {
+                    let mut cause = json!({"reason": c.reason, "message": c.message});
+                    if !c.field.is_empty() {
+                        cause["field"] = json!(c.field);
+                    }
+                    cause
+                })
                 .collect();
             details.insert("causes".into(), Value::Array(causes));
         }

@@ -325,6 +325,13 @@ pub(crate) fn builtin_resources() -> Vec<ResourceInfo> {
             schemas: BTreeMap::new(),
             printer_columns: Vec::new(),
             crd_name: None,
+            scale: (x.group == "apps"
+                && matches!(x.plural, "deployments" | "replicasets" | "statefulsets"))
+            .then(|| crate::registry::ScaleSubresource {
+                spec_replicas_path: ".spec.replicas".into(),
+                status_replicas_path: ".status.replicas".into(),
+                label_selector_path: None,
+            }),
         })
         .collect()
 }

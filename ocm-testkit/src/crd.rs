@@ -88,6 +88,7 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
     served.sort_by_key(|v| !v.get("storage").and_then(Value::as_bool).unwrap_or(false));
     let mut schemas = BTreeMap::new();
     let mut status_subresource = false;
+    let mut scale = None;
     let mut printer_columns = Vec::new();
     for v in &served {
         let vname = s(v, "/name").to_string();
@@ -96,6 +97,16 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
         }
         if v.pointer("/subresources/status").is_some() {
             status_subresource = true;
+        }
+        if scale.is_none()
+            && let Some(sc) = v.pointer("/subresources/scale")
+        {
+            scale = Some(crate::registry::ScaleSubresource {
+                spec_replicas_path: s(sc, "/specReplicasPath").to_string(),
+                status_replicas_path: s(sc, "/statusReplicasPath").to_string(),
+                label_selector_path: Some(s(sc, "/labelSelectorPath").to_string())
+                    .filter(|p| !p.is_empty()),
+            });
         }
         if printer_columns.is_empty()
             && let Some(cols) = v.get("additionalPrinterColumns").and_then(Value::as_array)
@@ -131,6 +142,7 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
         schemas,
         printer_columns,
         crd_name: Some(name.to_string()),
+        scale,
     })
 }
 

@@ -109,6 +109,17 @@ pub(crate) fn resource_list(reg: &Registry, group: &str, version: &str) -> Optio
                 "verbs": subresource_verbs(),
             }));
         }
+        if i.scale.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", i.plural),
+                "singularName": "",
+                "namespaced": i.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": subresource_verbs(),
+            }));
+        }
     }
     let gv = if group.is_empty() {
         version.to_string()
@@ -148,12 +159,23 @@ pub(crate) fn aggregated(reg: &Registry, core: bool) -> Value {
                 if !i.categories.is_empty() {
                     r["categories"] = json!(i.categories);
                 }
+                let mut subs = Vec::new();
                 if i.status_subresource {
-                    r["subresources"] = json!([{
+                    subs.push(json!({
                         "subresource": "status",
                         "responseKind": kind,
                         "verbs": subresource_verbs(),
-                    }]);
+                    }));
+                }
+                if i.scale.is_some() {
+                    subs.push(json!({
+                        "subresource": "scale",
+                        "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                        "verbs": subresource_verbs(),
+                    }));
+                }
+                if !subs.is_empty() {
+                    r["subresources"] = json!(subs);
                 }
                 resources.push(r);
             }

@@ -35,7 +35,8 @@ use crate::watch::{EventType, Subscription, WatchOptions};
 pub struct ServerOptions {
     /// How often a watch that allows bookmarks gets one.
     pub bookmark_interval: Duration,
-    /// Largest accepted request body.
+    /// Largest accepted request body: kube-apiserver's `MaxRequestBodyBytes`, 3 MiB by
+    /// default. A larger body gets `413 Request entity too large: limit is …`.
     pub max_body_bytes: usize,
     /// Authorize requests that impersonate a user (`Impersonate-User`, `Impersonate-Group`
     /// headers) against the RBAC objects in the store, answering 403 as kube-apiserver does.
@@ -48,7 +49,7 @@ impl Default for ServerOptions {
     fn default() -> Self {
         Self {
             bookmark_interval: Duration::from_secs(5),
-            max_body_bytes: 16 << 20,
+            max_body_bytes: crate::limits::MAX_REQUEST_BODY_BYTES,
             enforce_impersonation: false,
         }
     }
@@ -348,10 +349,8 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     let drop_watch_after = fault.as_ref().and_then(|f| f.drop_watch_after);
     let response = match fault.and_then(|f| f.error).or(denied) {
         Some(e) => error_response(&e),
-        None => match axum::body::to_bytes(body, st.options.max_body_bytes).await {
-            Err(e) => error_response(&ApiError::bad_request(format!(
-                "reading the request body failed: {e}"
-            ))),
+        None => match read_body(body, st.options.max_body_bytes).await {
+            Err(e) => error_response(&e),
             Ok(bytes) => {
                 let ctx = Ctx {
                     st: &st,
@@ -374,6 +373,26 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
         st.journal.record(entry);
     }
     response
+}
+
+/// Read a request body of at most `limit` bytes, as kube-apiserver's `limitedReadBody`:
+/// one byte more is `413 RequestEntityTooLarge`.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(crate::limits::request_too_large(&format!(
+                "limit is {limit}"
+            )))
+        }
+        Err(e) => Err(ApiError::bad_request(format!(
+            "reading the request body failed: {e}"
+        ))),
+    }
 }
 
 struct Ctx<'a> {
@@ -422,7 +441,19 @@ impl Ctx<'_> {
     /// `kind`: its media type must be one of JSON, YAML and protobuf (`415` otherwise, with
     /// kube-apiserver's message), and a JSON body that does not parse is refused with Go's
     /// syntax error. Returns the object and the paths of keys a JSON body names twice.
+    fn check_media_type(&self) -> Result<(), ApiError> {
+        match media_type(self.content_type).as_str() {
+            "" | "application/json" | "application/yaml" | crate::protobuf::CONTENT_TYPE => Ok(()),
+            _ => Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            )),
+        }
+    }
+
     fn object_body(&self, kind: &str) -> Result<(Value, Vec<String>), ApiError> {
+        self.check_media_type()?;
         let media = media_type(self.content_type);
         match media.as_str() {
             "" | "application/json" => {
@@ -454,12 +485,7 @@ impl Ctx<'_> {
                         ))
                     })
             }
-            crate::protobuf::CONTENT_TYPE => self.body_json().map(|v| (v, Vec::new())),
-            _ => Err(ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
-            )),
+            _ => self.body_json().map(|v| (v, Vec::new())),
         }
     }
 
@@ -479,23 +505,26 @@ impl Ctx<'_> {
         sub: Option<&String>,
         options_kind: &str,
     ) -> Result<WriteOptions, ApiError> {
+        let mut causes = Vec::new();
+        let dry_run = dry_run_values(&self.query.get_all("dryRun"), &mut causes);
         let directive = self.query.get("fieldValidation").unwrap_or_default();
-        let field_validation = FieldValidation::parse(directive).ok_or_else(|| {
-            ApiError::invalid(
-                options_kind,
-                "meta.k8s.io",
-                "",
-                vec![crate::api_error::Cause {
-                    reason: "FieldValueNotSupported".into(),
-                    message: format!(
-                        "Unsupported value: {}: supported values: \"Ignore\", \"Strict\", \"Warn\"",
-                        serde_json::to_string(directive).unwrap_or_default()
-                    ),
-                    field: "fieldValidation".into(),
-                }],
-            )
-        })?;
-        Ok(self.write_options_with(sub, field_validation))
+        let field_validation = FieldValidation::parse(directive);
+        if field_validation.is_none() {
+            causes.push(crate::api_error::Cause {
+                reason: "FieldValueNotSupported".into(),
+                message: format!(
+                    "Unsupported value: {}: supported values: \"Ignore\", \"Strict\", \"Warn\"",
+                    serde_json::to_string(directive).unwrap_or_default()
+                ),
+                field: "fieldValidation".into(),
+            });
+        }
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(options_kind, "meta.k8s.io", "", causes));
+        }
+        let mut opts = self.write_options_with(sub, field_validation.unwrap_or_default());
+        opts.dry_run = dry_run;
+        Ok(opts)
     }
 
     fn write_options_with(
@@ -531,11 +560,11 @@ impl Ctx<'_> {
             field_selector: FieldSelector::parse(
                 self.query.get("fieldSelector").unwrap_or_default(),
             )?,
-            limit: self
-                .query
-                .get("limit")
-                .and_then(|l| l.parse().ok())
-                .unwrap_or(0),
+            limit: {
+                // kube-apiserver decodes every ListOptions integer, timeoutSeconds included.
+                self.query.int("timeoutSeconds")?;
+                self.query.int("limit")?.unwrap_or(0).max(0) as usize
+            },
             continue_token: self.query.get("continue").map(str::to_string),
         })
     }
@@ -609,6 +638,7 @@ fn dispatch(
             }
             if let Some(s) = sub {
                 let known = s == "status" && info.status_subresource
+                    || s == "scale" && info.scale.is_some()
                     || s == "finalize" && info.plural == "namespaces";
                 if !known {
                     return Err(not_found());
@@ -632,6 +662,9 @@ fn resource_request(
     let store = &ctx.st.store;
     let api_version = gvr.api_version();
     let sub = sub.filter(|s| s.as_str() != "finalize");
+    if let (Some("scale"), Some(sc), Some(name)) = (sub.map(String::as_str), &info.scale, name) {
+        return scale_request(ctx, info, sc, gvr, ns, name, verb);
+    }
     let gr = info.group_resource();
     match (verb, name) {
         ("get", Some(name)) => {
@@ -707,11 +740,7 @@ fn resource_request(
                 send_initial_events: ctx.query.flag("sendInitialEvents"),
             };
             let sub = store.watch(gvr, (!ns.is_empty()).then_some(ns), opts)?;
-            let timeout = ctx
-                .query
-                .get("timeoutSeconds")
-                .and_then(|t| t.parse::<u64>().ok())
-                .map(Duration::from_secs);
+            let timeout = watch_timeout(ctx.query.int("timeoutSeconds")?);
             let render = Render {
                 api_version,
                 table: table::wants_table(ctx.accept).then(|| TableRender {
@@ -739,6 +768,7 @@ fn resource_request(
                 let out = store.review(gvr, ns, ctx.body_json()?)?;
                 return Ok(json_response(StatusCode::CREATED, &out));
             }
+            ctx.check_media_type()?;
             let mut opts = ctx.write_options(None, "CreateOptions")?;
             let (body, dups) = ctx.object_body(&info.kind)?;
             opts.duplicate_fields = dups;
@@ -749,6 +779,7 @@ fn resource_request(
             ))
         }
         ("update", Some(name)) => {
+            ctx.check_media_type()?;
             let mut opts = ctx.write_options(sub, "UpdateOptions")?;
             let (body, dups) = ctx.object_body(&info.kind)?;
             opts.duplicate_fields = dups;
@@ -831,6 +862,25 @@ fn resource_request(
     }
 }
 
+/// `dryRun` values as kube-apiserver validates them (`ValidateDryRun`): only `All` is
+/// supported; anything else adds a cause (`Unsupported value: []string{"foo"}: supported
+/// values: "All"`) and applies nothing. Returns whether the write is a dry run.
+fn dry_run_values(values: &[&str], causes: &mut Vec<crate::api_error::Cause>) -> bool {
+    if values.iter().any(|v| *v != "All") {
+        let shown: Vec<String> = values.iter().map(|v| crate::decode::go_quote(v)).collect();
+        causes.push(crate::api_error::Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!(
+                "Unsupported value: []string{{{}}}: supported values: \"All\"",
+                shown.join(", ")
+            ),
+            field: "dryRun".into(),
+        });
+        return false;
+    }
+    !values.is_empty()
+}
+
 /// The media type of a `Content-Type` header, without parameters, lower-cased.
 fn media_type(content_type: &str) -> String {
     content_type
@@ -839,6 +889,112 @@ fn media_type(content_type: &str) -> String {
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase()
+}
+
+/// How long a watch lasts, as kube-apiserver decides it: `timeoutSeconds` when it is given
+/// and not zero (a negative one ends the watch at once), otherwise a random time between
+/// one and two `--min-request-timeout`s (1800 s by default), so no watch lasts forever.
+fn watch_timeout(seconds: Option<i64>) -> Option<Duration> {
+    match seconds {
+        Some(s) if s < 0 => Some(Duration::ZERO),
+        Some(s) if s > 0 => Some(Duration::from_secs(s.unsigned_abs())),
+        _ => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or_default();
+            Some(Duration::from_secs(1800 + u64::from(nanos % 1800)))
+        }
+    }
+}
+
+/// GET, PUT or PATCH of a workload's `scale` subresource.
+fn scale_request(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    sc: &crate::registry::ScaleSubresource,
+    gvr: &Gvr,
+    ns: &str,
+    name: &str,
+    verb: &str,
+) -> Result<Response, ApiError> {
+    use crate::scale;
+    let store = &ctx.st.store;
+    let current = store.get(gvr, ns, name)?;
+    let current_scale = scale::scale_of(info, sc, &current);
+    let wanted = match verb {
+        "get" => return Ok(json_response(StatusCode::OK, &current_scale)),
+        "update" => {
+            let scale_info = scale::scale_info();
+            let scale_gvr = Gvr::new("autoscaling", "v1", "scales");
+            let (body, _) = ctx.object_body("Scale")?;
+            crate::decode::type_meta(&scale_info, &scale_gvr, &body, ctx.body, |g, v, k| {
+                g == "autoscaling" && v == "v1" && k == "Scale"
+            })?;
+            body
+        }
+        "patch" => {
+            let kind = PatchKind::from_content_type(ctx.content_type)
+                .ok_or_else(|| ApiError::unsupported_patch_type(true))?;
+            let body = ctx.body_json()?;
+            match kind {
+                PatchKind::Json => crate::patch::json_patch(&current_scale, &body)?,
+                PatchKind::Merge | PatchKind::Apply => {
+                    crate::patch::merge_patch(&current_scale, &body)
+                }
+                PatchKind::Strategic => crate::patch::strategic_merge(
+                    &current_scale,
+                    &body,
+                    &crate::schema::Shape::root(None),
+                ),
+            }
+        }
+        _ => {
+            return Err(ApiError::method_not_allowed(format!(
+                "the server does not allow this method on the requested resource ({verb})"
+            )));
+        }
+    };
+    if let Some(e) = crate::decode::type_error(&crate::scale::scale_info(), &wanted) {
+        return Err(crate::decode::cannot_handle("Scale", "v1", "Scale", &e.go));
+    }
+    if let Some(n) = wanted
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty() && *n != name)
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({name})"
+        )));
+    }
+    let replicas = scale::desired_replicas(name, &wanted)?;
+    if let Some(rv) = wanted
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        && Some(rv) != meta_str(&current, "resourceVersion")
+    {
+        return Err(ApiError::conflict(&info.group_resource(), name));
+    }
+    let opts = ctx.write_options(
+        None,
+        if verb == "patch" {
+            "PatchOptions"
+        } else {
+            "UpdateOptions"
+        },
+    )?;
+    let updated = store.update(
+        gvr,
+        ns,
+        name,
+        scale::with_replicas(sc, &current, replicas),
+        &opts,
+    )?;
+    Ok(json_response(
+        StatusCode::OK,
+        &scale::scale_of(info, sc, &updated),
+    ))
 }
 
 /// Add one `Warning` header per warning a write produced.
@@ -870,11 +1026,21 @@ fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
         }
     };
     let orphan = body.get("orphanDependents").and_then(Value::as_bool) == Some(true);
-    let dry_run = body
-        .get("dryRun")
-        .and_then(Value::as_array)
-        .is_some_and(|a| a.iter().any(|x| x == "All"))
-        || ctx.query.get("dryRun") == Some("All");
+    // The body's DeleteOptions when there is one, else the query's.
+    let values: Vec<&str> = match body.get("dryRun").and_then(Value::as_array) {
+        Some(a) => a.iter().map(|x| x.as_str().unwrap_or_default()).collect(),
+        None => ctx.query.get_all("dryRun"),
+    };
+    let mut causes = Vec::new();
+    let dry_run = dry_run_values(&values, &mut causes);
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            causes,
+        ));
+    }
     Ok(DeleteOptions {
         propagation: if orphan {
             Some(Propagation::Orphan)

@@ -89,6 +89,22 @@
 //!   object in a patch error is our JSON (keys sorted, not in Go's field order), and a
 //!   list or map field of the wrong type stops the search for a later fatal error (Go would
 //!   keep going); time strings are not parsed.
+//! - **Size limits** ([`limits`]): request bodies over 3 MiB get `413 Request entity too
+//!   large: limit is 3145728`; a write whose object is over etcd's 1.5 MiB gets kube-apiserver's
+//!   `500 etcdserver: request is too large` (measured on our JSON; etcd sees protobuf for
+//!   built-in kinds); JSON patches of more than 10 000 operations get `413`, and `copy`
+//!   operations adding up to more than 3 MiB stop with `422` (`Unable to complete the copy,
+//!   the accumulated size increase of copy is …`) before the copy is made.
+//! - **Options**: `dryRun` values other than `All` are `422` (`Unsupported value:
+//!   []string{"foo"}: supported values: "All"`) and apply nothing; integer query parameters
+//!   (`limit`, `timeoutSeconds`) that do not parse are `400` with Go's `strconv.ParseInt`
+//!   error; booleans read as kube reads them (anything but `0`/`false` is true); a watch
+//!   without `timeoutSeconds` ends after a random 30–60 minutes (kube-apiserver's
+//!   `--min-request-timeout` rule) and a negative one at once.
+//! - **`scale` subresource**: `autoscaling/v1` `Scale` for Deployments, ReplicaSets and
+//!   StatefulSets and for custom resources with `subresources.scale` (spec/status replicas
+//!   paths, label selector path), GET/PUT/PATCH with resourceVersion preconditions, in
+//!   discovery, so `kubectl scale` works.
 //! - **`fieldValidation`**: unknown fields (CRD pruning, `metadata` fields
 //!   `ObjectMeta` lacks, top-level fields a built-in kind lacks) and keys a JSON
 //!   body names twice are reported in `Warning: 299 - "…"` headers (`Warn`, the
@@ -147,6 +163,7 @@ mod fieldset;
 mod format;
 pub mod http;
 pub mod journal;
+pub mod limits;
 mod ocm;
 mod openapi;
 pub mod patch;
@@ -155,6 +172,7 @@ mod query;
 mod rbac;
 pub mod registry;
 mod rules;
+mod scale;
 mod schema;
 pub mod selector;
 pub mod simulate;

@@ -33,18 +33,66 @@ impl PatchKind {
     }
 }
 
-/// Apply an RFC 6902 JSON patch to a copy of `doc`.
+/// A failed JSON patch: kube-apiserver answers `422` with apimachinery's generic message and
+/// the patch library's error as the cause (`NewGenericServerResponse`).
+fn patch_failed(text: String) -> ApiError {
+    let mut e = ApiError::new(
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+    );
+    e.causes.push(crate::api_error::Cause {
+        reason: "UnexpectedServerResponse".into(),
+        message: text,
+        field: String::new(),
+    });
+    e
+}
+
+/// Apply an RFC 6902 JSON patch to a copy of `doc`, with kube-apiserver's limits: at most
+/// [`MAX_JSON_PATCH_OPERATIONS`](crate::limits::MAX_JSON_PATCH_OPERATIONS) operations
+/// (`413` past it) and at most
+/// [`JSON_PATCH_MAX_COPY_BYTES`](crate::limits::JSON_PATCH_MAX_COPY_BYTES) copied by `copy`
+/// operations in all, checked before each copy is made, so a patch that doubles the object
+/// with every operation stops early instead of exhausting memory.
 pub(crate) fn json_patch(doc: &Value, patch: &Value) -> ApiResult<Value> {
-    let p: json_patch::Patch = serde_json::from_value(patch.clone())
-        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+    use crate::limits::{JSON_PATCH_MAX_COPY_BYTES, MAX_JSON_PATCH_OPERATIONS, json_size};
+    let Some(ops) = patch.as_array() else {
+        let what = match patch {
+            Value::Object(_) => "object",
+            Value::String(_) => "string",
+            Value::Number(_) => "number",
+            Value::Bool(_) => "bool",
+            _ => "null",
+        };
+        return Err(ApiError::bad_request(format!(
+            "json: cannot unmarshal {what} into Go value of type jsonpatch.Patch"
+        )));
+    };
+    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(crate::limits::request_too_large(&format!(
+            "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+            ops.len()
+        )));
+    }
     let mut out = doc.clone();
-    json_patch::patch(&mut out, &p).map_err(|e| {
-        ApiError::new(
-            422,
-            "Invalid",
-            format!("the server rejected our request due to an error in our request: {e}"),
-        )
-    })?;
+    let mut copied = 0usize;
+    for op in ops {
+        let op: json_patch::PatchOperation =
+            serde_json::from_value(op.clone()).map_err(|e| patch_failed(e.to_string()))?;
+        if let json_patch::PatchOperation::Copy(c) = &op
+            && let Some(from) = out.pointer(c.from.as_str())
+        {
+            copied += json_size(from);
+            if copied > JSON_PATCH_MAX_COPY_BYTES {
+                return Err(patch_failed(format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {JSON_PATCH_MAX_COPY_BYTES}"
+                )));
+            }
+        }
+        json_patch::patch(&mut out, std::slice::from_ref(&op))
+            .map_err(|e| patch_failed(e.to_string()))?;
+    }
     Ok(out)
 }
 

@@ -55,9 +55,43 @@ impl Query {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Whether a boolean parameter is set to true (`true` or `1`).
+    /// Every value of a parameter, in order.
+    pub(crate) fn get_all(&self, key: &str) -> Vec<&str> {
+        self.pairs
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// A boolean parameter as kube-apiserver's parameter codec reads it: absent is false,
+    /// `0` and `false` (any case) are false, anything else (even empty) is true.
     pub(crate) fn flag(&self, key: &str) -> bool {
-        matches!(self.get(key), Some("true" | "1" | "True"))
+        match self.get(key) {
+            None => false,
+            Some(v) => !(v == "0" || v.eq_ignore_ascii_case("false")),
+        }
+    }
+
+    /// An integer parameter as kube-apiserver's parameter codec reads it; a value that is not
+    /// one is `400` with Go's `strconv.ParseInt` error.
+    pub(crate) fn int(&self, key: &str) -> Result<Option<i64>, crate::api_error::ApiError> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(crate::api_error::ApiError::bad_request(format!(
+                "strconv.ParseInt: parsing {}: invalid syntax",
+                crate::decode::go_quote(v)
+            )));
+        }
+        v.parse::<i64>().map(Some).map_err(|_| {
+            crate::api_error::ApiError::bad_request(format!(
+                "strconv.ParseInt: parsing {}: value out of range",
+                crate::decode::go_quote(v)
+            ))
+        })
     }
 }
 

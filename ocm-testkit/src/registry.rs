@@ -81,6 +81,21 @@ pub struct ResourceInfo {
     pub printer_columns: Vec<PrinterColumn>,
     /// Name of the CustomResourceDefinition that registered this resource, if any.
     pub crd_name: Option<String>,
+    /// The `scale` subresource (autoscaling/v1 `Scale`), if the resource has one.
+    pub scale: Option<ScaleSubresource>,
+}
+
+/// Where a resource keeps what its `scale` subresource shows: JSON paths as a CRD's
+/// `subresources.scale` names them (`.spec.replicas`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    /// The desired replicas (`Scale.spec.replicas`).
+    pub spec_replicas_path: String,
+    /// The observed replicas (`Scale.status.replicas`).
+    pub status_replicas_path: String,
+    /// A string label selector (`Scale.status.selector`), for custom resources; built-in
+    /// workloads render their `spec.selector` instead.
+    pub label_selector_path: Option<String>,
 }
 
 impl ResourceInfo {

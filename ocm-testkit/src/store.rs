@@ -1233,6 +1233,7 @@ impl Inner {
         if opts.dry_run {
             return Ok(obj);
         }
+        crate::limits::check_object_size(&obj)?;
         let stored = self.commit(&gr, &key, obj, EventType::Added, None);
         self.after_write(info, &stored);
         Ok(stored.as_ref().clone())
@@ -1405,6 +1406,7 @@ impl Inner {
         if opts.dry_run {
             return Ok(obj);
         }
+        crate::limits::check_object_size(&obj)?;
         let terminating = obj.pointer("/metadata/deletionTimestamp").is_some();
         if terminating && pending_finalizers(&gr, &obj).is_empty() {
             let last = self.commit(&gr, key, obj, EventType::Modified, Some(current.clone()));

@@ -795,3 +795,54 @@ async fn kubectl_generators_send_protobuf_and_it_is_understood() {
     let (found, _, _) = k.run(&["get", "configmap", "dry", "-n", "team-a"]).await;
     assert!(!found, "a server-side dry run stores nothing");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_scale_uses_the_scale_subresource() {
+    if !kubectl_available() {
+        return;
+    }
+    let cluster = FakeCluster::new();
+    let server = cluster.serve_loopback().await.unwrap();
+    let k = Kubectl::new(&server, "scale");
+    let f = k.file("m.yaml", MANIFESTS);
+    k.ok(&["apply", "--server-side", "-f", f.to_str().unwrap()])
+        .await;
+
+    let out = k.ok(&["scale", "deployment", "web", "--replicas=3"]).await;
+    assert!(out.contains("deployment.apps/web scaled"), "{out}");
+    let stored = cluster
+        .store()
+        .get(&Gvr::new("apps", "v1", "deployments"), "default", "web")
+        .unwrap();
+    assert_eq!(stored["spec"]["replicas"], 3);
+    assert!(
+        cluster
+            .journal()
+            .count(|e| e.subresource.as_deref() == Some("scale") && e.verb == "patch")
+            >= 1
+    );
+
+    // With a precondition kubectl reads the Scale and checks it first.
+    let (ok, _, err) = k
+        .run(&[
+            "scale",
+            "deployment",
+            "web",
+            "--current-replicas=2",
+            "--replicas=4",
+        ])
+        .await;
+    assert!(!ok);
+    assert!(err.contains("Expected replicas to be 2, was 3"), "{err}");
+    let out = k
+        .ok(&[
+            "scale",
+            "deployment/web",
+            "--current-replicas=3",
+            "--replicas=0",
+        ])
+        .await;
+    assert!(out.contains("scaled"), "{out}");
+    let (ok, _, err) = k.run(&["scale", "configmap", "demo", "--replicas=2"]).await;
+    assert!(!ok, "configmaps have no scale subresource: {err}");
+}

@@ -429,12 +429,205 @@ fn decoding_cases() -> Vec<Case> {
     ]
 }
 
+/// How many doubling `copy` operations the growth case sends (the 30 by default).
+fn copy_ops() -> usize {
+    std::env::var("OCM_COPY_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30)
+}
+
+/// A JSON patch of `n` operations each copying `/data` into itself: the object doubles
+/// with every one.
+fn doubling_patch(n: usize) -> Vec<u8> {
+    let ops: Vec<Value> = (0..n)
+        .map(|i| json!({"op": "copy", "from": "/data", "path": format!("/data/c{i}")}))
+        .collect();
+    json_body(Value::Array(ops))
+}
+
+fn limit_cases() -> Vec<Case> {
+    use Want::*;
+    let big = "x".repeat(1024 * 1024 * 3 / 2 + 10);
+    let test_ops: Vec<Value> = (0..10_001)
+        .map(|_| json!({"op": "test", "path": "/kind", "value": "ConfigMap"}))
+        .collect();
+    vec![
+        case(
+            "body over 3 MiB",
+            "POST",
+            CM,
+            "application/json",
+            cm(json!({"data": {"big": "y".repeat(3 * 1024 * 1024)}})),
+            Exact(413, "Request entity too large: limit is 3145728"),
+        ),
+        case(
+            "object over 1.5 MiB by patch",
+            "PATCH",
+            format!("{CM}/existing"),
+            "application/merge-patch+json",
+            json_body(json!({"data": {"big": big}})),
+            Exact(500, "etcdserver: request is too large"),
+        ),
+        case(
+            "JSON patch of 10001 operations",
+            "PATCH",
+            format!("{CM}/existing"),
+            "application/json-patch+json",
+            json_body(Value::Array(test_ops)),
+            Exact(
+                413,
+                "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001",
+            ),
+        ),
+        case(
+            "JSON patch of doubling copy operations",
+            "PATCH",
+            format!("{CM}/big"),
+            "application/json-patch+json",
+            doubling_patch(copy_ops()),
+            Exact(
+                422,
+                "the server rejected our request due to an error in our request",
+            ),
+        ),
+    ]
+}
+
+fn option_cases() -> Vec<Case> {
+    use Want::*;
+    vec![
+        case(
+            "create with dryRun=foo",
+            "POST",
+            format!("{CM}?dryRun=foo"),
+            "application/json",
+            cm(json!({"metadata": {"name": "dry"}})),
+            Exact(
+                422,
+                "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"foo\"}: supported values: \"All\"",
+            ),
+        ),
+        case(
+            "patch with dryRun=All&dryRun=x",
+            "PATCH",
+            format!("{CM}/existing?dryRun=All&dryRun=x"),
+            "application/merge-patch+json",
+            json_body(json!({"data": {"dry": "run"}})),
+            Exact(
+                422,
+                "PatchOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"All\", \"x\"}: supported values: \"All\"",
+            ),
+        ),
+        case(
+            "delete with dryRun=foo",
+            "DELETE",
+            format!("{CM}/existing?dryRun=foo"),
+            "",
+            Vec::new(),
+            Exact(
+                422,
+                "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"foo\"}: supported values: \"All\"",
+            ),
+        ),
+        case(
+            "create with dryRun=All",
+            "POST",
+            format!("{CM}?dryRun=All"),
+            "application/json",
+            cm(json!({"metadata": {"name": "dry"}})),
+            Exact(201, ""),
+        ),
+        case(
+            "watch with timeoutSeconds=abc",
+            "GET",
+            format!("{CM}?watch=1&timeoutSeconds=abc"),
+            "",
+            Vec::new(),
+            Exact(400, "strconv.ParseInt: parsing \"abc\": invalid syntax"),
+        ),
+        case(
+            "list with limit=abc",
+            "GET",
+            format!("{CM}?limit=abc"),
+            "",
+            Vec::new(),
+            Exact(400, "strconv.ParseInt: parsing \"abc\": invalid syntax"),
+        ),
+        case(
+            "watch with timeoutSeconds out of range",
+            "GET",
+            format!("{CM}?watch=1&timeoutSeconds=99999999999999999999"),
+            "",
+            Vec::new(),
+            Exact(
+                400,
+                "strconv.ParseInt: parsing \"99999999999999999999\": value out of range",
+            ),
+        ),
+        case(
+            "scale of a deployment",
+            "GET",
+            format!("{DEPLOY}/web/scale"),
+            "",
+            Vec::new(),
+            Exact(200, ""),
+        ),
+        case(
+            "scale to -1",
+            "PUT",
+            format!("{DEPLOY}/web/scale"),
+            "application/json",
+            json_body(
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web"}, "spec": {"replicas": -1}}),
+            ),
+            Exact(
+                422,
+                "Scale.autoscaling \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+            ),
+        ),
+        case(
+            "scale with replicas as a string",
+            "PUT",
+            format!("{DEPLOY}/web/scale"),
+            "application/json",
+            json_body(
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web"}, "spec": {"replicas": "3"}}),
+            ),
+            Exact(
+                400,
+                "Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32",
+            ),
+        ),
+        case(
+            "scale of a configmap",
+            "GET",
+            format!("{CM}/existing/scale"),
+            "",
+            Vec::new(),
+            Exact(404, "the server could not find the requested resource"),
+        ),
+    ]
+}
+
 async fn hub() -> FakeHub {
     let hub = FakeHub::new(1).unwrap();
     let router = hub.hub().router();
     for (path, body) in [
         (CM, cm(json!({"metadata": {"name": "existing"}}))),
         (MW, mw(json!({"name": "existing"}), &[])),
+        (
+            CM,
+            cm(json!({"metadata": {"name": "big"}, "data": {"a": "z".repeat(2048)}})),
+        ),
+        (
+            DEPLOY,
+            json_body(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}})),
+        ),
     ] {
         let req = Request::post(path)
             .header("content-type", "application/json")
@@ -446,7 +639,7 @@ async fn hub() -> FakeHub {
     hub
 }
 
-async fn run_table(cases: Vec<Case>) {
+async fn run_table(cases: Vec<Case>) -> FakeHub {
     let hub = hub().await;
     let report = std::env::var("OCM_MALFORMED_REPORT").is_ok_and(|v| v == "1");
     let mut failures = Vec::new();
@@ -468,9 +661,90 @@ async fn run_table(cases: Vec<Case>) {
         "cases answered differently:\n{}",
         failures.join("\n")
     );
+    hub
+}
+
+#[tokio::test]
+async fn size_limits_are_kube_apiservers() {
+    let hub = run_table(limit_cases()).await;
+    let cms = ocm_testkit::Gvr::new("", "v1", "configmaps");
+    // The refused writes changed nothing.
+    let existing = hub.hub().store().get(&cms, "default", "existing").unwrap();
+    assert!(existing.get("data").is_none_or(|d| d.get("big").is_none()));
+    let big = hub.hub().store().get(&cms, "default", "big").unwrap();
+    assert_eq!(big["data"].as_object().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn bad_options_are_refused_and_apply_nothing() {
+    let hub = run_table(option_cases()).await;
+    let cms = ocm_testkit::Gvr::new("", "v1", "configmaps");
+    let store = hub.hub().store();
+    // Neither the refused requests nor dryRun=All wrote anything.
+    assert_eq!(store.get(&cms, "default", "dry").unwrap_err().code, 404);
+    let existing = store.get(&cms, "default", "existing").unwrap();
+    assert!(existing.get("data").is_none_or(|d| d.get("dry").is_none()));
 }
 
 #[tokio::test]
 async fn malformed_bodies_are_answered_as_kube_apiserver_answers_them() {
     run_table(decoding_cases()).await;
+}
+
+#[tokio::test]
+async fn doubling_copy_patch_is_stopped_before_it_grows_and_the_server_keeps_serving() {
+    let hub = hub().await;
+    let c = case(
+        "growth",
+        "PATCH",
+        format!("{CM}/big"),
+        "application/json-patch+json",
+        doubling_patch(30),
+        Want::Exact(422, ""),
+    );
+    let mut req = Request::builder()
+        .method(c.method)
+        .uri(&c.path)
+        .header("content-type", c.content_type);
+    req = req.header("accept", "application/json");
+    let resp = hub
+        .hub()
+        .router()
+        .oneshot(req.body(Body::from(c.body.clone())).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 422);
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let status: Value = serde_json::from_slice(&bytes).unwrap();
+    let cause = status["details"]["causes"][0]["message"].as_str().unwrap();
+    assert!(
+        cause.starts_with("Unable to complete the copy, the accumulated size increase of copy is ")
+            && cause.ends_with(", exceeding the limit 3145728"),
+        "{cause}"
+    );
+    assert_eq!(
+        status["details"]["causes"][0]["reason"],
+        "UnexpectedServerResponse"
+    );
+    // Nothing changed, and the same server goes on answering.
+    let cms = ocm_testkit::Gvr::new("", "v1", "configmaps");
+    let big = hub.hub().store().get(&cms, "default", "big").unwrap();
+    assert_eq!(big["data"].as_object().unwrap().len(), 1);
+    let other = hub.hub().store().get(&cms, "default", "existing").unwrap();
+    assert_eq!(other["metadata"]["name"], "existing");
+    let ok = send(
+        &hub,
+        &case(
+            "after",
+            "POST",
+            CM,
+            "application/json",
+            cm(json!({"metadata": {"name": "after"}})),
+            Want::Exact(201, ""),
+        ),
+    )
+    .await;
+    assert_eq!(ok.0, 201);
 }
