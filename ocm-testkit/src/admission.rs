@@ -191,6 +191,9 @@ impl Inner {
         opts: &WriteOptions,
     ) -> ApiResult<()> {
         let unknown = drop_unknown_builtin_fields(info, obj);
+        if let Some(user) = &opts.user {
+            self.check_escalation(info, obj, None, user)?;
+        }
         if is_namespace(info) {
             let name = obj
                 .pointer("/metadata/name")
@@ -241,6 +244,9 @@ impl Inner {
         } else {
             Vec::new()
         };
+        if let Some(user) = &opts.user {
+            self.check_escalation(info, obj, Some(current), user)?;
+        }
         if is_crd(info) {
             resource_from_crd(obj)?;
         }

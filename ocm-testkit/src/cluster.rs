@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::auth::{Authn, Identity};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::fault::{FaultRule, Faults};
@@ -22,6 +23,7 @@ pub struct FakeClusterBuilder {
     store: StoreConfig,
     server: ServerOptions,
     journal_capacity: Option<usize>,
+    identities: Option<Vec<Identity>>,
 }
 
 impl FakeClusterBuilder {
@@ -71,6 +73,30 @@ impl FakeClusterBuilder {
         self
     }
 
+    /// Authenticate and authorize every request as kube-apiserver does with token
+    /// authentication and RBAC (see [`crate::auth`]); off by default, when every request is
+    /// served as a cluster administrator.
+    ///
+    /// The cluster gets the administrator [`Identity::admin`] (used by [`FakeCluster::client`]
+    /// and the loopback server's default kubeconfig, so existing callers keep working) and
+    /// kube-apiserver's bootstrap RBAC for discovery. Add users with
+    /// [`identity`](Self::identity); act as them with [`FakeCluster::client_as`] and
+    /// [`LoopbackServer::kubeconfig_yaml_as`].
+    pub fn authentication(mut self, on: bool) -> Self {
+        self.identities = if on {
+            Some(self.identities.unwrap_or_default())
+        } else {
+            None
+        };
+        self
+    }
+
+    /// A user the cluster authenticates (turns [`authentication`](Self::authentication) on).
+    pub fn identity(mut self, identity: Identity) -> Self {
+        self.identities.get_or_insert_with(Vec::new).push(identity);
+        self
+    }
+
     /// Keep at most this many journal entries (0 turns the journal off).
     pub fn journal_capacity(mut self, entries: usize) -> Self {
         self.journal_capacity = Some(entries);
@@ -79,9 +105,21 @@ impl FakeClusterBuilder {
 
     /// Build the cluster.
     pub fn build(self) -> FakeCluster {
+        let store = Arc::new(Store::new(self.store));
+        let auth = self.identities.map(|ids| {
+            for (gvr, obj) in crate::auth::bootstrap_rbac() {
+                if let Err(e) =
+                    store.create(&gvr, "", obj, &WriteOptions::manager("kube-apiserver"))
+                {
+                    tracing::error!("ocm-testkit: bootstrap RBAC object refused: {e}");
+                }
+            }
+            Arc::new(Authn::new(ids))
+        });
         FakeCluster {
             state: Arc::new(ServerState {
-                store: Arc::new(Store::new(self.store)),
+                auth,
+                store,
                 journal: Arc::new(Journal::with_capacity(
                     self.journal_capacity
                         .unwrap_or(crate::journal::DEFAULT_JOURNAL_CAPACITY),
@@ -122,6 +160,7 @@ impl FakeCluster {
             },
             server: ServerOptions::default(),
             journal_capacity: None,
+            identities: None,
         }
     }
 
@@ -154,8 +193,67 @@ impl FakeCluster {
     /// its default namespace. No sockets are involved.
     ///
     /// Must be called inside a Tokio runtime (kube spawns its request buffer).
+    ///
+    /// With [authentication](FakeClusterBuilder::authentication) on, the client acts as the
+    /// administrator [`Identity::admin`].
     pub fn client(&self) -> kube::Client {
-        kube::Client::new(self.router(), "default")
+        match self.state.auth.as_ref().and_then(|a| a.find_user("admin")) {
+            Some(admin) => self.client_with_token(&admin.token),
+            None => kube::Client::new(self.router(), "default"),
+        }
+    }
+
+    /// A `kube::Client` talking to this cluster in-process as `user`, one of its
+    /// [identities](FakeClusterBuilder::identity); an error when authentication is off or the
+    /// user is unknown.
+    pub fn client_as(&self, user: &str) -> Result<kube::Client> {
+        let id = self.identity(user)?;
+        Ok(self.client_with_token(&id.token))
+    }
+
+    fn client_with_token(&self, token: &str) -> kube::Client {
+        let value = http::HeaderValue::from_str(&format!("Bearer {token}")).ok();
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |mut req: http::Request<kube::client::Body>| {
+                if let Some(v) = &value {
+                    req.headers_mut()
+                        .entry(http::header::AUTHORIZATION)
+                        .or_insert(v.clone());
+                }
+                req
+            })
+            .service(self.router());
+        kube::Client::new(service, "default")
+    }
+
+    /// Add a user the cluster authenticates (replacing one of the same name); an error when
+    /// authentication is off.
+    pub fn add_identity(&self, identity: Identity) -> Result<()> {
+        self.auth()?.add(identity);
+        Ok(())
+    }
+
+    /// The identity of `user`; an error when authentication is off or the user is unknown.
+    pub fn identity(&self, user: &str) -> Result<Identity> {
+        self.auth()?
+            .find_user(user)
+            .ok_or_else(|| Error::Identity(format!("the cluster has no identity \"{user}\"")))
+    }
+
+    /// Every identity the cluster authenticates (empty with authentication off).
+    pub fn identities(&self) -> Vec<Identity> {
+        self.state
+            .auth
+            .as_ref()
+            .map(|a| a.all())
+            .unwrap_or_default()
+    }
+
+    fn auth(&self) -> Result<&Arc<Authn>> {
+        self.state
+            .auth
+            .as_ref()
+            .ok_or_else(|| Error::Identity("authentication is off on this cluster".to_string()))
     }
 
     /// Serve this cluster on `127.0.0.1` (a free port) until the returned
@@ -170,12 +268,28 @@ impl FakeCluster {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let app = self.router();
-        let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::warn!("ocm-testkit loopback server stopped: {e}");
-            }
-        });
-        Ok(LoopbackServer { addr, task })
+        // With authentication the server speaks HTTPS: client-go sends credentials only
+        // over TLS.
+        let tls = self.state.auth.is_some();
+        let task = if tls {
+            let listener = crate::tls::TlsListener::new(listener)?;
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::warn!("ocm-testkit loopback server stopped: {e}");
+                }
+            })
+        } else {
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::warn!("ocm-testkit loopback server stopped: {e}");
+                }
+            })
+        };
+        Ok(LoopbackServer {
+            addr,
+            task,
+            auth: self.state.auth.clone(),
+        })
     }
 
     /// Start simulating workload controllers (Deployments, StatefulSets,
@@ -306,6 +420,7 @@ impl FakeCluster {
 pub struct LoopbackServer {
     addr: SocketAddr,
     task: tokio::task::JoinHandle<()>,
+    auth: Option<Arc<Authn>>,
 }
 
 impl Drop for LoopbackServer {
@@ -320,17 +435,72 @@ impl LoopbackServer {
         self.addr
     }
 
-    /// The server URL, `http://127.0.0.1:PORT`.
+    /// The server URL, `http://127.0.0.1:PORT` (`https://` with authentication on: the
+    /// server then uses a fixed test certificate, which its kubeconfigs and clients trust).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.auth.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
-    /// A kubeconfig (YAML) whose current context points at this server.
+    /// A kubeconfig (YAML) whose current context points at this server (as the
+    /// administrator [`Identity::admin`] when authentication is on).
     pub fn kubeconfig_yaml(&self) -> String {
+        let token = self
+            .auth
+            .as_ref()
+            .and_then(|a| a.find_user("admin"))
+            .map(|i| i.token);
+        self.kubeconfig_with("ocm-testkit", token.as_deref())
+    }
+
+    /// A kubeconfig (YAML) that authenticates as `user`, one of the cluster's
+    /// [identities](FakeClusterBuilder::identity), with its bearer token.
+    pub fn kubeconfig_yaml_as(&self, user: &str) -> Result<String> {
+        let id = self.identity(user)?;
+        Ok(self.kubeconfig_with(&id.user, Some(&id.token)))
+    }
+
+    /// Write [`kubeconfig_yaml_as`](Self::kubeconfig_yaml_as) to `path`.
+    pub fn write_kubeconfig_as(&self, user: &str, path: impl AsRef<std::path::Path>) -> Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml_as(user)?)?;
+        Ok(())
+    }
+
+    /// A `kube::Client` that talks to this server over HTTP as `user`.
+    pub fn client_as(&self, user: &str) -> Result<kube::Client> {
+        let id = self.identity(user)?;
+        self.client_with(Some(&id.token))
+    }
+
+    fn identity(&self, user: &str) -> Result<Identity> {
+        self.auth
+            .as_ref()
+            .ok_or_else(|| Error::Identity("authentication is off on this cluster".into()))?
+            .find_user(user)
+            .ok_or_else(|| Error::Identity(format!("the cluster has no identity \"{user}\"")))
+    }
+
+    fn kubeconfig_with(&self, user: &str, token: Option<&str>) -> String {
+        let user_doc = match token {
+            Some(t) => format!(
+                "\n    token: {}",
+                serde_json::to_string(t).unwrap_or_default()
+            ),
+            None => " {}".to_string(),
+        };
+        let user_name = serde_json::to_string(user).unwrap_or_default();
+        let ca = if self.auth.is_some() {
+            format!(
+                "    certificate-authority-data: {}\n",
+                crate::tls::ca_data()
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: ocm-testkit\n  cluster:\n    server: {}\n\
-             contexts:\n- name: ocm-testkit\n  context:\n    cluster: ocm-testkit\n    user: ocm-testkit\n    namespace: default\n\
-             current-context: ocm-testkit\nusers:\n- name: ocm-testkit\n  user: {{}}\npreferences: {{}}\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: ocm-testkit\n  cluster:\n{ca}    server: {}\n\
+             contexts:\n- name: ocm-testkit\n  context:\n    cluster: ocm-testkit\n    user: {user_name}\n    namespace: default\n\
+             current-context: ocm-testkit\nusers:\n- name: {user_name}\n  user:{user_doc}\npreferences: {{}}\n",
             self.url()
         )
     }
@@ -349,12 +519,29 @@ impl LoopbackServer {
 
     /// A `kube::Client` that talks to this server over HTTP.
     pub fn client(&self) -> Result<kube::Client> {
+        let token = self
+            .auth
+            .as_ref()
+            .and_then(|a| a.find_user("admin"))
+            .map(|i| i.token);
+        self.client_with(token.as_deref())
+    }
+
+    fn client_with(&self, token: Option<&str>) -> Result<kube::Client> {
         let url = self
             .url()
             .parse()
             .map_err(|e: http::uri::InvalidUri| Error::Kubeconfig(e.to_string()))?;
         let mut config = kube::Config::new(url);
         config.default_namespace = "default".into();
+        if self.auth.is_some() {
+            config.root_cert = Some(vec![crate::tls::ca_der()]);
+        }
+        if let Some(t) = token {
+            let v = http::HeaderValue::from_str(&format!("Bearer {t}"))
+                .map_err(|e| Error::Kubeconfig(e.to_string()))?;
+            config.headers.push((http::header::AUTHORIZATION, v));
+        }
         Ok(kube::Client::try_from(config)?)
     }
 }

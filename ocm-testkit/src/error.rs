@@ -28,6 +28,10 @@ pub enum Error {
     /// A kubeconfig could not be built or written.
     #[error("kubeconfig failed: {0}")]
     Kubeconfig(String),
+
+    /// An identity was asked for that the cluster does not have (or authentication is off).
+    #[error("authentication: {0}")]
+    Identity(String),
 }
 
 impl From<kube::Error> for Error {

@@ -38,10 +38,12 @@ pub struct ServerOptions {
     /// Largest accepted request body: kube-apiserver's `MaxRequestBodyBytes`, 3 MiB by
     /// default. A larger body gets `413 Request entity too large: limit is …`.
     pub max_body_bytes: usize,
-    /// Authorize requests that impersonate a user (`Impersonate-User`, `Impersonate-Group`
-    /// headers) against the RBAC objects in the store, answering 403 as kube-apiserver does.
-    /// Requests without impersonation are always allowed. RBAC escalation prevention is not
-    /// emulated.
+    /// Without authentication: authorize requests that impersonate a user
+    /// (`Impersonate-User`, `Impersonate-Group` headers) as that user against the RBAC
+    /// objects in the store, answering 403 as kube-apiserver does; requests without
+    /// impersonation are always allowed. With authentication
+    /// ([`FakeClusterBuilder::authentication`](crate::FakeClusterBuilder::authentication))
+    /// every request is authorized and impersonation needs the `impersonate` verb.
     pub enforce_impersonation: bool,
 }
 
@@ -66,6 +68,8 @@ pub struct ServerState {
     pub faults: Arc<Faults>,
     /// Tunables.
     pub options: ServerOptions,
+    /// Authentication, when it is on (see [`crate::auth`]).
+    pub(crate) auth: Option<Arc<crate::auth::Authn>>,
 }
 
 /// Build the Router that serves `state`.
@@ -223,67 +227,54 @@ fn versioned<'a>(obj: &'a Value, api_version: &str) -> Cow<'a, Value> {
     }
 }
 
-/// With impersonation enforced: the 403 for an impersonated request the RBAC objects do not
-/// allow, worded as kube-apiserver words it.
+/// What a request asks, for the authorizer (kube's `RequestInfo`: a namespace's own path
+/// is in that namespace).
+fn auth_request(target: &Target, verb: &str, path: &str) -> crate::auth::Request {
+    let resource = match target {
+        Target::Resource {
+            gvr,
+            namespace,
+            name,
+            sub,
+        } => Some(crate::auth::ResourceRequest {
+            gvr: gvr.clone(),
+            subresource: sub.clone().unwrap_or_default(),
+            namespace: match (gvr.group.as_str(), gvr.resource.as_str(), name) {
+                ("", "namespaces", Some(n)) => n.clone(),
+                _ => namespace.clone().unwrap_or_default(),
+            },
+            name: name.clone().unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    crate::auth::Request {
+        verb: verb.to_string(),
+        resource,
+        path: path.to_string(),
+    }
+}
+
+/// With impersonation enforced (and authentication off): the 403 for an impersonated
+/// request the RBAC objects do not allow, worded as kube-apiserver words it.
 fn impersonation_denied(
     st: &ServerState,
     headers: &axum::http::HeaderMap,
     target: &Target,
     verb: &str,
+    path: &str,
 ) -> Option<ApiError> {
     let user = headers.get("impersonate-user")?.to_str().ok()?.to_string();
-    let Target::Resource {
-        gvr,
-        namespace,
-        name,
-        sub,
-    } = target
-    else {
+    if !matches!(target, Target::Resource { .. }) {
         return None;
-    };
+    }
     let groups: Vec<String> = headers
         .get_all("impersonate-group")
         .iter()
         .filter_map(|v| v.to_str().ok().map(str::to_string))
         .collect();
-    let namespace = namespace.clone().unwrap_or_default();
-    let name = name.clone().unwrap_or_default();
-    let review = serde_json::json!({"spec": {
-        "user": user,
-        "groups": groups,
-        "resourceAttributes": {
-            "group": gvr.group, "version": gvr.version, "resource": gvr.resource,
-            "subresource": sub.clone().unwrap_or_default(),
-            "namespace": namespace, "name": name, "verb": verb,
-        }
-    }});
-    let sar = Gvr::new("authorization.k8s.io", "v1", "subjectaccessreviews");
-    let answer = st.store.review(&sar, "", review).ok()?;
-    if answer
-        .pointer("/status/allowed")
-        .and_then(serde_json::Value::as_bool)
-        == Some(true)
-    {
-        return None;
-    }
-    let what = if name.is_empty() {
-        gvr.resource.clone()
-    } else {
-        format!("{} \"{name}\"", gvr.resource)
-    };
-    let resource = match sub {
-        Some(sub) => format!("{}/{sub}", gvr.resource),
-        None => gvr.resource.clone(),
-    };
-    let scope = if namespace.is_empty() {
-        "at the cluster scope".to_string()
-    } else {
-        format!("in the namespace \"{namespace}\"")
-    };
-    Some(ApiError::forbidden(format!(
-        "{what} is forbidden: User \"{user}\" cannot {verb} resource \"{resource}\" in API group \"{}\" {scope}",
-        gvr.group
-    )))
+    let user = crate::auth::UserInfo::new(user, groups);
+    let req = auth_request(target, verb, path);
+    (!st.store.allows(&user, &req)).then(|| req.forbidden(&user))
 }
 
 async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
@@ -341,10 +332,23 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     {
         tokio::time::sleep(d).await;
     }
-    let denied = if st.options.enforce_impersonation {
-        impersonation_denied(&st, &parts.headers, &target, &verb)
-    } else {
-        None
+    let mut user: Option<crate::auth::UserInfo> = None;
+    let denied = match &st.auth {
+        Some(authn) => match authn.authenticate(&parts.headers).and_then(|requester| {
+            crate::auth::impersonate(requester, &parts.headers, |u, r| st.store.allows(u, r))
+        }) {
+            Err(e) => Some(e),
+            Ok(u) => {
+                let req = auth_request(&target, &verb, &path);
+                let denied = (!st.store.allows(&u, &req)).then(|| req.forbidden(&u));
+                user = Some(u);
+                denied
+            }
+        },
+        None if st.options.enforce_impersonation => {
+            impersonation_denied(&st, &parts.headers, &target, &verb, &path)
+        }
+        None => None,
     };
     let drop_watch_after = fault.as_ref().and_then(|f| f.drop_watch_after);
     let response = match fault.and_then(|f| f.error).or(denied) {
@@ -353,6 +357,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
             Err(e) => error_response(&e),
             Ok(bytes) => {
                 let ctx = Ctx {
+                    user: user.as_ref(),
                     st: &st,
                     query: &query,
                     accept: &accept,
@@ -396,6 +401,8 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
 }
 
 struct Ctx<'a> {
+    /// The authenticated (or impersonated) user, with authentication on.
+    user: Option<&'a crate::auth::UserInfo>,
     st: &'a Arc<ServerState>,
     query: &'a Query,
     accept: &'a str,
@@ -549,6 +556,7 @@ impl Ctx<'_> {
             field_validation,
             duplicate_fields: Vec::new(),
             warnings: Warnings::default(),
+            user: self.user.cloned(),
         }
     }
 
@@ -765,7 +773,7 @@ fn resource_request(
         }
         ("create", None) => {
             if gr.group == "authorization.k8s.io" {
-                let out = store.review(gvr, ns, ctx.body_json()?)?;
+                let out = store.review_as(gvr, ns, ctx.body_json()?, ctx.user)?;
                 return Ok(json_response(StatusCode::CREATED, &out));
             }
             ctx.check_media_type()?;

@@ -123,6 +123,19 @@
 //!   other immutable fields, worded as kube-apiserver words them (the template
 //!   value is shown as JSON where kube-apiserver dumps a Go struct).
 //! - **Authorization**: SubjectAccessReviews answered from RBAC objects.
+//! - **Authentication and RBAC** (opt-in, [`FakeClusterBuilder::authentication`], see
+//!   [`auth`]): bearer tokens per [`Identity`] (`401 Unauthorized` for unknown ones, the
+//!   anonymous user without one), impersonation checked against the `impersonate` verb,
+//!   every request authorized from the RBAC objects with kube-apiserver's `403` message
+//!   (`system:masters` always allowed), RBAC escalation prevention on Roles, ClusterRoles and
+//!   bindings (`escalate`/`bind`, else `user "…" (groups=[…]) is attempting to grant RBAC
+//!   permissions not currently held:` and the missing rules), and the bootstrap ClusterRoles
+//!   for discovery. The default in-process client and loopback kubeconfig act as the
+//!   administrator, so nothing that worked without authentication breaks; the loopback
+//!   server then speaks HTTPS with a fixed test certificate (client-go sends credentials
+//!   over TLS only). [`FakeHub`] gives each managed cluster's agent upstream's identity and
+//!   hub RBAC (ManifestWorks in its own namespace). Client certificates, service account
+//!   tokens and the aggregated `admin`/`edit`/`view` roles are not emulated.
 //! - **Deletion**: finalizers and deletionTimestamp, ownerReference garbage
 //!   collection (Background, Foreground, Orphan), namespace termination.
 //! - **Discovery**: legacy and aggregated (`apidiscovery.k8s.io/v2`), `/version`,
@@ -135,7 +148,8 @@
 //! - `continue` tokens page through the current state rather than a snapshot;
 //! - field selectors accept any field path, not only the per-kind allow-list;
 //! - namespaces need not exist unless [`FakeClusterBuilder::strict_namespaces`] is on;
-//! - `SelfSubjectAccessReview` is always allowed (there is no authentication);
+//! - without authentication (the default) every request is served as a cluster
+//!   administrator and `SelfSubjectAccessReview` is always allowed;
 //!   `SubjectAccessReview`/`LocalSubjectAccessReview` are decided from the RBAC
 //!   objects (with ClusterRole aggregation), and `system:masters` is always allowed;
 //! - CRD schema validation covers types, `required`, `enum`, `nullable`,
@@ -148,6 +162,7 @@
 
 mod admission;
 pub mod api_error;
+pub mod auth;
 mod batch;
 mod builtin;
 pub mod clock;
@@ -179,11 +194,13 @@ pub mod simulate;
 mod ssa;
 pub mod store;
 mod table;
+mod tls;
 mod uid;
 mod validation;
 pub mod watch;
 
 pub use api_error::{ApiError, ApiStatus, Cause};
+pub use auth::{Identity, UserInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use cluster::{FakeCluster, FakeClusterBuilder, LoopbackServer};
 pub use error::{Error, Result};
@@ -192,6 +209,7 @@ pub use field_validation::{FieldValidation, Warnings};
 pub use journal::{Journal, JournalEntry};
 pub use ocm::{FakeHub, install_crds};
 pub use patch::PatchKind;
+pub use registry::ScaleSubresource;
 pub use registry::{GroupResource, Gvr, PrinterColumn, Registry, ResourceInfo};
 pub use selector::{FieldSelector, LabelSelector};
 pub use simulate::{WorkloadSimulator, settle_workloads};

@@ -122,7 +122,72 @@ impl FakeHub {
                 ..opts
             },
         )?;
+        if !self.hub.identities().is_empty() {
+            self.grant_agent(name)?;
+        }
         self.clusters.push((name.to_string(), cluster));
+        Ok(())
+    }
+
+    /// The hub user of a managed cluster's agent, with
+    /// [authentication](FakeClusterBuilder::authentication) on:
+    /// `system:open-cluster-management:<cluster>:agent`, in the groups
+    /// `system:open-cluster-management:<cluster>` and
+    /// `system:open-cluster-management:managed-clusters`, as upstream's registration gives
+    /// its agents (upstream names the agent at random; ours is `agent`). Its kubeconfig comes
+    /// from [`LoopbackServer::kubeconfig_yaml_as`](crate::LoopbackServer::kubeconfig_yaml_as).
+    pub fn agent_user(cluster: &str) -> String {
+        format!("system:open-cluster-management:{cluster}:agent")
+    }
+
+    /// The hub RBAC upstream's registration controller gives a cluster's agents: the
+    /// `open-cluster-management:managedcluster:work` ClusterRole (ManifestWorks and their
+    /// status, events), bound in the cluster's namespace only to the cluster's agent groups.
+    fn grant_agent(&self, name: &str) -> Result<()> {
+        let store = self.hub.store();
+        let opts = WriteOptions::manager(FIXTURE_MANAGER);
+        const WORK_ROLE: &str = "open-cluster-management:managedcluster:work";
+        let roles = Gvr::new("rbac.authorization.k8s.io", "v1", "clusterroles");
+        if store.get(&roles, "", WORK_ROLE).is_err() {
+            store.create(
+                &roles,
+                "",
+                json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": WORK_ROLE, "labels": {"open-cluster-management.io/cluster-name": ""}},
+                    "rules": [
+                        {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
+                         "verbs": ["create", "patch", "update"]},
+                        {"apiGroups": [groups::WORK], "resources": ["manifestworks"],
+                         "verbs": ["get", "list", "watch", "update", "patch"]},
+                        {"apiGroups": [groups::WORK], "resources": ["manifestworks/status"],
+                         "verbs": ["patch", "update"]},
+                    ]}),
+                &opts,
+            )?;
+        }
+        let group = format!("system:open-cluster-management:{name}");
+        store.create(
+            &Gvr::new("rbac.authorization.k8s.io", "v1", "rolebindings"),
+            name,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": format!("open-cluster-management:managedcluster:{name}:work"),
+                             "namespace": name,
+                             "labels": {"open-cluster-management.io/cluster-name": name}},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": WORK_ROLE},
+                "subjects": [
+                    {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group},
+                    {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                     "name": format!("open-cluster-management:{name}")},
+                ]}),
+            &opts,
+        )?;
+        self.hub.add_identity(crate::auth::Identity::new(
+            Self::agent_user(name),
+            [
+                group,
+                "system:open-cluster-management:managed-clusters".to_string(),
+            ],
+        ))?;
         Ok(())
     }
 

@@ -100,6 +100,10 @@ pub struct WriteOptions {
     pub duplicate_fields: Vec<String>,
     /// Where `Warn` puts its warnings (keep a clone to read them after the write).
     pub warnings: Warnings,
+    /// Who writes: with a user, writes of Roles, ClusterRoles and their bindings are
+    /// checked for RBAC escalation as kube-apiserver checks them; `None` (direct store
+    /// access, clusters without authentication) writes as a cluster administrator.
+    pub user: Option<crate::auth::UserInfo>,
 }
 
 impl WriteOptions {
@@ -775,14 +779,31 @@ impl Store {
     /// Answer a `SubjectAccessReview`, `LocalSubjectAccessReview` or
     /// `SelfSubjectAccessReview` from the RBAC objects in the store.
     pub fn review(&self, gvr: &Gvr, namespace: &str, body: Value) -> ApiResult<Value> {
+        self.review_as(gvr, namespace, body, None)
+    }
+
+    /// [`review`](Self::review) by `requester` (whose own access a `SelfSubjectAccessReview`
+    /// asks about).
+    pub(crate) fn review_as(
+        &self,
+        gvr: &Gvr,
+        namespace: &str,
+        body: Value,
+        requester: Option<&crate::auth::UserInfo>,
+    ) -> ApiResult<Value> {
         let inner = self.read();
         let info = inner.resolve(gvr)?;
-        let mut out = inner.review(&info.plural, namespace, body);
+        let mut out = inner.review(&info.plural, namespace, body, requester);
         if let Some(m) = out.as_object_mut() {
             m.insert("apiVersion".into(), json!(gvr.api_version()));
             m.insert("kind".into(), json!(info.kind));
         }
         Ok(out)
+    }
+
+    /// Whether `user` may do what `req` asks, by the RBAC objects in the store.
+    pub(crate) fn allows(&self, user: &crate::auth::UserInfo, req: &crate::auth::Request) -> bool {
+        user.is_master() || self.read().allows(user, req)
     }
 
     /// Start a watch, in one namespace or (with `None`) across all.
@@ -1151,7 +1172,31 @@ impl Inner {
                 }
             }
         }
-        if !is_dns_subdomain(&name) {
+        if info.group == "rbac.authorization.k8s.io" {
+            // RBAC objects only need names that are valid path segments
+            // (`ValidatePathSegmentName`), so `system:discovery` is a name.
+            let problem = if name == "." || name == ".." {
+                Some(format!("may not be '{name}'"))
+            } else if name.contains('/') {
+                Some("may not contain '/'".to_string())
+            } else if name.contains('%') {
+                Some("may not contain '%'".to_string())
+            } else {
+                None
+            };
+            if let Some(p) = problem {
+                return Err(ApiError::invalid(
+                    &info.kind,
+                    &info.group,
+                    &name,
+                    vec![Cause {
+                        reason: "FieldValueInvalid".into(),
+                        message: format!("Invalid value: \"{name}\": {p}"),
+                        field: "metadata.name".into(),
+                    }],
+                ));
+            }
+        } else if !is_dns_subdomain(&name) {
             return Err(ApiError::invalid(
                 &info.kind,
                 &info.group,

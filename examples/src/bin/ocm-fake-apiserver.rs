@@ -13,6 +13,11 @@
 //! fake API server with workload simulators, so Deployments and Jobs report progress) and
 //! `DIR/<cluster>.kubeconfig` is written. Everything lives in memory until the process stops
 //! (Ctrl-C). Only loopback addresses are served.
+//!
+//! With `--authentication` the hub checks bearer tokens and RBAC as kube-apiserver does:
+//! `--agent-kubeconfigs DIR` writes `DIR/<cluster>-agent.kubeconfig` for each managed
+//! cluster's agent, which may read and update ManifestWorks in its own cluster namespace
+//! only, as upstream's hub RBAC allows.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +44,18 @@ struct Args {
     /// Also serve every managed cluster and write `<cluster>.kubeconfig` files here.
     #[arg(long, value_name = "DIR")]
     cluster_kubeconfigs: Option<PathBuf>,
+
+    /// Authenticate hub requests by bearer token and authorize them with RBAC, as
+    /// kube-apiserver does (the hub kubeconfig is the cluster administrator's). Each managed
+    /// cluster's agent gets its upstream identity and hub RBAC (ManifestWorks in its own
+    /// namespace only).
+    #[arg(long)]
+    authentication: bool,
+
+    /// With `--authentication`: write each agent's hub kubeconfig here, as
+    /// `<cluster>-agent.kubeconfig`.
+    #[arg(long, value_name = "DIR", requires = "authentication")]
+    agent_kubeconfigs: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -53,8 +70,9 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let fake =
-        FakeHub::new(args.clusters).map_err(|e| format!("cannot build the fake hub: {e}"))?;
+    let builder = ocm_testkit::FakeCluster::builder().authentication(args.authentication);
+    let fake = FakeHub::with_builder(builder, args.clusters)
+        .map_err(|e| format!("cannot build the fake hub: {e}"))?;
     let hub: LoopbackServer = fake
         .hub()
         .serve_loopback_on(args.port)
@@ -67,6 +85,19 @@ async fn run(args: Args) -> Result<(), String> {
         hub.url(),
         args.kubeconfig.display()
     );
+    if let Some(dir) = &args.agent_kubeconfigs {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        for name in fake.cluster_names() {
+            let path = dir.join(format!("{name}-agent.kubeconfig"));
+            hub.write_kubeconfig_as(&FakeHub::agent_user(&name), &path)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            println!(
+                "agent of {name} authenticates to the hub with {}",
+                path.display()
+            );
+        }
+    }
     let mut servers = Vec::new();
     let mut simulators: Vec<WorkloadSimulator> = Vec::new();
     if let Some(dir) = &args.cluster_kubeconfigs {
