@@ -13,36 +13,185 @@
 //! built on etcd), and a write refused because the cached copy was stale is retried against a
 //! fresh read by the caller.
 //!
+//! # One object at a time
+//!
+//! A cache lists and watches [`RawObject`]s (the JSON as the server sent it) and decodes each
+//! object on its own. An object that does not decode (a field or enum value a newer release
+//! added, a schema change, a label that is not a string) is left out of the cache and reported:
+//! [`ObjectCache::undecodable`] lists it with the decode error (which names the field), a
+//! warning is logged once per resource version of it (never the list body), and the listener
+//! set with [`ObjectCache::on_undecodable`] is called once per resource version. Every other
+//! object is cached as usual. A typed list or watch (`Api<ManifestWork>`) would instead fail as
+//! a whole on one such object, and keep failing for as long as it exists.
+//!
+//! After an error the watch is retried with backoff; a `410 Gone` makes it list again.
+//!
 //! The caches stop when the last handle to them is dropped.
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) {
-//! use kube::api::Api;
 //! use kube::runtime::watcher;
 //! use ocm_api::work::v1::ManifestWork;
 //! use ocm_work::cache::ObjectCache;
 //!
-//! let works: Api<ManifestWork> = Api::namespaced(client, "cluster1");
-//! let cache = ObjectCache::spawn(works, watcher::Config::default(), |w| Some(w));
+//! let cache = ObjectCache::<ManifestWork>::typed(client, Some("cluster1"), watcher::Config::default());
 //! cache.wait_synced(std::time::Duration::from_secs(10)).await;
 //! let names: Vec<String> = cache.list().iter().map(|w| w.metadata.name.clone().unwrap_or_default()).collect();
+//! for failure in cache.undecodable() {
+//!     eprintln!("{}/{} cannot be read: {}", failure.namespace, failure.name, failure.error);
+//! }
 //! # }
 //! ```
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, DynamicObject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::Api;
+use kube::core::{ApiResource, DynamicResourceScope};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::discovery::ResolvedResource;
+
+/// An object as the API server sent it: its JSON, and the identifying metadata the watch
+/// machinery needs (name, namespace, uid, resourceVersion, generation), read field by field so
+/// that it is there even when the object's full metadata would not decode.
+///
+/// Listing or watching `RawObject`s never fails on an object's content, which is what lets an
+/// [`ObjectCache`] decode each object on its own. Use it with `Api::all_with` /
+/// `Api::namespaced_with` and the resource's [`ApiResource`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawObject {
+    metadata: ObjectMeta,
+    value: Value,
+}
+
+impl RawObject {
+    /// Wraps a JSON object.
+    pub fn new(value: Value) -> Self {
+        let m = value.get("metadata");
+        let s = |key: &str| {
+            m.and_then(|m| m.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let metadata = ObjectMeta {
+            name: s("name"),
+            namespace: s("namespace"),
+            uid: s("uid"),
+            resource_version: s("resourceVersion"),
+            generation: m.and_then(|m| m.get("generation")).and_then(Value::as_i64),
+            ..ObjectMeta::default()
+        };
+        Self { metadata, value }
+    }
+
+    /// The object's JSON.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The object's JSON, taken.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    /// Decodes the object as `K`. The error names the field that failed, for example
+    /// `spec.manifestConfigs[0].updateStrategy.type: unknown variant ...`.
+    pub fn decode<K: DeserializeOwned>(self) -> Result<K, String> {
+        serde_path_to_error::deserialize(self.value).map_err(|e| {
+            let path = e.path().to_string();
+            if path == "." {
+                e.inner().to_string()
+            } else {
+                format!("{path}: {}", e.inner())
+            }
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for RawObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(RawObject::new)
+    }
+}
+
+impl Resource for RawObject {
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
+
+    fn kind(dt: &ApiResource) -> Cow<'_, str> {
+        dt.kind.as_str().into()
+    }
+    fn group(dt: &ApiResource) -> Cow<'_, str> {
+        dt.group.as_str().into()
+    }
+    fn version(dt: &ApiResource) -> Cow<'_, str> {
+        dt.version.as_str().into()
+    }
+    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
+        dt.api_version.as_str().into()
+    }
+    fn plural(dt: &ApiResource) -> Cow<'_, str> {
+        dt.plural.as_str().into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// An object a cache could not decode, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecodeFailure {
+    /// The object's namespace (empty when cluster-scoped).
+    pub namespace: String,
+    /// The object's name.
+    pub name: String,
+    /// The object's uid, if it has one.
+    pub uid: Option<String>,
+    /// The resource version that failed.
+    pub resource_version: Option<String>,
+    /// The decode error, naming the field at fault.
+    pub error: String,
+}
+
+impl DecodeFailure {
+    /// `namespace`/`name` failed to decode with `error`.
+    pub fn new(
+        namespace: impl Into<String>,
+        name: impl Into<String>,
+        error: impl Into<String>,
+    ) -> Self {
+        Self {
+            namespace: namespace.into(),
+            name: name.into(),
+            uid: None,
+            resource_version: None,
+            error: error.into(),
+        }
+    }
+
+    /// The same failure, for the object with this uid at this resource version.
+    #[must_use]
+    pub fn at(mut self, uid: Option<String>, resource_version: Option<String>) -> Self {
+        self.uid = uid;
+        self.resource_version = resource_version;
+        self
+    }
+}
 
 /// What a cache needs to know about the objects it holds.
 pub trait CacheEntry: Send + Sync + 'static {
@@ -73,7 +222,8 @@ macro_rules! typed_entry {
 typed_entry!(
     ocm_api::work::v1::ManifestWork,
     ocm_api::work::v1::AppliedManifestWork,
-    DynamicObject
+    kube::api::DynamicObject,
+    RawObject
 );
 
 impl CacheEntry for Value {
@@ -108,12 +258,20 @@ fn not_older(incoming: Option<&str>, current: Option<&str>) -> bool {
 /// Called with the namespace and name of every object a watch event added, changed or removed.
 pub type Listener = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
+/// Called once per resource version of an object that does not decode.
+pub type FailureListener = Arc<dyn Fn(&DecodeFailure) + Send + Sync>;
+
 type Objects<T> = HashMap<String, HashMap<String, Arc<T>>>;
+
+/// Objects that did not decode, by namespace and name.
+type Failures = HashMap<(String, String), DecodeFailure>;
 
 struct Shared<T> {
     objects: RwLock<Objects<T>>,
+    failures: Mutex<Failures>,
     synced: tokio::sync::watch::Sender<bool>,
     listener: Mutex<Option<Listener>>,
+    failure_listener: Mutex<Option<FailureListener>>,
     task: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
@@ -147,23 +305,40 @@ impl<T: CacheEntry> Debug for ObjectCache<T> {
     }
 }
 
+/// Turns a listed or watched object into the cached form: `Ok(None)` skips it, `Err` reports it
+/// as undecodable.
+pub trait Decode<T>: Fn(RawObject) -> Result<Option<T>, String> + Send + 'static {}
+impl<T, F: Fn(RawObject) -> Result<Option<T>, String> + Send + 'static> Decode<T> for F {}
+
+impl<K> ObjectCache<K>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned + CacheEntry,
+{
+    /// Watches the objects of type `K` (in `namespace`, or everywhere with `None`) on a
+    /// background task (which needs a Tokio runtime), decoding each object on its own (see the
+    /// module docs).
+    pub fn typed(client: Client, namespace: Option<&str>, config: watcher::Config) -> Self {
+        let ar = ApiResource::erase::<K>(&());
+        let api = match namespace {
+            Some(ns) => Api::namespaced_with(client, ns, &ar),
+            None => Api::all_with(client, &ar),
+        };
+        Self::spawn(api, config, |raw: RawObject| raw.decode::<K>().map(Some))
+    }
+}
+
 impl<T: CacheEntry> ObjectCache<T> {
-    /// Starts watching `api` on a background task (which needs a Tokio runtime); `convert`
-    /// turns each watched object into the cached form (`None` skips it). The task retries
-    /// with backoff when the watch fails, re-lists when the server answers 410 Gone, and stops
-    /// when the last handle is dropped.
-    pub fn spawn<K>(
-        api: Api<K>,
-        config: watcher::Config,
-        convert: impl Fn(K) -> Option<T> + Send + 'static,
-    ) -> Self
-    where
-        K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
-    {
+    /// Starts watching `api` on a background task (which needs a Tokio runtime); `decode`
+    /// turns each watched object into the cached form (`Ok(None)` skips it; an error leaves it
+    /// out and reports it, see [`ObjectCache::undecodable`]). The task retries with backoff
+    /// when the watch fails, lists again when the server answers 410 Gone, and stops when the
+    /// last handle is dropped.
+    pub fn spawn(api: Api<RawObject>, config: watcher::Config, decode: impl Decode<T>) -> Self {
         let cache = Self::empty();
         let weak = Arc::downgrade(&cache.shared);
+        let what = api.resource_url().to_string();
         let stream = watcher::watcher(api, config).default_backoff();
-        let handle = tokio::spawn(feed(weak, stream, convert));
+        let handle = tokio::spawn(feed(weak, stream, decode, what));
         *cache.shared.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.abort_handle());
         cache
     }
@@ -175,8 +350,10 @@ impl<T: CacheEntry> ObjectCache<T> {
         Self {
             shared: Arc::new(Shared {
                 objects: RwLock::new(HashMap::new()),
+                failures: Mutex::new(HashMap::new()),
                 synced,
                 listener: Mutex::new(None),
+                failure_listener: Mutex::new(None),
                 task: Mutex::new(None),
             }),
         }
@@ -190,6 +367,48 @@ impl<T: CacheEntry> ObjectCache<T> {
             .listener
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(listener);
+    }
+
+    /// Stops calling the listener set with [`ObjectCache::set_listener`].
+    pub fn clear_listener(&self) {
+        *self
+            .shared
+            .listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Calls `listener` once per resource version of every object that does not decode, from
+    /// now on (one listener; a second call replaces the first; `None` removes it). Objects
+    /// already known to be undecodable are in [`ObjectCache::undecodable`].
+    pub fn on_undecodable(&self, listener: Option<FailureListener>) {
+        *self
+            .shared
+            .failure_listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = listener;
+    }
+
+    /// The objects that exist on the server but do not decode (in their latest version), by
+    /// namespace and name.
+    pub fn undecodable(&self) -> Vec<DecodeFailure> {
+        let mut list: Vec<DecodeFailure> = self.failures().values().cloned().collect();
+        list.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        list
+    }
+
+    /// Why `namespace`/`name` is not in the cache although it exists, if it does not decode.
+    pub fn undecodable_object(&self, namespace: &str, name: &str) -> Option<DecodeFailure> {
+        self.failures()
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    fn failures(&self) -> std::sync::MutexGuard<'_, Failures> {
+        self.shared
+            .failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether the first complete list has arrived (a cache without a watch is always synced).
@@ -291,16 +510,93 @@ fn upsert<T: CacheEntry>(objects: &mut Objects<T>, object: Arc<T>) -> bool {
     }
 }
 
-async fn feed<K, T, S>(
-    weak: Weak<Shared<T>>,
-    stream: S,
-    convert: impl Fn(K) -> Option<T> + Send + 'static,
-) where
+/// The outcome of decoding one listed or watched object.
+enum Decoded<T> {
+    Object(T),
+    Skipped,
+    Failed(DecodeFailure),
+}
+
+fn decode_one<T>(raw: RawObject, decode: &impl Decode<T>) -> Decoded<T> {
+    let meta = raw.metadata.clone();
+    match decode(raw) {
+        Ok(Some(object)) => Decoded::Object(object),
+        Ok(None) => Decoded::Skipped,
+        Err(error) => Decoded::Failed(
+            DecodeFailure::new(
+                meta.namespace.unwrap_or_default(),
+                meta.name.unwrap_or_default(),
+                error,
+            )
+            .at(meta.uid, meta.resource_version),
+        ),
+    }
+}
+
+/// Records `failures` (replacing every known one when `replace`), reporting each that is new
+/// or at a new resource version; returns the reported ones.
+fn record_failures<T>(shared: &Shared<T>, failures: Vec<DecodeFailure>, replace: bool, what: &str) {
+    let mut reported = Vec::new();
+    {
+        let mut known = shared.failures.lock().unwrap_or_else(|e| e.into_inner());
+        let mut previous = if replace {
+            std::mem::take(&mut *known)
+        } else {
+            HashMap::new()
+        };
+        for failure in failures {
+            let key = (failure.namespace.clone(), failure.name.clone());
+            let seen = previous
+                .remove(&key)
+                .or_else(|| known.get(&key).cloned())
+                .is_some_and(|f| f.resource_version == failure.resource_version);
+            if !seen {
+                reported.push(failure.clone());
+            }
+            known.insert(key, failure);
+        }
+    }
+    if reported.is_empty() {
+        return;
+    }
+    let listener = shared
+        .failure_listener
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    for failure in &reported {
+        tracing::warn!(
+            resource = %what,
+            namespace = %failure.namespace,
+            name = %failure.name,
+            resource_version = failure.resource_version.as_deref().unwrap_or_default(),
+            error = %failure.error,
+            "object skipped: it does not decode; every other object is still handled"
+        );
+        if let Some(listener) = &listener {
+            listener(failure);
+        }
+    }
+}
+
+fn forget_failure<T>(shared: &Shared<T>, namespace: &str, name: &str) {
+    let removed = shared
+        .failures
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&(namespace.to_string(), name.to_string()));
+    if let Some(failure) = removed {
+        tracing::info!(namespace = %failure.namespace, name = %failure.name, "object decodes again (or is gone)");
+    }
+}
+
+async fn feed<T, S>(weak: Weak<Shared<T>>, stream: S, decode: impl Decode<T>, what: String)
+where
     T: CacheEntry,
-    S: futures::Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+    S: futures::Stream<Item = Result<Event<RawObject>, watcher::Error>> + Send,
 {
     let mut stream = std::pin::pin!(stream);
-    let mut buffer: Option<Objects<T>> = None;
+    let mut buffer: Option<(Objects<T>, Vec<DecodeFailure>)> = None;
     while let Some(event) = stream.next().await {
         let Some(shared) = weak.upgrade() else {
             return;
@@ -308,21 +604,26 @@ async fn feed<K, T, S>(
         let event = match event {
             Ok(event) => event,
             Err(error) => {
-                tracing::debug!(%error, "cache watch failed; retrying");
+                tracing::debug!(resource = %what, %error, "cache watch failed; retrying");
                 continue;
             }
         };
         let mut touched: Vec<(String, String)> = Vec::new();
         match event {
-            Event::Init => buffer = Some(HashMap::new()),
-            Event::InitApply(k) => {
-                if let Some(object) = convert(k) {
-                    let buf = buffer.get_or_insert_with(HashMap::new);
-                    upsert(buf, Arc::new(object));
+            Event::Init => buffer = Some((HashMap::new(), Vec::new())),
+            Event::InitApply(raw) => {
+                let (objects, failures) =
+                    buffer.get_or_insert_with(|| (HashMap::new(), Vec::new()));
+                match decode_one(raw, &decode) {
+                    Decoded::Object(object) => {
+                        upsert(objects, Arc::new(object));
+                    }
+                    Decoded::Skipped => {}
+                    Decoded::Failed(failure) => failures.push(failure),
                 }
             }
             Event::InitDone => {
-                let fresh = buffer.take().unwrap_or_default();
+                let (fresh, failures) = buffer.take().unwrap_or_default();
                 let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
                 for (ns, names) in &fresh {
                     for (name, object) in names {
@@ -341,28 +642,52 @@ async fn feed<K, T, S>(
                 }
                 *objects = fresh;
                 drop(objects);
+                record_failures(&shared, failures, true, &what);
                 shared.synced.send_replace(true);
             }
-            Event::Apply(k) => {
-                if let Some(object) = convert(k) {
+            Event::Apply(raw) => match decode_one(raw, &decode) {
+                Decoded::Object(object) => {
                     let key = (object.namespace().to_string(), object.name().to_string());
                     let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
                     if upsert(&mut objects, Arc::new(object)) {
+                        drop(objects);
+                        forget_failure(&shared, &key.0, &key.1);
                         touched.push(key);
                     }
                 }
-            }
-            Event::Delete(k) => {
-                if let Some(object) = convert(k) {
+                Decoded::Skipped => {}
+                Decoded::Failed(failure) => {
+                    // The cache holds only what decodes: an older version that did is dropped,
+                    // so nobody acts on a copy the server no longer has.
                     let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
-                    if let Some(names) = objects.get_mut(object.namespace())
-                        && names.get(object.name()).is_some_and(|current| {
-                            not_older(object.resource_version(), current.resource_version())
+                    if let Some(names) = objects.get_mut(&failure.namespace)
+                        && names.get(&failure.name).is_some_and(|current| {
+                            not_older(
+                                failure.resource_version.as_deref(),
+                                current.resource_version(),
+                            )
                         })
                     {
-                        names.remove(object.name());
-                        touched.push((object.namespace().to_string(), object.name().to_string()));
+                        names.remove(&failure.name);
+                        touched.push((failure.namespace.clone(), failure.name.clone()));
                     }
+                    drop(objects);
+                    record_failures(&shared, vec![failure], false, &what);
+                }
+            },
+            Event::Delete(raw) => {
+                let namespace = raw.metadata.namespace.clone().unwrap_or_default();
+                let name = raw.metadata.name.clone().unwrap_or_default();
+                let version = raw.metadata.resource_version.clone();
+                forget_failure(&shared, &namespace, &name);
+                let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
+                if let Some(names) = objects.get_mut(&namespace)
+                    && names.get(&name).is_some_and(|current| {
+                        not_older(version.as_deref(), current.resource_version())
+                    })
+                {
+                    names.remove(&name);
+                    touched.push((namespace, name));
                 }
             }
         }
@@ -481,11 +806,7 @@ impl SpokeObjects {
     pub fn clear_listener(&self) {
         *self.listener.lock().unwrap_or_else(|e| e.into_inner()) = None;
         for cache in self.lock().values() {
-            *cache
-                .shared
-                .listener
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = None;
+            cache.clear_listener();
         }
     }
 
@@ -507,24 +828,30 @@ impl SpokeObjects {
         if informers.len() >= self.max_informers {
             return None;
         }
-        let api: Api<DynamicObject> = if key.namespace.is_empty() {
+        let api: Api<RawObject> = if key.namespace.is_empty() {
             Api::all_with(self.client.clone(), &resolved.api_resource)
         } else {
             Api::namespaced_with(self.client.clone(), &key.namespace, &resolved.api_resource)
         };
         let ar = resolved.api_resource.clone();
-        let cache = ObjectCache::spawn(
-            api,
-            watcher::Config::default(),
-            move |mut o: DynamicObject| {
-                // Watch events of dynamic objects may lack apiVersion/kind; the cached JSON has them.
-                o.types = Some(kube::core::TypeMeta {
-                    api_version: ar.api_version.clone(),
-                    kind: ar.kind.clone(),
-                });
-                serde_json::to_value(o).ok()
-            },
-        );
+        let cache = ObjectCache::spawn(api, watcher::Config::default(), move |raw: RawObject| {
+            let mut value = raw.into_value();
+            // Watch events may lack apiVersion/kind; the cached JSON has them.
+            if let Some(map) = value.as_object_mut() {
+                for (key, v) in [("apiVersion", &ar.api_version), ("kind", &ar.kind)] {
+                    if map
+                        .get(key)
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                    {
+                        map.insert(key.to_string(), Value::String(v.clone()));
+                    }
+                }
+                Ok(Some(value))
+            } else {
+                Err("not a JSON object".to_string())
+            }
+        });
         if let Some(listener) = self
             .listener
             .lock()
@@ -616,5 +943,107 @@ mod tests {
         cache.remove("a", "x");
         assert!(cache.get("a", "x").is_none());
         assert_eq!(cache.len(), 2);
+    }
+
+    fn work(name: &str, rv: &str, strategy: &str) -> RawObject {
+        RawObject::new(json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"namespace": "c1", "name": name, "resourceVersion": rv, "uid": format!("uid-{name}")},
+            "spec": {"manifestConfigs": [{
+                "resourceIdentifier": {"resource": "configmaps", "namespace": "default", "name": "x"},
+                "updateStrategy": {"type": strategy}
+            }]}
+        }))
+    }
+
+    #[test]
+    fn raw_objects_keep_their_identity_when_the_metadata_does_not_decode() {
+        let raw: RawObject = serde_json::from_value(json!({
+            "metadata": {"namespace": "c1", "name": "w", "resourceVersion": "7", "uid": "u",
+                "generation": 3, "labels": {"a": 1}},
+            "spec": {}
+        }))
+        .unwrap();
+        assert_eq!(raw.meta().name.as_deref(), Some("w"));
+        assert_eq!(raw.meta().namespace.as_deref(), Some("c1"));
+        assert_eq!(raw.meta().resource_version.as_deref(), Some("7"));
+        assert_eq!(raw.meta().uid.as_deref(), Some("u"));
+        assert_eq!(raw.meta().generation, Some(3));
+        let error = raw.decode::<ocm_api::work::v1::ManifestWork>().unwrap_err();
+        assert!(
+            error.starts_with("metadata.labels.a: invalid type: integer `1`"),
+            "{error}"
+        );
+        // A list body with one such item still decodes as a whole.
+        let list: Vec<RawObject> = serde_json::from_value(
+            json!([{"metadata": {"labels": {"a": 1}}}, {"metadata": {"name": "ok"}}]),
+        )
+        .unwrap();
+        assert_eq!(list[1].meta().name.as_deref(), Some("ok"));
+    }
+
+    #[tokio::test]
+    async fn an_undecodable_object_is_left_out_and_reported_once_per_resource_version() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let cache = ObjectCache::<ocm_api::work::v1::ManifestWork>::empty();
+        let reports = Arc::new(AtomicUsize::new(0));
+        let counter = reports.clone();
+        cache.on_undecodable(Some(Arc::new(move |_: &DecodeFailure| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })));
+        let touched = Arc::new(Mutex::new(Vec::<String>::new()));
+        let seen = touched.clone();
+        cache.set_listener(Arc::new(move |_: &str, name: &str| {
+            seen.lock().unwrap().push(name.to_string());
+        }));
+        let relist = |bad_rv: &str| {
+            vec![
+                Ok(Event::Init),
+                Ok(Event::InitApply(work("good", "1", "Update"))),
+                Ok(Event::InitApply(work("bad", bad_rv, "NewerStrategy"))),
+                Ok(Event::InitDone),
+            ]
+        };
+        let mut events = relist("2");
+        // A relist (after a lost watch) finds the same version: not reported again.
+        events.extend(relist("2"));
+        // A new version that still does not decode is reported again.
+        events.push(Ok(Event::Apply(work("bad", "3", "NewerStrategy"))));
+        events.push(Ok(Event::Apply(work("bad", "3", "NewerStrategy"))));
+        // The good one stops decoding: dropped from the cache, reported.
+        events.push(Ok(Event::Apply(work("good", "4", "NewerStrategy"))));
+        // And the bad one is fixed: cached, no longer reported.
+        events.push(Ok(Event::Apply(work("bad", "5", "Update"))));
+        let decode = |raw: RawObject| raw.decode::<ocm_api::work::v1::ManifestWork>().map(Some);
+        feed(
+            Arc::downgrade(&cache.shared),
+            futures::stream::iter(events),
+            decode,
+            "manifestworks".to_string(),
+        )
+        .await;
+        assert_eq!(reports.load(Ordering::SeqCst), 3);
+        let names: Vec<String> = cache
+            .list()
+            .iter()
+            .map(|w| w.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["bad"]);
+        let failures = cache.undecodable();
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].name, "good");
+        assert_eq!(failures[0].resource_version.as_deref(), Some("4"));
+        assert_eq!(failures[0].uid.as_deref(), Some("uid-good"));
+        assert!(
+            failures[0].error.starts_with(
+                "spec.manifestConfigs[0].updateStrategy.type: unknown variant `NewerStrategy`"
+            ),
+            "{}",
+            failures[0].error
+        );
+        assert!(cache.undecodable_object("c1", "bad").is_none());
+        // The listener heard of the good one (listed, then dropped) and the bad one (fixed).
+        let touched = touched.lock().unwrap().clone();
+        assert_eq!(touched, ["good", "good", "bad"]);
     }
 }

@@ -35,6 +35,19 @@ pub enum Error {
         message: String,
     },
 
+    /// An object on an API server does not decode as the type the agent expects (a field or
+    /// enum value from a newer release, a changed schema, a label that is not a string). Only
+    /// that object is skipped; everything else is still handled.
+    #[error("{kind} {object} cannot be decoded: {message}")]
+    Undecodable {
+        /// The object's kind.
+        kind: String,
+        /// `namespace/name` (or `name` when cluster-scoped).
+        object: String,
+        /// The decode error, naming the field at fault.
+        message: String,
+    },
+
     /// A value could not be serialised.
     #[error("cannot serialize {what}: {source}")]
     Serialize {

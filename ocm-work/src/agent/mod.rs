@@ -39,6 +39,22 @@
 //! (a new generation, an edit or deletion on the managed cluster, a relist after a lost watch)
 //! makes the next sync a full one. Upstream re-applies on every resync instead, with the same
 //! outcome.
+//!
+//! # Works the agent cannot decode
+//!
+//! A ManifestWork (or AppliedManifestWork) the agent's types reject (a field or enum value from
+//! a newer OCM, a changed schema, a label that is not a string) is skipped and reported, and
+//! everything else keeps converging: the informers decode object by object
+//! ([`crate::cache`]), so such a work is left out of the informer and logged once per
+//! resourceVersion with the field at fault; [`WorkAgent::run`] also records one Warning Event
+//! (reason [`REASON_UNDECODABLE`]) about it on the hub, in the cluster namespace;
+//! [`WorkAgent::sync_all`] returns it as an [`Error::Undecodable`] after syncing the others.
+//! Its status is not written (the agent cannot read it, and a merge patch of
+//! `status.conditions` would replace the list). Its AppliedManifestWork and resources are kept
+//! as they are: eviction counts a work that exists but does not decode as present. Once it
+//! changes into something the agent decodes, it is synced again. Upstream's agent has the
+//! opposite behaviour (its informer fails as a whole and no work is synced while such an object
+//! exists); reporting and skipping is our addition.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -47,11 +63,11 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::core::GroupVersionKind;
+use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, limits, work as wc};
@@ -65,7 +81,7 @@ use ocm_feedback::{CompiledRules, FeedbackReader};
 use serde_json::{Value, json};
 
 use crate::apply::engine::{ApplyEngine, ManifestApply};
-use crate::cache::{CacheEntry, InformerKey, ObjectCache, SpokeObjects};
+use crate::cache::{CacheEntry, DecodeFailure, InformerKey, ObjectCache, RawObject, SpokeObjects};
 use crate::config::{ResourceRef, find_manifest_config};
 use crate::discovery::ResolvedResource;
 use crate::identity::{agent_id, applied_manifest_work_name};
@@ -115,6 +131,78 @@ fn prune_stale_rule_conditions(
 use crate::{Error, Result};
 
 pub mod gc;
+
+const KIND_MANIFEST_WORK: &str = "ManifestWork";
+const KIND_APPLIED_MANIFEST_WORK: &str = "AppliedManifestWork";
+
+/// The Event reason of a ManifestWork the agent cannot decode (our addition: upstream's agent
+/// has no such Event, its informer fails as a whole instead).
+pub const REASON_UNDECODABLE: &str = "ManifestWorkDecodeFailed";
+
+fn undecodable(kind: &str, failure: &DecodeFailure) -> Error {
+    let object = if failure.namespace.is_empty() {
+        failure.name.clone()
+    } else {
+        format!("{}/{}", failure.namespace, failure.name)
+    };
+    Error::Undecodable {
+        kind: kind.to_string(),
+        object,
+        message: failure.error.clone(),
+    }
+}
+
+/// GETs `name` as raw JSON and decodes it; a decode failure is an [`Error::Undecodable`] naming
+/// the object and the field (a typed GET would log the whole body and say neither).
+async fn get_decoded<K: serde::de::DeserializeOwned>(
+    api: &Api<RawObject>,
+    kind: &str,
+    name: &str,
+) -> Result<Option<K>> {
+    let Some(raw) = api
+        .get_opt(name)
+        .await
+        .map_err(|e| Error::kube(format!("get {kind} {name}"), e))?
+    else {
+        return Ok(None);
+    };
+    let namespace = raw.meta().namespace.clone().unwrap_or_default();
+    raw.decode::<K>().map(Some).map_err(|error| {
+        undecodable(
+            kind,
+            &DecodeFailure::new(namespace, name.to_string(), error),
+        )
+    })
+}
+
+/// Lists `api` as raw JSON and decodes each object on its own: the decoded objects, and the
+/// failures.
+async fn list_decoded<K: serde::de::DeserializeOwned>(
+    api: &Api<RawObject>,
+    kind: &str,
+) -> Result<(Vec<K>, Vec<DecodeFailure>)> {
+    let list = api
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| Error::kube(format!("list {kind}s"), e))?;
+    let mut objects = Vec::with_capacity(list.items.len());
+    let mut failures = Vec::new();
+    for raw in list.items {
+        let meta = raw.meta().clone();
+        match raw.decode::<K>() {
+            Ok(object) => objects.push(object),
+            Err(error) => failures.push(
+                DecodeFailure::new(
+                    meta.namespace.unwrap_or_default(),
+                    meta.name.unwrap_or_default(),
+                    error,
+                )
+                .at(meta.uid, meta.resource_version),
+            ),
+        }
+    }
+    Ok((objects, failures))
+}
 
 /// The agent's settings, as upstream's flags.
 #[derive(Clone, Debug)]
@@ -366,8 +454,12 @@ impl WorkAgent {
                 self.engine.use_object_cache(objects.clone());
             }
             Caches {
-                works: ObjectCache::spawn(self.works(), watcher::Config::default(), Some),
-                applied: ObjectCache::spawn(self.applied_works(), watcher::Config::default(), Some),
+                works: ObjectCache::typed(
+                    self.hub.clone(),
+                    Some(&self.config.cluster_name),
+                    watcher::Config::default(),
+                ),
+                applied: ObjectCache::typed(self.spoke.clone(), None, watcher::Config::default()),
                 objects,
             }
         });
@@ -404,16 +496,39 @@ impl WorkAgent {
         }
     }
 
-    /// The ManifestWork `name`: from the informer when synced, else from the hub.
+    /// The ManifestWork `name`: from the informer when synced, else from the hub. A work that
+    /// exists but does not decode is an [`Error::Undecodable`].
     async fn get_work(&self, name: &str) -> Result<Option<Arc<ManifestWork>>> {
         if let Some(cache) = self.work_cache() {
+            if let Some(failure) = cache.undecodable_object(&self.config.cluster_name, name) {
+                return Err(undecodable(KIND_MANIFEST_WORK, &failure));
+            }
             return Ok(cache.get(&self.config.cluster_name, name));
         }
-        self.works()
-            .get_opt(name)
+        get_decoded(&self.raw_works(), KIND_MANIFEST_WORK, name)
             .await
             .map(|w| w.map(Arc::new))
+    }
+
+    /// Whether the ManifestWork `name` exists on the hub, decodable or not.
+    async fn work_exists(&self, name: &str) -> Result<bool> {
+        if let Some(cache) = self.work_cache() {
+            return Ok(cache.get(&self.config.cluster_name, name).is_some()
+                || cache
+                    .undecodable_object(&self.config.cluster_name, name)
+                    .is_some());
+        }
+        self.raw_works()
+            .get_opt(name)
+            .await
+            .map(|w| w.is_some())
             .map_err(|e| Error::kube(format!("get ManifestWork {name}"), e))
+    }
+
+    /// The AppliedManifestWork `name`, read from the managed cluster (never from the
+    /// informer).
+    async fn get_applied(&self, name: &str) -> Result<Option<AppliedManifestWork>> {
+        get_decoded(&self.raw_applied_works(), KIND_APPLIED_MANIFEST_WORK, name).await
     }
 
     /// Uses `clock` for condition times.
@@ -436,26 +551,47 @@ impl WorkAgent {
         Api::all(self.spoke.clone())
     }
 
-    /// Syncs every ManifestWork of the cluster namespace once.
+    /// ManifestWorks as raw JSON, for reads that decode each object on its own.
+    fn raw_works(&self) -> Api<RawObject> {
+        Api::namespaced_with(
+            self.hub.clone(),
+            &self.config.cluster_name,
+            &ApiResource::erase::<ManifestWork>(&()),
+        )
+    }
+
+    /// AppliedManifestWorks as raw JSON, for reads that decode each object on its own.
+    fn raw_applied_works(&self) -> Api<RawObject> {
+        Api::all_with(
+            self.spoke.clone(),
+            &ApiResource::erase::<AppliedManifestWork>(&()),
+        )
+    }
+
+    /// Syncs every ManifestWork of the cluster namespace once. A work that does not decode is
+    /// skipped (and returned as an [`Error::Undecodable`] once the others are synced).
     pub async fn sync_all(&self) -> Result<()> {
-        let works: Vec<Arc<ManifestWork>> = match self.work_cache() {
-            Some(cache) => cache.list(),
-            None => self
-                .works()
-                .list(&ListParams::default())
-                .await
-                .map_err(|e| {
-                    Error::kube(
-                        format!("list ManifestWorks in {}", self.config.cluster_name),
-                        e,
-                    )
-                })?
-                .items
-                .into_iter()
-                .map(Arc::new)
-                .collect(),
-        };
-        let mut errors = Vec::new();
+        let (works, failures): (Vec<Arc<ManifestWork>>, Vec<DecodeFailure>) =
+            match self.work_cache() {
+                Some(cache) => (cache.list(), cache.undecodable()),
+                None => {
+                    let (works, failures) =
+                        list_decoded::<ManifestWork>(&self.raw_works(), KIND_MANIFEST_WORK)
+                            .await
+                            .map_err(|e| match e {
+                                Error::Kube { source, .. } => Error::kube(
+                                    format!("list ManifestWorks in {}", self.config.cluster_name),
+                                    source,
+                                ),
+                                other => other,
+                            })?;
+                    (works.into_iter().map(Arc::new).collect(), failures)
+                }
+            };
+        let mut errors: Vec<Error> = failures
+            .iter()
+            .map(|f| undecodable(KIND_MANIFEST_WORK, f))
+            .collect();
         for work in works {
             let mut current = work;
             // A sync that only added the finalizer asks to go again at once.
@@ -702,12 +838,13 @@ impl WorkAgent {
         loop {
             let cached = !fresh && self.applied_cache().is_some();
             let existing = match self.applied_cache().filter(|_| !fresh) {
-                Some(cache) => cache.get("", &name),
-                None => api
-                    .get_opt(&name)
-                    .await
-                    .map_err(|e| Error::kube(format!("get AppliedManifestWork {name}"), e))?
-                    .map(Arc::new),
+                Some(cache) => {
+                    if let Some(failure) = cache.undecodable_object("", &name) {
+                        return Err(undecodable(KIND_APPLIED_MANIFEST_WORK, &failure));
+                    }
+                    cache.get("", &name)
+                }
+                None => self.get_applied(&name).await?.map(Arc::new),
             };
             let written = match existing {
                 Some(existing) if existing.spec == spec => return Ok(existing),
@@ -1140,10 +1277,7 @@ impl WorkAgent {
         let amw_name = applied_manifest_work_name(&self.config.hub_hash, &name);
         let mut resource_version = work.metadata.resource_version.clone();
         let api = self.applied_works();
-        let amw = api
-            .get_opt(&amw_name)
-            .await
-            .map_err(|e| Error::kube(format!("get AppliedManifestWork {amw_name}"), e))?;
+        let amw = self.get_applied(&amw_name).await?;
         if let Some(amw) = amw {
             if amw.metadata.deletion_timestamp.is_none() {
                 let now = self.clock.now_time();
@@ -1179,11 +1313,7 @@ impl WorkAgent {
                         Error::kube(format!("delete AppliedManifestWork {amw_name}"), e)
                     })?;
             }
-            if let Some(amw) = api
-                .get_opt(&amw_name)
-                .await
-                .map_err(|e| Error::kube(format!("get AppliedManifestWork {amw_name}"), e))?
-            {
+            if let Some(amw) = self.get_applied(&amw_name).await? {
                 let done = self.finalize_applied_manifest_work(&amw).await?;
                 if !done {
                     return Ok(SyncOutcome {
@@ -1231,15 +1361,19 @@ impl WorkAgent {
         const DISABLED: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
         let api = self.applied_works();
         let list: Vec<Arc<AppliedManifestWork>> = match self.applied_cache() {
+            // Records that do not decode are left out (the informer reported them).
             Some(cache) => cache.list(),
-            None => api
-                .list(&ListParams::default())
-                .await
-                .map_err(|e| Error::kube("list AppliedManifestWorks", e))?
-                .items
-                .into_iter()
-                .map(Arc::new)
-                .collect(),
+            None => {
+                let (list, failures) = list_decoded::<AppliedManifestWork>(
+                    &self.raw_applied_works(),
+                    KIND_APPLIED_MANIFEST_WORK,
+                )
+                .await?;
+                for failure in &failures {
+                    tracing::warn!(applied_manifest_work = %failure.name, error = %failure.error, "skipped: it does not decode");
+                }
+                list.into_iter().map(Arc::new).collect()
+            }
         };
         let now = self.clock.now_time();
         let mut next: Option<Duration> = None;
@@ -1256,8 +1390,10 @@ impl WorkAgent {
                 .status
                 .as_ref()
                 .and_then(|s| s.eviction_start_time.clone());
+            // A work that exists but does not decode still manages its record: nothing of it
+            // is evicted while it cannot be read.
             let managed = name.starts_with(&format!("{}-", self.config.hub_hash))
-                && self.get_work(&amw.spec.manifest_work_name).await?.is_some();
+                && self.work_exists(&amw.spec.manifest_work_name).await?;
             if self.config.eviction_grace_period >= DISABLED || managed {
                 if started.is_some() {
                     self.set_eviction_start(&name, None).await?;
@@ -1284,11 +1420,7 @@ impl WorkAgent {
                 Err(kube::Error::Api(s)) if s.code == 404 => continue,
                 Err(e) => return Err(Error::kube(format!("delete AppliedManifestWork {name}"), e)),
             }
-            if let Some(deleting) = api
-                .get_opt(&name)
-                .await
-                .map_err(|e| Error::kube(format!("get AppliedManifestWork {name}"), e))?
-            {
+            if let Some(deleting) = self.get_applied(&name).await? {
                 self.finalize_applied_manifest_work(&deleting).await?;
             }
         }
@@ -1367,7 +1499,10 @@ impl WorkAgent {
     /// they change, refreshes status every status sync interval and at once when a resource
     /// with `feedbackScrapeType: Watch` changes, and evicts unmanaged AppliedManifestWorks.
     /// After a lost connection the watches resume (re-listing when the server has compacted
-    /// past them), and every work is synced again, so changes made meanwhile are caught up.
+    /// past them or answers `410 Gone`), and every work that changed meanwhile is synced again.
+    /// Works are synced from the agent's one ManifestWork informer (see
+    /// [`WorkAgent::start_caches`]), which also holds the agent's own writes, so a sync never
+    /// starts from a copy older than the agent's last write.
     pub async fn run(
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
@@ -1389,9 +1524,8 @@ impl WorkAgent {
                         name,
                     );
                     for work in agent.watching_works(&key) {
-                        let _ = trigger.unbounded_send(
-                            ObjectRef::<ManifestWork>::new(&work).within(&namespace),
-                        );
+                        let _ = trigger
+                            .unbounded_send(ObjectRef::<WorkKey>::new(&work).within(&namespace));
                     }
                 },
             ));
@@ -1429,20 +1563,29 @@ impl WorkAgent {
                 tokio::time::sleep(wait).await;
             }
         });
-        let works = self.works();
+        let (queue, keys) = self.feed_controller();
         let agent = Arc::new(self);
-        Controller::new(works, watcher::Config::default())
+        Controller::for_stream(queue, keys)
             .reconcile_on(triggered)
             .graceful_shutdown_on(shutdown)
             .run(
-                |work: Arc<ManifestWork>, agent: Arc<WorkAgent>| async move {
+                |key: Arc<WorkKey>, agent: Arc<WorkAgent>| async move {
+                    // The freshest copy: the informer's, which holds the agent's own writes.
+                    let work = match agent.get_work(&key.name_any()).await {
+                        Ok(Some(work)) => work,
+                        // Gone, or reported as undecodable: nothing to do until it changes.
+                        Ok(None) | Err(Error::Undecodable { .. }) => {
+                            return Ok(Action::await_change());
+                        }
+                        Err(e) => return Err(e),
+                    };
                     let outcome = agent.sync(&work).await?;
                     Ok::<_, Error>(match outcome.requeue_after {
                         Some(after) => Action::requeue(after),
                         None => Action::await_change(),
                     })
                 },
-                |_work, error: &Error, agent: Arc<WorkAgent>| {
+                |_key, error: &Error, agent: Arc<WorkAgent>| {
                     tracing::warn!(%error, cluster = %agent.config.cluster_name, "ManifestWork sync failed");
                     Action::requeue(Duration::from_secs(2))
                 },
@@ -1456,6 +1599,136 @@ impl WorkAgent {
         }
         if let Some(caches) = agent.caches.get() {
             caches.objects.clear_listener();
+            caches.works.clear_listener();
+            caches.works.on_undecodable(None);
         }
     }
+
+    /// Connects the ManifestWork informer to the controller of [`WorkAgent::run`]: every work
+    /// the informer adds or changes is queued (by name; the reconciler reads the work from the
+    /// informer), every work it drops is forgotten, and every work that does not decode gets a
+    /// Warning Event on the hub. Returns the queue and the controller's store of names.
+    ///
+    /// The controller has no watch of its own: one informer means one decode of each work
+    /// (item by item, so one undecodable work stops nothing) and no second, lagging copy that
+    /// would have the agent write from a version older than its own last write.
+    fn feed_controller(
+        &self,
+    ) -> (
+        impl futures::Stream<Item = std::result::Result<WorkKey, watcher::Error>> + Send + 'static,
+        kube::runtime::reflector::Store<WorkKey>,
+    ) {
+        let (keys, writer) = kube::runtime::reflector::store::<WorkKey>();
+        let (queue_tx, queue) = futures::channel::mpsc::unbounded::<WorkKey>();
+        let Some(caches) = self.caches.get() else {
+            return (queue.map(Ok), keys);
+        };
+        let works = caches.works.clone();
+        let writer = Arc::new(Mutex::new(writer));
+        let writer_for_init = writer.clone();
+        let notify = {
+            let works = works.clone();
+            move |namespace: &str, name: &str| {
+                let key = work_key(namespace, name);
+                let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
+                if works.get(namespace, name).is_some() {
+                    writer.apply_watcher_event(&watcher::Event::Apply(key.clone()));
+                    drop(writer);
+                    let _ = queue_tx.unbounded_send(key);
+                } else {
+                    writer.apply_watcher_event(&watcher::Event::Delete(key));
+                }
+            }
+        };
+        let notify = Arc::new(notify);
+        let listener = notify.clone();
+        works.set_listener(Arc::new(move |ns: &str, name: &str| listener(ns, name)));
+        // The controller starts once its store has had a first (here: empty) list; the works
+        // already cached are then queued like any change.
+        {
+            let mut writer = writer_for_init.lock().unwrap_or_else(|e| e.into_inner());
+            writer.apply_watcher_event(&watcher::Event::Init);
+            writer.apply_watcher_event(&watcher::Event::InitDone);
+        }
+        for work in works.list() {
+            notify(CacheEntry::namespace(&*work), CacheEntry::name(&*work));
+        }
+        let reporter = self.clone();
+        works.on_undecodable(Some(Arc::new(move |failure: &DecodeFailure| {
+            let agent = reporter.clone();
+            let failure = failure.clone();
+            tokio::spawn(async move { agent.report_undecodable(&failure).await });
+        })));
+        for failure in works.undecodable() {
+            let agent = self.clone();
+            tokio::spawn(async move { agent.report_undecodable(&failure).await });
+        }
+        (queue.map(Ok), keys)
+    }
+
+    /// Publishes a Warning Event on the hub about a ManifestWork the agent cannot decode (our
+    /// addition). Its status is not written: the agent cannot read it, and a merge patch of
+    /// `status.conditions` would replace the whole list with one built without it.
+    async fn report_undecodable(&self, failure: &DecodeFailure) {
+        use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+        let reference = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some(ManifestWork::api_version(&()).into_owned()),
+            kind: Some(KIND_MANIFEST_WORK.to_string()),
+            namespace: Some(failure.namespace.clone()),
+            name: Some(failure.name.clone()),
+            uid: failure.uid.clone(),
+            resource_version: failure.resource_version.clone(),
+            ..Default::default()
+        };
+        let event = Event {
+            type_: EventType::Warning,
+            reason: REASON_UNDECODABLE.to_string(),
+            note: Some(truncate_note(format!(
+                "the work agent of cluster {} cannot decode this ManifestWork and skips it until it changes: {}",
+                self.config.cluster_name, failure.error
+            ))),
+            action: "Decode".to_string(),
+            secondary: None,
+        };
+        let reporter = Reporter {
+            controller: "work-agent".to_string(),
+            instance: Some(self.config.agent_id.clone()),
+        };
+        if let Err(error) = Recorder::new(self.hub.clone(), reporter)
+            .publish(&event, &reference)
+            .await
+        {
+            tracing::debug!(%error, work = %failure.name, "cannot record the Event of an undecodable ManifestWork");
+        }
+    }
+}
+
+/// The controller of [`WorkAgent::run`] keys works by name only; their content is read from the
+/// agent's informer when reconciled.
+type WorkKey = kube::core::PartialObjectMeta<ManifestWork>;
+
+fn work_key(namespace: &str, name: &str) -> WorkKey {
+    kube::core::PartialObjectMeta {
+        types: None,
+        metadata: ObjectMeta {
+            namespace: Some(namespace.to_string()),
+            name: Some(name.to_string()),
+            ..ObjectMeta::default()
+        },
+        _phantom: std::marker::PhantomData,
+    }
+}
+
+/// Event notes are limited to 1 KiB by the API server.
+fn truncate_note(mut note: String) -> String {
+    const MAX: usize = 1024;
+    if note.len() > MAX {
+        let mut end = MAX - 3;
+        while !note.is_char_boundary(end) {
+            end -= 1;
+        }
+        note.truncate(end);
+        note.push_str("...");
+    }
+    note
 }

@@ -1,0 +1,174 @@
+//! Helpers shared by the agent's recovery and fault tests: a hub and a managed cluster, works,
+//! polling, and request counts from the journals.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+use kube::api::{Api, PostParams};
+use ocm_api::conditions;
+use ocm_api::work::v1::ManifestWork;
+use ocm_testkit::{FakeCluster, JournalEntry};
+use serde_json::{Value, json};
+
+pub const CLUSTER: &str = "cluster1";
+pub const HUB_URL: &str = "https://hub.example.com:6443";
+
+/// Installs the OCM CRDs and creates `namespaces`.
+pub async fn install(client: &Client, namespaces: &[&str]) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in ocm_api::crds() {
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("install CRD");
+    }
+    let api: Api<Namespace> = Api::all(client.clone());
+    for ns in namespaces {
+        let object: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+        let _ = api.create(&PostParams::default(), &object).await;
+    }
+}
+
+/// A hub with the cluster namespace and a managed cluster, both with the OCM CRDs.
+pub async fn clusters() -> (FakeCluster, FakeCluster) {
+    let hub = FakeCluster::new();
+    let spoke = FakeCluster::new();
+    install(&hub.client(), &[CLUSTER]).await;
+    install(&spoke.client(), &["default"]).await;
+    (hub, spoke)
+}
+
+pub fn configmap(name: &str, value: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
+}
+
+pub fn work_object(name: &str, spec: Value) -> ManifestWork {
+    serde_json::from_value(json!({
+        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+        "metadata": {"name": name, "namespace": CLUSTER}, "spec": spec
+    }))
+    .unwrap()
+}
+
+/// A work with one ConfigMap named after it, holding `value`.
+pub fn one_configmap_work(name: &str, value: &str) -> ManifestWork {
+    work_object(
+        name,
+        json!({"workload": {"manifests": [configmap(name, value)]}}),
+    )
+}
+
+pub async fn create_work(hub: &Client, work: &ManifestWork) {
+    Api::<ManifestWork>::namespaced(hub.clone(), CLUSTER)
+        .create(&PostParams::default(), work)
+        .await
+        .expect("create work");
+}
+
+/// Polls `check` every 20 ms for up to `secs` seconds.
+pub async fn eventually<F, Fut>(secs: u64, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// The `k` value of ConfigMap `default/name`, read from the store (no request is journaled).
+pub fn configmap_value(spoke: &FakeCluster, name: &str) -> Option<String> {
+    spoke
+        .get::<ConfigMap>("default", name)
+        .ok()
+        .and_then(|c| c.data)
+        .and_then(|d| d.get("k").cloned())
+}
+
+/// Every ConfigMap name in `default`, read from the store.
+pub fn configmap_names(spoke: &FakeCluster) -> Vec<String> {
+    spoke
+        .list::<ConfigMap>(Some("default"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .filter(|n| n != "kube-root-ca.crt")
+        .collect()
+}
+
+/// The work `name` as the hub stores it.
+pub fn stored_work(hub: &FakeCluster, name: &str) -> Option<ManifestWork> {
+    hub.get::<ManifestWork>(CLUSTER, name).ok()
+}
+
+/// Whether the work's condition `type_` is True for its current generation.
+pub fn condition_true(work: &ManifestWork, type_: &str) -> bool {
+    let generation = work.metadata.generation;
+    work.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .and_then(|c| conditions::find(c, type_))
+        .is_some_and(|c| c.status == "True" && c.observed_generation == generation)
+}
+
+/// Runs `agent` until the returned sender is fired or dropped.
+pub fn start(
+    agent: ocm_work::agent::WorkAgent,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(agent.run(async move {
+        let _ = stopped.await;
+    }));
+    (stop, task)
+}
+
+/// Whether every work in `names` is Applied and Available for its current generation.
+pub fn all_applied(hub: &FakeCluster, names: &[String]) -> bool {
+    names.iter().all(|n| {
+        stored_work(hub, n)
+            .is_some_and(|w| condition_true(&w, "Applied") && condition_true(&w, "Available"))
+    })
+}
+
+/// Requests in the journal answered with `status`.
+pub fn answered(cluster: &FakeCluster, status: u16) -> Vec<JournalEntry> {
+    cluster
+        .journal()
+        .entries()
+        .into_iter()
+        .filter(|e| e.status == status)
+        .collect()
+}
+
+/// A short description of journal entries, for assertion messages.
+pub fn describe(entries: &[JournalEntry]) -> String {
+    entries
+        .iter()
+        .take(20)
+        .map(|e| {
+            format!(
+                "{} {} {}{} {}",
+                e.status,
+                e.verb,
+                e.resource.as_deref().unwrap_or_default(),
+                e.subresource
+                    .as_deref()
+                    .map(|s| format!("/{s}"))
+                    .unwrap_or_default(),
+                e.name.as_deref().unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
