@@ -24,7 +24,10 @@
 //! object is cached as usual. A typed list or watch (`Api<ManifestWork>`) would instead fail as
 //! a whole on one such object, and keep failing for as long as it exists.
 //!
-//! After an error the watch is retried with backoff; a `410 Gone` makes it list again.
+//! After an error the watch is retried with a backoff bounded by [`RETRY_BACKOFF_MAX`]
+//! (jittered), so a cache catches up within seconds of its API server coming back; a
+//! `410 Gone` makes it list again. A list never replaces a cached object with an older version
+//! of it (the agent's own write made while the list was under way stays).
 //!
 //! The caches stop when the last handle to them is dropped.
 //!
@@ -193,6 +196,67 @@ impl DecodeFailure {
     }
 }
 
+/// The longest wait between two attempts of a failed list or watch (before jitter, which adds
+/// up to half of it). Upstream's informers (client-go) and kube's default backoff wait up to 30 s
+/// (60 s with kube's jitter), so a watch could stay down for a minute after its API server came
+/// back; the agent's caches retry at least every few seconds instead.
+pub const RETRY_BACKOFF_MAX: Duration = Duration::from_secs(2);
+
+/// The agent's retry backoff: exponential (doubling) between a minimum and a maximum, each
+/// wait jittered by up to +50% (so agents reconnecting to a hub that came back do not all
+/// arrive at once), reset by the first success. The default, used by the caches' watches,
+/// goes from 100 ms to [`RETRY_BACKOFF_MAX`].
+#[derive(Debug, Clone)]
+pub struct RetryBackoff {
+    min: Duration,
+    max: Duration,
+    next: Duration,
+    seed: u64,
+}
+
+impl Default for RetryBackoff {
+    fn default() -> Self {
+        Self::new(Duration::from_millis(100), RETRY_BACKOFF_MAX)
+    }
+}
+
+impl RetryBackoff {
+    /// A backoff from `min` doubling up to `max` (before jitter).
+    pub fn new(min: Duration, max: Duration) -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        // A random seed from std's per-process random hasher keys; no extra dependency.
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(0x9e37_79b9_7f4a_7c15);
+        Self {
+            min,
+            max: max.max(min),
+            next: min,
+            seed: hasher.finish() | 1,
+        }
+    }
+}
+
+impl Iterator for RetryBackoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        // xorshift64 for the jitter.
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let base = self.next;
+        self.next = self.next.saturating_mul(2).min(self.max);
+        let jitter = base.mul_f64((self.seed % 1000) as f64 / 2000.0);
+        Some(base + jitter)
+    }
+}
+
+impl kube::runtime::utils::Backoff for RetryBackoff {
+    fn reset(&mut self) {
+        self.next = self.min;
+    }
+}
+
 /// What a cache needs to know about the objects it holds.
 pub trait CacheEntry: Send + Sync + 'static {
     /// The object's namespace (empty when cluster-scoped).
@@ -330,14 +394,14 @@ where
 impl<T: CacheEntry> ObjectCache<T> {
     /// Starts watching `api` on a background task (which needs a Tokio runtime); `decode`
     /// turns each watched object into the cached form (`Ok(None)` skips it; an error leaves it
-    /// out and reports it, see [`ObjectCache::undecodable`]). The task retries with backoff
-    /// when the watch fails, lists again when the server answers 410 Gone, and stops when the
-    /// last handle is dropped.
+    /// out and reports it, see [`ObjectCache::undecodable`]). The task retries with a bounded
+    /// backoff ([`RetryBackoff`]) when the watch fails, lists again when the server answers
+    /// 410 Gone, and stops when the last handle is dropped.
     pub fn spawn(api: Api<RawObject>, config: watcher::Config, decode: impl Decode<T>) -> Self {
         let cache = Self::empty();
         let weak = Arc::downgrade(&cache.shared);
         let what = api.resource_url().to_string();
-        let stream = watcher::watcher(api, config).default_backoff();
+        let stream = watcher::watcher(api, config).backoff(RetryBackoff::default());
         let handle = tokio::spawn(feed(weak, stream, decode, what));
         *cache.shared.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.abort_handle());
         cache
@@ -623,8 +687,20 @@ where
                 }
             }
             Event::InitDone => {
-                let (fresh, failures) = buffer.take().unwrap_or_default();
+                let (mut fresh, failures) = buffer.take().unwrap_or_default();
                 let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
+                // A cached version newer than the listed one was written (by the agent, or
+                // seen) after the list was taken: keep it. (In a consistent list at version L,
+                // an object modified at W <= L shows a version >= W.)
+                for (ns, names) in fresh.iter_mut() {
+                    for (name, listed) in names.iter_mut() {
+                        if let Some(current) = objects.get(ns).and_then(|m| m.get(name))
+                            && !not_older(listed.resource_version(), current.resource_version())
+                        {
+                            *listed = current.clone();
+                        }
+                    }
+                }
                 for (ns, names) in &fresh {
                     for (name, object) in names {
                         let old = objects.get(ns).and_then(|m| m.get(name));
@@ -1045,5 +1121,50 @@ mod tests {
         // The listener heard of the good one (listed, then dropped) and the bad one (fixed).
         let touched = touched.lock().unwrap().clone();
         assert_eq!(touched, ["good", "good", "bad"]);
+    }
+
+    #[test]
+    fn the_retry_backoff_is_bounded_jittered_and_reset() {
+        use kube::runtime::utils::Backoff;
+        let mut backoff = RetryBackoff::new(Duration::from_millis(100), Duration::from_secs(2));
+        let waits: Vec<Duration> = backoff.by_ref().take(12).collect();
+        assert!(waits[0] >= Duration::from_millis(100) && waits[0] <= Duration::from_millis(150));
+        assert!(
+            waits.iter().all(|w| *w <= Duration::from_secs(3)),
+            "{waits:?}"
+        );
+        assert!(
+            waits[8..].iter().all(|w| *w >= Duration::from_secs(2)),
+            "{waits:?}"
+        );
+        backoff.reset();
+        assert!(backoff.next().unwrap() <= Duration::from_millis(150));
+    }
+
+    #[tokio::test]
+    async fn a_list_does_not_replace_a_newer_cached_copy() {
+        let cache = ObjectCache::<Value>::empty();
+        // The agent wrote version 9 while a list (taken at an older version) was under way.
+        cache.insert(cm("a", "x", "9"));
+        let events = vec![
+            Ok(Event::Init),
+            Ok(Event::InitApply(RawObject::new(cm("a", "x", "5")))),
+            Ok(Event::InitApply(RawObject::new(cm("a", "y", "6")))),
+            Ok(Event::InitDone),
+        ];
+        feed(
+            Arc::downgrade(&cache.shared),
+            futures::stream::iter(events),
+            |raw: RawObject| Ok(Some(raw.into_value())),
+            "configmaps".to_string(),
+        )
+        .await;
+        let version = |name: &str| {
+            cache
+                .get("a", name)
+                .and_then(|o| o.resource_version().map(String::from))
+        };
+        assert_eq!(version("x").as_deref(), Some("9"));
+        assert_eq!(version("y").as_deref(), Some("6"));
     }
 }

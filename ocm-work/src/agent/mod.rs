@@ -81,7 +81,9 @@ use ocm_feedback::{CompiledRules, FeedbackReader};
 use serde_json::{Value, json};
 
 use crate::apply::engine::{ApplyEngine, ManifestApply};
-use crate::cache::{CacheEntry, DecodeFailure, InformerKey, ObjectCache, RawObject, SpokeObjects};
+use crate::cache::{
+    CacheEntry, DecodeFailure, InformerKey, ObjectCache, RawObject, RetryBackoff, SpokeObjects,
+};
 use crate::config::{ResourceRef, find_manifest_config};
 use crate::discovery::ResolvedResource;
 use crate::identity::{agent_id, applied_manifest_work_name};
@@ -134,6 +136,16 @@ pub mod gc;
 
 const KIND_MANIFEST_WORK: &str = "ManifestWork";
 const KIND_APPLIED_MANIFEST_WORK: &str = "AppliedManifestWork";
+
+/// The first wait before [`WorkAgent::run`] syncs a work again after a failed sync; it doubles
+/// at each further failure up to [`SYNC_RETRY_MAX`] (jittered by up to +50%), and the first
+/// success resets it.
+pub const SYNC_RETRY_MIN: Duration = Duration::from_millis(250);
+
+/// The longest wait between two failed syncs of a work (before jitter). Upstream's
+/// controllers back off per work up to 1000 s, so after a long outage a work could wait
+/// minutes; the agent retries within seconds of the hub or managed cluster coming back.
+pub const SYNC_RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// The Event reason of a ManifestWork the agent cannot decode (our addition: upstream's agent
 /// has no such Event, its informer fails as a whole instead).
@@ -349,6 +361,8 @@ pub struct WorkAgent {
     watches: Arc<Mutex<WatchRegistry>>,
     executor_cache: Option<crate::executor::cache::ExecutorCache>,
     memos: Arc<Mutex<HashMap<String, SyncMemo>>>,
+    /// Works whose last sync in [`WorkAgent::run`] failed: their retry backoff and last error.
+    retries: Arc<Mutex<HashMap<String, (RetryBackoff, String)>>>,
 }
 
 /// The agent's informers, once started.
@@ -432,6 +446,7 @@ impl WorkAgent {
             caches: Arc::new(OnceLock::new()),
             watches: Arc::new(Mutex::new(WatchRegistry::default())),
             memos: Arc::new(Mutex::new(HashMap::new())),
+            retries: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -1575,19 +1590,20 @@ impl WorkAgent {
                         Ok(Some(work)) => work,
                         // Gone, or reported as undecodable: nothing to do until it changes.
                         Ok(None) | Err(Error::Undecodable { .. }) => {
+                            agent.lock_retries().remove(&key.name_any());
                             return Ok(Action::await_change());
                         }
                         Err(e) => return Err(e),
                     };
                     let outcome = agent.sync(&work).await?;
+                    agent.sync_succeeded(&key.name_any());
                     Ok::<_, Error>(match outcome.requeue_after {
                         Some(after) => Action::requeue(after),
                         None => Action::await_change(),
                     })
                 },
-                |_key, error: &Error, agent: Arc<WorkAgent>| {
-                    tracing::warn!(%error, cluster = %agent.config.cluster_name, "ManifestWork sync failed");
-                    Action::requeue(Duration::from_secs(2))
+                |key: Arc<WorkKey>, error: &Error, agent: Arc<WorkAgent>| {
+                    Action::requeue(agent.sync_failed(&key.name_any(), error))
                 },
                 agent.clone(),
             )
@@ -1601,6 +1617,39 @@ impl WorkAgent {
             caches.objects.clear_listener();
             caches.works.clear_listener();
             caches.works.on_undecodable(None);
+        }
+    }
+
+    /// Records a failed sync of `work`; returns when to try again ([`SYNC_RETRY_MIN`] doubling
+    /// up to [`SYNC_RETRY_MAX`]). The error is logged as a warning when it differs from the
+    /// work's previous one, at debug level when it repeats.
+    fn sync_failed(&self, work: &str, error: &Error) -> Duration {
+        let mut retries = self.lock_retries();
+        let (backoff, last) = retries.entry(work.to_string()).or_insert_with(|| {
+            (
+                RetryBackoff::new(SYNC_RETRY_MIN, SYNC_RETRY_MAX),
+                String::new(),
+            )
+        });
+        let text = error.to_string();
+        let delay = backoff.next().unwrap_or(SYNC_RETRY_MAX);
+        if *last == text {
+            tracing::debug!(%error, work, cluster = %self.config.cluster_name, retry_in = ?delay, "ManifestWork sync failed again");
+        } else {
+            tracing::warn!(%error, work, cluster = %self.config.cluster_name, retry_in = ?delay, "ManifestWork sync failed");
+            *last = text;
+        }
+        delay
+    }
+
+    fn lock_retries(&self) -> std::sync::MutexGuard<'_, HashMap<String, (RetryBackoff, String)>> {
+        self.retries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forgets the failures of `work` after a successful sync.
+    fn sync_succeeded(&self, work: &str) {
+        if self.lock_retries().remove(work).is_some() {
+            tracing::info!(work, cluster = %self.config.cluster_name, "ManifestWork synced again");
         }
     }
 

@@ -2,6 +2,8 @@
 //! polling, and request counts from the journals.
 #![allow(dead_code)]
 
+pub mod link;
+
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
