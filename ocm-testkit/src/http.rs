@@ -574,6 +574,7 @@ impl Ctx<'_> {
                 self.query.int("limit")?.unwrap_or(0).max(0) as usize
             },
             continue_token: self.query.get("continue").map(str::to_string),
+            resource_version: self.query.get("resourceVersion").map(str::to_string),
         })
     }
 }

@@ -146,6 +146,10 @@
 //! - garbage collection and namespace cleanup run synchronously inside the delete
 //!   (or the write that clears the last finalizer), so tests need no polling;
 //! - `continue` tokens page through the current state rather than a snapshot;
+//! - a watch from a resourceVersion newer than the store's (one it never issued, as after a
+//!   restart with lost state) gets `410 Gone` at once, where kube-apiserver keeps it waiting
+//!   for that version; lists and initial-events watches from such a version get
+//!   kube-apiserver's `504 Too large resource version` without its 3 s wait (see [`watch`]);
 //! - field selectors accept any field path, not only the per-kind allow-list;
 //! - namespaces need not exist unless [`FakeClusterBuilder::strict_namespaces`] is on;
 //! - without authentication (the default) every request is served as a cluster

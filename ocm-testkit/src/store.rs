@@ -135,6 +135,10 @@ pub struct ListOptions {
     pub limit: usize,
     /// `continue` token from a previous page.
     pub continue_token: Option<String>,
+    /// `resourceVersion`: the list is served from the current state, which is always at
+    /// least as new as any version the store issued; a version newer than the store's gets
+    /// kube-apiserver's `504 Too large resource version` (see [`crate::watch`]).
+    pub resource_version: Option<String>,
 }
 
 /// A page of a list.
@@ -505,7 +509,21 @@ impl Store {
                 }
                 (rv, Some(ObjectKey::new(ns, name)))
             }
-            None => (inner.rv, None),
+            None => {
+                if let Some(rv) = opts
+                    .resource_version
+                    .as_deref()
+                    .filter(|rv| !rv.is_empty() && *rv != "0")
+                {
+                    let wanted: u64 = rv.parse().map_err(|_| {
+                        ApiError::bad_request(format!("invalid resource version: {rv}"))
+                    })?;
+                    if wanted > inner.rv {
+                        return Err(crate::watch::too_large_resource_version(wanted, inner.rv));
+                    }
+                }
+                (inner.rv, None)
+            }
         };
         let empty = BTreeMap::new();
         let objects = inner.objects.get(&gr).unwrap_or(&empty);
@@ -831,7 +849,24 @@ impl Store {
             field_selector: opts.field_selector.clone(),
         };
         let rv = opts.resource_version.as_deref().unwrap_or("");
-        let from_state = opts.send_initial_events || rv.is_empty() || rv == "0";
+        let requested =
+            if rv.is_empty() || rv == "0" {
+                None
+            } else {
+                Some(rv.parse::<u64>().map_err(|_| {
+                    ApiError::bad_request(format!("invalid resource version: {rv}"))
+                })?)
+            };
+        if let Some(wanted) = requested.filter(|wanted| *wanted > inner.rv) {
+            // A version this store never issued (see `crate::watch` for both answers).
+            sub.expired = Some(if opts.send_initial_events {
+                crate::watch::too_large_resource_version(wanted, inner.rv)
+            } else {
+                crate::watch::never_issued_resource_version(wanted, inner.rv)
+            });
+            return Ok(sub);
+        }
+        let from_state = opts.send_initial_events || requested.is_none();
         if from_state {
             if let Some(objects) = inner.objects.get(&gr) {
                 for (k, v) in objects {
@@ -849,9 +884,7 @@ impl Store {
                 sub.initial_events_end = Some(inner.rv);
             }
         } else {
-            let since: u64 = rv
-                .parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?;
+            let since = requested.unwrap_or_default();
             inner.expire_history();
             if since < inner.compacted_rv {
                 sub.expired = Some(ApiError::gone(format!(

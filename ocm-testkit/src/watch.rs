@@ -1,12 +1,69 @@
 //! Watch events, the retained event history and watch subscriptions.
+//!
+//! # Resource versions a watch or list cannot start from
+//!
+//! What kube-apiserver 1.33 answers, and what the fake answers:
+//!
+//! | request | kube-apiserver | the fake |
+//! |---|---|---|
+//! | watch from a version older than the retained history | `ERROR` event `410 Expired`, `too old resource version: N (M)` | the same |
+//! | watch from a version newer than the server's (plain watch) | accepted; waits until that version is reached, then sends what follows it | `ERROR` event `410 Expired`, `Too large resource version: N, current: M` (see below) |
+//! | watch with `sendInitialEvents=true` from a version newer than the server's | waits up to 3 s for its watch cache to reach it, then an `ERROR` event `504 Timeout`, `Timeout: Too large resource version: N, current: M`, cause `ResourceVersionTooLarge`, `retryAfterSeconds: 1` | the same `ERROR` event, at once |
+//! | list with `resourceVersion=N` (`NotOlderThan`, `Exact` or legacy), N newer than the server's | waits up to 3 s, then `504 Timeout` with that status and a `Retry-After: 1` header | the same error, at once |
+//!
+//! The waits exist because kube-apiserver's watch cache may lag etcd by a moment; the fake
+//! serves from its store of record, so a version it has not issued is one it will never have
+//! issued a moment later, and waiting would only slow tests down.
+//!
+//! The plain watch differs on purpose. A client only holds a version the server has never
+//! issued when the server lost its state (restarted empty, or restored from an older backup)
+//! and started counting again. kube-apiserver then keeps such a watch open and silent, so a
+//! client that resumes its watch (as informers do after a dropped connection) sees none of the
+//! new server's objects until it is restarted, and later may see unrelated history as if it
+//! followed. The restore procedure Kubernetes documents avoids this by moving the revision past
+//! every version issued before and marking the older ones compacted
+//! (`etcdutl snapshot restore --bump-revision ... --mark-compacted`), so that every such watch
+//! gets `410 Gone` and its client lists again. The fake answers what that restored server
+//! answers: `410 Expired`, so clients list again and converge by themselves.
+//!
+//! [`too_large_resource_version`] builds kube-apiserver's `504`.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::api_error::{ApiError, Cause};
 use crate::registry::GroupResource;
 use crate::selector::{FieldSelector, LabelSelector};
+
+/// kube-apiserver's answer to a list (or a watch with `sendInitialEvents=true`) from a
+/// resourceVersion `requested` newer than its `current` one: `504 Timeout`,
+/// `Timeout: Too large resource version: N, current: M`, with the cause
+/// `ResourceVersionTooLarge` and a retry after 1 s (the watch cache's retry delay).
+pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+    let mut error = ApiError::new(
+        504,
+        "Timeout",
+        format!("Timeout: Too large resource version: {requested}, current: {current}"),
+    );
+    error.causes = vec![Cause {
+        reason: "ResourceVersionTooLarge".into(),
+        message: "Too large resource version".into(),
+        field: String::new(),
+    }];
+    error.retry_after_seconds = Some(1);
+    error
+}
+
+/// The fake's answer to a plain watch from a resourceVersion `requested` it has never issued
+/// (newer than its `current` one): `410 Expired`, so that the client lists again (see the
+/// module docs for why this differs from kube-apiserver).
+pub(crate) fn never_issued_resource_version(requested: u64, current: u64) -> ApiError {
+    ApiError::gone(format!(
+        "Too large resource version: {requested}, current: {current}"
+    ))
+}
 
 /// The type of a watch event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +132,9 @@ pub struct WatchOptions {
     pub label_selector: LabelSelector,
     /// `fieldSelector`.
     pub field_selector: FieldSelector,
-    /// `resourceVersion`: `None`/`""`/`"0"` start with the current state; `N` replays after N.
+    /// `resourceVersion`: `None`/`""`/`"0"` start with the current state; `N` replays after N
+    /// (`410 Gone` when N is older than the retained history or newer than the store's
+    /// version; see the module docs).
     pub resource_version: Option<String>,
     /// `sendInitialEvents`: start with the current state and end it with an
     /// `k8s.io/initial-events-end` bookmark.
@@ -91,7 +150,9 @@ pub struct Subscription {
     pub initial: Vec<(EventType, Arc<Value>)>,
     /// When set, the resourceVersion of the `initial-events-end` bookmark to send after `initial`.
     pub initial_events_end: Option<u64>,
-    /// When set, the watch cannot start: the requested resourceVersion is too old.
+    /// When set, the watch cannot start: the requested resourceVersion is too old, was never
+    /// issued (410), or is too large for a watch with initial events (504); see the module
+    /// docs.
     pub expired: Option<crate::api_error::ApiError>,
     /// The resourceVersion the watch starts from.
     pub start_resource_version: u64,

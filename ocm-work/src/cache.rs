@@ -26,8 +26,8 @@
 //!
 //! After an error the watch is retried with a backoff bounded by [`RETRY_BACKOFF_MAX`]
 //! (jittered), so a cache catches up within seconds of its API server coming back; a
-//! `410 Gone` makes it list again. A list never replaces a cached object with an older version
-//! of it (the agent's own write made while the list was under way stays).
+//! `410 Gone` makes it list again. A list replaces what the cache held, except the caller's
+//! own writes made while the list was under way when they are newer than the listed version.
 //!
 //! The caches stop when the last handle to them is dropped.
 //!
@@ -265,6 +265,10 @@ pub trait CacheEntry: Send + Sync + 'static {
     fn name(&self) -> &str;
     /// The object's resource version, if it has one.
     fn resource_version(&self) -> Option<&str>;
+    /// The object's uid, if known.
+    fn uid(&self) -> Option<&str> {
+        None
+    }
 }
 
 macro_rules! typed_entry {
@@ -278,6 +282,9 @@ macro_rules! typed_entry {
             }
             fn resource_version(&self) -> Option<&str> {
                 self.metadata.resource_version.as_deref()
+            }
+            fn uid(&self) -> Option<&str> {
+                self.metadata.uid.as_deref()
             }
         }
     )*};
@@ -304,6 +311,9 @@ impl CacheEntry for Value {
     fn resource_version(&self) -> Option<&str> {
         self.pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
+    }
+    fn uid(&self) -> Option<&str> {
+        self.pointer("/metadata/uid").and_then(Value::as_str)
     }
 }
 
@@ -332,6 +342,9 @@ type Failures = HashMap<(String, String), DecodeFailure>;
 
 struct Shared<T> {
     objects: RwLock<Objects<T>>,
+    /// While a list is under way (from `Init` to `InitDone`): the objects written through
+    /// [`ObjectCache::insert`] meanwhile.
+    written_during_list: Mutex<Option<std::collections::HashSet<(String, String)>>>,
     failures: Mutex<Failures>,
     synced: tokio::sync::watch::Sender<bool>,
     listener: Mutex<Option<Listener>>,
@@ -414,6 +427,7 @@ impl<T: CacheEntry> ObjectCache<T> {
         Self {
             shared: Arc::new(Shared {
                 objects: RwLock::new(HashMap::new()),
+                written_during_list: Mutex::new(None),
                 failures: Mutex::new(HashMap::new()),
                 synced,
                 listener: Mutex::new(None),
@@ -534,8 +548,18 @@ impl<T: CacheEntry> ObjectCache<T> {
     /// Puts an object the caller just wrote (or read) into the cache, unless the cache
     /// already holds a newer version of it.
     pub fn insert(&self, object: T) {
+        let key = (object.namespace().to_string(), object.name().to_string());
         let mut objects = self.write();
-        upsert(&mut objects, Arc::new(object));
+        if upsert(&mut objects, Arc::new(object))
+            && let Some(written) = self
+                .shared
+                .written_during_list
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+        {
+            written.insert(key);
+        }
     }
 
     /// Forgets `namespace`/`name` (after the caller deleted it).
@@ -674,7 +698,13 @@ where
         };
         let mut touched: Vec<(String, String)> = Vec::new();
         match event {
-            Event::Init => buffer = Some((HashMap::new(), Vec::new())),
+            Event::Init => {
+                buffer = Some((HashMap::new(), Vec::new()));
+                *shared
+                    .written_during_list
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(Default::default());
+            }
             Event::InitApply(raw) => {
                 let (objects, failures) =
                     buffer.get_or_insert_with(|| (HashMap::new(), Vec::new()));
@@ -688,17 +718,24 @@ where
             }
             Event::InitDone => {
                 let (mut fresh, failures) = buffer.take().unwrap_or_default();
+                let written = shared
+                    .written_during_list
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                    .unwrap_or_default();
                 let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
-                // A cached version newer than the listed one was written (by the agent, or
-                // seen) after the list was taken: keep it. (In a consistent list at version L,
-                // an object modified at W <= L shows a version >= W.)
-                for (ns, names) in fresh.iter_mut() {
-                    for (name, listed) in names.iter_mut() {
-                        if let Some(current) = objects.get(ns).and_then(|m| m.get(name))
-                            && !not_older(listed.resource_version(), current.resource_version())
-                        {
-                            *listed = current.clone();
-                        }
+                // An object the caller wrote while the list was under way, in a newer version
+                // than the listed one of the same object (same uid), was written after the list
+                // was taken: keep the write. Anything else cached before the list is replaced,
+                // even by an older version: after a server lost its state, versions restart.
+                for key in &written {
+                    if let Some(listed) = fresh.get_mut(&key.0).and_then(|m| m.get_mut(&key.1))
+                        && let Some(current) = objects.get(&key.0).and_then(|m| m.get(&key.1))
+                        && current.uid() == listed.uid()
+                        && !not_older(listed.resource_version(), current.resource_version())
+                    {
+                        *listed = current.clone();
                     }
                 }
                 for (ns, names) in &fresh {
@@ -1142,19 +1179,51 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_list_does_not_replace_a_newer_cached_copy() {
+    async fn a_list_keeps_only_the_newer_writes_made_while_it_was_under_way() {
         let cache = ObjectCache::<Value>::empty();
-        // The agent wrote version 9 while a list (taken at an older version) was under way.
-        cache.insert(cm("a", "x", "9"));
-        let events = vec![
-            Ok(Event::Init),
-            Ok(Event::InitApply(RawObject::new(cm("a", "x", "5")))),
-            Ok(Event::InitApply(RawObject::new(cm("a", "y", "6")))),
-            Ok(Event::InitDone),
+        let with_uid = |name: &str, rv: &str, uid: &str| {
+            let mut o = cm("a", name, rv);
+            o["metadata"]["uid"] = json!(uid);
+            o
+        };
+        // Cached before the list: replaced by the listed version, even an older one (a server
+        // that lost its state counts again).
+        cache.insert(with_uid("old", "90", "u-old"));
+        enum Step {
+            Event(Box<Event<RawObject>>),
+            Write(Value),
+        }
+        let steps = vec![
+            Step::Event(Box::new(Event::Init)),
+            // Written during the list: kept when newer than the listed version of the same
+            // object, not when the listed one is another object (another uid).
+            Step::Write(with_uid("x", "9", "u-x")),
+            Step::Write(with_uid("y", "9", "u-y-before")),
+            Step::Event(Box::new(Event::InitApply(RawObject::new(with_uid(
+                "x", "5", "u-x",
+            ))))),
+            Step::Event(Box::new(Event::InitApply(RawObject::new(with_uid(
+                "y", "6", "u-y",
+            ))))),
+            Step::Event(Box::new(Event::InitApply(RawObject::new(with_uid(
+                "old", "3", "u-new",
+            ))))),
+            Step::Event(Box::new(Event::InitDone)),
         ];
+        let writer = cache.clone();
+        let events = futures::stream::iter(steps).filter_map(move |step| {
+            let event = match step {
+                Step::Event(event) => Some(Ok(*event)),
+                Step::Write(object) => {
+                    writer.insert(object);
+                    None
+                }
+            };
+            std::future::ready(event)
+        });
         feed(
             Arc::downgrade(&cache.shared),
-            futures::stream::iter(events),
+            events,
             |raw: RawObject| Ok(Some(raw.into_value())),
             "configmaps".to_string(),
         )
@@ -1166,5 +1235,6 @@ mod tests {
         };
         assert_eq!(version("x").as_deref(), Some("9"));
         assert_eq!(version("y").as_deref(), Some("6"));
+        assert_eq!(version("old").as_deref(), Some("3"));
     }
 }

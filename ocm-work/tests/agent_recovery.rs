@@ -1,4 +1,5 @@
-//! The running agent recovers by itself from outages, and never conflicts with its own writes.
+//! The running agent recovers by itself from outages and from a hub that lost its state, and
+//! never conflicts with its own writes.
 
 mod support;
 
@@ -115,4 +116,94 @@ async fn after_a_hub_outage_the_agent_catches_up_by_itself() {
 async fn recovery_time_after_a_two_minute_hub_outage() {
     let took = recovery_after_hub_outage(Duration::from_secs(120)).await;
     println!("120 s hub outage: caught up {took:?} after the hub came back");
+}
+
+/// A work `name` with `n` ConfigMaps `name-0`…, holding `value`.
+fn work_with_configmaps(name: &str, n: usize, value: &str) -> ocm_api::work::v1::ManifestWork {
+    let manifests: Vec<serde_json::Value> = (0..n)
+        .map(|i| configmap(&format!("{name}-{i}"), value))
+        .collect();
+    work_object(
+        name,
+        serde_json::json!({"workload": {"manifests": manifests}}),
+    )
+}
+
+/// The hub restarts with lost state at the same address: the agent, which resumes its watch
+/// from the old hub's resourceVersion, gets 410 Gone, lists the new hub, applies its works
+/// and cleans up what only the old hub asked for, by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_hub_restarts_with_lost_state_the_agent_resyncs_by_itself() {
+    let (old_hub, spoke) = clusters().await;
+    let link = Link::new(&old_hub);
+    // Eviction of records whose work is gone after 2 s here (upstream's default is 60 min).
+    let config = AgentConfig::new(CLUSTER, hub_hash(HUB_URL))
+        .status_sync_interval(Duration::from_secs(1))
+        .eviction_grace_period(Duration::from_secs(2));
+    let agent = WorkAgent::new(link.client(), spoke.client(), config);
+    let (stop, task) = start(agent);
+    // The old hub: 10 works of 10 ConfigMaps each.
+    let old_names: Vec<String> = (0..10).map(|i| format!("old-{i}")).collect();
+    for name in &old_names {
+        create_work(&old_hub.client(), &work_with_configmaps(name, 10, "v1")).await;
+    }
+    assert!(
+        eventually(30, || async { all_applied(&old_hub, &old_names) }).await,
+        "the old hub's works are applied"
+    );
+    assert_eq!(configmap_names(&spoke).len(), 100);
+
+    // The new hub knows nothing of them: 10 other works, and one of the old names with
+    // other content. It has issued far fewer resourceVersions than the old one.
+    // (Another uid seed: uids are random on a real server, never reused.)
+    let new_hub = ocm_testkit::FakeCluster::builder().uid_seed(7).build();
+    install(&new_hub.client(), &[CLUSTER]).await;
+    let mut new_names: Vec<String> = (0..10).map(|i| format!("new-{i}")).collect();
+    for name in &new_names {
+        create_work(&new_hub.client(), &work_with_configmaps(name, 1, "v1")).await;
+    }
+    create_work(&new_hub.client(), &work_with_configmaps("old-0", 1, "v2")).await;
+    new_names.push("old-0".to_string());
+    assert!(new_hub.store().resource_version() < old_hub.store().resource_version());
+    spoke.journal().clear();
+
+    let switched = Instant::now();
+    link.up(&new_hub);
+    let mut expected: Vec<String> = (0..10).map(|i| format!("new-{i}-0")).collect();
+    expected.push("old-0-0".to_string());
+    expected.sort();
+    assert!(
+        eventually(30, || async {
+            let mut names = configmap_names(&spoke);
+            names.sort();
+            names == expected
+                && configmap_value(&spoke, "old-0-0").as_deref() == Some("v2")
+                && all_applied(&new_hub, &new_names)
+        })
+        .await,
+        "the new hub's works are applied and only theirs are left: {:?}",
+        configmap_names(&spoke)
+    );
+    let took = switched.elapsed();
+    let records: Vec<ocm_api::work::v1::AppliedManifestWork> = spoke.list(None).unwrap();
+    let mut record_works: Vec<String> = records
+        .iter()
+        .map(|r| r.spec.manifest_work_name.clone())
+        .collect();
+    record_works.sort();
+    new_names.sort();
+    assert_eq!(
+        record_works, new_names,
+        "one AppliedManifestWork per work of the new hub"
+    );
+    // Nothing applied twice.
+    let creates = spoke.journal().count(|e| {
+        e.verb == "create" && e.resource.as_deref() == Some("configmaps") && e.status == 201
+    });
+    assert_eq!(creates, 10, "each new ConfigMap created once");
+    println!(
+        "hub restarted with lost state: 11 works applied and 99 stale ConfigMaps removed {took:?} after the switch (eviction grace 2 s)"
+    );
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
 }
