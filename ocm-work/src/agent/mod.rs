@@ -23,7 +23,11 @@
 //! the eviction grace period.
 //!
 //! A failed manifest is applied again at the next status sync, one whose executor was not
-//! allowed after a minute (upstream's requeue), everything else at the next resync.
+//! allowed after a minute (upstream's requeue), everything else at the next resync. A sync that
+//! fails after its apply pass (the work's status or the AppliedManifestWork could not be
+//! written) does not count as applied: its retry applies again, as upstream's failed syncs do.
+//! In [`WorkAgent::run`], a failed sync is retried after [`SYNC_RETRY_MIN`], doubling up to
+//! [`SYNC_RETRY_MAX`].
 //!
 //! [`WorkAgent::run`] starts the agent's informers ([`WorkAgent::start_caches`]); then works,
 //! AppliedManifestWorks and (with [`AgentConfig::cached_reads`]) applied resources are read
@@ -703,6 +707,11 @@ impl WorkAgent {
         let mut status = work.status.clone().unwrap_or_default();
         let mut errors = Vec::new();
         let mut applied = false;
+        // When this apply pass asks to be applied again; recorded only once the whole sync
+        // succeeded (its results reached the work's status and the AppliedManifestWork), so
+        // that a sync that failed half way applies again rather than trusting a status the
+        // hub never got.
+        let mut applied_until: Option<Instant> = None;
         // Inputs of a memo, collected when the whole sync reads from informers.
         let mut memo_inputs: Option<(String, Vec<MemoEntry>)> = None;
         if due {
@@ -745,18 +754,18 @@ impl WorkAgent {
                 }
             }
             let retry = retry_after(&results, self.config.resync_interval);
-            self.applied
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(uid.clone(), (generation, Instant::now() + retry));
+            applied_until = Some(Instant::now() + retry);
             applied = true;
         }
-        let next_apply = self
-            .applied
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&uid)
-            .map(|(_, next)| next.saturating_duration_since(Instant::now()))
+        let next_apply = applied_until
+            .or_else(|| {
+                self.applied
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&uid)
+                    .map(|(_, next)| *next)
+            })
+            .map(|next| next.saturating_duration_since(Instant::now()))
             // Due now: applied again at the next status sync, not in a tight loop.
             .filter(|d| !d.is_zero());
         if let Err(e) = self.refresh_status(work, &mut status, &now).await {
@@ -775,6 +784,12 @@ impl WorkAgent {
             self.remember_work(&patched);
         }
         Error::aggregate(errors)?;
+        if let Some(until) = applied_until {
+            self.applied
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(uid.clone(), (generation, until));
+        }
         if let (Some((applied_work_version, resources)), Some(work_version)) =
             (memo_inputs, work_version)
             && work.spec.executor.is_none()
