@@ -21,14 +21,20 @@
 //!   [`apply::update`] and [`apply::hash`].
 //!
 //! * [`cache`] holds the agent's informers: ManifestWorks, AppliedManifestWorks and the applied
-//!   resources, so a steady-state resync costs no request; [`executor::cache`] is the
-//!   `ExecutorValidatingCaches` gate; [`apply::jq`] evaluates `ignoreFields` jq expressions.
+//!   resources, so a steady-state resync costs no request; they decode object by object, so an
+//!   object the agent cannot decode is skipped and reported instead of stopping every list;
+//!   [`executor::cache`] is the `ExecutorValidatingCaches` gate; [`apply::jq`] evaluates
+//!   `ignoreFields` jq expressions.
 //!
 //! Behaviour is upstream's (names, condition types, reasons and messages, the quirks listed in
 //! each module). Additions are opt-ins, for example
-//! [`replicaset::SuccessCriteria::AppliedAndAvailable`]. One difference is on by default
-//! because it changes no outcome: applied resources are read from informers instead of a GET
-//! per manifest ([`agent::AgentConfig::cached_reads`] turns it off).
+//! [`replicaset::SuccessCriteria::AppliedAndAvailable`]. Some differences are on by default
+//! because they change no outcome for works upstream handles: applied resources are read from
+//! informers instead of a GET per manifest ([`agent::AgentConfig::cached_reads`] turns it off);
+//! a work the agent cannot decode is skipped and reported rather than stalling every work (see
+//! [`agent`]); and retries after errors are bounded to seconds
+//! ([`cache::RETRY_BACKOFF_MAX`], [`agent::SYNC_RETRY_MAX`]) where upstream backs off for
+//! minutes.
 //!
 //! ```
 //! use ocm_work::identity::{applied_manifest_work_name, hub_hash};
