@@ -1732,7 +1732,9 @@ impl WorkAgent {
 
     /// Publishes a Warning Event on the hub about a ManifestWork the agent cannot decode (our
     /// addition). Its status is not written: the agent cannot read it, and a merge patch of
-    /// `status.conditions` would replace the whole list with one built without it.
+    /// `status.conditions` would replace the whole list with one built without it. The hub
+    /// role upstream gives work agents (`open-cluster-management:managedcluster:work`) already
+    /// allows creating Events; a refused Event is only logged at debug level.
     async fn report_undecodable(&self, failure: &DecodeFailure) {
         use kube::runtime::events::{Event, EventType, Recorder, Reporter};
         let reference = k8s_openapi::api::core::v1::ObjectReference {
