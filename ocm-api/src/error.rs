@@ -94,3 +94,146 @@ pub enum Error {
 
 /// The result type of `ocm-api`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// One problem of a CEL expression and where it is (see [`CompileError`]).
+#[cfg(feature = "cel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cel")))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CelIssue {
+    /// 1-based line, or -1 when the problem has no location (cel-go's `NoLocation`).
+    pub line: i64,
+    /// 1-based column in code points, or 0 when the problem has no location.
+    pub column: i64,
+    /// What is wrong, e.g. `Syntax error: mismatched input '<EOF>' expecting …`.
+    pub message: String,
+}
+
+/// A CEL expression that does not compile: its syntax errors, or a limit it exceeds.
+///
+/// It displays as cel-go does: one `ERROR: <input>:LINE:COLUMN: message` line per issue
+/// (sorted by position, at most 100, then `N more errors were truncated`), each followed by
+/// the source line and a caret line under the column, ` | `-prefixed. Issues without a
+/// location show as `ERROR: <input>:-1:0: …` without source lines, and source lines longer
+/// than 16,384 bytes are left out, as cel-go leaves them out.
+#[cfg(feature = "cel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cel")))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileError {
+    source: std::sync::Arc<str>,
+    issues: Vec<CelIssue>,
+    /// Issues beyond the reported ones.
+    truncated: usize,
+}
+
+#[cfg(feature = "cel")]
+impl CompileError {
+    /// Most issues reported (cel-go's `maxErrorsToReport`).
+    pub const MAX_ISSUES: usize = 100;
+    /// Longest source line shown under an issue, in bytes (cel-go's `maxSnippetLength`).
+    pub const MAX_SNIPPET: usize = 16_384;
+
+    pub(crate) fn new(source: std::sync::Arc<str>, mut issues: Vec<CelIssue>, more: usize) -> Self {
+        issues.sort_by_key(|i| (i.line, i.column));
+        let truncated = more + issues.len().saturating_sub(Self::MAX_ISSUES);
+        issues.truncate(Self::MAX_ISSUES);
+        CompileError {
+            source,
+            issues,
+            truncated,
+        }
+    }
+
+    /// An issue without location (a limit the whole expression exceeds).
+    pub(crate) fn unlocated(source: std::sync::Arc<str>, message: String) -> Self {
+        Self::new(
+            source,
+            vec![CelIssue {
+                line: -1,
+                column: 0,
+                message,
+            }],
+            0,
+        )
+    }
+
+    /// The errors of the `cel` crate's parser.
+    pub(crate) fn from_parse(source: std::sync::Arc<str>, errors: ::cel::ParseErrors) -> Self {
+        let issues = errors
+            .errors
+            .into_iter()
+            .map(|e| {
+                // An error without a position is an internal one of the parser, whose text is
+                // then in its source.
+                let message = match (&e.source, e.msg.as_str()) {
+                    (Some(inner), "UNKNOWN") => inner.to_string(),
+                    _ => e.msg,
+                };
+                let (line, column) = if e.pos.0 >= 1 && e.pos.1 >= 1 {
+                    (e.pos.0 as i64, e.pos.1 as i64)
+                } else {
+                    (-1, 0)
+                };
+                CelIssue {
+                    line,
+                    column,
+                    message,
+                }
+            })
+            .collect();
+        Self::new(source, issues, 0)
+    }
+
+    /// The issues, sorted by position.
+    pub fn issues(&self) -> &[CelIssue] {
+        &self.issues
+    }
+
+    /// The expression that failed.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
+
+#[cfg(feature = "cel")]
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (n, issue) in self.issues.iter().enumerate() {
+            if n > 0 {
+                f.write_str("\n")?;
+            }
+            write!(
+                f,
+                "ERROR: <input>:{}:{}: {}",
+                issue.line, issue.column, issue.message
+            )?;
+            let snippet = usize::try_from(issue.line - 1)
+                .ok()
+                .and_then(|l| self.source.split('\n').nth(l))
+                .map(|l| l.strip_suffix('\r').unwrap_or(l));
+            if let Some(snippet) = snippet.filter(|s| s.len() <= Self::MAX_SNIPPET) {
+                let snippet = snippet.replace('\t', " ");
+                write!(f, "\n | {snippet}\n | ")?;
+                let mut chars = snippet.chars();
+                for _ in 1..issue.column {
+                    match chars.next() {
+                        Some(c) if c.len_utf8() > 1 => f.write_str("\u{ff0e}")?,
+                        Some(_) => f.write_str(".")?,
+                        None => break,
+                    }
+                }
+                match chars.next() {
+                    Some(c) if c.len_utf8() > 1 => f.write_str("\u{ff3e}")?,
+                    _ => f.write_str("^")?,
+                }
+            }
+        }
+        if self.truncated > 0 {
+            write!(f, "\n{} more errors were truncated", self.truncated)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "cel")]
+impl std::error::Error for CompileError {}

@@ -37,6 +37,12 @@
 //! constants, condition semantics and validation messages follow upstream OCM. Our additions
 //! are marked in their docs (for example the [`builder`] and the injectable [`clock`]).
 //!
+//! # Features
+//!
+//! * `cel`: the [`cel`] module, bounded compilation and evaluation of the CEL expressions users
+//!   write (placement CEL selectors, work condition rules, CRD validation rules), shared by the
+//!   other crates of the SDK.
+//!
 //! # Versions
 //!
 //! Like every crate built on `k8s-openapi`, this crate enables no Kubernetes version feature:
@@ -46,6 +52,9 @@
 
 pub mod addon;
 pub mod builder;
+#[cfg(feature = "cel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cel")))]
+pub mod cel;
 pub mod clock;
 pub mod cluster;
 pub mod conditions;

@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cel::common::value::Val;
 use cel::objects::{Key, Map};
-use cel::{Context, Env, Program};
+use cel::{Context, Env};
+use ocm_api::cel::{Limits, Program};
 use serde_json::Value;
 
 use crate::api_error::Cause;
@@ -41,7 +42,11 @@ fn program(source: &str) -> Option<Arc<Program>> {
     {
         return hit.clone();
     }
-    let compiled = environment().compile(source).ok().map(Arc::new);
+    // Bounded (see `ocm_api::cel`): a rule nested too deep does not compile, like any other
+    // rule kube-apiserver would have refused.
+    let compiled = Program::parse(environment(), source, &Limits::default())
+        .ok()
+        .map(Arc::new);
     if let Ok(mut c) = cache.lock() {
         if c.len() > 4096 {
             c.clear();
@@ -115,7 +120,7 @@ fn run(
             None,
         );
     }
-    let outcome = match program.execute(&ctx) {
+    let outcome = match program.evaluate(&ctx) {
         Ok(cel::Value::Bool(true)) => Outcome::Pass,
         Ok(cel::Value::Bool(false)) => Outcome::Fail,
         Ok(other) => Outcome::Error(format!("rule did not evaluate to a bool: {other:?}")),
@@ -194,7 +199,7 @@ pub(crate) fn check(
                     .and_then(Value::as_str)
                     .and_then(program_for_message)
                     .zip(ctx)
-                    .and_then(|(p, ctx)| match p.execute(&ctx) {
+                    .and_then(|(p, ctx)| match p.evaluate(&ctx) {
                         Ok(cel::Value::String(s)) if !s.trim().is_empty() => {
                             Some(s.as_ref().clone())
                         }

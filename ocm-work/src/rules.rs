@@ -15,8 +15,11 @@
 //! per manifest is not enforced), and the Kubernetes CEL libraries (quantity, semver, IP, CIDR,
 //! URL, format) are not available.
 
+use std::sync::{Arc, OnceLock};
+
 use cel::extractors::This;
-use cel::{Context, Program, Value};
+use cel::{Context, Env, Value};
+use ocm_api::cel::{Limits, Program};
 use ocm_api::conditions::{ConditionStatus, NewCondition};
 use ocm_api::constants::work as wc;
 use ocm_api::work::v1::{ConditionRule, ConditionRuleType};
@@ -64,8 +67,18 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
+fn environment() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| Arc::new(Env::stdlib()))
+}
+
+/// Parses an expression within the limits of [`ocm_api::cel`].
+fn parse(source: &str) -> Result<Program, ocm_api::cel::CompileError> {
+    Program::parse(environment(), source, &Limits::default())
+}
+
 fn context(object: &Value, result: Option<bool>) -> Context<'static, 'static> {
-    let mut ctx = Context::default();
+    let mut ctx = Context::with_env(Arc::clone(environment()));
     ctx.add_variable_from_value("object", object.clone());
     if let Some(result) = result {
         ctx.add_variable_from_value("result", Value::Bool(result));
@@ -118,7 +131,7 @@ pub fn evaluate(
     let ctx = context(&object, None);
     let mut result = true;
     for expression in &expressions {
-        let program = match Program::compile(expression) {
+        let program = match parse(expression) {
             Ok(p) => p,
             Err(e) => {
                 return condition(
@@ -128,7 +141,7 @@ pub fn evaluate(
                 );
             }
         };
-        match program.execute(&ctx) {
+        match program.evaluate(&ctx) {
             Ok(Value::Bool(true)) => {}
             Ok(Value::Bool(false)) => {
                 result = false;
@@ -151,9 +164,9 @@ pub fn evaluate(
         }
     }
     let message = match message_expression {
-        Some(expression) => match Program::compile(&expression) {
+        Some(expression) => match parse(&expression) {
             Err(e) => e.to_string().lines().next().unwrap_or_default().to_string(),
-            Ok(program) => match program.execute(&context(&object, Some(result))) {
+            Ok(program) => match program.evaluate(&context(&object, Some(result))) {
                 Ok(Value::String(s)) => s.to_string(),
                 Ok(other) => format!(
                     "expected message expression to have a string result, got {}",
@@ -275,6 +288,57 @@ mod tests {
         assert_eq!(show(evaluate(&empty, &obj, 1)).1, ConditionStatus::True);
         assert!(
             matches!(evaluate(&ok, &json!({"status": {"conditions": [1]}}), 1), Some(c) if c.status == ConditionStatus::False)
+        );
+    }
+
+    #[test]
+    fn deep_expressions_are_conditions_not_crashes() {
+        let run = |exprs: Vec<String>, message_expression: Option<String>| {
+            std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || {
+                    let obj = json!({"status": {"ready": true}});
+                    let refs: Vec<&str> = exprs.iter().map(String::as_str).collect();
+                    let mut r = rule(ConditionRuleType::Cel, "Ready", &refs);
+                    r.message_expression = message_expression;
+                    show(evaluate(&r, &obj, 1))
+                })
+                .expect("thread")
+                .join()
+                .expect("no crash")
+        };
+        let nest = |n: usize, inner: &str| format!("{}{inner}{}", "(".repeat(n), ")".repeat(n));
+        let (_, status, reason, message) = run(vec![nest(30, "object.status.ready")], None);
+        assert_eq!(
+            (status, reason.as_str(), message.as_str()),
+            (
+                ConditionStatus::True,
+                "ConditionRuleEvaluated",
+                "Manifest is Ready"
+            )
+        );
+        for deep in [
+            nest(10_000, "true"),
+            format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000)),
+            format!("1{}", " + 1".repeat(10_000)),
+            format!("object{}", ".status".repeat(10_000)),
+        ] {
+            let (_, status, reason, message) = run(vec![deep], None);
+            assert_eq!(
+                (status, reason.as_str(), message.as_str()),
+                (
+                    ConditionStatus::False,
+                    "ConditionRuleExpressionError",
+                    "ERROR: <input>:-1:0: expression recursion limit exceeded: 250"
+                )
+            );
+        }
+        // A deep message expression: the first line of its error is the message.
+        let (_, status, _, message) = run(vec!["true".into()], Some(nest(10_000, "'ready'")));
+        assert_eq!(status, ConditionStatus::True);
+        assert_eq!(
+            message,
+            "ERROR: <input>:-1:0: expression recursion limit exceeded: 250"
         );
     }
 

@@ -66,7 +66,8 @@ use cel::extractors::This;
 
 pub(crate) use self::cluster::{CelCache, ClusterInput, ClusterReads, Read};
 use cel::objects::{Key, Map};
-use cel::{Context, Env, ExecutionError, FunctionContext, Program, Value};
+use cel::{Context, Env, ExecutionError, FunctionContext, Value};
+use ocm_api::cel::{Limits, Program};
 
 /// The variable expressions read.
 pub const VARIABLE: &str = "managedCluster";
@@ -139,10 +140,12 @@ pub(crate) fn environment() -> &'static Arc<Env> {
 /// One compiled expression.
 #[derive(Debug)]
 pub(crate) struct CompiledExpression {
+    /// The expression as written (evaluated against the whole object by the tests).
+    #[cfg_attr(not(test), allow(dead_code))]
     program: Program,
     /// The expression with its reads below `managedCluster` replaced by hidden identifiers
     /// (see [`cluster::rewrite_reads`]); what is evaluated.
-    rewritten: IdedExpr,
+    rewritten: Program,
     cost: u64,
     uses_scores: bool,
     /// Paths below `managedCluster` the expression reads (see [`cluster`]).
@@ -150,24 +153,30 @@ pub(crate) struct CompiledExpression {
 }
 
 /// Compiles one expression, returning upstream-style error text on failure.
+///
+/// Parsing and every walk of the tree are bounded (see [`ocm_api::cel`]): an expression
+/// nested too deep or too long is a compile error, never a crash.
 pub(crate) fn compile(source: &str) -> Result<CompiledExpression, String> {
-    let env = environment();
-    let program = env
-        .compile(source)
-        .map_err(|e| format!("compilation failed: {e}"))?;
-    let mut unknown = BTreeSet::new();
-    free_identifiers(program.expression(), &mut Vec::new(), &mut unknown);
+    let failed = |e: ocm_api::cel::CompileError| format!("compilation failed: {e}");
+    let program = Program::parse(environment(), source, &Limits::default()).map_err(failed)?;
+    let unknown = program.walk(|e| {
+        let mut unknown = BTreeSet::new();
+        free_identifiers(e, &mut Vec::new(), &mut unknown);
+        unknown
+    });
     if let Some((name, id)) = unknown.into_iter().next() {
-        let (line, col) = program.source_info().offset_for(id).unwrap_or((1, 1));
-        return Err(format!(
-            "compilation failed: ERROR: <input>:{line}:{col}: undeclared reference to '{name}' (in container '')"
-        ));
+        return Err(failed(program.error_at(
+            id,
+            format!("undeclared reference to '{name}' (in container '')"),
+        )));
     }
-    let cost = static_cost(program.expression());
-    let uses_scores = program.references().has_function("scores");
+    let cost = program.walk(static_cost);
+    let uses_scores = program.walk(|e| e.references().has_function("scores"));
     let mut reads = BTreeSet::new();
-    let mut rewritten = program.expression().clone();
-    cluster::rewrite_reads(&mut rewritten, &mut Vec::new(), &mut reads);
+    let mut rewritten = program.clone();
+    rewritten
+        .rewrite(|e| cluster::rewrite_reads(e, &mut Vec::new(), &mut reads))
+        .map_err(failed)?;
     Ok(CompiledExpression {
         program,
         rewritten,
@@ -240,9 +249,9 @@ impl CelSelector {
                 return (false, spent);
             }
             let result = if rewritten {
-                Value::resolve(&expr.rewritten, &scope)
+                expr.rewritten.evaluate(&scope)
             } else {
-                expr.program.execute(&scope)
+                expr.program.evaluate(&scope)
             };
             match result {
                 Ok(Value::Bool(true)) => {}
@@ -814,6 +823,54 @@ mod tests {
         assert!(err.starts_with("compilation failed: "), "{err}");
         assert!(compile("[1,2].all(x, x > 0)").is_ok());
         assert!(compile("type(managedCluster) == map").is_ok());
+    }
+
+    /// Runs `f` on a thread with the stack of a tokio worker.
+    fn on_worker_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .expect("thread")
+            .join()
+            .expect("no crash")
+    }
+
+    #[test]
+    fn deep_expressions_compile_or_fail_cleanly_on_a_worker_stack() {
+        let nest = |n: usize| {
+            format!(
+                "{}managedCluster.metadata.name == 'cluster1'{}",
+                "(".repeat(n),
+                ")".repeat(n)
+            )
+        };
+        let thirty = nest(30);
+        assert!(on_worker_stack(move || {
+            let c = cluster(sample(), None);
+            eval(&[thirty.as_str()], &c)
+        }));
+        for source in [
+            nest(10_000),
+            format!("{}true{}", "[1].all(x, ".repeat(5_000), ")".repeat(5_000)),
+            format!("{}true{}", "size(".repeat(10_000), ")".repeat(10_000)),
+            format!("1{}", " + 1".repeat(10_000)),
+            format!("managedCluster{}", ".metadata".repeat(10_000)),
+        ] {
+            let err = on_worker_stack(move || compile(&source).map(|_| ()).unwrap_err());
+            assert_eq!(
+                err,
+                "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: 250"
+            );
+        }
+    }
+
+    #[test]
+    fn undeclared_references_have_upstream_positions() {
+        let err = compile("managedCluster.metadata.name == 'a' &&\n  other.x").unwrap_err();
+        assert_eq!(
+            err,
+            "compilation failed: ERROR: <input>:2:3: undeclared reference to 'other' (in container '')\n |   other.x\n | ..^"
+        );
     }
 
     #[test]

@@ -1,0 +1,251 @@
+//! Bounded compilation and evaluation: the pre-parse scan, parsing on a stack of known size, the
+//! post-parse depth check, and evaluation on a stack deep enough for the expression.
+
+use std::sync::Arc;
+
+use cel::common::ast::{EntryExpr, Expr, IdedExpr, SourceInfo};
+use cel::{Context, Env, ExecutionError, Value};
+
+use super::Limits;
+use super::scan::{self, Shape};
+use crate::error::{CelIssue, CompileError};
+
+/// Stack a parse needs per level of bracket nesting, and per chained operator, with a margin
+/// (measured: a debug build needs up to about 180 KiB per nested parenthesis and 4 KiB per
+/// operator; an optimised one up to 20 KiB and 1 KiB).
+#[cfg(debug_assertions)]
+const PARSE_STACK_PER_NESTING: usize = 320 << 10;
+#[cfg(not(debug_assertions))]
+const PARSE_STACK_PER_NESTING: usize = 48 << 10;
+#[cfg(debug_assertions)]
+const PARSE_STACK_PER_LEVEL: usize = 16 << 10;
+#[cfg(not(debug_assertions))]
+const PARSE_STACK_PER_LEVEL: usize = 4 << 10;
+/// Stack any parse may need besides the levels: reporting and recovering from syntax errors
+/// takes up to 3 MiB in a debug build.
+#[cfg(debug_assertions)]
+const PARSE_STACK_BASE: usize = 8 << 20;
+#[cfg(not(debug_assertions))]
+const PARSE_STACK_BASE: usize = 256 << 10;
+
+/// Stack an evaluation (or one of our walkers) needs per level of the syntax tree, with a
+/// margin (measured: a debug build needs up to about 40 KiB per level; an optimised one up to
+/// 3 KiB).
+#[cfg(debug_assertions)]
+pub(crate) const EVAL_STACK_PER_LEVEL: usize = 64 << 10;
+#[cfg(not(debug_assertions))]
+pub(crate) const EVAL_STACK_PER_LEVEL: usize = 8 << 10;
+
+/// Stack kept free besides the levels: for the functions the expression calls (regular
+/// expressions, formatting, JSON) and the caller's own frames.
+const STACK_BASE: usize = 512 << 10;
+
+/// Runs `f` with at least `need` bytes of stack: on the current stack when it has that much
+/// left, else on a new one (on the same thread) of `need` plus a margin.
+pub(crate) fn with_stack<R>(need: usize, f: impl FnOnce() -> R) -> R {
+    let need = need.saturating_add(STACK_BASE);
+    stacker::maybe_grow(need, need.saturating_add(1 << 20), f)
+}
+
+/// The stack an evaluation of a tree `depth` levels deep needs (see [`with_stack`]).
+pub(crate) fn eval_stack(depth: usize) -> usize {
+    depth.saturating_mul(EVAL_STACK_PER_LEVEL)
+}
+
+/// A parsed expression, bounded by the [`Limits`] it was compiled with.
+///
+/// It is what the `cel` crate's parser produced, macros expanded, plus what evaluating it
+/// needs: its depth (so evaluation runs on a stack deep enough in any build and on any thread)
+/// and its source (for positions and upstream-format error messages).
+#[derive(Debug, Clone)]
+pub struct Program {
+    source: Arc<str>,
+    expression: IdedExpr,
+    source_info: Arc<SourceInfo>,
+    depth: usize,
+    limits: Limits,
+}
+
+impl Program {
+    /// Parses `source` with the parser (and macros) of `env`, within `limits`.
+    ///
+    /// # Errors
+    ///
+    /// The syntax errors of `source`, or the limit it exceeds, in upstream's format (see
+    /// [`CompileError`]).
+    pub fn parse(env: &Env, source: &str, limits: &Limits) -> Result<Program, CompileError> {
+        let source: Arc<str> = Arc::from(source);
+        let shape = scan::scan(&source, limits)
+            .map_err(|e| CompileError::unlocated(Arc::clone(&source), e.to_string()))?;
+        let need = parse_stack(&shape);
+        let parser = env
+            .parser()
+            // The scan bounds nesting; the crate's own check (which counts the same brackets
+            // and conditionals) stays as a backstop above it.
+            .max_recursion_depth(
+                u16::try_from(limits.nesting.saturating_mul(2)).unwrap_or(u16::MAX - 1),
+            );
+        let parsed = with_stack(need, || parser.parse_with_source_info(&source));
+        let (expression, source_info) =
+            parsed.map_err(|errors| CompileError::from_parse(Arc::clone(&source), errors))?;
+        let mut program = Program {
+            source,
+            expression,
+            source_info: Arc::new(source_info),
+            depth: 0,
+            limits: *limits,
+        };
+        program.check_depth()?;
+        Ok(program)
+    }
+
+    /// The source the program was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The expression, macros expanded (and rewritten by [`Program::rewrite`], if it was).
+    pub fn expression(&self) -> &IdedExpr {
+        &self.expression
+    }
+
+    /// How many levels deep the expression is.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The 1-based line and column (in code points) where the node `id` was written; `None`
+    /// for a node the parser did not place (a node added by a rewrite).
+    pub fn position(&self, id: u64) -> Option<(usize, usize)> {
+        let (start, _) = self.source_info.offset_for(id)?;
+        let start = usize::try_from(start).ok()?;
+        let before = self.source.get(..start)?;
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before.get(line_start..)?.chars().count() + 1;
+        Some((line, column))
+    }
+
+    /// An error at the node `id`, in upstream's format.
+    pub fn error_at(&self, id: u64, message: impl Into<String>) -> CompileError {
+        let (line, column) = self.position(id).map_or((-1, 0), |(l, c)| {
+            (
+                i64::try_from(l).unwrap_or(i64::MAX),
+                i64::try_from(c).unwrap_or(i64::MAX),
+            )
+        });
+        CompileError::new(
+            Arc::clone(&self.source),
+            vec![CelIssue {
+                line,
+                column,
+                message: message.into(),
+            }],
+            0,
+        )
+    }
+
+    /// Runs `f` on the expression with a stack deep enough for walking it recursively, then
+    /// checks the depth of the result again (a rewrite may have deepened it).
+    ///
+    /// # Errors
+    ///
+    /// The rewritten expression is deeper than the limits allow.
+    pub fn rewrite<R>(&mut self, f: impl FnOnce(&mut IdedExpr) -> R) -> Result<R, CompileError> {
+        let result = self.walk_mut(f);
+        self.check_depth()?;
+        Ok(result)
+    }
+
+    /// Runs `f` on the expression with a stack deep enough for walking it recursively.
+    pub fn walk<R>(&self, f: impl FnOnce(&IdedExpr) -> R) -> R {
+        with_stack(eval_stack(self.depth), || f(&self.expression))
+    }
+
+    fn walk_mut<R>(&mut self, f: impl FnOnce(&mut IdedExpr) -> R) -> R {
+        let need = eval_stack(self.depth);
+        let expression = &mut self.expression;
+        with_stack(need, || f(expression))
+    }
+
+    fn check_depth(&mut self) -> Result<(), CompileError> {
+        let depth = depth(&self.expression);
+        if depth > self.limits.depth {
+            return Err(CompileError::unlocated(
+                Arc::clone(&self.source),
+                "max recursion depth exceeded".to_string(),
+            ));
+        }
+        self.depth = depth;
+        Ok(())
+    }
+
+    /// Evaluates the expression in `ctx`, on a stack deep enough for it.
+    ///
+    /// # Errors
+    ///
+    /// What the evaluation fails with.
+    pub fn evaluate(&self, ctx: &Context<'_, '_>) -> Result<Value, ExecutionError> {
+        with_stack(eval_stack(self.depth), || {
+            Value::resolve(&self.expression, ctx)
+        })
+    }
+}
+
+/// The stack parsing an expression of `shape` needs.
+fn parse_stack(shape: &Shape) -> usize {
+    shape
+        .nesting
+        .saturating_mul(PARSE_STACK_PER_NESTING)
+        .saturating_add(PARSE_STACK_BASE)
+        .saturating_add(shape.levels.saturating_mul(PARSE_STACK_PER_LEVEL))
+}
+
+/// The direct subexpressions of `e`.
+pub(crate) fn children(e: &IdedExpr) -> impl Iterator<Item = &IdedExpr> {
+    let mut out: Vec<&IdedExpr> = Vec::new();
+    match &e.expr {
+        Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) => {}
+        Expr::Call(call) => {
+            out.extend(call.target.as_deref());
+            out.extend(call.args.iter());
+        }
+        Expr::Comprehension(c) => out.extend([
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]),
+        Expr::List(l) => out.extend(l.elements.iter()),
+        Expr::Map(m) => {
+            for entry in &m.entries {
+                match &entry.expr {
+                    EntryExpr::MapEntry(me) => out.extend([&me.key, &me.value]),
+                    EntryExpr::StructField(f) => out.push(&f.value),
+                }
+            }
+        }
+        Expr::Struct(s) => {
+            for entry in &s.entries {
+                match &entry.expr {
+                    EntryExpr::MapEntry(me) => out.extend([&me.key, &me.value]),
+                    EntryExpr::StructField(f) => out.push(&f.value),
+                }
+            }
+        }
+        Expr::Select(s) => out.push(&s.operand),
+    }
+    out.into_iter()
+}
+
+/// The depth of `e` (a leaf is one level), computed without recursion.
+pub(crate) fn depth(e: &IdedExpr) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(e, 1usize)];
+    while let Some((e, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        stack.extend(children(e).map(|c| (c, d + 1)));
+    }
+    deepest
+}

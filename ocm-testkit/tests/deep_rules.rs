@@ -1,0 +1,75 @@
+//! CRD validation rules (`x-kubernetes-validations`) nested deep: a rule within the CEL limits
+//! is enforced, one beyond them is skipped (kube-apiserver would have refused the CRD); no
+//! write crashes, on a thread with the stack of a tokio worker.
+
+use ocm_testkit::{FakeCluster, Gvr, WriteOptions};
+use serde_json::{Value, json};
+
+fn crd(rules: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {
+                        "type": "object",
+                        "x-kubernetes-validations": rules,
+                        "properties": {"name": {"type": "string"}}
+                    }}
+                }}
+            }]
+        }
+    })
+}
+
+fn on_worker_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .expect("thread")
+        .join()
+        .expect("no crash")
+}
+
+#[test]
+fn deep_rules_never_crash_a_write() {
+    on_worker_stack(|| {
+        let c = FakeCluster::new();
+        let nest = |n: usize, inner: &str| format!("{}{inner}{}", "(".repeat(n), ")".repeat(n));
+        let rules = vec![
+            json!({"rule": nest(30, "self.name != 'bad'"), "message": "name must not be bad"}),
+            json!({"rule": nest(10_000, "self.name != 'worse'"), "message": "never checked"}),
+            json!({"rule": format!("self.name{}", ".size()".repeat(10_000)), "message": "never checked"}),
+        ];
+        let gvr_crd = Gvr::new("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+        c.store()
+            .create(&gvr_crd, "", crd(rules), &WriteOptions::default())
+            .expect("CRD");
+        let gvr = Gvr::new("example.com", "v1", "gadgets");
+        let gadget = |name: &str, spec_name: &str| {
+            json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+                   "metadata": {"name": name}, "spec": {"name": spec_name}})
+        };
+        let opts = WriteOptions::default();
+        let err = c
+            .store()
+            .create(&gvr, "default", gadget("a", "bad"), &opts)
+            .expect_err("the 30-level rule is enforced");
+        assert_eq!(err.code, 422);
+        assert!(
+            err.message.contains("name must not be bad"),
+            "{}",
+            err.message
+        );
+        c.store()
+            .create(&gvr, "default", gadget("b", "worse"), &opts)
+            .expect("the 10,000-level rules are skipped");
+    });
+}
