@@ -6,78 +6,32 @@
 //! `messageExpression`, or `failed rule: <rule>`, at the path plus its
 //! `fieldPath`, with its `reason` (`FieldValueInvalid` by default).
 //!
-//! The environment is the `cel` crate's standard library with its strings,
-//! lists and math extensions; Kubernetes' own CEL libraries (quantity, url, ip,
-//! …) and cost limits are not emulated. Rules that do not compile are skipped
+//! The environment is the SDK's shared one ([`ocm_api::cel::environment`]):
+//! the standard library, the strings, lists and math extensions and
+//! Kubernetes' CEL libraries (quantity, url, ip, cidr, semver, format, regex,
+//! lists). Rules that do not compile, use identifiers other than `self` and
+//! `oldSelf`, or exceed the CEL limits of [`ocm_api::cel`] are skipped
 //! (kube-apiserver would have refused the CRD).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
+use cel::Context;
 use cel::common::value::Val;
-use cel::objects::{Key, Map};
-use cel::{Context, Env};
-use ocm_api::cel::{Limits, Program};
+use ocm_api::cel::{Cache, Program};
 use serde_json::Value;
 
 use crate::api_error::Cause;
 
-fn environment() -> &'static Arc<Env> {
-    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let mut env = Env::stdlib();
-        let _ = env.add_extension(cel::extensions::strings);
-        let _ = env.add_extension(cel::extensions::lists);
-        let _ = env.add_extension(cel::extensions::math);
-        Arc::new(env)
-    })
-}
-
 /// A compiled rule, cached by its source (`None` when it does not compile).
 fn program(source: &str) -> Option<Arc<Program>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Program>>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Ok(c) = cache.lock()
-        && let Some(hit) = c.get(source)
-    {
-        return hit.clone();
-    }
-    // Bounded (see `ocm_api::cel`): a rule nested too deep does not compile, like any other
-    // rule kube-apiserver would have refused.
-    let compiled = Program::parse(environment(), source, &Limits::default())
-        .ok()
-        .map(Arc::new);
-    if let Ok(mut c) = cache.lock() {
-        if c.len() > 4096 {
-            c.clear();
-        }
-        c.insert(source.to_string(), compiled.clone());
-    }
-    compiled
-}
-
-fn to_cel(v: &Value) -> cel::Value {
-    match v {
-        Value::Null => cel::Value::Null,
-        Value::Bool(b) => cel::Value::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => cel::Value::Int(i),
-            (None, Some(u), _) => cel::Value::UInt(u),
-            (_, _, Some(f)) => cel::Value::Float(f),
-            _ => cel::Value::Null,
-        },
-        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
-        Value::Array(a) => cel::Value::List(Arc::new(a.iter().map(to_cel).collect())),
-        Value::Object(m) => {
-            let entries: HashMap<Key, cel::Value> = m
-                .iter()
-                .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v)))
-                .collect();
-            cel::Value::Map(Map {
-                map: Arc::new(entries),
-            })
-        }
-    }
+    static CACHE: OnceLock<Cache<Option<Arc<Program>>>> = OnceLock::new();
+    CACHE
+        .get_or_init(Cache::default)
+        .get_or_insert_with(source, || {
+            let program = ocm_api::cel::compile(source).ok()?;
+            program.check_references(&["self", "oldSelf"]).ok()?;
+            Some(Arc::new(program))
+        })
 }
 
 /// What a root-level rule sees as `self`: the object with only `name` and
@@ -101,24 +55,11 @@ fn run(
     this: &Value,
     old: Option<&Value>,
 ) -> (Outcome, Option<Context<'static, 'static>>) {
-    let mut ctx = Context::with_env(Arc::clone(environment()));
-    let mut bind = |name: &str, v: &Value| match Box::<dyn Val>::try_from(to_cel(v)) {
-        Ok(val) => {
-            ctx.add_variable_as_val(name.to_string(), val);
-            true
-        }
-        Err(_) => false,
-    };
-    if !bind("self", this) {
-        return (Outcome::Error("self could not be converted".into()), None);
-    }
-    if let Some(o) = old
-        && !bind("oldSelf", o)
-    {
-        return (
-            Outcome::Error("oldSelf could not be converted".into()),
-            None,
-        );
+    let mut ctx = ocm_api::cel::context();
+    let val: Box<dyn Val> = ocm_api::cel::json_to_val(this);
+    ctx.add_variable_as_val("self".to_string(), val);
+    if let Some(o) = old {
+        ctx.add_variable_as_val("oldSelf".to_string(), ocm_api::cel::json_to_val(o));
     }
     let outcome = match program.evaluate(&ctx) {
         Ok(cel::Value::Bool(true)) => Outcome::Pass,

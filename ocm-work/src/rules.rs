@@ -10,16 +10,20 @@
 //!   is `True` when all are true. `hasConditions(x)` tells whether `x` has a non-empty
 //!   `conditions` list.
 //!
-//! Statuses, reasons and the message rules are upstream's. CEL runs on the `cel` crate: its
-//! error texts differ from cel-go's, it has no cost accounting (upstream's budget of 10,000,000
-//! per manifest is not enforced), and the Kubernetes CEL libraries (quantity, semver, IP, CIDR,
-//! URL, format) are not available.
+//! Statuses, reasons and the message rules are upstream's. Expressions compile and run in the
+//! SDK's shared CEL environment ([`ocm_api::cel::environment`]): the standard library,
+//! optional values, the strings extension and the Kubernetes CEL libraries upstream's work
+//! agent enables (quantity, semver, IP, CIDR, URL, format, regex, lists), plus our additions
+//! listed there. As with cel-go, an identifier other than `object` (and `result` in a
+//! message expression) is a compile error, `undeclared reference to 'x' (in container '')`,
+//! and compile errors carry cel-go's position format. Expressions too deep or too long are
+//! compile errors too (see [`ocm_api::cel`]), never a crash.
 
 use std::sync::{Arc, OnceLock};
 
 use cel::extractors::This;
-use cel::{Context, Env, Value};
-use ocm_api::cel::{Limits, Program};
+use cel::{Context, Value};
+use ocm_api::cel::{Cache, CompileError, Program};
 use ocm_api::conditions::{ConditionStatus, NewCondition};
 use ocm_api::constants::work as wc;
 use ocm_api::work::v1::{ConditionRule, ConditionRuleType};
@@ -67,18 +71,19 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-fn environment() -> &'static Arc<Env> {
-    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
-    ENV.get_or_init(|| Arc::new(Env::stdlib()))
-}
-
-/// Parses an expression within the limits of [`ocm_api::cel`].
-fn parse(source: &str) -> Result<Program, ocm_api::cel::CompileError> {
-    Program::parse(environment(), source, &Limits::default())
+/// Compiles an expression that may use `variables` (bounded, see [`ocm_api::cel`]); the
+/// parse is cached by source.
+fn compile(source: &str, variables: &[&str]) -> Result<Arc<Program>, CompileError> {
+    static CACHE: OnceLock<Cache<Result<Arc<Program>, CompileError>>> = OnceLock::new();
+    let program = CACHE
+        .get_or_init(Cache::default)
+        .get_or_insert_with(source, || ocm_api::cel::compile(source).map(Arc::new))?;
+    program.check_references(variables)?;
+    Ok(program)
 }
 
 fn context(object: &Value, result: Option<bool>) -> Context<'static, 'static> {
-    let mut ctx = Context::with_env(Arc::clone(environment()));
+    let mut ctx = ocm_api::cel::context();
     ctx.add_variable_from_value("object", object.clone());
     if let Some(result) = result {
         ctx.add_variable_from_value("result", Value::Bool(result));
@@ -121,7 +126,7 @@ pub fn evaluate(
             rule.message_expression.clone().filter(|m| !m.is_empty()),
         ),
     };
-    let object = cel::to_value(object).unwrap_or(Value::Null);
+    let object = ocm_api::cel::json_to_value(object);
     let condition = |status: ConditionStatus, reason: &str, message: String| {
         Some(
             NewCondition::new(rule.condition.clone(), status, reason, message)
@@ -131,7 +136,7 @@ pub fn evaluate(
     let ctx = context(&object, None);
     let mut result = true;
     for expression in &expressions {
-        let program = match parse(expression) {
+        let program = match compile(expression, &["object"]) {
             Ok(p) => p,
             Err(e) => {
                 return condition(
@@ -164,8 +169,14 @@ pub fn evaluate(
         }
     }
     let message = match message_expression {
-        Some(expression) => match parse(&expression) {
-            Err(e) => e.to_string().lines().next().unwrap_or_default().to_string(),
+        Some(expression) => match compile(&expression, &["object", "result"]) {
+            // Upstream keeps the text before the first source line.
+            Err(e) => e
+                .to_string()
+                .split("\n | ")
+                .next()
+                .unwrap_or_default()
+                .to_string(),
             Ok(program) => match program.evaluate(&context(&object, Some(result))) {
                 Ok(Value::String(s)) => s.to_string(),
                 Ok(other) => format!(
@@ -339,6 +350,36 @@ mod tests {
         assert_eq!(
             message,
             "ERROR: <input>:-1:0: expression recursion limit exceeded: 250"
+        );
+    }
+
+    #[test]
+    fn kubernetes_libraries_and_compile_errors() {
+        let obj = json!({"spec": {"memory": "2Gi", "version": "1.30.0"}});
+        let r = rule(
+            ConditionRuleType::Cel,
+            "Big",
+            &[
+                "quantity(object.spec.memory).isGreaterThan(quantity('1Gi'))",
+                "semver(object.spec.version).isGreaterThan(semver('1.29.0'))",
+            ],
+        );
+        assert_eq!(show(evaluate(&r, &obj, 1)).1, ConditionStatus::True);
+        let r = rule(ConditionRuleType::Cel, "Big", &["object.spec.memory == x"]);
+        assert_eq!(
+            show(evaluate(&r, &obj, 1)),
+            (
+                "Big".into(),
+                ConditionStatus::False,
+                "ConditionRuleExpressionError".into(),
+                "ERROR: <input>:1:23: undeclared reference to 'x' (in container '')\n | object.spec.memory == x\n | ......................^".into()
+            )
+        );
+        let mut r = rule(ConditionRuleType::Cel, "Big", &["true"]);
+        r.message_expression = Some("result ? badcel : 'no'".into());
+        assert_eq!(
+            show(evaluate(&r, &obj, 1)).3,
+            "ERROR: <input>:1:10: undeclared reference to 'badcel' (in container '')"
         );
     }
 

@@ -43,11 +43,83 @@
 //! expression goes) when the current stack is too small, so an ordinary expression evaluates
 //! on the caller's stack with no overhead beyond a comparison.
 
+mod cache;
+mod convert;
+pub(crate) mod k8s;
 mod program;
 mod scan;
 
+use std::sync::{Arc, OnceLock};
+
+use ::cel::{Context, Env};
+
+pub use self::cache::Cache;
+pub use self::convert::{json_depth, json_to_val, json_to_value, value_to_val};
 pub use self::program::Program;
 pub use crate::error::{CelIssue, CompileError};
+
+/// The environment every CEL expression of the SDK compiles and runs in, built once: the
+/// standard library with optional values, the `cel` crate's `strings`, `lists` and `math`
+/// extensions, and Kubernetes' CEL libraries (see below). Each user adds its own variables
+/// and functions to the [`Context`] it evaluates in (see [`context`]).
+///
+/// Kubernetes' libraries, with Kubernetes' names, types and errors:
+///
+/// * Semver: `semver(s)`, `semver(s, normalize)`, `isSemver(s)`, `isSemver(s, normalize)`;
+///   on a semver `major()`, `minor()`, `patch()`, `isGreaterThan(v)`, `isLessThan(v)`,
+///   `compareTo(v)`.
+/// * Quantity: `quantity(s)`, `isQuantity(s)`, `sign(q)`; on a quantity `isGreaterThan(q)`,
+///   `isLessThan(q)`, `compareTo(q)`, `asApproximateFloat()`, `asInteger()`, `isInteger()`,
+///   `add(q | int)`, `sub(q | int)`.
+/// * Lists: on a list `isSorted()`, `sum()`, `min()`, `max()`, `indexOf(x)`, `lastIndexOf(x)`.
+/// * Regex: on a string `find(re)`, `findAll(re)`, `findAll(re, n)`.
+/// * IP: `ip(s)`, `isIP(s)`, `ip.isCanonical(s)`, `string(ip)`; on an IP `family()`,
+///   `isUnspecified()`, `isLoopback()`, `isLinkLocalMulticast()`, `isLinkLocalUnicast()`,
+///   `isGlobalUnicast()`.
+/// * CIDR: `cidr(s)`, `isCIDR(s)`, `string(cidr)`; on a CIDR `containsIP(ip | s)`,
+///   `containsCIDR(cidr | s)`, `ip()`, `prefixLength()`, `masked()`.
+/// * URLs: `url(s)`, `isURL(s)`; on a URL `getScheme()`, `getHost()`, `getHostname()`,
+///   `getPort()`, `getEscapedPath()`, `getQuery()`.
+/// * Format: `format.named(name)` (an optional), `format.dns1123Label()`,
+///   `format.dns1123Subdomain()`, `format.dns1035Label()`, `format.qualifiedName()`, their
+///   `…Prefix()` variants, `format.labelValue()`, `format.uri()`, `format.uuid()`,
+///   `format.byte()`, `format.date()`, `format.datetime()`; on a format `validate(s)` (an
+///   optional list of problems).
+///
+/// cel-go's `ext.Strings`, which upstream also enables, comes from the `cel` crate's strings
+/// extension, `string.format(list)` included. The crate's `lists` (`lists.range`, `slice`,
+/// `flatten`, `sort`, …) and `math` (`math.greatest`, `math.ceil`, …) extensions are our
+/// additions: upstream does not enable cel-go's counterparts.
+pub fn environment() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        // The extensions declare distinct overloads; a failure would mean a name clash inside
+        // the `cel` crate itself, in which case the environment simply lacks that extension.
+        let _ = env.add_extension(::cel::extensions::strings);
+        let _ = env.add_extension(::cel::extensions::lists);
+        let _ = env.add_extension(::cel::extensions::math);
+        // Same for the Kubernetes libraries: their overloads are distinct from the crate's
+        // (the unit tests of each library check that every function is reachable).
+        let _ = k8s::register(&mut env);
+        Arc::new(env)
+    })
+}
+
+/// A root context on the shared [`environment`], to which a user adds its variables and
+/// functions (build it once and evaluate in inner scopes where that matters).
+pub fn context() -> Context<'static, 'static> {
+    Context::with_env(Arc::clone(environment()))
+}
+
+/// Parses `source` in the shared [`environment`] with the default [`Limits`].
+///
+/// # Errors
+///
+/// See [`Program::parse`].
+pub fn compile(source: &str) -> Result<Program, CompileError> {
+    Program::parse(environment(), source, &Limits::default())
+}
 
 /// Bounds on the expressions [`Program::parse`] accepts (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -249,3 +249,107 @@ pub(crate) fn depth(e: &IdedExpr) -> usize {
     }
     deepest
 }
+
+/// Names an expression may use as free identifiers besides its variables: the type names of
+/// the standard library.
+const TYPE_IDENTIFIERS: &[&str] = &[
+    "bool",
+    "bytes",
+    "double",
+    "int",
+    "list",
+    "map",
+    "null_type",
+    "string",
+    "type",
+    "uint",
+    "timestamp",
+    "duration",
+    "optional_type",
+];
+
+/// Prefixes of namespaced functions (`optional.of`, `math.ceil`, `lists.range`, `format.uri`,
+/// `strings.quote`), which an expression names like identifiers.
+const FUNCTION_NAMESPACES: &[&str] = &["optional", "math", "lists", "ip", "format", "strings"];
+
+impl Program {
+    /// Checks that every identifier the expression uses is one of `variables`, a variable of
+    /// an enclosing comprehension, a type name, a function namespace or a hidden name (one
+    /// starting with `@`, which only rewrites produce); the first other one is cel-go's
+    /// checker error, `undeclared reference to 'NAME' (in container '')`, at its position.
+    ///
+    /// # Errors
+    ///
+    /// The first undeclared reference, in source order.
+    pub fn check_references(&self, variables: &[&str]) -> Result<(), CompileError> {
+        let unknown = self.walk(|e| {
+            let mut unknown = Vec::new();
+            free_identifiers(e, variables, &mut Vec::new(), &mut unknown);
+            unknown
+        });
+        let first = unknown
+            .into_iter()
+            .min_by_key(|(_, id)| self.position(*id).unwrap_or((usize::MAX, usize::MAX)));
+        match first {
+            Some((name, id)) => Err(self.error_at(
+                id,
+                format!("undeclared reference to '{name}' (in container '')"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Collects the identifiers of `e` that are neither bound by an enclosing comprehension nor
+/// known, with their node ids.
+fn free_identifiers(
+    e: &IdedExpr,
+    variables: &[&str],
+    bound: &mut Vec<String>,
+    out: &mut Vec<(String, u64)>,
+) {
+    match &e.expr {
+        Expr::Unspecified | Expr::Literal(_) => {}
+        Expr::Ident(name) => {
+            if !variables.contains(&name.as_str())
+                && !name.starts_with('@')
+                && !TYPE_IDENTIFIERS.contains(&name.as_str())
+                && !bound.iter().any(|b| b == name)
+            {
+                out.push((name.clone(), e.id));
+            }
+        }
+        Expr::Call(call) => {
+            if let Some(t) = &call.target {
+                // `optional.of(…)`, `math.ceil(…)`: a namespace, not a variable.
+                let namespace = matches!(&t.expr, Expr::Ident(n)
+                    if FUNCTION_NAMESPACES.contains(&n.as_str()) && !bound.iter().any(|b| b == n));
+                if !namespace {
+                    free_identifiers(t, variables, bound, out);
+                }
+            }
+            for a in &call.args {
+                free_identifiers(a, variables, bound, out);
+            }
+        }
+        Expr::Comprehension(c) => {
+            free_identifiers(&c.iter_range, variables, bound, out);
+            free_identifiers(&c.accu_init, variables, bound, out);
+            let depth = bound.len();
+            bound.push(c.iter_var.clone());
+            if let Some(v2) = &c.iter_var2 {
+                bound.push(v2.clone());
+            }
+            bound.push(c.accu_var.clone());
+            free_identifiers(&c.loop_cond, variables, bound, out);
+            free_identifiers(&c.loop_step, variables, bound, out);
+            free_identifiers(&c.result, variables, bound, out);
+            bound.truncate(depth);
+        }
+        _ => {
+            for child in children(e) {
+                free_identifiers(child, variables, bound, out);
+            }
+        }
+    }
+}

@@ -950,7 +950,7 @@ mod tests {
 
     #[test]
     fn exists_conditions_are_simplified() {
-        let program = super::super::environment()
+        let program = ocm_api::cel::environment()
             .compile("[1].exists(x, x > 0) && [1].all(x, x > 0)")
             .expect("compiles");
         let mut e = program.expression().clone();
@@ -976,7 +976,7 @@ mod tests {
     }
 
     fn reads(source: &str) -> BTreeSet<Read> {
-        let program = super::super::environment()
+        let program = ocm_api::cel::environment()
             .compile(source)
             .expect("compiles");
         let mut out = BTreeSet::new();

@@ -10,34 +10,13 @@
 //!   (`validUntil` is ignored, like upstream). A missing object is an evaluation error.
 //! * `"<json>".parseJSON()`: the decoded value; invalid JSON is an evaluation error.
 //!
-//! All the Kubernetes libraries upstream enables (`k8s.io/apiserver`'s `Lists`, `Regex`,
-//! `URLs`, `Quantity`, `IP`, `CIDR`, `Format`, `Semver`) are available, with Kubernetes'
-//! names, types and errors (see the `k8s` submodules for details):
-//!
-//! * Semver: `semver(s)`, `semver(s, normalize)`, `isSemver(s)`, `isSemver(s, normalize)`;
-//!   on a semver `major()`, `minor()`, `patch()`, `isGreaterThan(v)`, `isLessThan(v)`,
-//!   `compareTo(v)`.
-//! * Quantity: `quantity(s)`, `isQuantity(s)`, `sign(q)`; on a quantity `isGreaterThan(q)`,
-//!   `isLessThan(q)`, `compareTo(q)`, `asApproximateFloat()`, `asInteger()`, `isInteger()`,
-//!   `add(q | int)`, `sub(q | int)`.
-//! * Lists: on a list `isSorted()`, `sum()`, `min()`, `max()`, `indexOf(x)`, `lastIndexOf(x)`.
-//! * Regex: on a string `find(re)`, `findAll(re)`, `findAll(re, n)`.
-//! * IP: `ip(s)`, `isIP(s)`, `ip.isCanonical(s)`, `string(ip)`; on an IP `family()`,
-//!   `isUnspecified()`, `isLoopback()`, `isLinkLocalMulticast()`, `isLinkLocalUnicast()`,
-//!   `isGlobalUnicast()`.
-//! * CIDR: `cidr(s)`, `isCIDR(s)`, `string(cidr)`; on a CIDR `containsIP(ip | s)`,
-//!   `containsCIDR(cidr | s)`, `ip()`, `prefixLength()`, `masked()`.
-//! * URLs: `url(s)`, `isURL(s)`; on a URL `getScheme()`, `getHost()`, `getHostname()`,
-//!   `getPort()`, `getEscapedPath()`, `getQuery()`.
-//! * Format: `format.named(name)` (an optional), `format.dns1123Label()`,
-//!   `format.dns1123Subdomain()`, `format.dns1035Label()`, `format.qualifiedName()`, their
-//!   `…Prefix()` variants, `format.labelValue()`, `format.uri()`, `format.uuid()`,
-//!   `format.byte()`, `format.date()`, `format.datetime()`; on a format `validate(s)` (an
-//!   optional list of problems).
-//!
-//! cel-go's `ext.Strings`, which upstream also enables, comes from the `cel` crate's strings
-//! extension, `string.format(list)` included (`%s`, `%d`, `%f`, `%e`, `%x`, `%X`, `%o`, `%b`,
-//! with an optional `.precision`).
+//! The environment is the SDK's shared one, [`ocm_api::cel::environment`]: the standard
+//! library, the strings, lists and math extensions and all the Kubernetes libraries upstream
+//! enables (`Lists`, `Regex`, `URLs`, `Quantity`, `IP`, `CIDR`, `Format`, `Semver`), with
+//! Kubernetes' names, types and errors. Parsing and evaluation are bounded there too: an
+//! expression nested too deep or too long is a compile error (`compilation failed: ERROR:
+//! <input>:-1:0: expression recursion limit exceeded: 250`), never a crash. Compiled
+//! expressions are cached by source.
 //!
 //! The variable is not converted as a whole: each expression has the paths it reads below
 //! `managedCluster` (`metadata.labels["env"]`, `status.clusterClaims`, …) replaced by hidden
@@ -55,19 +34,17 @@
 //! the per-cluster budget. Upstream's limits are the defaults (see [`CelLimits`]).
 
 mod cluster;
-pub(crate) mod k8s;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr, IdedExpr};
-use cel::common::value::Val;
 use cel::extractors::This;
 
 pub(crate) use self::cluster::{CelCache, ClusterInput, ClusterReads, Read};
 use cel::objects::{Key, Map};
-use cel::{Context, Env, ExecutionError, FunctionContext, Value};
-use ocm_api::cel::{Limits, Program};
+use cel::{Context, ExecutionError, FunctionContext, Value};
+use ocm_api::cel::{Cache, Program};
 
 /// The variable expressions read.
 pub const VARIABLE: &str = "managedCluster";
@@ -98,45 +75,6 @@ impl Default for CelLimits {
     }
 }
 
-/// Names an expression may use as free identifiers besides [`VARIABLE`]: the type names of the
-/// standard library.
-const TYPE_IDENTIFIERS: &[&str] = &[
-    "bool",
-    "bytes",
-    "double",
-    "int",
-    "list",
-    "map",
-    "null_type",
-    "string",
-    "type",
-    "uint",
-    "timestamp",
-    "duration",
-    "optional_type",
-];
-
-/// Prefixes of namespaced functions (`optional.of`, `math.ceil`, `lists.range`,
-/// `format.uri`), which an expression names like identifiers.
-const FUNCTION_NAMESPACES: &[&str] = &["optional", "math", "lists", "ip", "format"];
-
-/// The shared CEL environment: standard library plus the extensions, built once.
-pub(crate) fn environment() -> &'static Arc<Env> {
-    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let mut env = Env::stdlib();
-        // The extensions declare distinct overloads; a failure would mean a name clash inside
-        // the `cel` crate itself, in which case the environment simply lacks that extension.
-        let _ = env.add_extension(cel::extensions::strings);
-        let _ = env.add_extension(cel::extensions::lists);
-        let _ = env.add_extension(cel::extensions::math);
-        // Same for the Kubernetes libraries: their overloads are distinct from the crate's
-        // (the unit tests of each library check that every function is reachable).
-        let _ = k8s::register(&mut env);
-        Arc::new(env)
-    })
-}
-
 /// One compiled expression.
 #[derive(Debug)]
 pub(crate) struct CompiledExpression {
@@ -152,24 +90,22 @@ pub(crate) struct CompiledExpression {
     reads: BTreeSet<Read>,
 }
 
-/// Compiles one expression, returning upstream-style error text on failure.
+/// Compiles one expression, returning upstream-style error text on failure; cached by
+/// source.
 ///
 /// Parsing and every walk of the tree are bounded (see [`ocm_api::cel`]): an expression
 /// nested too deep or too long is a compile error, never a crash.
-pub(crate) fn compile(source: &str) -> Result<CompiledExpression, String> {
+pub(crate) fn compile(source: &str) -> Result<Arc<CompiledExpression>, String> {
+    static CACHE: OnceLock<Cache<Result<Arc<CompiledExpression>, String>>> = OnceLock::new();
+    CACHE
+        .get_or_init(Cache::default)
+        .get_or_insert_with(source, || compile_uncached(source).map(Arc::new))
+}
+
+fn compile_uncached(source: &str) -> Result<CompiledExpression, String> {
     let failed = |e: ocm_api::cel::CompileError| format!("compilation failed: {e}");
-    let program = Program::parse(environment(), source, &Limits::default()).map_err(failed)?;
-    let unknown = program.walk(|e| {
-        let mut unknown = BTreeSet::new();
-        free_identifiers(e, &mut Vec::new(), &mut unknown);
-        unknown
-    });
-    if let Some((name, id)) = unknown.into_iter().next() {
-        return Err(failed(program.error_at(
-            id,
-            format!("undeclared reference to '{name}' (in container '')"),
-        )));
-    }
+    let program = ocm_api::cel::compile(source).map_err(failed)?;
+    program.check_references(&[VARIABLE]).map_err(failed)?;
     let cost = program.walk(static_cost);
     let uses_scores = program.walk(|e| e.references().has_function("scores"));
     let mut reads = BTreeSet::new();
@@ -189,7 +125,7 @@ pub(crate) fn compile(source: &str) -> Result<CompiledExpression, String> {
 /// The expressions of one predicate.
 #[derive(Debug, Default)]
 pub(crate) struct CelSelector {
-    expressions: Vec<CompiledExpression>,
+    expressions: Vec<Arc<CompiledExpression>>,
 }
 
 impl CelSelector {
@@ -262,70 +198,7 @@ impl CelSelector {
     }
 }
 
-/// Converts a CEL [`Value`] into the interpreter's value tree.
-pub(crate) fn to_val(value: Value) -> Box<dyn Val> {
-    Box::<dyn Val>::try_from(value).unwrap_or_else(|_| Box::new(cel::common::types::CelNull))
-}
-
-/// Converts JSON straight into the interpreter's value tree (same mapping as [`json_to_cel`]).
-pub(crate) fn json_to_val(json: &serde_json::Value) -> Box<dyn Val> {
-    use cel::common::types::{
-        CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
-    };
-    match json {
-        serde_json::Value::Null => Box::new(CelNull),
-        serde_json::Value::Bool(b) => Box::new(CelBool::from(*b)),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => Box::new(CelInt::from(i)),
-            (None, Some(u), _) => Box::new(CelUInt::from(u)),
-            (_, _, Some(f)) => Box::new(CelDouble::from(f)),
-            _ => Box::new(CelNull),
-        },
-        serde_json::Value::String(s) => Box::new(CelString::from(s.clone())),
-        serde_json::Value::Array(items) => Box::new(CelList::from(
-            items.iter().map(json_to_val).collect::<Vec<_>>(),
-        )),
-        serde_json::Value::Object(map) => {
-            let entries: HashMap<CelMapKey<'static>, Box<dyn Val>> = map
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        CelMapKey::String(CelString::from(k.clone())),
-                        json_to_val(v),
-                    )
-                })
-                .collect();
-            Box::new(CelMap::from(entries))
-        }
-    }
-}
-
-/// Converts JSON into a CEL value (integers stay integers, other numbers become doubles).
-pub(crate) fn json_to_cel(json: &serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::Null,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => Value::Int(i),
-            (None, Some(u), _) => Value::UInt(u),
-            (_, _, Some(f)) => Value::Float(f),
-            _ => Value::Null,
-        },
-        serde_json::Value::String(s) => Value::String(Arc::new(s.clone())),
-        serde_json::Value::Array(items) => {
-            Value::List(Arc::new(items.iter().map(json_to_cel).collect()))
-        }
-        serde_json::Value::Object(map) => {
-            let entries: HashMap<Key, Value> = map
-                .iter()
-                .map(|(k, v)| (Key::String(Arc::new(k.clone())), json_to_cel(v)))
-                .collect();
-            Value::Map(Map {
-                map: Arc::new(entries),
-            })
-        }
-    }
-}
+pub(crate) use ocm_api::cel::{json_to_val, value_to_val as to_val};
 
 /// Builds the list CEL `scores()` returns for one AddOnPlacementScore.
 pub(crate) fn score_items_value(items: &[(&str, i32)]) -> Value {
@@ -350,7 +223,7 @@ pub(crate) fn score_items_value(items: &[(&str, i32)]) -> Value {
 
 /// Builds the root context with the OCM functions; create it once per placement.
 pub(crate) fn root_context() -> Context<'static, 'static> {
-    let mut ctx = Context::with_env(Arc::clone(environment()));
+    let mut ctx = ocm_api::cel::context();
     // Neither name is declared by the environment, so adding them cannot fail.
     let _ = ctx.add_function("scores", scores_function);
     let _ = ctx.add_function("parseJSON", parse_json_function);
@@ -378,58 +251,8 @@ fn parse_json_function(
     This(text): This<Arc<String>>,
 ) -> Result<Value, ExecutionError> {
     serde_json::from_str::<serde_json::Value>(&text)
-        .map(|v| json_to_cel(&v))
+        .map(|v| ocm_api::cel::json_to_value(&v))
         .map_err(|e| ftx.error(format!("failed to parse JSON: {e}")))
-}
-
-/// Collects identifiers that are neither bound by an enclosing comprehension nor known.
-fn free_identifiers(e: &IdedExpr, bound: &mut Vec<String>, out: &mut BTreeSet<(String, u64)>) {
-    match &e.expr {
-        Expr::Unspecified | Expr::Literal(_) => {}
-        Expr::Ident(name) => {
-            if name != VARIABLE
-                && !name.starts_with('@')
-                && !TYPE_IDENTIFIERS.contains(&name.as_str())
-                && !bound.iter().any(|b| b == name)
-            {
-                out.insert((name.clone(), e.id));
-            }
-        }
-        Expr::Call(call) => {
-            if let Some(t) = &call.target {
-                // `optional.of(…)`, `math.ceil(…)`: a namespace, not a variable.
-                let namespace = matches!(&t.expr, Expr::Ident(n)
-                    if FUNCTION_NAMESPACES.contains(&n.as_str()) && !bound.iter().any(|b| b == n));
-                if !namespace {
-                    free_identifiers(t, bound, out);
-                }
-            }
-            for a in &call.args {
-                free_identifiers(a, bound, out);
-            }
-        }
-        Expr::Comprehension(c) => {
-            free_identifiers(&c.iter_range, bound, out);
-            free_identifiers(&c.accu_init, bound, out);
-            let depth = bound.len();
-            bound.push(c.iter_var.clone());
-            if let Some(v2) = &c.iter_var2 {
-                bound.push(v2.clone());
-            }
-            bound.push(c.accu_var.clone());
-            free_identifiers(&c.loop_cond, bound, out);
-            free_identifiers(&c.loop_step, bound, out);
-            free_identifiers(&c.result, bound, out);
-            bound.truncate(depth);
-        }
-        Expr::List(l) => l
-            .elements
-            .iter()
-            .for_each(|x| free_identifiers(x, bound, out)),
-        Expr::Map(m) => entry_exprs(&m.entries).for_each(|x| free_identifiers(x, bound, out)),
-        Expr::Select(s) => free_identifiers(&s.operand, bound, out),
-        Expr::Struct(s) => entry_exprs(&s.entries).for_each(|x| free_identifiers(x, bound, out)),
-    }
 }
 
 /// The key and value expressions of map or struct literal entries.
@@ -482,6 +305,7 @@ fn static_cost(e: &IdedExpr) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cel::common::value::Val;
     use serde_json::json;
 
     use ocm_api::cluster::v1::ManagedCluster;

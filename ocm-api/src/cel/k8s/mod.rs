@@ -1,4 +1,5 @@
-//! Kubernetes' CEL libraries, as upstream's placement environment enables them.
+//! Kubernetes' CEL libraries, as upstream enables them for placement CEL selectors and work
+//! condition rules (and kube-apiserver for CRD validation rules).
 //!
 //! Upstream builds its environment on `k8s.io/apiserver`'s libraries (`Lists`, `Regex`, `URLs`,
 //! `Quantity`, `IP`, `CIDR`, `Format`, `Semver`); each has a submodule here (`lists`, `regex`,
@@ -170,7 +171,7 @@ pub(crate) mod test_support {
 
     use cel::{Context, Value};
 
-    /// Evaluates a constant expression in the placement environment.
+    /// Evaluates a constant expression in the shared environment.
     pub(crate) fn eval(source: &str) -> Result<Value, String> {
         let program = super::super::environment()
             .compile(source)
