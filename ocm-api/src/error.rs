@@ -237,3 +237,22 @@ impl std::fmt::Display for CompileError {
 
 #[cfg(feature = "cel")]
 impl std::error::Error for CompileError {}
+
+/// A CEL evaluation that failed or ran out of cost (see [`crate::cel::Budget`]).
+#[cfg(feature = "cel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cel")))]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// What the expression failed with (a missing key, no matching overload, …).
+    #[error("{0}")]
+    Execution(#[source] ::cel::ExecutionError),
+    /// The evaluation passed the per-evaluation cost limit (cel-go's `CostLimit`, upstream's
+    /// `PerCallLimit`); cel-go's message.
+    #[error("operation cancelled: actual cost limit exceeded")]
+    CostLimit,
+    /// The evaluation passed what was left of its budget (upstream's `RuntimeCELCostBudget`);
+    /// upstream's message.
+    #[error("CEL evaluation budget exceeded")]
+    BudgetExceeded,
+}

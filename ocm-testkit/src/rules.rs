@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 use cel::Context;
 use cel::common::value::Val;
-use ocm_api::cel::{Cache, Program};
+use ocm_api::cel::{Budget, Cache, EvalError, Program};
 use serde_json::Value;
 
 use crate::api_error::Cause;
@@ -48,12 +48,21 @@ enum Outcome {
     Pass,
     Fail,
     Error(String),
+    /// The budget of the node's rules ran out: the rest are not run.
+    OutOfBudget,
+}
+
+/// kube-apiserver's message for a rule past the per-call cost limit.
+fn over_limit(rule: &str) -> String {
+    format!("call cost exceeds limit for rule: {rule}")
 }
 
 fn run(
     program: &Program,
+    source: &str,
     this: &Value,
     old: Option<&Value>,
+    budget: &mut Budget,
 ) -> (Outcome, Option<Context<'static, 'static>>) {
     let mut ctx = ocm_api::cel::context();
     let val: Box<dyn Val> = ocm_api::cel::json_to_val(this);
@@ -61,10 +70,12 @@ fn run(
     if let Some(o) = old {
         ctx.add_variable_as_val("oldSelf".to_string(), ocm_api::cel::json_to_val(o));
     }
-    let outcome = match program.evaluate(&ctx) {
+    let outcome = match program.evaluate(&ctx, budget) {
         Ok(cel::Value::Bool(true)) => Outcome::Pass,
         Ok(cel::Value::Bool(false)) => Outcome::Fail,
         Ok(other) => Outcome::Error(format!("rule did not evaluate to a bool: {other:?}")),
+        Err(EvalError::CostLimit) => Outcome::Error(over_limit(source)),
+        Err(EvalError::BudgetExceeded) => Outcome::OutOfBudget,
         Err(e) => Outcome::Error(e.to_string()),
     };
     (outcome, Some(ctx))
@@ -102,6 +113,8 @@ pub(crate) fn check(
     let root = path.is_empty();
     let this = if root { root_view(v) } else { v.clone() };
     let old_view = old.map(|o| if root { root_view(o) } else { o.clone() });
+    // kube-apiserver's limits (our approximation: one budget per schema node, not per object).
+    let mut budget = Budget::default();
     for r in rules {
         let Some(source) = r.get("rule").and_then(Value::as_str) else {
             continue;
@@ -115,8 +128,10 @@ pub(crate) fn check(
         };
         let (outcome, ctx) = run(
             &program,
+            source,
             &this,
             if transition { old_view.as_ref() } else { None },
+            &mut budget,
         );
         let field = join(
             path,
@@ -126,6 +141,16 @@ pub(crate) fn check(
         );
         let detail = match outcome {
             Outcome::Pass => continue,
+            Outcome::OutOfBudget => {
+                out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: \"{type_name}\": validation failed due to running out of cost budget, no further validation rules will be run"
+                    ),
+                    field,
+                });
+                return;
+            }
             Outcome::Error(e) => {
                 out.push(Cause {
                     reason: "FieldValueInvalid".into(),
@@ -140,7 +165,7 @@ pub(crate) fn check(
                     .and_then(Value::as_str)
                     .and_then(program_for_message)
                     .zip(ctx)
-                    .and_then(|(p, ctx)| match p.evaluate(&ctx) {
+                    .and_then(|(p, ctx)| match p.evaluate(&ctx, &mut budget) {
                         Ok(cel::Value::String(s)) if !s.trim().is_empty() => {
                             Some(s.as_ref().clone())
                         }

@@ -73,3 +73,36 @@ fn deep_rules_never_crash_a_write() {
             .expect("the 10,000-level rules are skipped");
     });
 }
+
+#[test]
+fn expensive_rules_stop_at_the_cost_limit() {
+    let c = FakeCluster::new();
+    let rule = "lists.range(1000).all(a, lists.range(1000).all(b, lists.range(1000).all(c, self.name != '')))";
+    let gvr_crd = Gvr::new("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    c.store()
+        .create(
+            &gvr_crd,
+            "",
+            crd(vec![json!({"rule": rule})]),
+            &WriteOptions::default(),
+        )
+        .expect("CRD");
+    let gvr = Gvr::new("example.com", "v1", "gadgets");
+    let err = c
+        .store()
+        .create(
+            &gvr,
+            "default",
+            json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+                   "metadata": {"name": "a"}, "spec": {"name": "x"}}),
+            &WriteOptions::default(),
+        )
+        .expect_err("refused");
+    assert_eq!(err.code, 422);
+    assert!(
+        err.message
+            .contains(&format!("call cost exceeds limit for rule: {rule}")),
+        "{}",
+        err.message
+    );
+}

@@ -18,12 +18,21 @@
 //! message expression) is a compile error, `undeclared reference to 'x' (in container '')`,
 //! and compile errors carry cel-go's position format. Expressions too deep or too long are
 //! compile errors too (see [`ocm_api::cel`]), never a crash.
+//!
+//! Cost is metered as upstream does (see [`evaluate_all`]): each evaluation stops past
+//! 1,000,000 units (`operation cancelled: actual cost limit exceeded`) and the rules of one
+//! manifest share 10,000,000 (`CEL evaluation budget exceeded`), with `ConditionRuleExpressionError`
+//! as the reason. The units approximate cel-go's (see [`ocm_api::cel::Budget`]).
+//!
+//! Condition messages longer than the API accepts (32,768 bytes) are cut and end with
+//! ` ... (truncated)` (our addition, see [`truncate`]): upstream writes them whole and the API
+//! server rejects the status update, so the work would show no status at all.
 
 use std::sync::{Arc, OnceLock};
 
 use cel::extractors::This;
 use cel::{Context, Value};
-use ocm_api::cel::{Cache, CompileError, Program};
+use ocm_api::cel::{Budget, Cache, CompileError, EvalError, Program};
 use ocm_api::conditions::{ConditionStatus, NewCondition};
 use ocm_api::constants::work as wc;
 use ocm_api::work::v1::{ConditionRule, ConditionRuleType};
@@ -93,20 +102,105 @@ fn context(object: &Value, result: Option<bool>) -> Context<'static, 'static> {
     ctx
 }
 
-/// Evaluates one rule against the live `object` (as JSON); `None` when the rule produces no
-/// condition (a well-known rule without a built-in for this kind).
+/// Evaluates the condition rules of one manifest against its live `object` (as JSON), in
+/// order, sharing upstream's cost budget ([`Budget::RUNTIME_COST_BUDGET`], each evaluation
+/// limited to [`Budget::PER_CALL_LIMIT`]); rules that produce no condition (a well-known rule
+/// without a built-in for this kind) are left out.
+///
+/// The accounting is upstream's, quirks included: an expression that fails (budget exceeded
+/// included) leaves the budget as it was, while a message expression that runs out of budget
+/// leaves nothing for the rules after it.
+pub fn evaluate_all(
+    rules: &[ConditionRule],
+    object: &serde_json::Value,
+    generation: i64,
+) -> Vec<NewCondition> {
+    let json = object;
+    let object = ocm_api::cel::json_to_value(json);
+    let mut budget = RUNTIME_BUDGET;
+    rules
+        .iter()
+        .filter_map(|rule| evaluate_value(rule, json, &object, generation, &mut budget))
+        .collect()
+}
+
+/// Evaluates one rule against the live `object` (as JSON) with a budget of its own; `None`
+/// when the rule produces no condition (a well-known rule without a built-in for this kind).
+/// See [`evaluate_all`] for the rules of one manifest.
 pub fn evaluate(
     rule: &ConditionRule,
     object: &serde_json::Value,
     generation: i64,
 ) -> Option<NewCondition> {
+    let converted = ocm_api::cel::json_to_value(object);
+    let mut budget = RUNTIME_BUDGET;
+    evaluate_value(rule, object, &converted, generation, &mut budget)
+}
+
+/// The longest condition message the API server accepts (`maxLength` of
+/// `metav1.Condition.message`).
+pub const MAX_MESSAGE_LENGTH: usize = 32_768;
+
+/// What ends a message cut to [`MAX_MESSAGE_LENGTH`].
+const TRUNCATED: &str = " ... (truncated)";
+
+/// `message`, cut to at most [`MAX_MESSAGE_LENGTH`] bytes on a character boundary and marked
+/// so when longer (our addition: upstream writes longer messages as they are, and the API
+/// server then rejects the whole status update).
+pub fn truncate(message: String) -> String {
+    if message.len() <= MAX_MESSAGE_LENGTH {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_LENGTH - TRUNCATED.len();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{TRUNCATED}", &message[..end])
+}
+
+/// Upstream's budget per manifest, signed: upstream marks an exhausted budget with -1.
+const RUNTIME_BUDGET: i64 = Budget::RUNTIME_COST_BUDGET as i64;
+
+/// Evaluates `program` as upstream's `evaluate` does, with what is left of the budget: the
+/// result (an error as its message) and what is left after it (-1 once exceeded).
+fn evaluate_cel(
+    program: &Program,
+    ctx: &Context<'_, '_>,
+    budget: i64,
+) -> (Result<Value, String>, i64) {
+    const BUDGET_EXCEEDED: &str = "CEL evaluation budget exceeded";
+    let cap = u64::try_from(budget).unwrap_or(0);
+    let limit = Budget::PER_CALL_LIMIT.min(cap);
+    let (result, cost) = program.evaluate_with_limit(ctx, limit);
+    let left = budget.saturating_sub(i64::try_from(cost).unwrap_or(i64::MAX));
+    match result {
+        Ok(value) => (Ok(value), left),
+        Err(EvalError::CostLimit) if limit < Budget::PER_CALL_LIMIT => {
+            (Err(BUDGET_EXCEEDED.to_string()), -1)
+        }
+        Err(EvalError::CostLimit) if left < 0 => (
+            Err(format!("[{}, {BUDGET_EXCEEDED}]", EvalError::CostLimit)),
+            -1,
+        ),
+        Err(e) => (Err(e.to_string()), left),
+    }
+}
+
+/// [`evaluate`] with the object converted and the manifest's budget.
+fn evaluate_value(
+    rule: &ConditionRule,
+    json: &serde_json::Value,
+    object: &Value,
+    generation: i64,
+    budget: &mut i64,
+) -> Option<NewCondition> {
     let (expressions, message_expression): (Vec<String>, Option<String>) = match rule.type_ {
         ConditionRuleType::WellKnownConditions => {
-            let api_version = object
+            let api_version = json
                 .get("apiVersion")
                 .and_then(|v| v.as_str())
                 .unwrap_or_default();
-            let kind = object
+            let kind = json
                 .get("kind")
                 .and_then(|v| v.as_str())
                 .unwrap_or_default();
@@ -126,14 +220,13 @@ pub fn evaluate(
             rule.message_expression.clone().filter(|m| !m.is_empty()),
         ),
     };
-    let object = ocm_api::cel::json_to_value(object);
     let condition = |status: ConditionStatus, reason: &str, message: String| {
         Some(
-            NewCondition::new(rule.condition.clone(), status, reason, message)
+            NewCondition::new(rule.condition.clone(), status, reason, truncate(message))
                 .observed_generation(generation),
         )
     };
-    let ctx = context(&object, None);
+    let ctx = context(object, None);
     let mut result = true;
     for expression in &expressions {
         let program = match compile(expression, &["object"]) {
@@ -146,7 +239,12 @@ pub fn evaluate(
                 );
             }
         };
-        match program.evaluate(&ctx) {
+        let (outcome, left) = evaluate_cel(&program, &ctx, *budget);
+        if outcome.is_ok() {
+            // Upstream keeps the budget as it was when an expression fails.
+            *budget = left;
+        }
+        match outcome {
             Ok(Value::Bool(true)) => {}
             Ok(Value::Bool(false)) => {
                 result = false;
@@ -159,11 +257,11 @@ pub fn evaluate(
                     format!("expected bool result, got {}", type_name(&other)),
                 );
             }
-            Err(e) => {
+            Err(message) => {
                 return condition(
                     ConditionStatus::False,
                     wc::REASON_CONDITION_RULE_EXPRESSION_ERROR,
-                    e.to_string(),
+                    message,
                 );
             }
         }
@@ -177,14 +275,19 @@ pub fn evaluate(
                 .next()
                 .unwrap_or_default()
                 .to_string(),
-            Ok(program) => match program.evaluate(&context(&object, Some(result))) {
-                Ok(Value::String(s)) => s.to_string(),
-                Ok(other) => format!(
-                    "expected message expression to have a string result, got {}",
-                    type_name(&other)
-                ),
-                Err(e) => e.to_string(),
-            },
+            Ok(program) => {
+                let (outcome, left) =
+                    evaluate_cel(&program, &context(object, Some(result)), *budget);
+                *budget = left;
+                match outcome {
+                    Ok(Value::String(s)) => s.to_string(),
+                    Ok(other) => format!(
+                        "expected message expression to have a string result, got {}",
+                        type_name(&other)
+                    ),
+                    Err(message) => message,
+                }
+            }
         },
         None => String::new(),
     };
@@ -381,6 +484,87 @@ mod tests {
             show(evaluate(&r, &obj, 1)).3,
             "ERROR: <input>:1:10: undeclared reference to 'badcel' (in container '')"
         );
+    }
+
+    #[test]
+    fn costs_and_the_shared_budget_are_upstreams() {
+        let obj = json!({"status": {}});
+        let cel = |exprs: &[&str]| rule(ConditionRuleType::Cel, "Done", exprs);
+        // 10^9 iterations: stopped at the per-evaluation limit, with cel-go's message.
+        let cube = cel(&[
+            "lists.range(1000).all(a, lists.range(1000).all(b, lists.range(1000).all(c, true)))",
+        ]);
+        assert_eq!(
+            show(evaluate(&cube, &obj, 1)),
+            (
+                "Done".into(),
+                ConditionStatus::False,
+                "ConditionRuleExpressionError".into(),
+                "operation cancelled: actual cost limit exceeded".into()
+            )
+        );
+        // About 800,000 units each (a string is charged a unit per ten bytes it is read):
+        // twelve of them pass the manifest's budget of 10,000,000.
+        let obj = json!({"status": {}, "big": "x".repeat(8_000_000)});
+        let heavy = "object.big.size() > 0";
+        let mut rules: Vec<ConditionRule> = (0..13).map(|_| cel(&[heavy])).collect();
+        rules.push(cel(&["true"]));
+        let results = evaluate_all(&rules, &obj, 1);
+        let statuses: Vec<(ConditionStatus, String)> = results
+            .iter()
+            .map(|c| (c.status, c.message.clone()))
+            .collect();
+        let ok = (ConditionStatus::True, "Manifest is Done".to_string());
+        let over = (
+            ConditionStatus::False,
+            "CEL evaluation budget exceeded".to_string(),
+        );
+        let passed = statuses.iter().take_while(|s| **s == ok).count();
+        assert!((11..=12).contains(&passed), "{statuses:?}");
+        // Upstream leaves the budget as it was when an expression fails: what is left still
+        // pays for a cheap rule after the ones that ran out.
+        assert!(
+            statuses[passed..13].iter().all(|s| *s == over),
+            "{statuses:?}"
+        );
+        assert_eq!(statuses[13], ok);
+        // A message expression that runs out leaves nothing for the rules after it.
+        let mut spent: Vec<ConditionRule> = (0..12).map(|_| cel(&[heavy])).collect();
+        let mut last = cel(&["true"]);
+        last.message_expression = Some(format!("{heavy} ? 'a' : 'b'"));
+        spent.push(last);
+        spent.push(cel(&["true"]));
+        let results = evaluate_all(&spent, &obj, 1);
+        let tail: Vec<&str> = results[12..].iter().map(|c| c.message.as_str()).collect();
+        assert!(
+            tail == [
+                "CEL evaluation budget exceeded",
+                "CEL evaluation budget exceeded"
+            ] || tail[1] == "CEL evaluation budget exceeded",
+            "{tail:?}"
+        );
+    }
+
+    #[test]
+    fn long_messages_are_truncated_to_what_the_api_accepts() {
+        // A 2 KB expression full of syntax errors: 100 issues, each with its source line.
+        let bad = format!("object.a{}", " && )".repeat(400));
+        let r = rule(ConditionRuleType::Cel, "Ready", &[bad.as_str()]);
+        let (_, status, reason, message) = show(evaluate(&r, &json!({}), 1));
+        assert_eq!(
+            (status, reason.as_str()),
+            (ConditionStatus::False, "ConditionRuleExpressionError")
+        );
+        assert!(message.len() <= MAX_MESSAGE_LENGTH, "{}", message.len());
+        assert!(message.starts_with("ERROR: <input>:1:"), "{message:.80}");
+        assert!(message.ends_with(" ... (truncated)"));
+        // A long static message too, on a character boundary.
+        let mut r = rule(ConditionRuleType::Cel, "Ready", &["true"]);
+        r.message = Some("é".repeat(20_000));
+        let message = show(evaluate(&r, &json!({}), 1)).3;
+        assert!(message.len() <= MAX_MESSAGE_LENGTH);
+        assert!(message.starts_with("éé") && message.ends_with(" ... (truncated)"));
+        assert_eq!(truncate("short".into()), "short");
     }
 
     #[test]

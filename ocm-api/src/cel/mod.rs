@@ -19,6 +19,16 @@
 //!
 //! A rejected expression is a [`CompileError`] that displays in cel-go's format.
 //!
+//! Evaluation is metered too: [`Program::evaluate`] charges the work it does to a [`Budget`]
+//! (upstream's defaults: 1,000,000 units per evaluation, 10,000,000 in all) and stops with
+//! [`EvalError::CostLimit`] (`operation cancelled: actual cost limit exceeded`, cel-go's
+//! message) or [`EvalError::BudgetExceeded`] (`CEL evaluation budget exceeded`, upstream's)
+//! as soon as it passes either. The `cel` crate tracks no cost: the evaluated expression is a
+//! copy with hidden charging calls in every loop and around operands whose size drives the
+//! work; one unit is about one node evaluated, a string is charged a unit per ten bytes read
+//! and a list or map a unit per entry (see the cost module's source for the details). The
+//! units approximate cel-go's; they are not its exact figures.
+//!
 //! # Limits and messages
 //!
 //! | Limit | Value | Message | Origin |
@@ -28,6 +38,8 @@
 //! | [`Limits::recursion`] per kind | 250 | `expression recursion limit exceeded: 250` | cel-go's parse listener |
 //! | [`Limits::recursion`] together | 250 | `max recursion depth exceeded` | cel-go's parse visitor |
 //! | [`Limits::depth`] | 1,000 | `max recursion depth exceeded` | ours (the tree after macro expansion) |
+//! | [`Budget::PER_CALL_LIMIT`] | 1,000,000 | `operation cancelled: actual cost limit exceeded` | upstream's `PerCallLimit`, cel-go's message |
+//! | [`Budget::RUNTIME_COST_BUDGET`] | 10,000,000 | `CEL evaluation budget exceeded` | upstream's `RuntimeCELCostBudget` and message |
 //!
 //! The values are cel-go's, the counting is ours: cel-go counts the rules of its grammar as
 //! its parser enters them, the scan counts brackets and operators, so the exact boundary can
@@ -45,6 +57,7 @@
 
 mod cache;
 mod convert;
+mod cost;
 pub(crate) mod k8s;
 mod program;
 mod scan;
@@ -55,8 +68,8 @@ use ::cel::{Context, Env};
 
 pub use self::cache::Cache;
 pub use self::convert::{json_depth, json_to_val, json_to_value, value_to_val};
-pub use self::program::Program;
-pub use crate::error::{CelIssue, CompileError};
+pub use self::program::{Budget, Program};
+pub use crate::error::{CelIssue, CompileError, EvalError};
 
 /// The environment every CEL expression of the SDK compiles and runs in, built once: the
 /// standard library with optional values, the `cel` crate's `strings`, `lists` and `math`
@@ -102,8 +115,19 @@ pub fn environment() -> &'static Arc<Env> {
         // Same for the Kubernetes libraries: their overloads are distinct from the crate's
         // (the unit tests of each library check that every function is reachable).
         let _ = k8s::register(&mut env);
+        let _ = extend_environment(&mut env);
         Arc::new(env)
     })
+}
+
+/// Declares on `env` what [`Program::evaluate`] needs besides the expression's own functions:
+/// the hidden cost function (see [`Budget`]). The shared [`environment`] has it.
+///
+/// # Errors
+///
+/// It is declared already.
+pub fn extend_environment(env: &mut Env) -> Result<(), ::cel::DeclarationError> {
+    cost::register(env)
 }
 
 /// A root context on the shared [`environment`], to which a user adds its variables and

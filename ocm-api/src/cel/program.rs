@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, SourceInfo};
-use cel::{Context, Env, ExecutionError, Value};
+use cel::{Context, Env, Value};
 
 use super::Limits;
+use super::cost::{self, Meter};
 use super::scan::{self, Shape};
-use crate::error::{CelIssue, CompileError};
+use crate::error::{CelIssue, CompileError, EvalError};
 
 /// Stack a parse needs per level of bracket nesting, and per chained operator, with a margin
 /// (measured: a debug build needs up to about 180 KiB per nested parenthesis and 4 KiB per
@@ -61,9 +62,60 @@ pub(crate) fn eval_stack(depth: usize) -> usize {
 pub struct Program {
     source: Arc<str>,
     expression: IdedExpr,
+    /// The expression with its cost charges (see [`super::cost`]): what is evaluated.
+    executable: IdedExpr,
+    /// Units charged once per evaluation.
+    base_cost: u64,
     source_info: Arc<SourceInfo>,
+    /// Depth of the executable expression.
     depth: usize,
     limits: Limits,
+}
+
+/// What evaluations may spend (see [`super::cost`] for what costs what): a total shared by the
+/// evaluations it is passed to, and a limit for each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    remaining: u64,
+    per_evaluation: u64,
+}
+
+impl Budget {
+    /// Upstream's budget for the expressions of one manifest's condition rules or one
+    /// placement predicate for one cluster (`RuntimeCELCostBudget` of `k8s.io/apiserver`).
+    pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
+    /// Upstream's limit for one evaluation (`PerCallLimit` of `k8s.io/apiserver`).
+    pub const PER_CALL_LIMIT: u64 = 1_000_000;
+
+    /// A budget of `total` units, each evaluation limited to `per_evaluation`.
+    pub fn new(total: u64, per_evaluation: u64) -> Self {
+        Budget {
+            remaining: total,
+            per_evaluation,
+        }
+    }
+
+    /// What is left.
+    pub fn remaining(&self) -> u64 {
+        self.remaining
+    }
+
+    /// The limit of one evaluation.
+    pub fn per_evaluation(&self) -> u64 {
+        self.per_evaluation
+    }
+
+    /// Takes `units` off what is left (saturating at zero).
+    pub fn spend(&mut self, units: u64) {
+        self.remaining = self.remaining.saturating_sub(units);
+    }
+}
+
+impl Default for Budget {
+    /// Upstream's: [`Budget::RUNTIME_COST_BUDGET`] in all, [`Budget::PER_CALL_LIMIT`] each.
+    fn default() -> Self {
+        Budget::new(Self::RUNTIME_COST_BUDGET, Self::PER_CALL_LIMIT)
+    }
 }
 
 impl Program {
@@ -91,11 +143,14 @@ impl Program {
         let mut program = Program {
             source,
             expression,
+            executable: IdedExpr::default(),
+            base_cost: 0,
             source_info: Arc::new(source_info),
             depth: 0,
             limits: *limits,
         };
         program.check_depth()?;
+        program.prepare()?;
         Ok(program)
     }
 
@@ -154,7 +209,26 @@ impl Program {
     pub fn rewrite<R>(&mut self, f: impl FnOnce(&mut IdedExpr) -> R) -> Result<R, CompileError> {
         let result = self.walk_mut(f);
         self.check_depth()?;
+        self.prepare()?;
         Ok(result)
+    }
+
+    /// Builds the executable expression (the cost charges added) and checks its depth.
+    fn prepare(&mut self) -> Result<(), CompileError> {
+        let (executable, base_cost) = self.walk(cost::instrument);
+        let depth = depth(&executable);
+        // The charges deepen the tree by at most one level per operand: within twice the
+        // limit, the stack is sized for it.
+        if depth > self.limits.depth.saturating_mul(2) {
+            return Err(CompileError::unlocated(
+                Arc::clone(&self.source),
+                "max recursion depth exceeded".to_string(),
+            ));
+        }
+        self.executable = executable;
+        self.base_cost = base_cost;
+        self.depth = self.depth.max(depth);
+        Ok(())
     }
 
     /// Runs `f` on the expression with a stack deep enough for walking it recursively.
@@ -180,15 +254,60 @@ impl Program {
         Ok(())
     }
 
-    /// Evaluates the expression in `ctx`, on a stack deep enough for it.
+    /// Evaluates the expression in `ctx`, on a stack deep enough for it, charging its cost to
+    /// `budget`: the evaluation stops as soon as it passes the per-evaluation limit or what is
+    /// left of the budget.
+    ///
+    /// `ctx` must be built on an environment that has the cost function: the shared
+    /// [`environment`](super::environment) or one passed to
+    /// [`extend_environment`](super::extend_environment).
     ///
     /// # Errors
     ///
-    /// What the evaluation fails with.
-    pub fn evaluate(&self, ctx: &Context<'_, '_>) -> Result<Value, ExecutionError> {
-        with_stack(eval_stack(self.depth), || {
-            Value::resolve(&self.expression, ctx)
-        })
+    /// What the evaluation fails with; [`EvalError::CostLimit`] past the per-evaluation limit,
+    /// [`EvalError::BudgetExceeded`] past what was left of the budget.
+    pub fn evaluate(&self, ctx: &Context<'_, '_>, budget: &mut Budget) -> Result<Value, EvalError> {
+        let by_budget = budget.remaining < budget.per_evaluation;
+        let (result, cost) =
+            self.evaluate_with_limit(ctx, budget.remaining.min(budget.per_evaluation));
+        budget.spend(cost);
+        match result {
+            Err(EvalError::CostLimit) if by_budget => Err(EvalError::BudgetExceeded),
+            other => other,
+        }
+    }
+
+    /// Evaluates the expression in `ctx`, on a stack deep enough for it, within `limit` units
+    /// of cost; returns the result and the units spent (at most just past `limit`).
+    ///
+    /// # Errors
+    ///
+    /// What the evaluation fails with; [`EvalError::CostLimit`] past `limit`, even where the
+    /// expression absorbed the failing step (`… || true`).
+    pub fn evaluate_with_limit(
+        &self,
+        ctx: &Context<'_, '_>,
+        limit: u64,
+    ) -> (Result<Value, EvalError>, u64) {
+        if self.base_cost > limit {
+            return (Err(EvalError::CostLimit), self.base_cost);
+        }
+        let meter = Meter {
+            used: self.base_cost,
+            limit,
+            exceeded: false,
+        };
+        let (result, meter) = cost::metered(meter, || {
+            with_stack(eval_stack(self.depth), || {
+                Value::resolve(&self.executable, ctx)
+            })
+        });
+        let result = if meter.exceeded {
+            Err(EvalError::CostLimit)
+        } else {
+            result.map_err(EvalError::Execution)
+        };
+        (result, meter.used)
     }
 }
 

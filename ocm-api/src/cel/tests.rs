@@ -10,9 +10,14 @@ use super::*;
 /// A tokio worker's default stack.
 const WORKER_STACK: usize = 2 << 20;
 
+/// The standard library alone, with the cost function.
 fn env() -> &'static Arc<Env> {
     static ENV: std::sync::OnceLock<Arc<Env>> = std::sync::OnceLock::new();
-    ENV.get_or_init(|| Arc::new(Env::stdlib()))
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        extend_environment(&mut env).expect("declared once");
+        Arc::new(env)
+    })
 }
 
 /// Runs `f` on a new thread with a worker-sized stack.
@@ -33,7 +38,9 @@ fn run(source: &str) -> Result<Value, String> {
 fn run_with(source: &str, limits: &Limits) -> Result<Value, String> {
     let program = Program::parse(env(), source, limits).map_err(|e| e.to_string())?;
     let ctx = Context::with_env(Arc::clone(env()));
-    program.evaluate(&ctx).map_err(|e| e.to_string())
+    program
+        .evaluate(&ctx, &mut Budget::default())
+        .map_err(|e| e.to_string())
 }
 
 fn run_on_worker(source: String) -> Result<Value, String> {
@@ -324,4 +331,115 @@ proptest! {
         let source = tokens.concat().repeat(repeat);
         let _ = run_on_worker(source);
     }
+}
+
+/// Evaluates `source` in the shared environment within `budget`.
+fn run_shared(source: &str, budget: &mut Budget) -> Result<Value, EvalError> {
+    let program = compile(source).expect("compiles");
+    program.evaluate(&context(), budget)
+}
+
+#[test]
+fn costs_stop_long_evaluations() {
+    // 10^9 iterations: stopped after the per-evaluation limit.
+    let cube = "lists.range(1000).all(a, lists.range(1000).all(b, lists.range(1000).all(c, true)))";
+    assert_eq!(
+        run_shared(cube, &mut Budget::default()),
+        Err(EvalError::CostLimit)
+    );
+    assert_eq!(
+        EvalError::CostLimit.to_string(),
+        "operation cancelled: actual cost limit exceeded"
+    );
+    // Even where the expression absorbs the failing step.
+    assert_eq!(
+        run_shared(&format!("{cube} || true"), &mut Budget::default()),
+        Err(EvalError::CostLimit)
+    );
+    // Strings that grow at every step.
+    let grow = format!("'a'{}.size()", ".replace('a', 'aaaaaaaaaa')".repeat(9));
+    assert_eq!(
+        run_shared(&grow, &mut Budget::default()),
+        Err(EvalError::CostLimit)
+    );
+    // Work per iteration that grows with the data, not the expression.
+    let scan = "lists.range(100000).map(i, 'x').join('').contains('y') && lists.range(1000).all(i, lists.range(100000).map(j, 'x').join('').contains('y') == false)";
+    assert_eq!(
+        run_shared(scan, &mut Budget::default()),
+        Err(EvalError::CostLimit)
+    );
+    // What short-circuits early costs little.
+    let mut budget = Budget::default();
+    assert_eq!(
+        run_shared("lists.range(1000000).exists(x, x == 2)", &mut budget),
+        Ok(Value::Bool(true))
+    );
+    assert!(Budget::RUNTIME_COST_BUDGET - budget.remaining() < 1_000);
+}
+
+#[test]
+fn the_budget_is_shared_and_reported() {
+    let mut budget = Budget::new(100, 60);
+    // A constant: one node.
+    assert_eq!(run_shared("true", &mut budget), Ok(Value::Bool(true)));
+    assert_eq!(budget.remaining(), 99);
+    // Iterations charge their nodes each: 8 + 3 * 5 here, within the limit of each.
+    assert_eq!(
+        run_shared("[1, 2, 3].all(x, x > 0)", &mut budget),
+        Ok(Value::Bool(true))
+    );
+    let after = budget.remaining();
+    assert!(after < 99 - 15, "{after}");
+    // Past the limit of one evaluation: cel-go's error; past what is left: upstream's.
+    assert_eq!(
+        run_shared("lists.range(100).all(x, x >= 0)", &mut budget),
+        Err(EvalError::CostLimit)
+    );
+    let mut small = Budget::new(30, 1_000);
+    assert_eq!(
+        run_shared("lists.range(100).all(x, x >= 0)", &mut small),
+        Err(EvalError::BudgetExceeded)
+    );
+    assert_eq!(
+        EvalError::BudgetExceeded.to_string(),
+        "CEL evaluation budget exceeded"
+    );
+    assert_eq!(small.remaining(), 0);
+}
+
+#[test]
+fn charges_keep_results() {
+    for (source, expected) in [
+        ("[1, 2, 3].map(x, x * 2) == [2, 4, 6]", true),
+        ("[1, 2, 3, 4].map(x, x % 2 == 0, x * 10) == [20, 40]", true),
+        ("[1, 2, 3, 4].filter(x, x > 2) == [3, 4]", true),
+        ("[1, 2, 3].exists_one(x, x == 2)", true),
+        ("[1, 2, 3].all(x, x > 1)", false),
+        ("{'a': 1, 'b': 2}.exists(k, k == 'b')", true),
+        ("[2, 0].exists(e, 6 / (2 - e) == 3)", true),
+        (
+            "'abc'.contains('b') && 'abc' + 'd' == 'abcd' && size('abc') == 3",
+            true,
+        ),
+        (
+            "math.greatest(1, 2) == 2 && optional.of(1).hasValue()",
+            true,
+        ),
+        ("quantity('1Gi').isGreaterThan(quantity('1Mi'))", true),
+        (
+            "'a' in ['a', 'b'] && [[1], [2]].map(l, l.map(x, x + 1)) == [[2], [3]]",
+            true,
+        ),
+    ] {
+        assert_eq!(
+            run_shared(source, &mut Budget::default()),
+            Ok(Value::Bool(expected)),
+            "{source}"
+        );
+    }
+    // Errors are those of the expression as written.
+    assert!(matches!(
+        run_shared("[2, 1].all(e, 6 / (2 - e) == 6)", &mut Budget::default()),
+        Err(EvalError::Execution(_))
+    ));
 }

@@ -1185,10 +1185,8 @@ impl WorkAgent {
         }
         conditions::set(&mut entry.conditions, feedback.condition(), now);
         entry.status_feedbacks = Some(result);
-        for rule in &condition_rules {
-            if let Some(condition) = crate::rules::evaluate(rule, object, generation) {
-                conditions::set(&mut entry.conditions, condition, now);
-            }
+        for condition in crate::rules::evaluate_all(&condition_rules, object, generation) {
+            conditions::set(&mut entry.conditions, condition, now);
         }
         prune_stale_rule_conditions(&mut entry.conditions, generation);
         watched.then_some(key)

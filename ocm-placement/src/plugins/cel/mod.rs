@@ -26,12 +26,15 @@
 //! A result that is not `true`, an evaluation error or a cost overrun is "no match"; a compile
 //! error makes the placement misconfigured with a message starting `compilation failed: `.
 //!
-//! **Cost** (our approximation): the `cel` crate tracks no runtime cost, so each expression is
-//! given a static cost when compiled: one per AST node, with the nodes inside a comprehension
-//! (`all`, `exists`, `filter`, `map`, …) counted [`COMPREHENSION_ITERATIONS`] times per nesting
-//! level. An expression costing more than the per-expression limit never matches; the
-//! expressions of one predicate are evaluated in order while their running total stays within
-//! the per-cluster budget. Upstream's limits are the defaults (see [`CelLimits`]).
+//! **Cost**: each expression is given a static cost when compiled (our approximation): one per
+//! AST node, with the nodes inside a comprehension (`all`, `exists`, `filter`, `map`, …)
+//! counted [`COMPREHENSION_ITERATIONS`] times per nesting level. An expression costing more
+//! than the per-expression limit never matches; the expressions of one predicate are
+//! evaluated in order while their running total stays within the per-cluster budget. On top
+//! of that, evaluation is metered at runtime (see [`ocm_api::cel::Budget`]): an evaluation
+//! past the per-expression limit, or past what the predicate's expressions have left of the
+//! per-cluster budget, stops and does not match. Upstream's limits are the defaults (see
+//! [`CelLimits`]).
 
 mod cluster;
 
@@ -44,7 +47,7 @@ use cel::extractors::This;
 pub(crate) use self::cluster::{CelCache, ClusterInput, ClusterReads, Read};
 use cel::objects::{Key, Map};
 use cel::{Context, ExecutionError, FunctionContext, Value};
-use ocm_api::cel::{Cache, Program};
+use ocm_api::cel::{Budget, Cache, Program};
 
 /// The variable expressions read.
 pub const VARIABLE: &str = "managedCluster";
@@ -179,15 +182,18 @@ impl CelSelector {
         }
         let mut scope = root.new_inner_scope();
         scope.set_variable_resolver(cluster);
+        // The runtime cost, with upstream's limits: one budget for the expressions of the
+        // predicate, a limit for each.
+        let mut budget = Budget::new(limits.per_cluster_budget, limits.per_expression);
         for expr in &self.expressions {
             spent = spent.saturating_add(expr.cost);
             if expr.cost > limits.per_expression || spent > limits.per_cluster_budget {
                 return (false, spent);
             }
             let result = if rewritten {
-                expr.rewritten.evaluate(&scope)
+                expr.rewritten.evaluate(&scope, &mut budget)
             } else {
-                expr.program.evaluate(&scope)
+                expr.program.evaluate(&scope, &mut budget)
             };
             match result {
                 Ok(Value::Bool(true)) => {}
@@ -695,6 +701,28 @@ mod tests {
             err,
             "compilation failed: ERROR: <input>:2:3: undeclared reference to 'other' (in container '')\n |   other.x\n | ..^"
         );
+    }
+
+    #[test]
+    fn runtime_cost_stops_expensive_expressions() {
+        let c = cluster(sample(), None);
+        // 10^9 iterations: past the per-expression limit at runtime (the static estimate,
+        // which counts ten iterations per loop, lets it through).
+        let cube =
+            "lists.range(1000).all(a, lists.range(1000).all(b, lists.range(1000).all(c, true)))";
+        assert!(compile(cube).unwrap().cost < 1_000_000);
+        assert!(!eval(&[cube], &c));
+        // The runtime budget is shared by the expressions of the predicate.
+        let loop_ = "lists.range(100).all(x, x >= 0)";
+        let sel = CelSelector::compile(&[loop_.to_string()]).unwrap();
+        let limits = |budget| CelLimits {
+            per_expression: 1_000_000,
+            per_cluster_budget: budget,
+        };
+        assert!(eval_with(&sel, sel.reads(), &c, limits(2_000), true).0);
+        let twice = CelSelector::compile(&[loop_.to_string(), loop_.to_string()]).unwrap();
+        assert!(eval_with(&twice, twice.reads(), &c, limits(2_000), true).0);
+        assert!(!eval_with(&twice, twice.reads(), &c, limits(1_200), true).0);
     }
 
     #[test]
