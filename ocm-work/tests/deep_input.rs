@@ -1,6 +1,7 @@
 //! Issue #17: a ManifestWork whose condition rules (or jq ignore fields) are nested deep must
 //! not crash the work agent. The agent runs on tokio worker threads (2 MiB stacks); the work
-//! with the deep rule gets conditions with cel-go's errors, and another work on the same
+//! with the deep rules gets conditions with cel-go's errors, the one with the deep jq
+//! expression an `Applied` condition with upstream's reason, and another work on the same
 //! cluster still converges.
 
 use std::sync::Arc;
@@ -105,6 +106,16 @@ async fn deep_condition_rules_fail_their_work_only() {
         }]
     }))
     .await;
+    let deep_jq = nest(10_000, ".data.k");
+    create_work(&hub_client, "deepjq", json!({
+        "workload": {"manifests": [configmap("deepjq")]},
+        "manifestConfigs": [{
+            "resourceIdentifier": {"resource": "configmaps", "namespace": "default", "name": "deepjq"},
+            "updateStrategy": {"type": "ServerSideApply", "serverSideApply": {"force": true, "ignoreFields": [
+                {"condition": "OnSpokePresent", "jqPathExpressions": [deep_jq]}]}}
+        }]
+    }))
+    .await;
     create_work(
         &hub_client,
         "healthy",
@@ -152,6 +163,22 @@ async fn deep_condition_rules_fail_their_work_only() {
             condition(&hub_client, "deep", type_).await
         );
     }
+    // A jq path expression 10,000 levels deep fails its manifest with upstream's reason.
+    assert!(
+        eventually(30, || async {
+            condition(&hub_client, "deepjq", "Applied")
+                .await
+                .is_some_and(|(status, reason, message)| {
+                    status == "False"
+                        && reason == "AppliedManifestSSAIgnoreFieldError"
+                        && message.ends_with("failed to parse jq expression: expression has more than 1000 brackets, keywords and operators")
+                        && message.len() < 2_000
+                })
+        })
+        .await,
+        "deepjq: {:?}",
+        condition(&hub_client, "deepjq", "Applied").await
+    );
     // The deep work's manifest is applied all the same, and so is the other work's.
     let configmaps: Api<ConfigMap> = Api::namespaced(spoke_client.clone(), "default");
     for name in ["deep", "healthy"] {

@@ -662,6 +662,8 @@ async fn delete_jq_paths(mut object: Value, expr: &str) -> Result<Value, ApplyEr
         super::jq::delete_paths(&mut object, &owned).map(|()| object)
     })
     .await;
+    // Messages quote the expression, cut so that the condition stays within the API's limit.
+    let expr = super::jq::quoted(expr);
     match result {
         Ok(Ok(object)) => Ok(object),
         Ok(Err(e)) => Err(ApplyError::IgnoreField(format!(

@@ -24,30 +24,43 @@
 //!
 //! # Time and resource limits
 //!
+//! * **Structure** ([`MAX_STRUCTURE`], 1,000; ours). jaq parses and compiles recursively, so an
+//!   expression with more than 1,000 brackets (string interpolations included), keywords and
+//!   operators is refused before it is parsed ([`JqError::Parse`], `expression has more than
+//!   1000 brackets, keywords and operators`); plain field paths (`.a.b.c`), names and literals
+//!   do not count. Ten thousand nested parentheses, pipes, `del(`s or `if`s are thus an error
+//!   on any thread, never a stack overflow.
+//!
 //! jaq evaluates synchronously and has no cancellation of its own, so the evaluation runs on a
-//! dedicated thread (64 MiB stack) and is bounded in three ways:
+//! dedicated thread (1 GiB of stack reserved, touched only as deep as the evaluation goes) and
+//! is bounded in four more ways:
 //!
 //! * **Deadline** ([`TIMEOUT`], one second). jaq clones its evaluation context on practically
 //!   every step it takes (each pipe, comma, function call and tail-recursive iteration), and the
 //!   context carries this module's guard, whose `Clone` checks the clock. Past the deadline the
 //!   guard unwinds the evaluation (with [`std::panic::resume_unwind`], which does not run the
-//!   panic hook, so nothing is printed) and [`JqError::Timeout`] is returned. Runaway programs
-//!   such as `def f: f; f`, `repeat(.)` or `last(range(infinite))` therefore stop after one
-//!   second. jaq's `range` loops inside Rust, so it is replaced by a version that steps the
-//!   guard for every number: `[range(1e12)]` stops too. This relies on unwinding: a build with
-//!   `panic = "abort"` would abort instead.
-//! * **Stack** (32 MiB of the thread's 64 MiB). The same guard measures how deep the thread's
-//!   stack is; deep non-tail recursion such as `def f: [f]; f` fails with
-//!   [`JqError::Execution`] (`expression recursion is too deep`) instead of overflowing the
-//!   stack.
+//!   panic hook, so nothing is printed) and [`JqError::Timeout`] is returned. jaq's `range`
+//!   loops inside Rust, so it is replaced by a version that steps the guard for every number.
+//!   This relies on unwinding: a build with `panic = "abort"` would abort instead.
+//! * **Steps** (ours). The same guard counts the steps: at most 2,000,000 divided by the
+//!   expression's array and object constructors (at least two), so about a million steps for
+//!   most path expressions (`.. | select(…)` over some 25,000 nodes). jaq drops and prints
+//!   values recursively, and values only deepen as the evaluation steps, so this keeps every
+//!   value it can build within what the thread's stack can drop; runaway programs such as
+//!   `def f: f; f`, `repeat(.)` or `last(range(infinite))` usually stop here first
+//!   ([`JqError::Execution`], `expression takes more than N steps`). `fromjson` refuses texts
+//!   nested more than 10,000 levels deep for the same reason.
+//! * **Stack** (32 MiB of the thread's stack for the evaluation itself). The guard measures
+//!   how deep the thread's stack is; deep non-tail recursion such as `def f: [f]; f` fails
+//!   with [`JqError::Execution`] (`expression recursion is too deep`) instead of overflowing.
 //! * **Backstop**. A single builtin operation that runs long inside Rust without stepping the
 //!   interpreter (sorting a huge array, say) cannot be interrupted. The caller then still gets
 //!   [`JqError::Timeout`] a quarter second after the deadline, and the worker thread is left to
 //!   finish that operation in the background (its result is discarded).
 //!
 //! Not bounded: memory. An expression that builds a huge value in one operation (`"x" * 1e12`)
-//! or nests values hundreds of thousands of levels deep can still exhaust memory or the
-//! worker's stack, which aborts the process, as it would for any Rust allocation failure.
+//! can still exhaust memory, which aborts the process, as it would for any Rust allocation
+//! failure.
 //!
 //! An expression may select at most [`MAX_PATHS`] distinct paths.
 //!
@@ -79,10 +92,23 @@ pub const MAX_PATHS: usize = 1_000_000;
 const BACKSTOP_GRACE: Duration = Duration::from_millis(250);
 
 /// Stack size of the worker thread (reserved virtual memory; only used pages are committed).
-const WORKER_STACK: usize = 64 << 20;
+/// Besides the evaluation's [`EVAL_STACK_LIMIT`], it holds the recursion of dropping (or
+/// printing) the deepest value an evaluation can build, [`MAX_VALUE_DEPTH`] levels (about
+/// 220 bytes a level in a debug build).
+const WORKER_STACK: usize = 1 << 30;
+
+/// How deep a value the step limit lets an evaluation build (see [`step_limit`]).
+const MAX_VALUE_DEPTH: u64 = 2_000_000;
+
+/// How deep a JSON text `fromjson` accepts.
+const MAX_FROMJSON_DEPTH: usize = 10_000;
 
 /// How much of the worker's stack the evaluation may use; the rest is headroom for unwinding.
 const EVAL_STACK_LIMIT: usize = 32 << 20;
+
+/// The most brackets, keywords and operators one expression may contain (see
+/// [`check_structure`]).
+pub const MAX_STRUCTURE: usize = 1_000;
 
 /// The guard reads the clock on every this many context clones.
 const CLOCK_EVERY: u32 = 256;
@@ -173,6 +199,7 @@ pub enum JqError {
 /// # Ok::<(), JqError>(())
 /// ```
 pub fn delete_paths(object: &mut Value, expr: &str) -> Result<(), JqError> {
+    let steps = step_limit(check_structure(expr)?);
     let deadline = Instant::now() + TIMEOUT;
     let input = object.clone();
     let code = expr.to_owned();
@@ -182,7 +209,7 @@ pub fn delete_paths(object: &mut Value, expr: &str) -> Result<(), JqError> {
         .stack_size(WORKER_STACK)
         .spawn(move || {
             // The receiver is gone if the caller has given up; nothing to report then.
-            let _ = sender.send(worker(input, &code, deadline));
+            let _ = sender.send(worker(input, &code, deadline, steps));
         })
         .map_err(|e| JqError::Execution(format!("cannot start the jq evaluation thread: {e}")))?;
     let wait = deadline.saturating_duration_since(Instant::now()) + BACKSTOP_GRACE;
@@ -201,11 +228,12 @@ pub fn delete_paths(object: &mut Value, expr: &str) -> Result<(), JqError> {
 
 /// Runs on the worker thread: evaluates, then deletes, catching the guard's unwinding and any
 /// panic from the interpreter.
-fn worker(mut object: Value, expr: &str, deadline: Instant) -> Result<Value, JqError> {
+fn worker(mut object: Value, expr: &str, deadline: Instant, steps: u64) -> Result<Value, JqError> {
     let budget = Budget {
         deadline,
         stack_base: stack_address(),
         ticks: Cell::new(0),
+        steps_left: Cell::new(steps),
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| select_paths(&object, expr, &budget)));
     let paths = match outcome {
@@ -215,6 +243,9 @@ fn worker(mut object: Value, expr: &str, deadline: Instant) -> Result<Value, JqE
                 Some(Abort::Timeout) => JqError::Timeout,
                 Some(Abort::TooDeep) => {
                     JqError::Execution("expression recursion is too deep".into())
+                }
+                Some(Abort::Steps) => {
+                    JqError::Execution(format!("expression takes more than {steps} steps"))
                 }
                 None => JqError::Execution("the jq interpreter failed".into()),
             });
@@ -235,6 +266,109 @@ fn worker(mut object: Value, expr: &str, deadline: Instant) -> Result<Value, JqE
     Ok(object)
 }
 
+/// Rejects an expression with more than [`MAX_STRUCTURE`] brackets (string interpolations
+/// `\(…)` included), keywords and operators, read without recursion (string literals and
+/// comments skipped, interpolations inside strings counted).
+///
+/// jaq parses, compiles and evaluates recursively, about one level per such construct; past a
+/// few thousand levels even the worker's 64 MiB stack overflows (measured in a debug build,
+/// where 3,000 levels of any one kind still fit). Field accesses (`.a.b.c`), names and literals
+/// do not count, so long plain paths are fine. Our limit: upstream (gojq) has none of its own.
+///
+/// Returns how many `[` and `{` the expression has: each evaluation step can nest a value at
+/// most that much deeper (see [`step_limit`]).
+fn check_structure(expr: &str) -> Result<u64, JqError> {
+    const KEYWORDS: &[&[u8]] = &[
+        b"if", b"then", b"elif", b"else", b"try", b"catch", b"reduce", b"foreach", b"def",
+        b"label", b"as", b"and", b"or",
+    ];
+    let bytes = expr.as_bytes();
+    let mut count = 0usize;
+    let mut constructors = 0u64;
+    // Each open interpolation: how many parentheses are open inside it.
+    let mut interpolations: Vec<usize> = Vec::new();
+    let mut in_string = false;
+    let mut i = 0;
+    while let Some(&c) = bytes.get(i) {
+        i += 1;
+        if in_string {
+            match c {
+                b'\\' if bytes.get(i) == Some(&b'(') => {
+                    i += 1;
+                    count += 1;
+                    interpolations.push(0);
+                    in_string = false;
+                }
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'#' => {
+                while bytes.get(i).is_some_and(|&b| b != b'\n') {
+                    i += 1;
+                }
+            }
+            b'(' => {
+                count += 1;
+                if let Some(open) = interpolations.last_mut() {
+                    *open += 1;
+                }
+            }
+            b')' => match interpolations.last_mut() {
+                // The end of an interpolation: back inside its string.
+                Some(0) => {
+                    interpolations.pop();
+                    in_string = true;
+                }
+                Some(open) => *open -= 1,
+                None => {}
+            },
+            b'[' | b'{' => {
+                count += 1;
+                constructors += 1;
+            }
+            b'|' | b',' | b'/' | b'=' | b'+' | b'-' | b'*' | b'%' | b'<' | b'>' | b'!' | b'?'
+            | b';' | b':' => count += 1,
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'@' => {
+                let start = i - 1;
+                while bytes
+                    .get(i)
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b':')
+                {
+                    i += 1;
+                }
+                if KEYWORDS.contains(&&bytes[start..i]) {
+                    count += 1;
+                }
+            }
+            _ => {}
+        }
+        if count > MAX_STRUCTURE {
+            return Err(JqError::Parse(format!(
+                "expression has more than {MAX_STRUCTURE} brackets, keywords and operators"
+            )));
+        }
+    }
+    Ok(constructors)
+}
+
+/// The most evaluation steps an expression with `constructors` array and object constructors
+/// may take (our limit; upstream has only its one second).
+///
+/// A value jaq builds is dropped (and printed) recursively, so a value nested deeper than the
+/// worker's stack can hold would overflow it. Values deepen only as the evaluation steps: by at
+/// most the expression's constructors per step, or two (a native such as `to_entries`), so
+/// this many steps keep every value within [`MAX_VALUE_DEPTH`] levels. Each step is a clone of
+/// the evaluation context (a pipe, a call, an iteration), so the limit is about a million steps
+/// for expressions with two constructors or fewer: `.. | select(…)` over some 25,000 nodes.
+fn step_limit(constructors: u64) -> u64 {
+    MAX_VALUE_DEPTH / constructors.max(2)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Evaluation guard.
 
@@ -243,6 +377,7 @@ fn worker(mut object: Value, expr: &str, deadline: Instant) -> Result<Value, JqE
 enum Abort {
     Timeout,
     TooDeep,
+    Steps,
 }
 
 /// Limits of one evaluation, shared by every copy of the guard.
@@ -250,6 +385,8 @@ struct Budget {
     deadline: Instant,
     stack_base: usize,
     ticks: Cell<u32>,
+    /// Evaluation steps left (see [`step_limit`]).
+    steps_left: Cell<u64>,
 }
 
 impl Budget {
@@ -258,6 +395,11 @@ impl Budget {
         if self.stack_base.abs_diff(stack_address()) > EVAL_STACK_LIMIT {
             resume_unwind(Box::new(Abort::TooDeep));
         }
+        let left = self.steps_left.get();
+        if left == 0 {
+            resume_unwind(Box::new(Abort::Steps));
+        }
+        self.steps_left.set(left - 1);
         let ticks = self.ticks.get().wrapping_add(1);
         self.ticks.set(ticks);
         if ticks.is_multiple_of(CLOCK_EVERY) && Instant::now() >= self.deadline {
@@ -397,7 +539,7 @@ fn select_paths(object: &Value, expr: &str, budget: &Budget) -> Result<Vec<Vec<S
 /// reach outside the evaluation (`env`, `debug`, `stderr`) made inert, and `range` replaced by
 /// a version that steps the guard for every number it yields.
 fn builtins() -> impl Iterator<Item = Fun<Guarded>> {
-    let replacements: [Fun<Guarded>; 4] = [
+    let replacements: [Fun<Guarded>; 5] = [
         (
             "env",
             v(0),
@@ -414,11 +556,14 @@ fn builtins() -> impl Iterator<Item = Fun<Guarded>> {
             Native::new(|_| Box::new(std::iter::empty())),
         ),
         ("range", v(3), Native::new(|cv| guarded_range(cv))),
+        ("fromjson", v(0), Native::new(|cv| guarded_fromjson(&cv.1))),
     ];
     jaq_core::funs()
         .chain(jaq_std::funs())
         .chain(jaq_json::funs())
-        .filter(|(name, ..)| !["env", "debug_empty", "stderr_empty", "range"].contains(name))
+        .filter(|(name, ..)| {
+            !["env", "debug_empty", "stderr_empty", "range", "fromjson"].contains(name)
+        })
         .chain(replacements)
 }
 
@@ -456,6 +601,57 @@ fn guarded_range<'a>(mut cv: Cv<'a, Guarded>) -> ValXs<'a, <Guarded as DataT>::V
         next = Some((current.clone() + by.clone()).map_err(Exn::from));
         Some(Ok(current))
     }))
+}
+
+/// `fromjson`, refusing texts nested deeper than [`MAX_FROMJSON_DEPTH`] (jaq's parser
+/// recurses per level).
+fn guarded_fromjson<'a>(input: &Val) -> ValXs<'a, Val> {
+    let text = match input.try_as_utf8_bytes_owned() {
+        Ok(text) => text,
+        Err(e) => return box_once(Err(Exn::from(e))),
+    };
+    if json_nesting(&text) > MAX_FROMJSON_DEPTH {
+        return box_once(Err(Exn::from(jaq_core::Error::str(format!(
+            "cannot parse JSON nested more than {MAX_FROMJSON_DEPTH} levels deep"
+        )))));
+    }
+    let values: Vec<_> = jaq_json::read::parse_many(&text)
+        .map(|r| {
+            r.map_err(|e| {
+                Exn::from(jaq_core::Error::str(format!(
+                    "cannot parse {} as JSON: {e}",
+                    truncate(input.to_string())
+                )))
+            })
+        })
+        .collect();
+    Box::new(values.into_iter())
+}
+
+/// The deepest bracket nesting of a JSON text (strings skipped), read without recursion.
+fn json_nesting(text: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &c in text {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// A readable description of jaq's load (lex, parse or import) errors.
@@ -512,6 +708,22 @@ fn error_message(err: jaq_core::Error<Val>) -> String {
         Val::TStr(text) => String::from_utf8_lossy(&text).into_owned(),
         other => other.to_string(),
     })
+}
+
+/// Longest expression quoted whole in an error message.
+const MAX_QUOTED: usize = 1_024;
+
+/// `expr` as error messages quote it: whole, or its first [`MAX_QUOTED`] bytes and `...` when
+/// longer (our addition, so that a condition quoting it stays within the API's 32,768 bytes).
+pub(crate) fn quoted(expr: &str) -> std::borrow::Cow<'_, str> {
+    if expr.len() <= MAX_QUOTED {
+        return std::borrow::Cow::Borrowed(expr);
+    }
+    let mut end = MAX_QUOTED;
+    while !expr.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}...", &expr[..end]))
 }
 
 /// Cuts `text` to [`MAX_MESSAGE`] bytes (on a character boundary).
@@ -1059,8 +1271,9 @@ mod tests {
     ];
 
     #[test]
-    fn runaway_expressions_time_out() {
-        // In parallel, so that the test takes about one second.
+    fn runaway_expressions_stop() {
+        // In parallel, so that the test takes about one second at most. Whichever comes
+        // first stops them: the step limit (about a million steps here) or the deadline.
         let runs: Vec<_> = RUNAWAY
             .iter()
             .map(|expr| {
@@ -1070,18 +1283,63 @@ mod tests {
                 })
             })
             .collect();
+        let steps = JqError::Execution(format!(
+            "expression takes more than {} steps",
+            step_limit(0)
+        ));
         for run in runs {
             let (expr, result, took) = run.join().unwrap();
             let err = result.unwrap_err();
-            assert_eq!(err, JqError::Timeout, "{expr}");
-            assert_eq!(
-                err.to_string(),
-                "jq expression execution timed out after 1s"
-            );
-            assert!(took >= TIMEOUT, "{expr}: {took:?}");
+            assert!(err == JqError::Timeout || err == steps, "{expr}: {err}");
             // The backstop bounds it anyway; generous for loaded machines.
             assert!(took < 3 * TIMEOUT, "{expr}: {took:?}");
         }
+        assert_eq!(
+            JqError::Timeout.to_string(),
+            "jq expression execution timed out after 1s"
+        );
+    }
+
+    #[test]
+    fn values_cannot_grow_deeper_than_the_worker_can_drop() {
+        // Each would build a value millions of levels deep (dropping it recursively would
+        // overflow any stack): the step limit, scaled by the constructors, stops them first.
+        for expr in [
+            "(.a | reduce range(100000000) as $x (.; [.]) | length) as $y | .a",
+            "(.a | reduce range(100000000) as $x (.; [[[[[[[[[[.]]]]]]]]]]) | tojson | length) as $y | .a",
+            "(.a | {x: .} | reduce range(100000000) as $x (.; to_entries) | length) as $y | .a",
+            "(.a | [limit(100000000; repeat([.]))] | length) as $y | .a",
+        ] {
+            let err = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || del(json!({"a": 1}), expr))
+                .expect("thread")
+                .join()
+                .expect("no crash")
+                .unwrap_err();
+            assert!(
+                matches!(&err, JqError::Execution(m) if m.starts_with("expression takes more than"))
+                    || err == JqError::Timeout,
+                "{expr}: {err}"
+            );
+        }
+        // `fromjson` refuses texts nested deeper than it can parse.
+        let err = del(
+            json!({"a": 1}),
+            r#"(.a | ("[" * 100000) | fromjson) as $x | .a"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            JqError::Execution("cannot parse JSON nested more than 10000 levels deep".into())
+        );
+        assert_eq!(
+            del(
+                json!({"a": 1, "b": 2}),
+                r#"select("[[1]]" | fromjson | .[0][0] == 1) | .a"#
+            ),
+            Ok(json!({"b": 2}))
+        );
     }
 
     #[test]
@@ -1095,7 +1353,7 @@ mod tests {
                     .stack_size(WORKER_STACK)
                     .spawn(move || {
                         let deadline = Instant::now() + Duration::from_millis(100);
-                        let _ = sender.send(worker(deployment(), expr, deadline));
+                        let _ = sender.send(worker(deployment(), expr, deadline, u64::MAX));
                     })
                     .unwrap();
                 (expr, receiver)
@@ -1128,6 +1386,103 @@ mod tests {
         });
         let out = del(input, ".drop").unwrap();
         assert_eq!(out, json!({"big": u64::MAX, "neg": i64::MIN, "float": 1.5}));
+    }
+
+    /// Ten thousand levels of every construct that nests, each an error on a thread with a
+    /// tokio worker's stack, never a crash.
+    #[test]
+    fn deep_expressions_are_errors_not_crashes() {
+        let n = 10_000;
+        let cases = [
+            format!("{}.a{}", "(".repeat(n), ")".repeat(n)),
+            format!(".a | {}.{} | empty", "[".repeat(n), "]".repeat(n)),
+            format!(".a | {}1{} | empty", "{a:".repeat(n), "}".repeat(n)),
+            format!(".a{}", " | .".repeat(n)),
+            format!("{}.a{}", "del(".repeat(n), ")".repeat(n)),
+            format!("{}.a{}", "if true then ".repeat(n), " else . end".repeat(n)),
+            format!("{}.a", "try ".repeat(n)),
+            format!(".a | {}1 | empty", "-".repeat(n)),
+            format!(".a | 1{} | empty", " + 1".repeat(n)),
+            format!(".a{}", " // .a".repeat(n)),
+            format!(".a{}", ", .a".repeat(n)),
+            format!("{}.a", ". as $x | ".repeat(n)),
+            format!("{}.a{}", "def f: ".repeat(n), ";".repeat(n)),
+            format!(".a | \"{}x{}\" | empty", "\\(\"".repeat(n), "\")".repeat(n)),
+            format!("{}.a{}", "reduce . as $x (.; ".repeat(n), ")".repeat(n)),
+            format!("{}.a", "label $f | ".repeat(n)),
+            format!(".a | select(true{})", " and true".repeat(n)),
+            format!("{}.a", "(".repeat(n)),
+            format!(".a{}", "[.a".repeat(n)),
+        ];
+        for expr in cases {
+            let head: String = expr.chars().take(30).collect();
+            let result = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || del(json!({"a": 1}), &expr))
+                .expect("thread")
+                .join()
+                .expect("no crash");
+            assert_eq!(
+                result,
+                Err(JqError::Parse(
+                    "expression has more than 1000 brackets, keywords and operators".into()
+                )),
+                "{head}"
+            );
+        }
+        // Within the limit, deep expressions run (on the worker's stack).
+        let n = 300;
+        for expr in [
+            format!("{}.a{}", "(".repeat(n), ")".repeat(n)),
+            format!(".a{}", " | .".repeat(n)),
+            format!("{}.a", "try ".repeat(n)),
+            format!(".c{}", "[0]".repeat(500)),
+            format!("{}.d", ".c".repeat(10_000)),
+        ] {
+            let head: String = expr.chars().take(30).collect();
+            assert!(del(json!({"a": 1, "b": 2}), &expr).is_ok(), "{head}");
+        }
+        // Literals and comments do not count.
+        let quoted = format!(
+            "(.a | select(. != \"{}\")) # {}",
+            "(".repeat(5_000),
+            "[".repeat(5_000)
+        );
+        assert_eq!(del(json!({"a": 1}), &quoted), Ok(json!({})));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// Any soup of jq tokens, repeated to deep nesting, is a result or an error: never a
+        /// panic or a stack overflow.
+        #[test]
+        fn token_soups_never_crash(
+            tokens in proptest::collection::vec(proptest::sample::select(vec![
+                "(", ")", "[", "]", "{", "}", "|", ",", "//", "=", "+", "-", "?", ".", "..",
+                ".a", "$x", "as", "if", "then", "else", "end", "try", "reduce", "def f:", ";",
+                "\"", "\\(", "#", "\n", "1", "del(", "select(", "@base64",
+            ]), 0..16),
+            repeat in 1usize..80,
+        ) {
+            let expr = tokens.concat().repeat(repeat);
+            let _ = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || del(json!({"a": 1}), &expr))
+                .expect("thread")
+                .join()
+                .expect("no crash");
+        }
+    }
+
+    #[test]
+    fn long_expressions_are_quoted_short() {
+        assert_eq!(quoted(".a"), ".a");
+        let long = format!(".a{}", "é".repeat(1_000));
+        let q = quoted(&long);
+        assert!(
+            q.len() <= MAX_QUOTED + 3 && q.ends_with("...") && long.starts_with(&q[..q.len() - 3])
+        );
     }
 
     #[test]
