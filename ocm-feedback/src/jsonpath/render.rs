@@ -28,36 +28,74 @@ pub(crate) fn text(out: &mut String, value: &Match<'_>) {
 
 /// Appends a value encoded as Go's `json.Marshal` would encode it: compact, map keys sorted,
 /// `<`, `>`, `&`, U+2028 and U+2029 escaped, floats in Go's shortest form.
+///
+/// Written without recursion, so documents of any depth render on any stack.
 pub fn go_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match number(n) {
-            Number::Int(i) => push_display(out, i),
-            Number::Float(f) => out.push_str(&go_json_float(f)),
-        },
-        Value::String(s) => go_json_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in sorted(map).into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
+    let mut stack = vec![Step::Value(value)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Text(text) => out.push_str(text),
+            Step::Key(key) => {
                 go_json_string(out, key);
                 out.push(':');
-                go_json(out, item);
             }
-            out.push('}');
+            Step::Value(value) => match value {
+                Value::Null => out.push_str("null"),
+                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                Value::Number(n) => match number(n) {
+                    Number::Int(i) => push_display(out, i),
+                    Number::Float(f) => out.push_str(&go_json_float(f)),
+                },
+                Value::String(s) => go_json_string(out, s),
+                Value::Array(items) => {
+                    out.push('[');
+                    push_items(&mut stack, items, ",", "]");
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    push_entries(&mut stack, map, ",", "}");
+                }
+            },
+        }
+    }
+}
+
+/// What is left to render of a value, innermost last.
+enum Step<'a> {
+    Value(&'a Value),
+    Text(&'static str),
+    Key(&'a str),
+}
+
+/// Pushes `items` with `separator` between them, then `close`, to render in order.
+fn push_items<'a>(
+    stack: &mut Vec<Step<'a>>,
+    items: &'a [Value],
+    separator: &'static str,
+    close: &'static str,
+) {
+    stack.push(Step::Text(close));
+    for (i, item) in items.iter().enumerate().rev() {
+        stack.push(Step::Value(item));
+        if i > 0 {
+            stack.push(Step::Text(separator));
+        }
+    }
+}
+
+/// Pushes the entries of `map`, keys sorted, with `separator` between them, then `close`.
+fn push_entries<'a>(
+    stack: &mut Vec<Step<'a>>,
+    map: &'a Map<String, Value>,
+    separator: &'static str,
+    close: &'static str,
+) {
+    stack.push(Step::Text(close));
+    for (i, (key, item)) in sorted(map).into_iter().enumerate().rev() {
+        stack.push(Step::Value(item));
+        stack.push(Step::Key(key));
+        if i > 0 {
+            stack.push(Step::Text(separator));
         }
     }
 }
@@ -98,32 +136,29 @@ pub fn go_value(out: &mut String, value: &Value) {
 }
 
 fn go_debug_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("<nil>"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => go_number_text(out, number(n)),
-        Value::String(s) => out.push_str(s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                go_debug_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push_str("map[");
-            for (i, (key, item)) in sorted(map).into_iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
+    // Without recursion, as `go_json`.
+    let mut stack = vec![Step::Value(value)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Text(text) => out.push_str(text),
+            Step::Key(key) => {
                 out.push_str(key);
                 out.push(':');
-                go_debug_json(out, item);
             }
-            out.push(']');
+            Step::Value(value) => match value {
+                Value::Null => out.push_str("<nil>"),
+                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                Value::Number(n) => go_number_text(out, number(n)),
+                Value::String(s) => out.push_str(s),
+                Value::Array(items) => {
+                    out.push('[');
+                    push_items(&mut stack, items, " ", "]");
+                }
+                Value::Object(map) => {
+                    out.push_str("map[");
+                    push_entries(&mut stack, map, " ", "]");
+                }
+            },
         }
     }
 }
