@@ -319,6 +319,76 @@ mod tests {
         assert!(SelectorSpec::parse(Some(&map(&[("k", "-x")])), &[]).is_err());
     }
 
+    /// Issue #17: selectors far beyond any real size validate, compile and match (or fail
+    /// with upstream's message) on a thread with a tokio worker's stack.
+    #[test]
+    fn huge_selectors_never_crash() {
+        let outcome = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let n = 10_000;
+                let long = "a".repeat(n);
+                let nested = format!("{}x{}", "(".repeat(n), ")".repeat(n));
+                let mut errors = Vec::new();
+                for r in [
+                    req(&long, "Exists", &[]),
+                    req(&nested, "Exists", &[]),
+                    req(&format!("{}/k", "a.".repeat(n)), "Exists", &[]),
+                    req("k", "In", &[long.as_str()]),
+                    req("k", "In", &[nested.as_str()]),
+                ] {
+                    errors.push(SelectorSpec::parse(None, &[r]).unwrap_err());
+                }
+                let many: Vec<_> = (0..n)
+                    .map(|i| req(&format!("k{i}"), "NotIn", &["v"]))
+                    .collect();
+                let wide = SelectorSpec::parse(None, &many).expect("valid");
+                let values: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+                let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+                let in_many = SelectorSpec::parse(None, &[req("k", "In", &refs)]).expect("valid");
+                let labels = map(&[("k", "v9999")]);
+                (
+                    errors,
+                    wide.matches_str(&labels),
+                    in_many.matches_str(&labels),
+                )
+            })
+            .expect("thread")
+            .join()
+            .expect("no crash");
+        let (errors, wide, in_many) = outcome;
+        assert!(
+            errors[0].starts_with("key: Invalid value: \"aaaa"),
+            "{:.80}",
+            errors[0]
+        );
+        assert!(errors[0].contains("name part must be no more than 63 bytes"));
+        assert!(errors[1].contains("name part must be no more than 63 bytes"));
+        assert!(errors[2].contains("prefix part"), "{:.80}", errors[2]);
+        assert!(errors[3].contains("must be no more than 63 bytes"));
+        assert!(wide && in_many);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Any keys, operators and values validate or fail; compiling and matching never panic.
+        #[test]
+        fn selectors_never_panic(
+            key in "\\PC{0,80}",
+            op in proptest::sample::select(vec!["In", "NotIn", "Exists", "DoesNotExist", "", "in"]),
+            values in proptest::collection::vec("\\PC{0,70}", 0..4),
+        ) {
+            let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+            if let Ok(spec) = SelectorSpec::parse(None, &[req(&key, op, &refs)]) {
+                let mut syms = Symbols::default();
+                let labels = SymMap::from_pairs(vec![(syms.intern(&key), syms.intern("v"))]);
+                let _ = spec.compile(&syms).matches(&labels);
+                let _ = spec.matches_str(&map(&[(key.as_str(), "v")]));
+            }
+        }
+    }
+
     #[test]
     fn compiled_matches_like_strings() {
         let mut syms = Symbols::default();

@@ -106,3 +106,27 @@ fn expensive_rules_stop_at_the_cost_limit() {
         err.message
     );
 }
+
+#[test]
+fn yaml_nested_ten_thousand_levels_is_a_bad_request() {
+    let n = 10_000;
+    let head = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\ndata:\n";
+    for text in [
+        format!("{head}  k: {}1{}\n", "[".repeat(n), "]".repeat(n)),
+        format!("{head}  k: {}1{}\n", "{a: ".repeat(n), "}".repeat(n)),
+        {
+            let mut text = String::from(head);
+            for i in 0..n {
+                text.push_str(&" ".repeat(2 + i));
+                text.push_str("a:\n");
+            }
+            text
+        },
+    ] {
+        let message = on_worker_stack(move || {
+            let c = FakeCluster::new();
+            c.apply_yaml(&text).map(|_| ()).unwrap_err().to_string()
+        });
+        assert!(message.contains("invalid YAML: "), "{message:.200}");
+    }
+}
