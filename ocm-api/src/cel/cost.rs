@@ -1,21 +1,24 @@
 //! Runtime cost: what an evaluation spends, charged as it goes, and the budget that stops it.
 //!
 //! The `cel` crate tracks no cost, so an evaluated expression is a rewritten copy of the
-//! parsed one with calls to a hidden function, `@ocm_cost(value, weight)` (the `@` keeps users
-//! from writing it), which charges `weight` plus the size of `value` to the evaluation's meter
-//! and hands `value` back; once the meter passes its limit the call fails, and so does the
-//! evaluation. The calls are placed:
+//! parsed one with calls to two hidden functions (the `@` keeps users from writing them),
+//! which charge the evaluation's meter and hand their first argument back; once the meter
+//! passes its limit they fail, and so does the evaluation:
 //!
-//! * once per iteration of every comprehension (`all`, `exists`, `exists_one`, `map`,
-//!   `filter`, …), weighing the nodes its loop condition and step evaluate: in the loop
-//!   condition, or for `map` and `filter` in the filter or the mapped element (where they
-//!   keep the interpreter's in-place list building);
-//! * around the operands of calls whose work grows with the size of their operands (string
-//!   functions, `+`, comparisons, `in`, list functions, conversions, the Kubernetes
-//!   libraries): an operand is charged its size, a string or bytes value one unit per ten
-//!   bytes (cel-go's string traversal factor), a list or map one unit per entry. Operands
-//!   that are literals are not charged, nor is anything where a literal bounds the work (a
-//!   comparison with a literal, `startsWith`/`endsWith` of one).
+//! * `@ocm_cost_each(range, weight)` around the range of every comprehension (`all`,
+//!   `exists`, `exists_one`, `map`, `filter`, …) charges, before the first iteration, one
+//!   `weight` (the nodes the loop condition and step evaluate) per element of the range, and
+//!   one unit per element for walking it. A loop is thus paid in full before it runs, one
+//!   call per loop rather than per iteration: a nested runaway stops before its inner loops
+//!   start. The price is that a loop that ends early (`exists` finding its element first) is
+//!   charged as if it ran to the end; this only matters for ranges of hundreds of thousands
+//!   of elements (ours: cel-go charges the iterations run).
+//! * `@ocm_cost(value, 0)` around the operands of calls whose work grows with the size of
+//!   their operands (string functions, `+`, comparisons, `in`, list functions, conversions,
+//!   the Kubernetes libraries) charges the operand's size: a string or bytes value one unit
+//!   per ten bytes (cel-go's string traversal factor), a list or map one unit per entry.
+//!   Operands that are literals are not charged, nor is anything where a literal bounds the
+//!   work (a comparison with a literal, `startsWith`/`endsWith` of one).
 //!
 //! The nodes outside any loop are charged once, before the evaluation starts. One unit is
 //! about one node evaluated, as with cel-go's costs, so upstream's limits (1,000,000 per
@@ -32,8 +35,11 @@ use cel::{Env, ExecutionError};
 
 use super::program::children;
 
-/// Name of the hidden cost function.
+/// Name of the hidden function charging an operand's size.
 pub(crate) const COST_FUNCTION: &str = "@ocm_cost";
+
+/// Name of the hidden function charging a loop before it runs.
+pub(crate) const LOOP_COST_FUNCTION: &str = "@ocm_cost_each";
 
 /// The meter of the evaluation running on this thread.
 #[derive(Debug, Clone, Copy, Default)]
@@ -73,9 +79,22 @@ fn charge(units: u64) -> Result<(), ExecutionError> {
             // Not evaluated through a metered evaluation: nothing to charge.
             return Ok(());
         };
+        if meter.exceeded {
+            // Past the limit already (the expression absorbed the first failure): fail again
+            // without counting, so the cost reported is where the limit was passed.
+            return Err(ExecutionError::function_error(
+                COST_FUNCTION,
+                "actual cost limit exceeded",
+            ));
+        }
         meter.used = meter.used.saturating_add(units);
         let over = meter.used > meter.limit;
-        meter.exceeded |= over;
+        if over {
+            // Reported as just past the limit, as cel-go stops right after passing it (one
+            // charge can be a whole loop's).
+            meter.used = meter.limit.saturating_add(1);
+            meter.exceeded = true;
+        }
         m.set(Some(meter));
         if over {
             Err(ExecutionError::function_error(
@@ -117,7 +136,29 @@ fn cost_function<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Ex
     Ok(value)
 }
 
-/// Declares the hidden cost function on `env`.
+/// `@ocm_cost_each(range, weight)`: charges `weight` plus one unit per element of `range`,
+/// returns `range`.
+fn loop_cost_function<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let mut args = args.into_iter();
+    let (Some(range), Some(weight)) = (args.next(), args.next()) else {
+        return Err(ExecutionError::invalid_argument_count(2, 0));
+    };
+    let weight = weight
+        .downcast_ref::<CelInt>()
+        .map_or(0, |w| u64::try_from(*w.inner()).unwrap_or(0));
+    let elements = if let Some(l) = range.downcast_ref::<CelList<'_>>() {
+        l.inner().len()
+    } else if let Some(m) = range.downcast_ref::<CelMap<'_>>() {
+        m.inner().len()
+    } else {
+        0
+    };
+    let elements = u64::try_from(elements).unwrap_or(u64::MAX);
+    charge(elements.saturating_mul(weight.saturating_add(1)))?;
+    Ok(range)
+}
+
+/// Declares the hidden cost functions on `env`.
 pub(crate) fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     use cel::common::types::{DYN_TYPE, INT_TYPE};
     env.add_overload(
@@ -125,6 +166,12 @@ pub(crate) fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
         "ocm_cost_dyn_int",
         vec![DYN_TYPE, INT_TYPE],
         cost_function,
+    )?;
+    env.add_overload(
+        LOOP_COST_FUNCTION,
+        "ocm_cost_each_dyn_int",
+        vec![DYN_TYPE, INT_TYPE],
+        loop_cost_function,
     )
 }
 
@@ -145,6 +192,7 @@ const FLAT: &[&str] = &[
     operators::OPT_INDEX,
     operators::OPT_SELECT,
     COST_FUNCTION,
+    LOOP_COST_FUNCTION,
     "int",
     "uint",
     "double",
@@ -176,26 +224,27 @@ const BOUNDED_BY_A_LITERAL: &[&str] = &[
 /// Prefixes of namespaced functions: a call's target that names one is no operand.
 const NAMESPACES: &[&str] = &["optional", "math", "lists", "ip", "format", "strings"];
 
-/// The instrumented copy of `e` (see the module documentation) and the units charged once
-/// per evaluation, before it starts.
-pub(crate) fn instrument(e: &IdedExpr) -> (IdedExpr, u64) {
+/// The instrumented copy of `e` (see the module documentation), the units charged once per
+/// evaluation before it starts, and whether the copy charges anything itself.
+pub(crate) fn instrument(e: &IdedExpr) -> (IdedExpr, u64, bool) {
     let mut out = e.clone();
-    instrument_in_place(&mut out);
-    (out, nodes(e))
+    let mut charges = false;
+    instrument_in_place(&mut out, &mut charges);
+    (out, nodes(e), charges)
 }
 
 fn literal(e: &IdedExpr) -> bool {
     matches!(e.expr, Expr::Literal(_))
 }
 
-/// Wraps `e` in `@ocm_cost(e, weight)`.
-fn wrap(e: &mut IdedExpr, weight: u64) {
+/// Wraps `e` in `function(e, weight)`.
+fn wrap_with(e: &mut IdedExpr, function: &str, weight: u64) {
     let id = e.id;
     let inner = std::mem::take(e);
     *e = IdedExpr {
         id,
         expr: Expr::Call(CallExpr {
-            func_name: COST_FUNCTION.to_string(),
+            func_name: function.to_string(),
             target: None,
             args: vec![
                 inner,
@@ -210,7 +259,7 @@ fn wrap(e: &mut IdedExpr, weight: u64) {
     };
 }
 
-fn instrument_in_place(e: &mut IdedExpr) {
+fn instrument_in_place(e: &mut IdedExpr, charges: &mut bool) {
     // Children first: the weights are those of the expression as written.
     match &mut e.expr {
         Expr::Comprehension(c) => {
@@ -224,76 +273,44 @@ fn instrument_in_place(e: &mut IdedExpr) {
                 &mut c.loop_step,
                 &mut c.result,
             ] {
-                instrument_in_place(x);
+                instrument_in_place(x, charges);
             }
-            charge_iterations(c, weight);
+            wrap_with(&mut c.iter_range, LOOP_COST_FUNCTION, weight);
+            *charges = true;
         }
         Expr::Call(call) => {
             let sized = !FLAT.contains(&call.func_name.as_str());
             let bounded = BOUNDED_BY_A_LITERAL.contains(&call.func_name.as_str())
                 && (call.target.as_deref().is_some_and(literal) || call.args.iter().any(literal));
             if let Some(t) = &mut call.target {
-                instrument_in_place(t);
+                instrument_in_place(t, charges);
             }
             for a in &mut call.args {
-                instrument_in_place(a);
+                instrument_in_place(a, charges);
             }
             if sized && !bounded {
                 if let Some(t) = &mut call.target {
                     let namespace =
                         matches!(&t.expr, Expr::Ident(n) if NAMESPACES.contains(&n.as_str()));
                     if !literal(t) && !namespace {
-                        wrap(t, 0);
+                        wrap_with(t, COST_FUNCTION, 0);
+                        *charges = true;
                     }
                 }
                 for a in &mut call.args {
                     if !literal(a) {
-                        wrap(a, 0);
+                        wrap_with(a, COST_FUNCTION, 0);
+                        *charges = true;
                     }
                 }
             }
         }
         _ => {
             for child in children_mut(e) {
-                instrument_in_place(child);
+                instrument_in_place(child, charges);
             }
         }
     }
-}
-
-/// Puts the per-iteration charge of `c` where the interpreter evaluates it once per
-/// iteration without losing its in-place list building for `map` and `filter`.
-fn charge_iterations(c: &mut cel::common::ast::ComprehensionExpr, weight: u64) {
-    let accu = c.accu_var.clone();
-    let is_accu = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(n) if *n == accu);
-    let appends = |e: &IdedExpr| {
-        matches!(&e.expr, Expr::Call(call)
-            if call.func_name == operators::ADD
-                && call.target.is_none()
-                && matches!(call.args.as_slice(), [l, r] if is_accu(l) && matches!(r.expr, Expr::List(_))))
-    };
-    let builds_list = is_accu(&c.result) && literal(&c.loop_cond);
-    if builds_list {
-        // `@result + [x]`, or `guard ? @result + [x] : @result`.
-        if appends(&c.loop_step) {
-            if let Expr::Call(call) = &mut c.loop_step.expr
-                && let Some(Expr::List(list)) = call.args.get_mut(1).map(|a| &mut a.expr)
-                && let Some(first) = list.elements.first_mut()
-            {
-                wrap(first, weight);
-                return;
-            }
-        } else if let Expr::Call(call) = &mut c.loop_step.expr
-            && call.func_name == operators::CONDITIONAL
-            && call.target.is_none()
-            && matches!(call.args.as_slice(), [_, step, otherwise] if appends(step) && is_accu(otherwise))
-            && let Some(guard) = call.args.first_mut()
-        {
-            wrap(guard, weight);
-            return;
-        }
-    }
-    wrap(&mut c.loop_cond, weight);
 }
 
 /// The direct subexpressions of `e`, mutably.

@@ -24,10 +24,13 @@
 //! [`EvalError::CostLimit`] (`operation cancelled: actual cost limit exceeded`, cel-go's
 //! message) or [`EvalError::BudgetExceeded`] (`CEL evaluation budget exceeded`, upstream's)
 //! as soon as it passes either. The `cel` crate tracks no cost: the evaluated expression is a
-//! copy with hidden charging calls in every loop and around operands whose size drives the
-//! work; one unit is about one node evaluated, a string is charged a unit per ten bytes read
-//! and a list or map a unit per entry (see the cost module's source for the details). The
-//! units approximate cel-go's; they are not its exact figures.
+//! copy with hidden charging calls before every loop (for all its iterations at once) and
+//! around operands whose size drives the work; one unit is about one node evaluated, a string
+//! is charged a unit per ten bytes read and a list or map a unit per entry (see the cost
+//! module's source for the details). The units approximate cel-go's; they are not its exact
+//! figures. One difference: a loop that ends early (`exists` finding its element first) is
+//! charged in full, so `exists` over a list of a million elements passes the limit where
+//! cel-go would not.
 //!
 //! # Limits and messages
 //!

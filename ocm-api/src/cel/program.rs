@@ -43,6 +43,7 @@ const STACK_BASE: usize = 512 << 10;
 
 /// Runs `f` with at least `need` bytes of stack: on the current stack when it has that much
 /// left, else on a new one (on the same thread) of `need` plus a margin.
+#[inline]
 pub(crate) fn with_stack<R>(need: usize, f: impl FnOnce() -> R) -> R {
     let need = need.saturating_add(STACK_BASE);
     stacker::maybe_grow(need, need.saturating_add(1 << 20), f)
@@ -66,6 +67,8 @@ pub struct Program {
     executable: IdedExpr,
     /// Units charged once per evaluation.
     base_cost: u64,
+    /// Whether the executable expression charges anything itself (else no meter is needed).
+    charges: bool,
     source_info: Arc<SourceInfo>,
     /// Depth of the executable expression.
     depth: usize,
@@ -145,6 +148,7 @@ impl Program {
             expression,
             executable: IdedExpr::default(),
             base_cost: 0,
+            charges: false,
             source_info: Arc::new(source_info),
             depth: 0,
             limits: *limits,
@@ -215,7 +219,7 @@ impl Program {
 
     /// Builds the executable expression (the cost charges added) and checks its depth.
     fn prepare(&mut self) -> Result<(), CompileError> {
-        let (executable, base_cost) = self.walk(cost::instrument);
+        let (executable, base_cost, charges) = self.walk(cost::instrument);
         let depth = depth(&executable);
         // The charges deepen the tree by at most one level per operand: within twice the
         // limit, the stack is sized for it.
@@ -227,6 +231,7 @@ impl Program {
         }
         self.executable = executable;
         self.base_cost = base_cost;
+        self.charges = charges;
         self.depth = self.depth.max(depth);
         Ok(())
     }
@@ -266,8 +271,17 @@ impl Program {
     ///
     /// What the evaluation fails with; [`EvalError::CostLimit`] past the per-evaluation limit,
     /// [`EvalError::BudgetExceeded`] past what was left of the budget.
+    #[inline]
     pub fn evaluate(&self, ctx: &Context<'_, '_>, budget: &mut Budget) -> Result<Value, EvalError> {
         let by_budget = budget.remaining < budget.per_evaluation;
+        if !self.charges && self.base_cost <= budget.remaining.min(budget.per_evaluation) {
+            // The common case, kept short: nothing charges beyond the nodes, paid here.
+            budget.remaining -= self.base_cost;
+            return with_stack(eval_stack(self.depth), || {
+                Value::resolve(&self.executable, ctx)
+            })
+            .map_err(EvalError::Execution);
+        }
         let (result, cost) =
             self.evaluate_with_limit(ctx, budget.remaining.min(budget.per_evaluation));
         budget.spend(cost);
@@ -291,6 +305,13 @@ impl Program {
     ) -> (Result<Value, EvalError>, u64) {
         if self.base_cost > limit {
             return (Err(EvalError::CostLimit), self.base_cost);
+        }
+        if !self.charges {
+            // Nothing can charge beyond the nodes, paid above: no meter to keep.
+            let result = with_stack(eval_stack(self.depth), || {
+                Value::resolve(&self.executable, ctx)
+            });
+            return (result.map_err(EvalError::Execution), self.base_cost);
         }
         let meter = Meter {
             used: self.base_cost,
