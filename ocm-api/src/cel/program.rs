@@ -63,7 +63,7 @@ pub(crate) fn eval_stack(depth: usize) -> usize {
 pub struct Program {
     source: Arc<str>,
     expression: IdedExpr,
-    /// The expression with its cost charges (see [`super::cost`]): what is evaluated.
+    /// The expression with its cost charges (see the cost module): what is evaluated.
     executable: IdedExpr,
     /// Units charged once per evaluation.
     base_cost: u64,
@@ -75,8 +75,8 @@ pub struct Program {
     limits: Limits,
 }
 
-/// What evaluations may spend (see [`super::cost`] for what costs what): a total shared by the
-/// evaluations it is passed to, and a limit for each.
+/// What evaluations may spend (see the [module documentation](super) for what costs what): a
+/// total shared by the evaluations it is passed to, and a limit for each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     remaining: u64,

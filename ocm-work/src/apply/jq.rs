@@ -106,8 +106,9 @@ const MAX_FROMJSON_DEPTH: usize = 10_000;
 /// How much of the worker's stack the evaluation may use; the rest is headroom for unwinding.
 const EVAL_STACK_LIMIT: usize = 32 << 20;
 
-/// The most brackets, keywords and operators one expression may contain (see
-/// [`check_structure`]).
+/// The most brackets (string interpolations included), keywords and operators one
+/// expression may contain; plain field paths, names and literals do not count (see the
+/// [module documentation](self)).
 pub const MAX_STRUCTURE: usize = 1_000;
 
 /// The guard reads the clock on every this many context clones.
