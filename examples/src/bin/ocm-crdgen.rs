@@ -16,7 +16,7 @@ use clap::Parser;
 
 /// Write the OCM CustomResourceDefinitions (work, cluster and addon groups) as YAML.
 #[derive(Parser, Debug)]
-#[command(name = "ocm-crdgen", version, about)]
+#[command(name = "ocm-crdgen", version)]
 struct Args {
     /// Write one `<crd name>.yaml` file per CRD into this directory instead of stdout.
     #[arg(long, value_name = "DIR")]

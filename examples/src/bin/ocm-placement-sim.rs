@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 
 /// Schedule Placements offline from hub objects in YAML or JSON files.
 #[derive(Parser, Debug)]
-#[command(name = "ocm-placement-sim", version, about)]
+#[command(name = "ocm-placement-sim", version)]
 struct Args {
     /// Files or directories with hub objects (`-` = standard input).
     #[arg(required = true, value_name = "PATH")]

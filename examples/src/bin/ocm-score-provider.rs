@@ -31,7 +31,7 @@ use ocm_placement::inventory::score::{ScoreWriter, normalize};
 
 /// Write a normalised AddOnPlacementScore for one managed cluster, periodically.
 #[derive(Parser, Debug)]
-#[command(name = "ocm-score-provider", version, about)]
+#[command(name = "ocm-score-provider", version)]
 #[command(group(ArgGroup::new("source").required(true).args(["value", "value_file", "value_command"])))]
 struct Args {
     /// Kubeconfig of the hub.

@@ -45,7 +45,7 @@ use serde_json::json;
 
 /// The resource-usage-collect addon: hub manager, cluster agent, or an in-process demo.
 #[derive(Parser, Debug)]
-#[command(name = "resource-usage-addon", version, about)]
+#[command(name = "resource-usage-addon", version)]
 struct Args {
     #[command(subcommand)]
     command: Command,
