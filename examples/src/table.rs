@@ -35,6 +35,38 @@ impl Table {
         }
     }
 
+    /// A table whose column names print exactly as given (for names that are identifiers,
+    /// such as status feedback names).
+    pub fn verbatim<I, S>(columns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            header: columns.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The offset, in characters, at which column `index` starts on every line.
+    pub fn column_offset(&self, index: usize) -> usize {
+        self.widths().iter().take(index).sum()
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        let columns = self.header.len();
+        let width = |i: usize| {
+            std::iter::once(&self.header)
+                .chain(self.rows.iter())
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        (0..columns)
+            .map(|i| (width(i) + PADDING).max(MIN_WIDTH))
+            .collect()
+    }
+
     /// Appends a row. Missing cells print empty; cells beyond the header are dropped, as
     /// kubectl drops them.
     pub fn row<I, S>(&mut self, cells: I) -> &mut Self
@@ -74,16 +106,7 @@ fn one_line(cell: &str) -> String {
 impl fmt::Display for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let columns = self.header.len();
-        let width = |i: usize| {
-            std::iter::once(&self.header)
-                .chain(self.rows.iter())
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        };
-        let widths: Vec<usize> = (0..columns)
-            .map(|i| (width(i) + PADDING).max(MIN_WIDTH))
-            .collect();
+        let widths = self.widths();
         for row in std::iter::once(&self.header).chain(self.rows.iter()) {
             let mut line = String::new();
             for (i, cell) in row.iter().enumerate() {
@@ -138,5 +161,8 @@ mod tests {
         t.row(["a\nsecond line", "b", "c", "dropped"]);
         assert_eq!(t.to_string(), "A     B     C\nx\na     b     c\n");
         assert_eq!(t.len(), 2);
+        assert_eq!(t.column_offset(2), 12);
+        let v = Table::verbatim(["name", "ReadyReplicas"]);
+        assert_eq!(v.to_string(), "name   ReadyReplicas\n");
     }
 }

@@ -134,3 +134,85 @@ async fn keeps_the_score_up_to_date_periodically() {
     assert!(second, "a later round picks up the new value");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn writes_raw_scores_next_to_each_other() {
+    let dir = scratch("raw");
+    let hub = FakeCluster::new();
+    ocm_testkit::install_crds(&hub).expect("CRDs");
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "cluster1"}})).unwrap();
+    Api::<Namespace>::all(hub.client())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let server = hub.serve_loopback().await.expect("loopback");
+    let kubeconfig = dir.join("hub.kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let run = |args: Vec<&'static str>| {
+        let kc = kubeconfig.to_str().unwrap().to_string();
+        tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_ocm-score-provider"))
+                .args([
+                    "--hub-kubeconfig",
+                    &kc,
+                    "--cluster-name",
+                    "cluster1",
+                    "--once",
+                ])
+                .args(args)
+                .output()
+                .expect("run ocm-score-provider")
+        })
+    };
+    // The documentation's scores: cpuAvailable 12 and memAvailable 4, as they are.
+    for (name, value) in [("cpuAvailable", "12"), ("memAvailable", "4")] {
+        let out = run(vec!["--score-name", name, "--raw", "--value", value])
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let api: Api<AddOnPlacementScore> = Api::namespaced(hub.client(), "cluster1");
+    let score = api
+        .get("resource-usage-score")
+        .await
+        .expect("score written");
+    assert_eq!(score.score("cpuAvailable"), Some(12));
+    assert_eq!(score.score("memAvailable"), Some(4));
+
+    // Out of range, or mixed with normalisation bounds: a clear error, nothing written.
+    let out = run(vec![
+        "--score-name",
+        "cpuAvailable",
+        "--raw",
+        "--value",
+        "250",
+    ])
+    .await
+    .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("raw score 250 is outside the valid range [-100, 100]"),
+        "{err}"
+    );
+    let out = run(vec![
+        "--score-name",
+        "x",
+        "--raw",
+        "--max",
+        "5",
+        "--value",
+        "1",
+    ])
+    .await
+    .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+    let score = api.get("resource-usage-score").await.unwrap();
+    assert_eq!(score.score("cpuAvailable"), Some(12));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -8,7 +8,6 @@
 //!
 //! Pipe the output to `kubectl apply -f -` to install the OCM APIs on a hub.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,7 +41,7 @@ fn run(args: &Args) -> Result<(), String> {
     let crds = ocm_api::crds();
     if args.list {
         for crd in &crds {
-            println!("{}", crd.metadata.name.as_deref().unwrap_or_default());
+            ocm_examples::outln!("{}", crd.metadata.name.as_deref().unwrap_or_default());
         }
         return Ok(());
     }
@@ -59,11 +58,10 @@ fn run(args: &Args) -> Result<(), String> {
         }
         return Ok(());
     }
-    let mut out = std::io::stdout().lock();
     for crd in &crds {
         let yaml = ocm_api::crd::to_yaml(crd).map_err(|e| e.to_string())?;
-        write!(out, "---\n{yaml}").map_err(|e| format!("cannot write to stdout: {e}"))?;
+        // Ends the process quietly if the reader has gone (`ocm-crdgen | head`).
+        ocm_examples::output::write_out(&format!("---\n{yaml}"));
     }
-    out.flush()
-        .map_err(|e| format!("cannot write to stdout: {e}"))
+    Ok(())
 }

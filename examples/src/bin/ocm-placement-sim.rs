@@ -229,7 +229,7 @@ fn main() -> ExitCode {
     match run(Args::parse()) {
         Ok(document) => match serde_json::to_string_pretty(&document) {
             Ok(text) => {
-                println!("{text}");
+                ocm_examples::outln!("{text}");
                 ExitCode::SUCCESS
             }
             Err(e) => {

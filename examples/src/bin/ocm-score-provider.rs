@@ -5,6 +5,8 @@
 //!     --score-name cpuAvailable --min 0 --max 64 --value-command 'nproc' --interval 60s
 //! ocm-score-provider --hub-kubeconfig hub.kubeconfig --cluster-name cluster1 \
 //!     --score-name latency --value-file /run/latency --min 0 --max 500 --once
+//! ocm-score-provider --hub-kubeconfig hub.kubeconfig --cluster-name cluster1 \
+//!     --score-name cpuAvailable --raw --value 12 --once
 //! ```
 //!
 //! Each round reads a raw measurement (a fixed `--value`, the first number in
@@ -14,6 +16,10 @@
 //! AddOnPlacementScore `--resource-name` in the cluster's namespace on the hub with
 //! `validUntil = now + --valid-for`. A round writes only when the score changed or
 //! `validUntil` is within half of `--valid-for` of expiring.
+//!
+//! With `--raw` the measurement is written as the score itself (the fraction cut toward zero),
+//! for providers that compute their score already, like the documentation's
+//! `cpuAvailable: 12`; it must lie in the valid range `[-100, 100]`.
 //!
 //! Placements use it with a prioritizer such as
 //! `{"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "resource-usage-score",
@@ -27,9 +33,10 @@ use clap::{ArgGroup, Parser};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use ocm_api::cluster::v1alpha1::AddOnPlacementScoreItem;
-use ocm_placement::inventory::score::{ScoreWriter, normalize};
+use ocm_placement::inventory::score::{MAX_SCORE, MIN_SCORE, ScoreWriter, normalize};
 
-/// Write a normalised AddOnPlacementScore for one managed cluster, periodically.
+/// Write an AddOnPlacementScore for one managed cluster, periodically: a measurement
+/// normalised to [-100, 100], or (--raw) a score written as it is.
 #[derive(Parser, Debug)]
 #[command(name = "ocm-score-provider", version)]
 #[command(group(ArgGroup::new("source").required(true).args(["value", "value_file", "value_command"])))]
@@ -57,6 +64,10 @@ struct Args {
     /// The raw value that maps to 100.
     #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
     max: f64,
+
+    /// Write the value as the score, without normalising it (it must lie in [-100, 100]).
+    #[arg(long, conflicts_with_all = ["min", "max"])]
+    raw: bool,
 
     /// A fixed raw value.
     #[arg(long, allow_negative_numbers = true)]
@@ -125,9 +136,29 @@ async fn read_value(args: &Args) -> Result<f64, String> {
     Err("no value source given".into())
 }
 
+/// `value` as a score written as it is: cut toward zero, within `[-100, 100]`.
+fn raw_score(value: f64) -> Result<i32, String> {
+    if !value.is_finite() {
+        return Err(format!("raw score {value} is not a finite number"));
+    }
+    let score = value.trunc();
+    if score < f64::from(MIN_SCORE) || score > f64::from(MAX_SCORE) {
+        return Err(format!(
+            "raw score {value} is outside the valid range [{MIN_SCORE}, {MAX_SCORE}]; \
+             normalise it with --min and --max instead of --raw"
+        ));
+    }
+    // An integer within [-100, 100], so the conversion is exact.
+    Ok(score as i32)
+}
+
 async fn round(args: &Args, writer: &ScoreWriter) -> Result<(), String> {
     let raw = read_value(args).await?;
-    let score = normalize(raw, args.min, args.max).map_err(|e| e.to_string())?;
+    let score = if args.raw {
+        raw_score(raw)?
+    } else {
+        normalize(raw, args.min, args.max).map_err(|e| e.to_string())?
+    };
     let valid_for = (!args.valid_for.is_zero()).then_some(args.valid_for);
     let item = AddOnPlacementScoreItem {
         name: args.score_name.clone(),
@@ -182,18 +213,35 @@ async fn run(args: Args) -> Result<(), String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    ocm_examples::logging::init("info");
     match run(Args::parse()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("ocm-score-provider: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::raw_score;
+
+    #[test]
+    fn raw_scores_are_cut_toward_zero_and_range_checked() {
+        assert_eq!(raw_score(12.0), Ok(12));
+        assert_eq!(raw_score(-3.9), Ok(-3));
+        assert_eq!(raw_score(100.4), Ok(100));
+        assert!(
+            raw_score(101.0)
+                .unwrap_err()
+                .contains("outside the valid range [-100, 100]")
+        );
+        assert!(raw_score(-101.0).is_err());
+        assert!(
+            raw_score(f64::NAN)
+                .unwrap_err()
+                .contains("not a finite number")
+        );
     }
 }

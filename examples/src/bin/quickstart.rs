@@ -13,9 +13,16 @@
 //! clusters one at a time (Progressive, maxConcurrency 1); a work agent per cluster applies it.
 //! Then the work is updated, rolls through again, and is deleted, and the garbage collection is
 //! shown.
+//!
+//! Each rollout step prints one table per change: the work's `Applied` and `Available`
+//! conditions, then its status feedback values, named as the feedback rules name them
+//! (`ReadyReplicas` and `AvailableReplicas` from the `WellKnownStatus` rule, `image` from the
+//! `JSONPaths` rule of that name).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+
+use clap::Parser;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -28,6 +35,8 @@ use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::conditions;
 use ocm_api::work::v1::ManifestWork;
 use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
+use ocm_examples::outln;
+use ocm_examples::table::Table;
 use ocm_placement::controller::PlacementController;
 use ocm_testkit::{FakeHub, WorkloadSimulator};
 use ocm_work::agent::{AgentConfig, WorkAgent};
@@ -40,12 +49,22 @@ const NS: &str = "demo";
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
+/// Run the OCM quickstart in one process: fake hub and clusters, Placement, progressive rollout.
+///
+/// A fake hub and three fake managed clusters, a Placement with a taint and a toleration, and
+/// the documentation's nginx ManifestWork rolled out progressively by a ManifestWorkReplicaSet,
+/// updated and deleted. Takes about a second; no cluster or network access needed.
+#[derive(Parser, Debug)]
+#[command(name = "quickstart", version)]
+struct Args {}
+
 #[tokio::main]
 async fn main() -> ExitCode {
+    let _args = Args::parse();
     let start = Instant::now();
     match run().await {
         Ok(()) => {
-            println!("\nquickstart finished in {:.2?}", start.elapsed());
+            outln!("\nquickstart finished in {:.2?}", start.elapsed());
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -56,7 +75,7 @@ async fn main() -> ExitCode {
 }
 
 fn step(text: &str) {
-    println!("\n==> {text}");
+    outln!("\n==> {text}");
 }
 
 async fn apply<K>(api: &Api<K>, value: Value) -> Result<K, Failure>
@@ -122,19 +141,25 @@ fn nginx_template(image: &str) -> Value {
     })
 }
 
-async fn table(fleet: &Fleet) -> Result<usize, Failure> {
+/// The feedback values shown, in column order: the names the feedback rules give them.
+const FEEDBACK_COLUMNS: [&str; 3] = ["ReadyReplicas", "AvailableReplicas", "image"];
+
+/// The works of every cluster as a table: conditions, then status feedback under a
+/// `STATUS FEEDBACK` heading.
+async fn table(fleet: &Fleet) -> Result<String, Failure> {
     let works: Api<ManifestWork> = Api::all(fleet.hub.clone());
     let mut rows: BTreeMap<String, ManifestWork> = BTreeMap::new();
     for w in works.list(&ListParams::default()).await?.items {
         rows.insert(w.namespace().unwrap_or_default(), w);
     }
-    println!(
-        "    {:<10} {:<18} {:<9} {:<10} {:<6} {:<10} IMAGE",
-        "CLUSTER", "WORK", "APPLIED", "AVAILABLE", "READY", "AVAILABLE"
+    let mut t = Table::verbatim(
+        ["CLUSTER", "WORK", "APPLIED", "AVAILABLE"]
+            .into_iter()
+            .chain(FEEDBACK_COLUMNS),
     );
     for (cluster, _, _) in &fleet.agents {
         let Some(w) = rows.get(cluster) else {
-            println!("    {cluster:<10} {:<18} {:<9}", "-", "-");
+            t.row([cluster.as_str(), "-", "-", "-", "-", "-", "-"]);
             continue;
         };
         let conds = w
@@ -169,17 +194,25 @@ async fn table(fleet: &Fleet) -> Result<usize, Failure> {
             })
             .collect();
         let get = |k: &str| feedback.get(k).cloned().unwrap_or_else(|| "-".into());
-        println!(
-            "    {cluster:<10} {:<18} {:<9} {:<10} {:<6} {:<10} {}",
+        let mut cells = vec![
+            cluster.clone(),
             w.name_any(),
             status("Applied"),
             status("Available"),
-            get("ReadyReplicas"),
-            get("AvailableReplicas"),
-            get("image")
-        );
+        ];
+        cells.extend(FEEDBACK_COLUMNS.iter().map(|c| get(c)));
+        t.row(cells);
     }
-    Ok(rows.len())
+    let heading = format!("{}STATUS FEEDBACK", " ".repeat(t.column_offset(4)));
+    let mut out = String::new();
+    for line in std::iter::once(heading.as_str())
+        .chain(t.to_string().lines().collect::<Vec<_>>().iter().copied())
+    {
+        out.push_str("    ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 async fn rolled_out(hub: &Client) -> Result<bool, Failure> {
@@ -192,13 +225,22 @@ async fn rolled_out(hub: &Client) -> Result<bool, Failure> {
         .is_some_and(|c| conditions::is_true(c, "PlacementRolledOut")))
 }
 
+/// Ticks the controllers until the rollout completes, printing the table each time it
+/// changes (a round that would repeat the previous one is not printed).
 async fn roll_out(fleet: &Fleet) -> Result<(), Failure> {
-    for round in 1..=10 {
+    let mut last = String::new();
+    let mut shown = 0;
+    for _ in 0..10 {
         fleet.tick().await?;
-        println!("  round {round}:");
-        table(fleet).await?;
+        let now = table(fleet).await?;
+        if now != last {
+            shown += 1;
+            outln!("  round {shown}:");
+            ocm_examples::output::write_out(&now);
+            last = now;
+        }
         if rolled_out(&fleet.hub).await? {
-            println!("  rollout complete (PlacementRolledOut=True)");
+            outln!("  rollout complete (PlacementRolledOut=True)");
             return Ok(());
         }
     }
@@ -222,7 +264,7 @@ async fn run() -> Result<(), Failure> {
             WorkAgent::new(hub.clone(), spoke.clone(), config),
             spoke,
         ));
-        println!("    managed cluster {name}: joined and available");
+        outln!("    managed cluster {name}: joined and available");
     }
 
     step("grouping the clusters into ManagedClusterSet `quickstart`, bound to namespace `demo`");
@@ -264,7 +306,7 @@ async fn run() -> Result<(), Failure> {
         } else {
             "  taint dedicated=gpu:NoSelect".into()
         };
-        println!("    {name}: env={env}{taint}");
+        outln!("    {name}: env={env}{taint}");
     }
 
     step("creating Placement `nginx`: env=prod, tolerating dedicated=gpu");
@@ -289,7 +331,7 @@ async fn run() -> Result<(), Failure> {
                     .collect::<Vec<_>>()
             })
             .unwrap_or_default();
-        println!(
+        outln!(
             "    {} -> {}",
             pd.metadata.name.unwrap_or_default(),
             names.join(", ")
@@ -302,9 +344,11 @@ async fn run() -> Result<(), Failure> {
         .and_then(|s| s.conditions.as_deref())
         .and_then(|c| conditions::find(c, "PlacementSatisfied"))
     {
-        println!(
+        outln!(
             "    PlacementSatisfied={} ({}: {})",
-            c.status, c.reason, c.message
+            c.status,
+            c.reason,
+            c.message
         );
     }
 
@@ -320,8 +364,12 @@ async fn run() -> Result<(), Failure> {
     step(
         "creating ManifestWorkReplicaSet `nginx` (Progressive, maxConcurrency 1) with the nginx work",
     );
-    println!(
+    outln!(
         "    (success criterion: Applied and Available; see ocm_work::replicaset::SuccessCriteria)"
+    );
+    outln!(
+        "    (status feedback: ReadyReplicas and AvailableReplicas from the WellKnownStatus rule, \
+         image from the JSONPaths rule `image`)"
     );
     apply(&Api::<ManifestWorkReplicaSet>::namespaced(hub.clone(), NS), json!({
         "apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
@@ -343,6 +391,14 @@ async fn run() -> Result<(), Failure> {
     roll_out(&fleet).await?;
 
     step("deleting the ManifestWorkReplicaSet: works and their resources are garbage-collected");
+    // The clusters that run nginx now: only they can report its removal.
+    let mut running = Vec::new();
+    for (name, _, spoke) in &fleet.agents {
+        let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), "default");
+        if deployments.get_opt("nginx-deployment").await?.is_some() {
+            running.push(name.clone());
+        }
+    }
     api.delete("nginx", &DeleteParams::default()).await?;
     for _ in 0..5 {
         fleet.tick().await?;
@@ -355,13 +411,13 @@ async fn run() -> Result<(), Failure> {
             break;
         }
     }
-    for (name, _, spoke) in &fleet.agents {
+    for (name, _, spoke) in fleet.agents.iter().filter(|(n, _, _)| running.contains(n)) {
         let deployments: Api<Deployment> = Api::namespaced(spoke.clone(), "default");
         let state = match deployments.get_opt("nginx-deployment").await? {
             Some(_) => "still present",
             None => "deleted",
         };
-        println!("    {name}: nginx-deployment {state}");
+        outln!("    {name}: nginx-deployment {state}");
     }
     let works = Api::<ManifestWork>::all(hub.clone())
         .list(&ListParams::default())
@@ -371,6 +427,6 @@ async fn run() -> Result<(), Failure> {
     if works != 0 {
         return Err(format!("{works} ManifestWorks left after deletion").into());
     }
-    println!("    no ManifestWork left on the hub");
+    outln!("    no ManifestWork left on the hub");
     Ok(())
 }
