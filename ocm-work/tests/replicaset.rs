@@ -655,14 +655,155 @@ async fn the_documented_three_placement_example_reaches_its_summaries() {
         condition(&rs, "ManifestworkApplied"),
         ("True", "AsExpected")
     );
-    assert!(
-        status
-            .conditions
+    // Upstream writes no messages; ours says why the rollout is stuck (25 of the 45 works
+    // have no Progressing condition) and names the opt-in.
+    for c in status.conditions.as_ref().unwrap() {
+        if c.type_ == "PlacementRolledOut" {
+            assert_eq!(
+                c.message,
+                ocm_work::replicaset::status::stalled_rollout_message(25, 45)
+            );
+        } else {
+            assert!(c.message.is_empty(), "{c:?}");
+        }
+    }
+    // desiredTotal: the clusters each placement selected, and their sum.
+    let desired: Vec<i64> = status
+        .placements_summary
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|p| p.summary.as_ref().unwrap().desired_total.unwrap())
+        .collect();
+    assert_eq!(desired, [10, 30, 20]);
+    assert_eq!(status.summary.as_ref().unwrap().desired_total, Some(60));
+}
+
+/// A `MakeWriter` collecting log output in memory.
+#[derive(Clone, Default)]
+struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+impl Logs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_rollout_waiting_for_progressing_says_so_once_and_names_the_opt_in() {
+    let logs = Logs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(logs.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let clusters = names("c", 4);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    let strategy = RolloutStrategy {
+        type_: Some(RolloutType::Progressive),
+        progressive: Some(RolloutProgressive {
+            max_concurrency: Some(IntOrString::Int(2)),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", strategy)]).await;
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+
+    // The first batch is created; nothing is applied yet, so nothing is said.
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    assert_eq!(works(&hub.client).await.len(), 2);
+    let message = |rs: &ManifestWorkReplicaSet| {
+        conditions::find(
+            rs.status.as_ref().unwrap().conditions.as_deref().unwrap(),
+            "PlacementRolledOut",
+        )
+        .unwrap()
+        .message
+        .clone()
+    };
+    assert_eq!(message(&rs), "");
+    assert_eq!(
+        rs.status
             .as_ref()
             .unwrap()
-            .iter()
-            .all(|c| c.message.is_empty())
+            .summary
+            .as_ref()
+            .unwrap()
+            .desired_total,
+        Some(4)
     );
+
+    // The agent applies both works; they never report Progressing. The rollout is stuck.
+    for w in works(&hub.client).await {
+        set_work_conditions(
+            &hub.client,
+            &w,
+            &[("Applied", "True"), ("Available", "True")],
+            "2026-01-01T00:00:00Z",
+        )
+        .await;
+    }
+    for _ in 0..3 {
+        settle(&controller, &hub.client, "mwrs").await;
+    }
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    assert_eq!(
+        works(&hub.client).await.len(),
+        2,
+        "the rollout did not advance"
+    );
+    assert_eq!(
+        condition(&rs, "PlacementRolledOut"),
+        ("False", "Progressing")
+    );
+    let text = message(&rs);
+    assert_eq!(
+        text,
+        ocm_work::replicaset::status::stalled_rollout_message(2, 2)
+    );
+    assert!(
+        text.contains("SuccessCriteria::AppliedAndAvailable")
+            && text.contains("--success-criteria applied-and-available"),
+        "{text}"
+    );
+    let logged = logs.text();
+    assert_eq!(
+        logged.matches("rollout cannot advance").count(),
+        1,
+        "one log line for the stuck state, not one per reconcile:\n{logged}"
+    );
+    assert!(
+        logged.contains("WARN")
+            && logged.contains("ocm-ns/mwrs")
+            && logged.contains("SuccessCriteria::AppliedAndAvailable"),
+        "{logged}"
+    );
+
+    // With the opt-in the rollout advances and the message goes away.
+    let opt_in = controller.with_success_criteria(SuccessCriteria::AppliedAndAvailable);
+    let rs = settle(&opt_in, &hub.client, "mwrs").await;
+    assert_eq!(works(&hub.client).await.len(), 4);
+    assert_eq!(message(&rs), "");
 }
 
 #[tokio::test]

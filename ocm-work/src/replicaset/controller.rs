@@ -19,7 +19,7 @@ use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
-use ocm_api::conditions::{self, NewCondition};
+use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, labels, replicaset as rc};
 use ocm_api::work::v1::ManifestWork;
 use ocm_api::work::v1alpha1::{
@@ -31,8 +31,8 @@ use serde_json::json;
 
 use super::status::{self, WorkCounts};
 use super::{
-    SuccessCriteria, build_work, cluster_rollout_status, manifest_work_equal, owner_label,
-    spec_equal, validate_owner_label,
+    SuccessCriteria, awaits_progressing, build_work, cluster_rollout_status, manifest_work_equal,
+    owner_label, spec_equal, validate_owner_label,
 };
 use crate::patch::merge_diff;
 use crate::{Error, Result};
@@ -335,6 +335,8 @@ impl ReplicaSetController {
         }
 
         let (mut count, mut selected_total, mut succeeded_total) = (0usize, 0i64, 0usize);
+        // Works applied at the current template that report no Progressing condition.
+        let mut stalled = 0usize;
         let mut summaries = Vec::new();
         let mut min_requeue = MAX_REQUEUE;
         for placement_ref in refs {
@@ -369,6 +371,10 @@ impl ReplicaSetController {
                 let st = cluster_rollout_status(&cluster, GroupKey::default(), work, self.criteria);
                 if st.status == RolloutStatus::Succeeded {
                     succeeded.insert(cluster);
+                } else if self.criteria == SuccessCriteria::ProgressingCondition
+                    && awaits_progressing(work)
+                {
+                    stalled += 1;
                 }
                 statuses.push(st);
             }
@@ -471,7 +477,10 @@ impl ReplicaSetController {
                     existing.len(),
                     selected,
                 )),
-                summary: Some(summary_with_total(existing.len() as i64)),
+                summary: Some(ManifestWorkReplicaSetSummary {
+                    desired_total: Some(selected),
+                    ..summary_with_total(existing.len() as i64)
+                }),
             });
             count += existing.len();
             succeeded_total += succeeded.len();
@@ -482,6 +491,7 @@ impl ReplicaSetController {
             .summary
             .get_or_insert_with(|| summary_with_total(0));
         summary.total = Some(count as i64);
+        summary.desired_total = Some(selected_total);
         if count == 0 {
             summary.applied = Some(0);
             summary.available = Some(0);
@@ -490,11 +500,24 @@ impl ReplicaSetController {
         }
         let conditions = new_status.conditions.get_or_insert_with(Vec::new);
         conditions::set(conditions, status::placement_verified(count), &now_time);
-        conditions::set(
-            conditions,
-            status::placement_rolled_out(selected_total, succeeded_total as i64),
-            &now_time,
-        );
+        let mut rolled_out = status::placement_rolled_out(selected_total, succeeded_total as i64);
+        if rolled_out.status == ConditionStatus::False && stalled > 0 {
+            rolled_out.message = status::stalled_rollout_message(stalled, count);
+            let said_before = conditions::find(conditions, rc::CONDITION_PLACEMENT_ROLLED_OUT)
+                .is_some_and(|c| c.message == rolled_out.message);
+            if !said_before {
+                tracing::warn!(
+                    replica_set = %format!("{namespace}/{}", replica_set.name_any()),
+                    stalled,
+                    works = count,
+                    "rollout cannot advance: ManifestWorks are applied but report no Progressing \
+                     condition; add a condition rule setting Progressing, or opt in with \
+                     SuccessCriteria::AppliedAndAvailable (ocm-hub-controller \
+                     --success-criteria applied-and-available)"
+                );
+            }
+        }
+        conditions::set(conditions, rolled_out, &now_time);
         Error::aggregate(std::mem::take(errors))?;
         let requeue = (min_requeue < MAX_REQUEUE).then_some(min_requeue);
         Ok((Step::Continue, requeue))

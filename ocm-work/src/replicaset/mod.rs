@@ -9,7 +9,8 @@
 //! * [`build_work`]: the ManifestWork for one cluster;
 //! * [`manifest_work_equal`]: whether a live work already matches what is wanted;
 //! * [`cluster_rollout_status`]: a work's rollout status for the rollout engine, with the
-//!   [`SuccessCriteria`] opt-in that fixes upstream's never-advancing progressive rollouts;
+//!   [`SuccessCriteria`] opt-in that fixes upstream's never-advancing progressive rollouts,
+//!   and [`awaits_progressing`], which spots the works such a rollout waits for in vain;
 //! * [`status`]: the summaries and conditions written to the replica set's status.
 
 use std::collections::BTreeMap;
@@ -167,6 +168,21 @@ pub enum SuccessCriteria {
     /// `Failed` when applying failed. Works that do carry a `Progressing` condition are judged
     /// by upstream's rule.
     AppliedAndAvailable,
+}
+
+/// Whether `work` is applied at its current generation but carries no `Progressing`
+/// condition at all: with upstream's [`SuccessCriteria::ProgressingCondition`] such a work
+/// stays `ToApply` forever, so a rollout waiting for it never advances. (A work whose
+/// `Progressing` condition is only stale is still being reconciled, not stalled.)
+pub fn awaits_progressing(work: &ManifestWork) -> bool {
+    let generation = work.metadata.generation.unwrap_or(0);
+    let conds: &[Condition] = work
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    at_generation(conds, wc::CONDITION_APPLIED, generation).is_some_and(|c| c.status == "True")
+        && conditions::find(conds, wc::CONDITION_PROGRESSING).is_none()
 }
 
 fn at_generation<'a>(

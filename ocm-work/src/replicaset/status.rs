@@ -1,8 +1,16 @@
 //! The status a ManifestWorkReplicaSet reports: per-placement and total summaries, and the
 //! `PlacementVerified`, `PlacementRolledOut` and `ManifestworkApplied` conditions.
 //!
-//! Every condition is written with an empty message, as upstream does (except
-//! `InvalidManifestWorkName`, see [`super::validate_owner_label`]).
+//! Every condition is written with an empty message, as upstream does, with two exceptions:
+//! `InvalidManifestWorkName` (upstream's message, see [`super::validate_owner_label`]) and,
+//! our addition, a `PlacementRolledOut=False` rollout that cannot advance because its works
+//! report no `Progressing` condition ([`stalled_rollout_message`]).
+//!
+//! Also our addition: `summary.desiredTotal` (the replica set's and each placement's) is the
+//! number of clusters the placements selected (`status.numberOfSelectedClusters`, summed),
+//! the total upstream's controller compares its succeeded works with to decide
+//! `PlacementRolledOut`. Upstream's controller leaves `desiredTotal` at 0; `updated` stays 0
+//! here as there.
 
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{replicaset as rc, work as wc};
@@ -121,6 +129,27 @@ pub fn placement_rolled_out(selected_total: i64, succeeded_total: i64) -> NewCon
             "",
         )
     }
+}
+
+/// The `PlacementRolledOut` message of a rollout that cannot advance (our addition: upstream
+/// writes no message): `stalled` of the `works` at the current template are applied but have
+/// no `Progressing` condition, and upstream's rule counts a work as rolled out only at
+/// `Progressing=False`. The message names both ways out.
+///
+/// ```
+/// let m = ocm_work::replicaset::status::stalled_rollout_message(2, 3);
+/// assert!(m.starts_with("2 of 3 ManifestWorks are applied but report no Progressing condition"));
+/// assert!(m.contains("SuccessCriteria::AppliedAndAvailable"));
+/// ```
+pub fn stalled_rollout_message(stalled: usize, works: usize) -> String {
+    format!(
+        "{stalled} of {works} ManifestWorks are applied but report no Progressing condition, so \
+         the rollout cannot advance: a work counts as rolled out only when Progressing is False, \
+         and the work agent sets Progressing only from condition rules. Add a condition rule \
+         setting Progressing to the manifestWorkTemplate, or opt in to counting applied and \
+         available works as rolled out with SuccessCriteria::AppliedAndAvailable \
+         (ocm-hub-controller --success-criteria applied-and-available)"
+    )
 }
 
 /// `ManifestworkApplied` from the total work count and the summed condition counts.

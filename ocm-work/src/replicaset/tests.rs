@@ -359,3 +359,41 @@ fn status_conditions_and_summaries() {
     assert_eq!(placement_not_found().reason, "PlacementDecisionNotFound");
     assert_eq!(invalid_manifest_work_name("m").message, "m");
 }
+
+#[test]
+fn works_awaiting_progressing_are_applied_now_without_any_progressing_condition() {
+    use ConditionStatus::{False, True};
+    let t0 = "2026-01-01T00:00:00Z";
+    // Applied at this generation, no Progressing: the rollout waits for it in vain.
+    assert!(awaits_progressing(&work_with(
+        2,
+        &[("Applied", True, Some(2), t0)]
+    )));
+    assert!(awaits_progressing(&work_with(
+        2,
+        &[
+            ("Applied", True, Some(2), t0),
+            ("Available", True, Some(2), t0)
+        ]
+    )));
+    // Not applied, applied only at an older generation, or never applied: not yet.
+    assert!(!awaits_progressing(&work_with(
+        2,
+        &[("Applied", False, Some(2), t0)]
+    )));
+    assert!(!awaits_progressing(&work_with(
+        2,
+        &[("Applied", True, Some(1), t0)]
+    )));
+    assert!(!awaits_progressing(&work_with(2, &[])));
+    // A Progressing condition, even a stale one, means condition rules are at work.
+    assert!(!awaits_progressing(&work_with(
+        2,
+        &[
+            ("Applied", True, Some(2), t0),
+            ("Progressing", False, Some(1), t0)
+        ]
+    )));
+    let message = stalled_rollout_message(3, 5);
+    assert!(message.starts_with("3 of 5 ManifestWorks are applied but report no Progressing condition, so the rollout cannot advance"), "{message}");
+}
