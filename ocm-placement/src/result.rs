@@ -179,8 +179,10 @@ impl ScheduleResult {
         let mut conds: Vec<Condition> = previous
             .and_then(|p| p.conditions.clone())
             .unwrap_or_default();
-        conditions::set(&mut conds, self.satisfied.clone(), &now);
+        // Upstream's order: a new placement lists PlacementMisconfigured first (clusteradm's
+        // `get placements -otable` shows the first condition).
         conditions::set(&mut conds, self.misconfigured.clone(), &now);
+        conditions::set(&mut conds, self.satisfied.clone(), &now);
         PlacementStatus {
             number_of_selected_clusters: Some(
                 i32::try_from(self.selected.len()).unwrap_or(i32::MAX),

@@ -23,6 +23,9 @@ fn placement_satisfied_creates_one_decision() {
     let st = r.placement_status(None, now());
     assert_eq!(st.number_of_selected_clusters, Some(3));
     let conds = st.conditions.unwrap();
+    // Upstream's order (clusteradm's `get placements -otable` shows the first one).
+    let types: Vec<&str> = conds.iter().map(|c| c.type_.as_str()).collect();
+    assert_eq!(types, ["PlacementMisconfigured", "PlacementSatisfied"]);
     let sat = conds
         .iter()
         .find(|c| c.type_ == "PlacementSatisfied")
