@@ -185,3 +185,278 @@ pub fn cells(text: &str) -> Vec<Vec<String>> {
         .map(|l| l.split_whitespace().map(str::to_string).collect())
         .collect()
 }
+
+/// A fake OCM environment made of our binaries, as a user would run them: `ocm-fake-apiserver`
+/// (a hub and `clusters` managed clusters, each with its own kubeconfig), `ocm-hub-controller`
+/// and one `ocm-work-agent` per managed cluster. Every process is killed when the fleet is
+/// dropped; their logs are kept in the fleet's directory and printed when a test fails.
+pub struct Fleet {
+    /// Scratch directory: kubeconfigs, logs, files the test writes.
+    pub dir: PathBuf,
+    /// The hub's kubeconfig.
+    pub hub: PathBuf,
+    /// The managed clusters, `cluster1`…
+    pub clusters: Vec<String>,
+    processes: Vec<(String, Running)>,
+}
+
+/// How to start a [`Fleet`].
+#[derive(Clone, Debug)]
+pub struct FleetOptions {
+    /// Number of managed clusters.
+    pub clusters: usize,
+    /// Extra arguments of `ocm-fake-apiserver`.
+    pub server_args: Vec<String>,
+    /// Start `ocm-hub-controller` (with these extra arguments).
+    pub hub_controller: Option<Vec<String>>,
+    /// Start an `ocm-work-agent` per cluster (with these extra arguments).
+    pub agents: Option<Vec<String>>,
+}
+
+impl FleetOptions {
+    /// `clusters` managed clusters, the hub controller and the agents, with default flags.
+    pub fn new(clusters: usize) -> Self {
+        Self {
+            clusters,
+            server_args: Vec::new(),
+            hub_controller: Some(Vec::new()),
+            agents: Some(Vec::new()),
+        }
+    }
+
+    pub fn agent_args(mut self, args: &[&str]) -> Self {
+        self.agents = Some(args.iter().map(|s| s.to_string()).collect());
+        self
+    }
+
+    pub fn no_agents(mut self) -> Self {
+        self.agents = None;
+        self
+    }
+}
+
+impl Fleet {
+    /// Starts the fleet and waits until the hub controller has reconciled the cluster sets.
+    pub fn start(test: &str, options: FleetOptions) -> Self {
+        use std::io::{BufRead, BufReader};
+        let dir = scratch(test);
+        let hub = dir.join("hub.kubeconfig");
+        let spokes = dir.join("clusters");
+        let log =
+            |name: &str| std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ocm-fake-apiserver"))
+            .arg("--kubeconfig")
+            .arg(&hub)
+            .args(["--clusters", &options.clusters.to_string()])
+            .arg("--cluster-kubeconfigs")
+            .arg(&spokes)
+            .args(&options.server_args)
+            .stdout(Stdio::piped())
+            .stderr(log("ocm-fake-apiserver"))
+            .spawn()
+            .expect("start ocm-fake-apiserver");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut fleet = Self {
+            dir: dir.clone(),
+            hub: hub.clone(),
+            clusters: (1..=options.clusters)
+                .map(|i| format!("cluster{i}"))
+                .collect(),
+            processes: vec![("ocm-fake-apiserver".into(), Running(child))],
+        };
+        let mut lines = BufReader::new(stdout).lines();
+        loop {
+            match lines.next() {
+                Some(Ok(line)) if line.starts_with("ready") => break,
+                Some(Ok(_)) => {}
+                _ => panic!("ocm-fake-apiserver exited before it was ready"),
+            }
+        }
+        // Keep draining its output so that it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        if let Some(args) = &options.hub_controller {
+            let child = Command::new(env!("CARGO_BIN_EXE_ocm-hub-controller"))
+                .arg("--kubeconfig")
+                .arg(&hub)
+                .args(args)
+                .stdout(log("ocm-hub-controller"))
+                .stderr(log("ocm-hub-controller.err"))
+                .spawn()
+                .expect("start ocm-hub-controller");
+            fleet
+                .processes
+                .push(("ocm-hub-controller".into(), Running(child)));
+            // The inventory controller reports the default set's members once it runs.
+            kubectl_until(
+                &hub,
+                &[
+                    "get",
+                    "managedclusterset",
+                    "default",
+                    "-o",
+                    "jsonpath={.status.conditions[0].type}",
+                ],
+                "the hub controller",
+                |out| out == "ClusterSetEmpty",
+            );
+        }
+        if let Some(args) = options.agents.clone() {
+            for cluster in fleet.clusters.clone() {
+                fleet.start_agent(
+                    &cluster,
+                    &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                );
+            }
+        }
+        fleet
+    }
+
+    /// The kubeconfig of a managed cluster.
+    pub fn spoke(&self, cluster: &str) -> PathBuf {
+        self.dir
+            .join("clusters")
+            .join(format!("{cluster}.kubeconfig"))
+    }
+
+    /// Starts (another) `ocm-work-agent` for `cluster`.
+    pub fn start_agent(&mut self, cluster: &str, extra: &[&str]) {
+        let log =
+            std::fs::File::create(self.dir.join(format!("agent-{cluster}.log"))).expect("log");
+        let child = Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
+            .args(["--cluster-name", cluster, "--status-sync-interval", "1s"])
+            .args(extra)
+            .arg("--hub-kubeconfig")
+            .arg(&self.hub)
+            .arg("--spoke-kubeconfig")
+            .arg(self.spoke(cluster))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start ocm-work-agent");
+        self.processes
+            .push((format!("agent-{cluster}"), Running(child)));
+    }
+
+    /// Stops every `ocm-work-agent` of `cluster`.
+    pub fn stop_agent(&mut self, cluster: &str) {
+        let name = format!("agent-{cluster}");
+        self.processes.retain(|(n, _)| n != &name);
+    }
+
+    /// Writes `text` to a file in the fleet's directory; returns its path.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let path = self.dir.join(name);
+        std::fs::write(&path, text).expect("write file");
+        path.to_str().expect("utf-8 path").to_string()
+    }
+
+    /// kubectl against the hub.
+    pub fn kubectl(&self, args: &[&str]) -> Ran {
+        kubectl(&self.hub, args)
+    }
+
+    /// kubectl against a managed cluster.
+    pub fn kubectl_on(&self, cluster: &str, args: &[&str]) -> Ran {
+        kubectl(&self.spoke(cluster), args)
+    }
+
+    /// `kubectl apply -f -` on the hub with `yaml` (the documentation's `cat << EOF | kubectl
+    /// apply -f -`).
+    pub fn apply(&self, yaml: &str) -> Ran {
+        kubectl_stdin(&self.hub, &["apply", "-f", "-"], yaml)
+    }
+
+    /// `kubectl apply -f -` on a managed cluster.
+    pub fn apply_on(&self, cluster: &str, yaml: &str) -> Ran {
+        kubectl_stdin(&self.spoke(cluster), &["apply", "-f", "-"], yaml)
+    }
+
+    /// `ocm-clusteradm` against the hub.
+    pub fn clusteradm(&self, args: &[&str]) -> Ran {
+        clusteradm(&self.hub, args)
+    }
+
+    /// Runs `kubectl args` on the hub until the trimmed output satisfies `pred`.
+    #[track_caller]
+    pub fn hub_until(&self, args: &[&str], what: &str, pred: impl Fn(&str) -> bool) -> String {
+        kubectl_until(&self.hub, args, what, pred)
+    }
+
+    /// Runs `kubectl args` on a managed cluster until the trimmed output satisfies `pred`.
+    #[track_caller]
+    pub fn spoke_until(
+        &self,
+        cluster: &str,
+        args: &[&str],
+        what: &str,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
+        kubectl_until(&self.spoke(cluster), args, what, pred)
+    }
+
+    /// Runs `ocm-clusteradm args` until its output satisfies `pred`.
+    #[track_caller]
+    pub fn clusteradm_until(
+        &self,
+        args: &[&str],
+        what: &str,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ran = self.clusteradm(args);
+            if ran.ok() && pred(&ran.stdout) {
+                return ran.stdout;
+            }
+            let last = format!("{}{}", ran.stdout, ran.stderr);
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: ocm-clusteradm {args:?} last printed:\n{last}"
+            );
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        self.processes.clear();
+        if std::thread::panicking() {
+            eprintln!("fleet logs kept in {}", self.dir.display());
+            if let Ok(entries) = std::fs::read_dir(&self.dir) {
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    if path.extension().is_some_and(|e| e == "log") {
+                        let text = std::fs::read_to_string(&path).unwrap_or_default();
+                        let tail: Vec<&str> = text.lines().rev().take(15).collect();
+                        eprintln!("--- {} (last lines)", path.display());
+                        for line in tail.iter().rev() {
+                            eprintln!("{line}");
+                        }
+                    }
+                }
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The value of `column` in the row whose first cell is `name`, in a kubectl-style table.
+#[track_caller]
+pub fn cell(table: &str, name: &str, column: &str) -> String {
+    let mut lines = table.lines();
+    let header = lines.next().expect("header line");
+    let start = header
+        .find(column)
+        .unwrap_or_else(|| panic!("no column {column} in:\n{table}"));
+    let row = lines
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .unwrap_or_else(|| panic!("no row {name} in:\n{table}"));
+    let rest = row.get(start..).unwrap_or_default();
+    rest.split("   ")
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
