@@ -80,10 +80,10 @@ fn schedules_every_placement_of_the_fixtures() {
     assert_eq!(
         all["conditions"],
         json!([
-            {"type": "PlacementSatisfied", "status": "True", "reason": "AllDecisionsScheduled",
-             "message": "All cluster decisions scheduled"},
             {"type": "PlacementMisconfigured", "status": "False", "reason": "Succeedconfigured",
-             "message": "Placement configurations check pass"}
+             "message": "Placement configurations check pass"},
+            {"type": "PlacementSatisfied", "status": "True", "reason": "AllDecisionsScheduled",
+             "message": "All cluster decisions scheduled"}
         ])
     );
 

@@ -33,7 +33,7 @@ pub struct CreateWork {
     names: Vec<String>,
     #[command(flatten)]
     clusters: ClusterOption,
-    /// An existing placement, as <namespace>/<name>: the work goes to the clusters it decided.
+    /// An existing placement, as NAMESPACE/NAME: the work goes to the clusters it decided.
     #[arg(long)]
     placement: Option<String>,
     /// Overwrite the existing work if it exists already (with --placement: also delete it
