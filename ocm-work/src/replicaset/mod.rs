@@ -158,7 +158,9 @@ pub enum SuccessCriteria {
     /// The work agent never sets `Progressing` by itself (only condition rules do), so with
     /// plain works every cluster stays `ToApply`: `All` still applies everywhere, but
     /// `Progressive` and `ProgressivePerGroup` never get past their first batch and
-    /// `PlacementRolledOut` never becomes `Complete`.
+    /// `PlacementRolledOut` never becomes `Complete`. The controller says so (our addition) in
+    /// the `PlacementRolledOut` message ([`status::stalled_rollout_message`]) and in one
+    /// warning log line, naming [`SuccessCriteria::AppliedAndAvailable`].
     #[default]
     ProgressingCondition,
     /// Our opt-in: when a work has no `Progressing` condition at its current generation, it
