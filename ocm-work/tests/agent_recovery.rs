@@ -207,3 +207,30 @@ async fn after_the_hub_restarts_with_lost_state_the_agent_resyncs_by_itself() {
     let _ = stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
 }
+
+/// A spoke informer whose watch starts seconds late (so events after its first list arrive
+/// late) does not hold back the work's status: the work still becomes Applied and Available.
+/// (The sync memo of the agent stands only for a status read at the resource versions the
+/// apply pass left; a refresh that read an older copy or none leaves no memo.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lagging_informer_does_not_freeze_availability() {
+    let (hub, spoke) = clusters().await;
+    spoke.faults().add(
+        ocm_testkit::fault::FaultRule::delay_only(Duration::from_secs(3))
+            .verb("watch")
+            .resource("configmaps"),
+    );
+    let config = AgentConfig::new(CLUSTER, hub_hash(HUB_URL))
+        .status_sync_interval(Duration::from_millis(200));
+    let agent = WorkAgent::new(hub.client(), spoke.client(), config);
+    let (stop, task) = start(agent);
+    let names = vec!["lagging".to_string()];
+    create_work(&hub.client(), &one_configmap_work("lagging", "v1")).await;
+    assert!(
+        eventually(20, || async { all_applied(&hub, &names) }).await,
+        "the work is Applied and Available: {:?}",
+        stored_work(&hub, "lagging").and_then(|w| w.status)
+    );
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+}

@@ -712,8 +712,9 @@ impl WorkAgent {
         // that a sync that failed half way applies again rather than trusting a status the
         // hub never got.
         let mut applied_until: Option<Instant> = None;
-        // Inputs of a memo, collected when the whole sync reads from informers.
-        let mut memo_inputs: Option<(String, Vec<MemoEntry>)> = None;
+        // Inputs of a memo, collected when the whole sync reads from informers; each entry
+        // with its manifest's ordinal, so that the status refresh can confirm it read them.
+        let mut memo_inputs: Option<(String, Vec<(i32, MemoEntry)>)> = None;
         if due {
             let amw = self.ensure_applied_manifest_work(work).await?;
             let owner = applied_manifest_work_ref(
@@ -768,9 +769,22 @@ impl WorkAgent {
             .map(|next| next.saturating_duration_since(Instant::now()))
             // Due now: applied again at the next status sync, not in a tight loop.
             .filter(|d| !d.is_zero());
-        if let Err(e) = self.refresh_status(work, &mut status, &now).await {
-            errors.push(e);
-            memo_inputs = None;
+        match self.refresh_status(work, &mut status, &now).await {
+            // The memo stands for the status only when the refresh read every resource at
+            // the version the apply pass left it: an informer that had not caught up yet (its
+            // first list older than the apply, say) answered with an older copy or none, and
+            // a memo would keep that status until the resource changes again.
+            Ok(observed) => {
+                memo_inputs = memo_inputs.filter(|(_, entries)| {
+                    entries.iter().all(|(ordinal, (_, _, _, version))| {
+                        observed.get(ordinal).is_some_and(|seen| seen == version)
+                    })
+                });
+            }
+            Err(e) => {
+                errors.push(e);
+                memo_inputs = None;
+            }
         }
         let mut work_version = work.metadata.resource_version.clone();
         if Some(&status) != work.status.as_ref() {
@@ -800,7 +814,7 @@ impl WorkAgent {
                     generation,
                     work_version,
                     applied_work_version,
-                    resources,
+                    resources: resources.into_iter().map(|(_, entry)| entry).collect(),
                 },
             );
         }
@@ -828,7 +842,7 @@ impl WorkAgent {
     /// The informer, namespace, name and resource version of every manifest's resource as the
     /// apply pass left it; `None` when any manifest failed, has no resource version (ReadOnly)
     /// or has no synced informer.
-    fn memo_resources(&self, results: &[ManifestApply]) -> Option<Vec<MemoEntry>> {
+    fn memo_resources(&self, results: &[ManifestApply]) -> Option<Vec<(i32, MemoEntry)>> {
         let objects = self.engine.object_cache()?;
         results
             .iter()
@@ -848,7 +862,10 @@ impl WorkAgent {
                 } else {
                     String::new()
                 };
-                Some((cache, ns, r.meta.name.clone()?, version.to_string()))
+                Some((
+                    r.meta.ordinal,
+                    (cache, ns, r.meta.name.clone()?, version.to_string()),
+                ))
             })
             .collect()
     }
@@ -1017,34 +1034,41 @@ impl WorkAgent {
     }
 
     /// Reads every applied resource: `Available` and status feedback per manifest, and the
-    /// work's aggregated `Available` (upstream's available-status controller).
+    /// work's aggregated `Available` (upstream's available-status controller). Returns the
+    /// resource version each manifest's resource was read at, by ordinal (absent when it was
+    /// not found or not read).
     async fn refresh_status(
         &self,
         work: &ManifestWork,
         status: &mut ManifestWorkStatus,
         now: &Time,
-    ) -> Result<()> {
+    ) -> Result<HashMap<i32, String>> {
+        let mut observed = HashMap::new();
         let Some(manifests) = status
             .resource_status
             .as_mut()
             .and_then(|r| r.manifests.as_mut())
         else {
-            return Ok(());
+            return Ok(observed);
         };
         let conds = status.conditions.get_or_insert_with(Vec::new);
         if conditions::find(conds, wc::CONDITION_APPLIED).is_none() {
-            return Ok(());
+            return Ok(observed);
         }
         let configs = work.spec.manifest_configs.as_deref().unwrap_or_default();
         let generation = work.metadata.generation.unwrap_or(0);
         let work_name = work.name_any();
         let mut watched = HashSet::new();
         for entry in manifests.iter_mut() {
-            if let Some(key) = self
+            let ordinal = entry.resource_meta.ordinal;
+            let (key, version) = self
                 .refresh_manifest(&work_name, entry, configs, generation, now)
-                .await
-            {
+                .await;
+            if let Some(key) = key {
                 watched.insert(key);
+            }
+            if let Some(version) = version {
+                observed.insert(ordinal, version);
             }
         }
         self.retain_watches(&work_name, &watched);
@@ -1053,11 +1077,11 @@ impl WorkAgent {
             conditions::set(conds, rule_condition, now);
         }
         prune_stale_rule_conditions(conds, generation);
-        Ok(())
+        Ok(observed)
     }
 
     /// Refreshes one manifest's `Available`, feedback and rule conditions; returns the watch
-    /// key when its feedback is watched.
+    /// key when its feedback is watched, and the resource version the resource was read at.
     async fn refresh_manifest(
         &self,
         work_name: &str,
@@ -1065,7 +1089,7 @@ impl WorkAgent {
         configs: &[ocm_api::work::v1::ManifestConfigOption],
         generation: i64,
         now: &Time,
-    ) -> Option<String> {
+    ) -> (Option<String>, Option<String>) {
         let meta = &entry.resource_meta;
         let s = |v: &Option<String>| v.clone().unwrap_or_default();
         let (group, version, kind, resource, namespace, name) = (
@@ -1087,7 +1111,7 @@ impl WorkAgent {
                 ),
                 now,
             );
-            return None;
+            return (None, None);
         }
         let key = watch_key(&group, &resource, &version, &namespace, &name);
         let resolved = self
@@ -1115,7 +1139,7 @@ impl WorkAgent {
                     ),
                     now,
                 );
-                return self.is_watched(&key).then_some(key);
+                return (self.is_watched(&key).then_some(key), None);
             }
             Err(e) => {
                 conditions::set(
@@ -1128,7 +1152,7 @@ impl WorkAgent {
                     ),
                     now,
                 );
-                return self.is_watched(&key).then_some(key);
+                return (self.is_watched(&key).then_some(key), None);
             }
         };
         conditions::set(
@@ -1189,7 +1213,11 @@ impl WorkAgent {
             conditions::set(&mut entry.conditions, condition, now);
         }
         prune_stale_rule_conditions(&mut entry.conditions, generation);
-        watched.then_some(key)
+        let version = live
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        (watched.then_some(key), version)
     }
 
     /// Reads a resource for the status refresh: from its feedback informer when one is synced
