@@ -519,11 +519,91 @@ async fn a_well_known_complete_rule_completes_the_work() {
             "Job is finished".to_string()
         ))
     );
-    // A completed work is not synced any more: nothing is written.
+    // A completed work is not applied any more: nothing is written.
     env.hub.journal().clear();
     env.spoke.journal().clear();
     env.agent.sync_all().await.unwrap();
     assert_eq!(env.hub.journal().writes() + env.spoke.journal().writes(), 0);
+
+    // Its status is still refreshed, as upstream's status controller does: a feedback rule
+    // added to the completed work is read (and the changed spec is not applied: the Job and
+    // the AppliedManifestWork are not written).
+    let job_rules = |rules: Value| {
+        json!({
+            "workload": {"manifests": [{"apiVersion": "batch/v1", "kind": "Job",
+                "metadata": {"name": "pi", "namespace": "default", "labels": {"changed": "yes"}},
+                "spec": {"template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "pi", "image": "perl:5.34", "command": ["perl", "-e", "print 1"]}]}}}}]},
+            "manifestConfigs": [{"resourceIdentifier": {"group": "batch", "resource": "jobs", "namespace": "default", "name": "pi"},
+                "feedbackRules": [{"type": "JSONPaths", "jsonPaths": [{"name": "succeeded", "path": ".status.succeeded"}]}],
+                "conditionRules": rules}]
+        })
+    };
+    update_work(
+        &env,
+        "job",
+        job_rules(json!([{"type": "WellKnownConditions", "condition": "Complete"}])),
+    )
+    .await;
+    env.spoke.journal().clear();
+    env.agent.sync_all().await.unwrap();
+    assert_eq!(
+        env.spoke.journal().writes(),
+        0,
+        "a completed work is not applied"
+    );
+    let w = work(&env, "job").await.unwrap();
+    let manifest = &w
+        .status
+        .as_ref()
+        .unwrap()
+        .resource_status
+        .as_ref()
+        .unwrap()
+        .manifests
+        .as_ref()
+        .unwrap()[0];
+    let values = manifest
+        .status_feedbacks
+        .as_ref()
+        .and_then(|f| f.values.clone())
+        .unwrap_or_default();
+    assert_eq!(values.len(), 1, "the new feedback rule is read: {values:?}");
+    assert_eq!(values[0].name, "succeeded");
+    assert_eq!(work_condition(&w, "Complete").0, "True");
+
+    // A deleted rule's conditions are pruned, on the manifest and on the work.
+    update_work(&env, "job", job_rules(json!([]))).await;
+    let w = work(&env, "job").await.unwrap();
+    let generation = w.metadata.generation;
+    env.agent.sync_all().await.unwrap();
+    let w = work(&env, "job").await.unwrap();
+    let conds = w
+        .status
+        .as_ref()
+        .unwrap()
+        .conditions
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        conditions::find(&conds, "Complete").is_none(),
+        "the Complete condition of the deleted rule is pruned: {conds:?}"
+    );
+    let manifest = &w
+        .status
+        .as_ref()
+        .unwrap()
+        .resource_status
+        .as_ref()
+        .unwrap()
+        .manifests
+        .as_ref()
+        .unwrap()[0];
+    assert!(conditions::find(&manifest.conditions, "Complete").is_none());
+    assert_eq!(
+        conditions::find(&conds, "Available").map(|c| c.observed_generation),
+        Some(generation)
+    );
 }
 
 #[tokio::test]

@@ -673,9 +673,10 @@ impl WorkAgent {
             .as_ref()
             .and_then(|s| s.conditions.as_deref())
             .unwrap_or_default();
-        if conditions::is_true(conds, wc::CONDITION_COMPLETE) {
-            return Ok(SyncOutcome::default());
-        }
+        // A completed work is never applied again (nor is its AppliedManifestWork touched),
+        // but, as upstream's status controller keeps doing, its availability, feedback and
+        // condition rules are still refreshed, and conditions of deleted rules pruned.
+        let complete = conditions::is_true(conds, wc::CONDITION_COMPLETE);
 
         let uid = work.metadata.uid.clone().unwrap_or_default();
         let generation = work.metadata.generation.unwrap_or(0);
@@ -693,11 +694,11 @@ impl WorkAgent {
             }
             return Ok(SyncOutcome {
                 requeue_after: Some(self.config.status_sync_interval),
-                applied: due,
+                applied: due && !complete,
             });
         }
         self.lock_memos().remove(&uid);
-        let due = {
+        let due = !complete && {
             let applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
             applied
                 .get(&uid)
