@@ -702,6 +702,64 @@ async fn server_side_apply_yields_replicas_to_an_autoscaler_with_ignore_fields()
     );
 }
 
+/// `ignoreFields` JSONPaths with a filter (#15 defect 2): the env of the filtered container is
+/// left to the spoke, as upstream evaluates the parent path with full JSONPath.
+#[tokio::test]
+async fn ignore_fields_json_paths_with_filters_leave_the_spokes_value() {
+    let env = env().await;
+    let with_env = |value: &str| {
+        let mut d = deployment();
+        d["spec"]["template"]["spec"]["containers"][0]["env"] =
+            json!([{"name": "MODE", "value": value}]);
+        d
+    };
+    let config = json!([{
+        "resourceIdentifier": {"group": "apps", "resource": "deployments", "namespace": "default", "name": "hello"},
+        "updateStrategy": {"type": "ServerSideApply", "serverSideApply": {"fieldManager": "work-agent",
+            "ignoreFields": [{"condition": "OnSpokePresent",
+                "jsonPaths": [".spec.template.spec.containers[?(@.name==\"hello\")].env"]}]}}
+    }]);
+    create_work(
+        &env,
+        "ssa",
+        json!({"workload": {"manifests": [deployment()]}, "manifestConfigs": config}),
+    )
+    .await;
+    env.agent.sync_all().await.unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(env.spoke_client.clone(), "default");
+    let env_of = |d: &Deployment| {
+        serde_json::to_value(d).unwrap()["spec"]["template"]["spec"]["containers"][0]["env"].clone()
+    };
+    // Someone on the managed cluster sets the container's env.
+    let mut live = serde_json::to_value(deployments.get("hello").await.unwrap()).unwrap();
+    live["spec"]["template"]["spec"]["containers"][0]["env"] =
+        json!([{"name": "MODE", "value": "spoke"}]);
+    live["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("managedFields");
+    let live: Deployment = serde_json::from_value(live).unwrap();
+    deployments
+        .replace("hello", &PostParams::default(), &live)
+        .await
+        .unwrap();
+    // The hub changes the env and the replicas: the replicas are applied, the env is not.
+    let mut changed = with_env("hub-2");
+    changed["spec"]["replicas"] = json!(3);
+    update_work(
+        &env,
+        "ssa",
+        json!({"workload": {"manifests": [changed]}, "manifestConfigs": config}),
+    )
+    .await;
+    env.agent.sync_all().await.unwrap();
+    let applied = manifest_condition(&work(&env, "ssa").await.unwrap(), 0, "Applied");
+    assert_eq!(applied.status, "True", "{}", applied.message);
+    let live = deployments.get("hello").await.unwrap();
+    assert_eq!(serde_json::to_value(&live).unwrap()["spec"]["replicas"], 3);
+    assert_eq!(env_of(&live), json!([{"name": "MODE", "value": "spoke"}]));
+}
+
 #[tokio::test]
 async fn an_applied_manifest_work_whose_work_is_gone_is_evicted_after_the_grace_period() {
     let env = env().await;

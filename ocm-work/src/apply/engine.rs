@@ -587,31 +587,54 @@ fn completed(work: &ManifestWork, meta: &ManifestResourceMeta) -> bool {
     })
 }
 
-/// Removes a plain dotted field path (`.spec.replicas`, `.metadata.labels.app`) from `object`.
-/// Paths with brackets or filters are not supported and are ignored, as upstream ignores paths
-/// it cannot parse.
+/// Removes the field a Kubernetes JSONPath names from `object`, as upstream's work agent does:
+/// the path is split on `.`, its last segment is the key to delete, and the rest (the parent
+/// path, filters and indexes included) is evaluated as a kubectl JSONPath with missing keys
+/// allowed; the key is deleted from every map it yields. Hence, as upstream: a path ending in a
+/// filter or an index removes nothing (its "parent" does not parse), a dot inside a filter's
+/// literal breaks the split, and a path that does not parse removes nothing (upstream logs the
+/// parse error; so does this, at debug level).
 fn remove_json_path(object: &mut Value, path: &str) {
-    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
-    let path = path.strip_prefix('$').unwrap_or(path);
-    let Some(path) = path.strip_prefix('.') else {
-        return;
-    };
-    if path.contains(['[', ']', '*', '?']) {
-        return;
-    }
-    let parts: Vec<&str> = path.split('.').collect();
-    let Some((last, parents)) = parts.split_last() else {
-        return;
-    };
-    let mut node = object;
-    for p in parents {
-        match node.get_mut(*p) {
-            Some(next) => node = next,
-            None => return,
+    let last = path.rsplit('.').next().unwrap_or(path);
+    let parent = path.strip_suffix(&format!(".{last}")).unwrap_or(path);
+    let template = match ocm_feedback::jsonpath::Template::parse(&format!("{{{parent}}}")) {
+        Ok(template) => template.allow_missing_keys(true),
+        Err(error) => {
+            tracing::debug!(path, parent, %error, "ignoreFields JSONPath does not parse; nothing removed");
+            return;
         }
+    };
+    // The maps the parent path selects, by address: found with shared borrows, then deleted
+    // from in one mutable walk of the object.
+    let targets: std::collections::HashSet<usize> = match template.find_results(object) {
+        Ok(results) => results
+            .iter()
+            .flatten()
+            .filter_map(|m| m.as_json())
+            .filter(|v| v.is_object())
+            .map(|v| std::ptr::from_ref(v) as usize)
+            .collect(),
+        Err(error) => {
+            tracing::debug!(path, parent, %error, "ignoreFields JSONPath failed; nothing removed");
+            return;
+        }
+    };
+    if targets.is_empty() {
+        return;
     }
-    if let Some(map) = node.as_object_mut() {
-        map.remove(*last);
+    let mut stack: Vec<&mut Value> = vec![object];
+    while let Some(node) = stack.pop() {
+        let address = std::ptr::from_ref::<Value>(node) as usize;
+        if targets.contains(&address)
+            && let Some(map) = node.as_object_mut()
+        {
+            map.remove(last);
+        }
+        match node {
+            Value::Object(map) => stack.extend(map.values_mut()),
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
     }
 }
 
@@ -689,17 +712,88 @@ mod tests {
 
     #[test]
     fn json_paths_and_pointers_remove_fields() {
-        let mut obj = json!({"spec": {"replicas": 3, "template": {"a": 1}}, "metadata": {"labels": {"x": "y"}}});
+        let mut obj = json!({"spec": {"replicas": 3, "template": {"a": 1}}, "metadata": {"labels": {"x": "y", "z": "w"}}});
         remove_json_path(&mut obj, ".spec.replicas");
-        remove_json_path(&mut obj, "{.metadata.labels.x}");
+        remove_json_path(&mut obj, ".metadata.labels.x");
+        // Upstream does not strip braces: the parent `{.metadata.labels` does not parse.
+        remove_json_path(&mut obj, "{.metadata.labels.z}");
         remove_json_path(&mut obj, ".spec.missing.deep");
         remove_json_path(&mut obj, ".spec.containers[0]");
         assert_eq!(
             obj,
-            json!({"spec": {"template": {"a": 1}}, "metadata": {"labels": {}}})
+            json!({"spec": {"template": {"a": 1}}, "metadata": {"labels": {"z": "w"}}})
         );
         remove_json_pointer(&mut obj, "/spec/template/a").unwrap();
         remove_json_pointer(&mut obj, "/not/there").unwrap();
         assert_eq!(obj["spec"]["template"], json!({}));
+    }
+
+    fn containers() -> Value {
+        json!({"spec": {"name": "name1", "replicas": 1, "containers": [
+            {"name": "container1", "image": "test", "env": [{"name": "A", "value": "1"}]},
+            {"name": "container2", "image": "test", "env": [{"name": "B", "value": "2"}]}
+        ]}})
+    }
+
+    /// Upstream's cases (server_side_apply_test.go, TestRemoveFieldByJSONPath) and the
+    /// filter forms its algorithm allows.
+    #[test]
+    fn json_paths_with_filters_and_indexes_remove_as_upstream() {
+        let mut obj = containers();
+        remove_json_path(&mut obj, ".spec.replicas");
+        remove_json_path(&mut obj, ".spec.containers");
+        assert_eq!(obj, json!({"spec": {"name": "name1"}}));
+
+        // A filter selects the element whose key is removed.
+        let mut obj = containers();
+        remove_json_path(
+            &mut obj,
+            r#".spec.containers[?(@.name=="container1")].image"#,
+        );
+        assert_eq!(
+            obj["spec"]["containers"][0],
+            json!({"name": "container1", "env": [{"name": "A", "value": "1"}]})
+        );
+        assert_eq!(obj["spec"]["containers"][1]["image"], "test");
+
+        // The issue's example: the env of one container only.
+        let mut obj = containers();
+        remove_json_path(&mut obj, r#".spec.containers[?(@.name=="container2")].env"#);
+        assert!(obj["spec"]["containers"][1].get("env").is_none());
+        assert_eq!(obj["spec"]["containers"][0]["env"][0]["name"], "A");
+
+        // Indexes and wildcards in the parent path.
+        let mut obj = containers();
+        remove_json_path(&mut obj, ".spec.containers[1].image");
+        assert_eq!(obj["spec"]["containers"][0]["image"], "test");
+        assert!(obj["spec"]["containers"][1].get("image").is_none());
+        let mut obj = containers();
+        remove_json_path(&mut obj, ".spec.containers[*].image");
+        assert!(
+            obj["spec"]["containers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c.get("image").is_none())
+        );
+
+        // A path ending in a filter removes nothing (no list element is ever removed), and
+        // neither does one that does not parse.
+        for path in [
+            r#".spec.containers[?(@.name=="container1")]"#,
+            r#".spec.containers[?(@.name=="container1")].env[?(@.name=="A")]"#,
+            ".spec.containers[",
+            "spec.replicas",
+        ] {
+            let mut obj = containers();
+            remove_json_path(&mut obj, path);
+            assert_eq!(obj, containers(), "{path}");
+        }
+
+        // The split on `.` means a key holding a dot cannot be named.
+        let annotated = json!({"metadata": {"annotations": {"example.com/x": "1"}}});
+        let mut obj = annotated.clone();
+        remove_json_path(&mut obj, ".metadata.annotations.example.com/x");
+        assert_eq!(obj, annotated);
     }
 }
