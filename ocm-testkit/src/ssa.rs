@@ -224,6 +224,12 @@ pub(crate) fn apply(
     // Parents first: removing a list item takes its fields with it.
     dropped.sort_by_key(|p| p.len());
     for p in dropped {
+        // A key field of a list-map item goes only with its item (removed above when nobody
+        // keeps it): an item another manager keeps a field of keeps its key, as
+        // kube-apiserver's structured merge does.
+        if is_key_field(p) {
+            continue;
+        }
         let kept_by_others = entries.iter().any(|e| {
             !e.same_owner(writer.manager, "Apply", writer.subresource)
                 && e.set.iter().any(|q| is_prefix(p, q))
@@ -265,6 +271,16 @@ pub(crate) fn apply(
     }
     write_managed(&mut merged, entries);
     Ok(merged)
+}
+
+/// Whether `path` names one of the key fields of a list-map item (`...[name="A"].name`).
+fn is_key_field(path: &Path) -> bool {
+    match path.as_slice() {
+        [.., PathElement::Key(key), PathElement::Field(field)] => {
+            serde_json::from_str::<Value>(key).is_ok_and(|k| k.get(field).is_some())
+        }
+        _ => false,
+    }
 }
 
 fn conflict_error(entries: &[ManagedEntry], conflicts: &[(usize, Path)]) -> ApiError {
@@ -413,5 +429,34 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {}});
         let o4 = apply(Some(&o3), &a1b, &shape, &w("m1"), false).unwrap();
         assert_eq!(o4["data"], json!({"a": "9"}));
+    }
+
+    /// An applier that stops applying a list-map item another manager keeps a field of leaves
+    /// the item with its key (it used to drop the key field, leaving `name: ""` behind).
+    #[test]
+    fn a_dropped_item_kept_by_another_manager_keeps_its_key() {
+        let shape = Shape::root(None);
+        let pod = |env: Value| {
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "image": "i", "env": env}]}})
+        };
+        let o1 = apply(
+            None,
+            &pod(json!([{"name": "A", "value": "1"}])),
+            &shape,
+            &w("m1"),
+            false,
+        )
+        .unwrap();
+        // m2 updates the value of A (an update owns only the fields it changed).
+        let mut o2 = o1.clone();
+        o2["spec"]["containers"][0]["env"][0]["value"] = json!("2");
+        record_update(Some(&o1), &mut o2, &shape, &w("m2"));
+        // m1 stops applying A: the item stays, key and value, as m2 keeps its value.
+        let o3 = apply(Some(&o2), &pod(json!([])), &shape, &w("m1"), false).unwrap();
+        assert_eq!(
+            o3["spec"]["containers"][0]["env"],
+            json!([{"name": "A", "value": "2"}])
+        );
     }
 }
