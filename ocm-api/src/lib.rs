@@ -35,7 +35,8 @@
 //!
 //! Type names, JSON field names, CRD schemas (checked field by field against upstream's CRDs),
 //! constants, condition semantics and validation messages follow upstream OCM. Our additions
-//! are marked in their docs (for example the [`builder`] and the injectable [`clock`]).
+//! are marked in their docs (for example the [`builder`] and the injectable [`clock`]);
+//! [`differences`] lists every deliberate difference from upstream across the SDK.
 //!
 //! # Features
 //!
@@ -60,6 +61,7 @@ pub mod cluster;
 pub mod conditions;
 pub mod constants;
 pub mod crd;
+pub mod differences;
 mod error;
 pub mod schema;
 pub mod validation;

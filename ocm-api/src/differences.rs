@@ -1,0 +1,106 @@
+//! Every deliberate difference from upstream OCM, in one place.
+//!
+//! The SDK's rule is fidelity first: names, condition types, reasons and messages, defaults
+//! and quirks are upstream's. Where it behaves otherwise, it is listed here (and in the docs of
+//! the item concerned), in three groups:
+//!
+//! * **on by default**: differences that change no outcome for input upstream handles, or that
+//!   turn an upstream crash, stall or unbounded cost into a clear error;
+//! * **opt-ins**: additions you switch on; with them off, behaviour is upstream's;
+//! * **known gaps**: upstream behaviour not (or only approximately) reproduced.
+//!
+//! Paths are written out (`ocm_work::agent::AgentConfig`) because they span the crates of the
+//! SDK; follow them in the docs of each crate.
+//!
+//! # On by default
+//!
+//! ## Work agent (`ocm_work::agent`)
+//!
+//! * Applied resources are read from informers rather than with one GET per manifest
+//!   (`AgentConfig::cached_reads` turns this off). A sync whose inputs are all unchanged since
+//!   its last complete, error-free pass (same work, AppliedManifestWork and resource versions,
+//!   with the status read at exactly those versions) writes nothing.
+//! * A ManifestWork or AppliedManifestWork that does not decode (written by a newer OCM, or by
+//!   hand) is skipped, logged once per resourceVersion and reported with a Warning Event
+//!   (reason `ManifestWorkDecodeFailed`); every other work keeps converging. Upstream's informer
+//!   fails as a whole and syncs no work while such an object exists.
+//! * Retries after errors are bounded to seconds (`ocm_work::agent::SYNC_RETRY_MAX`,
+//!   `ocm_work::cache::RETRY_BACKOFF_MAX`) where upstream backs off for minutes.
+//! * Condition and feedback messages longer than the API's 32,768-byte limit are cut and end in
+//!   ` ... (truncated)`; upstream writes them whole and the status write fails.
+//! * CEL condition rules run under cel-go's size limits and a cost budget (`ocm_api::cel`), and
+//!   jq `ignoreFields` expressions under depth, step and time limits. Deeply nested input to
+//!   the JSONPath, jq and CEL parsers gets an error, never a stack overflow (tested at 10,000
+//!   levels).
+//!
+//! ## Placement (`ocm_placement`)
+//!
+//! * The controller reschedules every placement on any change (upstream fans events out to the
+//!   affected placements; unchanged placements cause no write, so the result is the same);
+//!   AddOnPlacementScore expiry triggers a reschedule at once (upstream waits for its 10-minute
+//!   resync); `DecisionDelete` Events are emitted only for deletes that succeeded.
+//! * Orders upstream takes from Go map iteration (clusters of equal score, for example) are
+//!   deterministic.
+//!
+//! ## ManifestWorkReplicaSet (`ocm_work::replicaset`)
+//!
+//! * A progressive rollout that cannot advance because its works report no `Progressing`
+//!   condition says so in its `PlacementRolledOut` message, and the controller logs one warning
+//!   naming the opt-in below. Upstream's message is empty and the rollout silently stalls.
+//! * `summary.desiredTotal` is the number of clusters the placements selected (upstream never
+//!   writes it).
+//!
+//! ## Feedback (`ocm_feedback`)
+//!
+//! * JSONPath parse errors also carry a byte position and the offending token; paths are
+//!   compiled once; the well-known status table can be extended.
+//!
+//! ## CLI (`ocm-clusteradm`, examples crate)
+//!
+//! * Trees are sorted by name; `get works` shows per-resource conditions and feedback values;
+//!   `get placements` lists every PlacementDecision slice; errors print as kubectl prints them
+//!   and exit with code 1; there is no `--dry-run`.
+//!
+//! ## Fake API server (`ocm_testkit`)
+//!
+//! * Garbage collection and namespace clean-up run synchronously inside the delete, so tests
+//!   need no polling; a watch from a resourceVersion the server never issued gets `410 Gone` at
+//!   once (kube-apiserver waits); `continue` tokens page through the current state; field
+//!   selectors accept any field path; namespaces need not exist unless strict namespaces are
+//!   on; without authentication (the default) every request is served as an administrator.
+//!   The crate docs list the rest.
+//!
+//! # Opt-ins
+//!
+//! * `ocm_work::replicaset::SuccessCriteria::AppliedAndAvailable`
+//!   (`ocm-hub-controller --success-criteria applied-and-available`): a work with no
+//!   `Progressing` condition counts as rolled out once Applied and Available at its
+//!   generation, so progressive rollouts advance without a condition rule (works that carry
+//!   `Progressing` are judged by upstream's rule).
+//! * `ocm_placement::plugins::Filter` and `ocm_placement::plugins::Prioritizer`: custom
+//!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
+//!   cluster was or was not chosen.
+//! * `ocm_work::fanout::PlacementFanout`: one ManifestWork per decided cluster, cleaned up with
+//!   a label and a finalizer on the Placement (works live in cluster namespaces, so no
+//!   ownerReference is possible).
+//! * `ocm_work::addon`: `TemplateAddon::strict_variables` (an unresolved `{{VARIABLE}}` is an
+//!   error instead of the empty string) and `AddonManager::ensure_cluster_management_addons`
+//!   (creates the ClusterManagementAddOn when missing).
+//! * `ocm_feedback::lookup`, `Display`/JSON for feedback values, the builders of
+//!   `ocm_api::cluster::builder`, the injectable `ocm_api::clock`: conveniences with no
+//!   upstream counterpart.
+//! * The `cel` feature's `lists` and `math` extensions in the shared CEL environment (upstream
+//!   enables only cel-go's strings extension besides the Kubernetes libraries).
+//! * `ocm_testkit`: authentication, RBAC and impersonation (`FakeClusterBuilder::authentication`),
+//!   HTTPS with a fixed test CA, fault injection (`ocm_testkit::fault`).
+//!
+//! # Known gaps
+//!
+//! * CEL cost is an estimate computed by this SDK, not cel-go's exact cost model, so an
+//!   expression near the limit may be accepted or rejected where upstream decides otherwise.
+//! * The testkit's CRD validation rules run CEL's standard library and the strings, lists and
+//!   math extensions, not the Kubernetes CEL libraries and not with kube-apiserver's cost
+//!   limits.
+//! * The addon framework has no registration (CSR) side, no Helm or Go-template factories, no
+//!   cloudevents transport and no addon webhooks; the addon manager reads and writes the
+//!   `v1beta1` addon API only.
