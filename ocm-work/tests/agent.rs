@@ -118,6 +118,15 @@ fn manifest_condition(
         .clone()
 }
 
+/// The status of the work's first manifest.
+fn first_manifest(w: &ManifestWork) -> &ocm_api::work::v1::ManifestCondition {
+    &w.status
+        .as_ref()
+        .and_then(|s| s.resource_status.as_ref())
+        .and_then(|r| r.manifests.as_ref())
+        .expect("manifest statuses")[0]
+}
+
 fn work_condition(w: &ManifestWork, type_: &str) -> (String, String) {
     let c = conditions::find(
         w.status.as_ref().unwrap().conditions.as_deref().unwrap(),
@@ -553,16 +562,7 @@ async fn a_well_known_complete_rule_completes_the_work() {
         "a completed work is not applied"
     );
     let w = work(&env, "job").await.unwrap();
-    let manifest = &w
-        .status
-        .as_ref()
-        .unwrap()
-        .resource_status
-        .as_ref()
-        .unwrap()
-        .manifests
-        .as_ref()
-        .unwrap()[0];
+    let manifest = first_manifest(&w);
     let values = manifest
         .status_feedbacks
         .as_ref()
@@ -589,16 +589,7 @@ async fn a_well_known_complete_rule_completes_the_work() {
         conditions::find(&conds, "Complete").is_none(),
         "the Complete condition of the deleted rule is pruned: {conds:?}"
     );
-    let manifest = &w
-        .status
-        .as_ref()
-        .unwrap()
-        .resource_status
-        .as_ref()
-        .unwrap()
-        .manifests
-        .as_ref()
-        .unwrap()[0];
+    let manifest = first_manifest(&w);
     assert!(conditions::find(&manifest.conditions, "Complete").is_none());
     assert_eq!(
         conditions::find(&conds, "Available").map(|c| c.observed_generation),
