@@ -1,16 +1,19 @@
 //! Deletion: finalizers, deletionTimestamp, ownerReference garbage collection
 //! (Background, Foreground, Orphan) and namespace termination.
 //!
-//! Garbage collection runs synchronously inside the write that triggers it, so a
-//! test sees its outcome as soon as the delete call returns.
+//! By default collection is synchronous; [`GarbageCollection`] describes the asynchronous
+//! mode, which behaves like a real cluster.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::registry::GroupResource;
 use crate::store::{
-    DeleteOutcome, Inner, ObjectKey, Propagation, meta_mut, owner_uids, pending_finalizers,
+    DeleteOutcome, Inner, ObjectKey, Propagation, Store, meta_mut, meta_str, owner_uids,
+    pending_finalizers,
 };
 use crate::watch::EventType;
 
@@ -62,9 +65,9 @@ impl Inner {
         meta.insert("deletionGracePeriodSeconds".into(), json!(0));
         meta.insert("finalizers".into(), json!(fins));
         let stored = self.commit(gr, key, obj, EventType::Modified, Some(cur));
+        self.schedule_held_finalizers(gr, key, &stored);
         if foreground {
-            self.delete_dependents(&uid);
-            self.try_finish_foreground(&uid);
+            self.gc_task(GcTask::ForegroundDependents(uid));
         }
         match self.lookup(gr, key) {
             Some(now) => DeleteOutcome::Pending(now.as_ref().clone()),
@@ -91,12 +94,12 @@ impl Inner {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        self.collect_dependents(&uid);
+        self.gc_task(GcTask::CollectDependents(uid));
         for owner in owner_uids(&last) {
-            self.try_finish_foreground(&owner);
+            self.gc_task(GcTask::FinishForeground(owner));
         }
         if !key.namespace.is_empty() {
-            self.try_finish_namespace(&key.namespace);
+            self.gc_task(GcTask::FinishNamespace(key.namespace.clone()));
         }
         if gr.group == "apiextensions.k8s.io" && gr.resource == "customresourcedefinitions" {
             self.unregister_crd(&last);
@@ -215,11 +218,24 @@ impl Inner {
             if let Some(m) = obj.as_object_mut() {
                 m.insert("status".into(), json!({"phase": "Terminating"}));
             }
-            self.commit(&namespaces(), key, obj, EventType::Modified, Some(cur));
+            let stored = self.commit(&namespaces(), key, obj, EventType::Modified, Some(cur));
+            self.schedule_held_finalizers(&namespaces(), key, &stored);
         }
+        self.gc_task(GcTask::NamespaceContents(ns.clone()));
+        match self.lookup(&namespaces(), key) {
+            Some(now) => DeleteOutcome::Pending(now.as_ref().clone()),
+            None => DeleteOutcome::Deleted(json!({
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}
+            })),
+        }
+    }
+
+    /// The namespace controller's pass: delete everything in `ns`, then let the namespace go
+    /// if it is empty.
+    fn delete_namespace_contents(&mut self, ns: &str) {
         let mut contents = Vec::new();
         for (gr, objects) in &self.objects {
-            let lower = ObjectKey::new(ns.clone(), "");
+            let lower = ObjectKey::new(ns, "");
             for (k, _) in objects.range(lower..) {
                 if k.namespace != ns {
                     break;
@@ -231,13 +247,7 @@ impl Inner {
         for (gr, k) in contents {
             self.delete_object(&gr, &k, Propagation::Background);
         }
-        self.try_finish_namespace(&ns);
-        match self.lookup(&namespaces(), key) {
-            Some(now) => DeleteOutcome::Pending(now.as_ref().clone()),
-            None => DeleteOutcome::Deleted(json!({
-                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}
-            })),
-        }
+        self.try_finish_namespace(ns);
     }
 
     /// A terminating namespace goes once it is empty.
@@ -269,6 +279,295 @@ impl Inner {
             self.remove_object(&namespaces(), &key, &stored);
         } else if obj != *cur {
             self.commit(&namespaces(), &key, obj, EventType::Modified, Some(cur));
+        }
+    }
+}
+
+/// How a store collects garbage.
+///
+/// By default garbage collection runs synchronously inside the write that triggers it, so a
+/// test sees its outcome as soon as the delete call returns.
+///
+/// A real cluster is not like that: kube-apiserver only marks or removes the object it is
+/// asked to delete, and kube-controller-manager's garbage collector and namespace controller
+/// finish the job later, while the controllers that own a finalizer release it when they are
+/// done. Code that only works because deletion is synchronous breaks there.
+/// [`Store::set_garbage_collection`] with [`GarbageCollection::asynchronous`] makes the store
+/// behave the real way:
+///
+/// - deleting an owner (`Background`) removes it at once; its dependents are deleted `delay`
+///   later;
+/// - `Foreground` marks the owner (`deletionTimestamp`, the `foregroundDeletion` finalizer);
+///   its dependents are deleted `delay` later, and the owner goes `delay` after its last
+///   blocking dependent;
+/// - deleting a namespace marks it `Terminating`; its contents are deleted `delay` later, and
+///   the namespace goes `delay` after it is empty;
+/// - [`GarbageCollection::hold_finalizer`] names finalizers the store releases itself, a while
+///   after their object was marked for deletion, as the controller owning the finalizer would
+///   (this works in both modes).
+///
+/// Delays are wall-clock time (not the store's [`Clock`](crate::Clock)). A background thread
+/// runs what is due every few milliseconds while the store exists and something is pending;
+/// [`Store::run_garbage_collection`] runs what is due at once and
+/// [`Store::finish_garbage_collection`] everything pending, for tests that want to decide
+/// when the collector acts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GarbageCollection {
+    /// `None`: synchronous. `Some(delay)`: dependents, foreground owners and namespace
+    /// contents are collected `delay` after the change that allows it.
+    pub delay: Option<Duration>,
+    /// Finalizers the store releases itself, this long after their object was marked for
+    /// deletion.
+    pub held_finalizers: BTreeMap<String, Duration>,
+}
+
+impl GarbageCollection {
+    /// Collection inside the triggering write (the default).
+    pub fn synchronous() -> Self {
+        Self::default()
+    }
+
+    /// Collection `delay` after the change that allows it, as on a real cluster.
+    pub fn asynchronous(delay: Duration) -> Self {
+        Self {
+            delay: Some(delay),
+            ..Self::default()
+        }
+    }
+
+    /// Releases `finalizer` `hold` after its object was marked for deletion, as the
+    /// controller owning it would.
+    #[must_use]
+    pub fn hold_finalizer(mut self, finalizer: impl Into<String>, hold: Duration) -> Self {
+        self.held_finalizers.insert(finalizer.into(), hold);
+        self
+    }
+
+    fn needs_driver(&self) -> bool {
+        self.delay.is_some() || !self.held_finalizers.is_empty()
+    }
+}
+
+/// One piece of deferred collection work.
+#[derive(Debug, Clone)]
+pub(crate) enum GcTask {
+    /// The owner with this uid is gone: delete (or release) its dependents.
+    CollectDependents(String),
+    /// The owner with this uid is deleted in the foreground: delete its dependents.
+    ForegroundDependents(String),
+    /// A dependent of this owner went: the owner may finish its foreground deletion.
+    FinishForeground(String),
+    /// Delete the contents of this terminating namespace.
+    NamespaceContents(String),
+    /// Something left this namespace: it may go if it is terminating and empty.
+    FinishNamespace(String),
+    /// Release a held finalizer of the object with this uid.
+    ReleaseFinalizer {
+        gr: GroupResource,
+        key: ObjectKey,
+        uid: String,
+        finalizer: String,
+    },
+}
+
+/// The collector's settings and its queue of deferred work.
+#[derive(Debug, Default)]
+pub(crate) struct GcState {
+    config: GarbageCollection,
+    /// (due, sequence) → task.
+    queue: BTreeMap<(Instant, u64), GcTask>,
+    sequence: u64,
+    driver: bool,
+}
+
+/// How often the background thread looks for due work.
+const DRIVER_TICK: Duration = Duration::from_millis(10);
+
+/// Bound on the tasks one [`Store::finish_garbage_collection`] runs (a guard against loops).
+const FINISH_LIMIT: usize = 100_000;
+
+impl Inner {
+    /// Runs `task` now (synchronous collection) or queues it for later.
+    fn gc_task(&mut self, task: GcTask) {
+        match self.gc.config.delay {
+            None => self.run_gc_task(task),
+            Some(delay) => self.queue_gc_task(delay, task),
+        }
+    }
+
+    fn queue_gc_task(&mut self, delay: Duration, task: GcTask) {
+        self.gc.sequence += 1;
+        let due = Instant::now() + delay;
+        self.gc.queue.insert((due, self.gc.sequence), task);
+    }
+
+    /// Queues the release of every held finalizer `obj` (just marked for deletion) carries.
+    fn schedule_held_finalizers(&mut self, gr: &GroupResource, key: &ObjectKey, obj: &Value) {
+        if self.gc.config.held_finalizers.is_empty() {
+            return;
+        }
+        let uid = meta_str(obj, "uid").unwrap_or_default().to_string();
+        for finalizer in crate::store::finalizers(obj) {
+            if let Some(hold) = self.gc.config.held_finalizers.get(&finalizer).copied() {
+                self.queue_gc_task(
+                    hold,
+                    GcTask::ReleaseFinalizer {
+                        gr: gr.clone(),
+                        key: key.clone(),
+                        uid: uid.clone(),
+                        finalizer,
+                    },
+                );
+            }
+        }
+    }
+
+    fn run_gc_task(&mut self, task: GcTask) {
+        match task {
+            GcTask::CollectDependents(uid) => self.collect_dependents(&uid),
+            GcTask::ForegroundDependents(uid) => {
+                self.delete_dependents(&uid);
+                self.try_finish_foreground(&uid);
+            }
+            GcTask::FinishForeground(uid) => self.try_finish_foreground(&uid),
+            GcTask::NamespaceContents(ns) => self.delete_namespace_contents(&ns),
+            GcTask::FinishNamespace(ns) => self.try_finish_namespace(&ns),
+            GcTask::ReleaseFinalizer {
+                gr,
+                key,
+                uid,
+                finalizer,
+            } => self.release_finalizer(&gr, &key, &uid, &finalizer),
+        }
+    }
+
+    /// What the controller owning `finalizer` does once it is done: removes it from the
+    /// object (if it is still the same object), which then goes if nothing else holds it.
+    fn release_finalizer(
+        &mut self,
+        gr: &GroupResource,
+        key: &ObjectKey,
+        uid: &str,
+        finalizer: &str,
+    ) {
+        let Some(cur) = self.lookup(gr, key) else {
+            return;
+        };
+        if meta_str(&cur, "uid") != Some(uid) {
+            return;
+        }
+        let fins = crate::store::finalizers(&cur);
+        if !fins.iter().any(|f| f == finalizer) {
+            return;
+        }
+        let rest: Vec<&String> = fins.iter().filter(|f| *f != finalizer).collect();
+        let mut obj = cur.as_ref().clone();
+        let meta = meta_mut(&mut obj);
+        if rest.is_empty() {
+            meta.remove("finalizers");
+        } else {
+            meta.insert("finalizers".into(), json!(rest));
+        }
+        let stored = self.commit(gr, key, obj, EventType::Modified, Some(cur));
+        if stored.pointer("/metadata/deletionTimestamp").is_some()
+            && pending_finalizers(gr, &stored).is_empty()
+        {
+            self.remove_object(gr, key, &stored);
+        }
+    }
+
+    /// Runs the queued tasks due by now (all of them with `all`); returns how many ran.
+    fn run_due_gc_tasks(&mut self, all: bool) -> usize {
+        let mut ran = 0;
+        while ran < FINISH_LIMIT {
+            let now = Instant::now();
+            let Some((&(due, sequence), _)) = self.gc.queue.first_key_value() else {
+                break;
+            };
+            if !all && due > now {
+                break;
+            }
+            let Some(task) = self.gc.queue.remove(&(due, sequence)) else {
+                break;
+            };
+            self.run_gc_task(task);
+            ran += 1;
+        }
+        ran
+    }
+}
+
+impl Store {
+    /// Sets how this store collects garbage (see [`GarbageCollection`]). Switching back to
+    /// [`GarbageCollection::synchronous`] runs what is still queued at once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ocm_testkit::{FakeCluster, GarbageCollection};
+    ///
+    /// let cluster = FakeCluster::new();
+    /// cluster.store().set_garbage_collection(
+    ///     GarbageCollection::asynchronous(Duration::from_millis(200))
+    ///         .hold_finalizer("example.com/cleanup", Duration::from_secs(1)),
+    /// );
+    /// ```
+    pub fn set_garbage_collection(self: &Arc<Self>, gc: GarbageCollection) {
+        let mut inner = self.write();
+        let start_driver = gc.needs_driver() && !inner.gc.driver;
+        inner.gc.config = gc;
+        if !inner.gc.config.needs_driver() {
+            inner.run_due_gc_tasks(true);
+        }
+        if start_driver {
+            inner.gc.driver = true;
+            drop(inner);
+            let weak = Arc::downgrade(self);
+            let spawned = std::thread::Builder::new()
+                .name("testkit-gc".into())
+                .spawn(move || drive(weak));
+            if spawned.is_err() {
+                // Without a thread, queued work runs when run_garbage_collection is called.
+                self.write().gc.driver = false;
+            }
+        }
+    }
+
+    /// How this store collects garbage.
+    pub fn garbage_collection(&self) -> GarbageCollection {
+        self.read().gc.config.clone()
+    }
+
+    /// Runs the deferred collection work that is due; returns how many steps ran.
+    pub fn run_garbage_collection(&self) -> usize {
+        self.write().run_due_gc_tasks(false)
+    }
+
+    /// Runs every piece of deferred collection work now, due or not, including what it
+    /// triggers; returns how many steps ran.
+    pub fn finish_garbage_collection(&self) -> usize {
+        self.write().run_due_gc_tasks(true)
+    }
+
+    /// How many deferred collection steps are queued.
+    pub fn pending_garbage_collection(&self) -> usize {
+        self.read().gc.queue.len()
+    }
+}
+
+/// The background collector: runs due work every [`DRIVER_TICK`] until the store is dropped
+/// or collection is synchronous again with nothing queued.
+fn drive(store: Weak<Store>) {
+    loop {
+        std::thread::sleep(DRIVER_TICK);
+        let Some(store) = store.upgrade() else {
+            return;
+        };
+        let mut inner = store.write();
+        inner.run_due_gc_tasks(false);
+        if !inner.gc.config.needs_driver() && inner.gc.queue.is_empty() {
+            inner.gc.driver = false;
+            return;
         }
     }
 }

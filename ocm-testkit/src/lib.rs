@@ -207,6 +207,7 @@ pub use api_error::{ApiError, ApiStatus, Cause};
 pub use auth::{Identity, UserInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use cluster::{FakeCluster, FakeClusterBuilder, LoopbackServer};
+pub use deletion::GarbageCollection;
 pub use error::{Error, Result};
 pub use fault::FaultRule;
 pub use field_validation::{FieldValidation, Warnings};

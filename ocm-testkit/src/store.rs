@@ -234,6 +234,8 @@ pub(crate) struct Inner {
     pub(crate) watchers: Vec<WatcherSlot>,
     pub(crate) uidgen: UidGenerator,
     pub(crate) config: StoreConfig,
+    /// How garbage is collected, and the deferred collection work.
+    pub(crate) gc: crate::deletion::GcState,
 }
 
 /// One fake cluster's objects, registry, history and watchers.
@@ -384,6 +386,7 @@ impl Store {
                 watchers: Vec::new(),
                 uidgen,
                 config,
+                gc: Default::default(),
             }),
         };
         let ns = Gvr::new("", "v1", "namespaces");

@@ -185,15 +185,21 @@ async fn after_the_hub_restarts_with_lost_state_the_agent_resyncs_by_itself() {
         configmap_names(&spoke)
     );
     let took = switched.elapsed();
-    let records: Vec<ocm_api::work::v1::AppliedManifestWork> = spoke.list(None).unwrap();
-    let mut record_works: Vec<String> = records
-        .iter()
-        .map(|r| r.spec.manifest_work_name.clone())
-        .collect();
-    record_works.sort();
+    // A record goes one pass after its resources (the pass that sees them gone).
+    let record_works = || {
+        let records: Vec<ocm_api::work::v1::AppliedManifestWork> = spoke.list(None).unwrap();
+        let mut names: Vec<String> = records
+            .iter()
+            .map(|r| r.spec.manifest_work_name.clone())
+            .collect();
+        names.sort();
+        names
+    };
     new_names.sort();
+    let _ = eventually(10, || async { record_works() == new_names }).await;
     assert_eq!(
-        record_works, new_names,
+        record_works(),
+        new_names,
         "one AppliedManifestWork per work of the new hub"
     );
     // Nothing applied twice.

@@ -31,11 +31,22 @@ fn api_for(client: &Client, r: &AppliedManifestResourceMeta) -> Api<DynamicObjec
 }
 
 /// Deletes `resources` owned by the AppliedManifestWork with uid `owner_uid` and returns those
-/// still pending (deleting but not gone yet, or not deletable right now).
+/// still pending (deleting but not gone yet, or not deletable right now), as upstream's
+/// `DeleteAppliedResources` does:
 ///
-/// A resource is left alone when it is gone, not owned by this AppliedManifestWork, or was
-/// recreated by someone else (another uid). When another AppliedManifestWork also owns it,
-/// only this owner reference is removed.
+/// * a resource that is gone, not owned by this AppliedManifestWork, or whose live uid is not
+///   the recorded one (recreated by someone else, or no uid was recorded) is forgotten and
+///   left alone;
+/// * when another AppliedManifestWork also owns it, only this owner reference is removed;
+/// * a resource already being deleted (finalizers, foreground deletion, a terminating
+///   namespace) stays pending;
+/// * otherwise it is deleted (`Background`, with the recorded uid as precondition) and stays
+///   pending even when the server answered that it is gone: a later pass sees it gone (a GET
+///   answering 404) and only then drops it. The caller keeps pending resources in
+///   `appliedResources` and looks again later.
+///
+/// A resource that could not be read, released or deleted stays pending, with its error
+/// returned.
 pub async fn delete_applied_resources(
     client: &Client,
     resources: &[AppliedManifestResourceMeta],
@@ -89,7 +100,10 @@ pub async fn delete_applied_resources(
             }
             continue;
         }
-        if resource.uid.is_some() && live.metadata.uid != resource.uid {
+        // No recorded uid counts as a mismatch: the live object may be someone else's.
+        if resource.uid.as_deref().unwrap_or_default()
+            != live.metadata.uid.as_deref().unwrap_or_default()
+        {
             continue;
         }
         if live.metadata.deletion_timestamp.is_some() {
@@ -105,12 +119,9 @@ pub async fn delete_applied_resources(
             ..DeleteParams::default()
         };
         match api.delete(&resource.name, &params).await {
-            Ok(either) => {
-                // Gone at once (no finalizers): nothing left to wait for.
-                if either.is_left() {
-                    pending.push(resource.clone());
-                }
-            }
+            // Accepted: pending until a later pass sees it gone, whether the server still
+            // returned the object (finalizers, graceful deletion) or a Status.
+            Ok(_) => pending.push(resource.clone()),
             Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
             Err(e) => {
                 errors.push(Error::kube(format!("delete {what}"), e));

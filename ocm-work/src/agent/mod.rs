@@ -10,7 +10,10 @@
 //! 4. every manifest is applied ([`crate::apply::engine`]), giving each its `Applied`
 //!    condition, and the work its `Applied` condition;
 //! 5. the AppliedManifestWork's `appliedResources` are updated and resources no longer in the
-//!    work are deleted;
+//!    work are deleted ([`gc::delete_applied_resources`]); a resource whose deletion was
+//!    accepted stays listed until a later pass sees it gone (a garbage collector, a finalizer
+//!    or a terminating namespace may take long on a real cluster), and meanwhile the work is
+//!    applied again after [`PENDING_DELETION_RETRY_MIN`], doubling up to [`SYNC_RETRY_MAX`];
 //! 6. each resource's `Available` condition and status feedback are read, and the work's
 //!    aggregated `Available` condition computed;
 //! 7. the work status is written only when it changed.
@@ -150,6 +153,26 @@ pub const SYNC_RETRY_MIN: Duration = Duration::from_millis(250);
 /// controllers back off per work up to 1000 s, so after a long outage a work could wait
 /// minutes; the agent retries within seconds of the hub or managed cluster coming back.
 pub const SYNC_RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// The first wait before a work whose removed resources are still being deleted is applied
+/// again (the pass that drops those that are gone from `appliedResources`); it doubles up to
+/// [`SYNC_RETRY_MAX`] while some remain, as upstream requeues such a work (from 5 ms, up to
+/// 1000 s there).
+pub const PENDING_DELETION_RETRY_MIN: Duration = Duration::from_millis(5);
+
+/// The first wait before an AppliedManifestWork being deleted whose resources are still being
+/// deleted is looked at again; it doubles up to [`SYNC_RETRY_MAX`] (upstream: from 50 ms up to
+/// 60 s).
+pub const FINALIZE_RETRY_MIN: Duration = Duration::from_millis(50);
+
+/// What [`WorkAgent::track_applied_resources`] did.
+#[derive(Debug, Default)]
+struct Tracked {
+    /// The AppliedManifestWork's resource version after the update.
+    version: Option<String>,
+    /// Whether removed resources are still being deleted.
+    pending_deletion: bool,
+}
 
 /// The Event reason of a ManifestWork the agent cannot decode (our addition: upstream's agent
 /// has no such Event, its informer fails as a whole instead).
@@ -367,6 +390,8 @@ pub struct WorkAgent {
     memos: Arc<Mutex<HashMap<String, SyncMemo>>>,
     /// Works whose last sync in [`WorkAgent::run`] failed: their retry backoff and last error.
     retries: Arc<Mutex<HashMap<String, (RetryBackoff, String)>>>,
+    /// Works (by uid) with resources pending deletion: when to look at them again.
+    deleting: Arc<Mutex<HashMap<String, RetryBackoff>>>,
 }
 
 /// The agent's informers, once started.
@@ -451,6 +476,7 @@ impl WorkAgent {
             watches: Arc::new(Mutex::new(WatchRegistry::default())),
             memos: Arc::new(Mutex::new(HashMap::new())),
             retries: Arc::new(Mutex::new(HashMap::new())),
+            deleting: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -743,10 +769,18 @@ impl WorkAgent {
             status.resource_status = Some(ManifestResourceStatus {
                 manifests: Some(manifests),
             });
+            let mut retry = retry_after(&results, self.config.resync_interval);
             match self.track_applied_resources(&amw, &results).await {
-                Ok(amw_version) => {
-                    memo_inputs =
-                        amw_version.and_then(|v| self.memo_resources(&results).map(|r| (v, r)));
+                Ok(tracked) => {
+                    match self.pending_deletion_retry(&uid, tracked.pending_deletion) {
+                        // Resources still being deleted: look again soon, never from a memo.
+                        Some(delay) => retry = retry.min(delay),
+                        None => {
+                            memo_inputs = tracked
+                                .version
+                                .and_then(|v| self.memo_resources(&results).map(|r| (v, r)));
+                        }
+                    }
                 }
                 Err(e) => errors.push(e),
             }
@@ -755,7 +789,6 @@ impl WorkAgent {
                     tracing::debug!(work = %name, ordinal = r.meta.ordinal, error = %m, "manifest not applied");
                 }
             }
-            let retry = retry_after(&results, self.config.resync_interval);
             applied_until = Some(Instant::now() + retry);
             applied = true;
         }
@@ -938,14 +971,37 @@ impl WorkAgent {
         }
     }
 
+    /// When to apply `work_uid` again because resources of it are still being deleted
+    /// (`pending`), doubling from [`PENDING_DELETION_RETRY_MIN`] up to [`SYNC_RETRY_MAX`];
+    /// `None` (and the backoff reset) once nothing is pending.
+    fn pending_deletion_retry(&self, work_uid: &str, pending: bool) -> Option<Duration> {
+        self.deletion_retry(work_uid, pending, PENDING_DELETION_RETRY_MIN)
+    }
+
+    /// The backoff behind [`WorkAgent::pending_deletion_retry`] and the finalization of
+    /// AppliedManifestWorks, for `uid` (a work's or an AppliedManifestWork's).
+    fn deletion_retry(&self, uid: &str, pending: bool, min: Duration) -> Option<Duration> {
+        let mut deleting = self.deleting.lock().unwrap_or_else(|e| e.into_inner());
+        if !pending {
+            deleting.remove(uid);
+            return None;
+        }
+        let backoff = deleting
+            .entry(uid.to_string())
+            .or_insert_with(|| RetryBackoff::new(min, SYNC_RETRY_MAX));
+        Some(backoff.next().unwrap_or(SYNC_RETRY_MAX))
+    }
+
     /// Updates `appliedResources` and deletes resources that left the work (upstream §4.3).
+    /// Resources whose deletion was accepted but that still exist (or that the server
+    /// answered as deleted, until a later pass sees them gone) stay in `appliedResources`.
     async fn track_applied_resources(
         &self,
         amw: &AppliedManifestWork,
         results: &[ManifestApply],
-    ) -> Result<Option<String>> {
+    ) -> Result<Tracked> {
         if amw.metadata.deletion_timestamp.is_some() {
-            return Ok(None);
+            return Ok(Tracked::default());
         }
         let mut current = Vec::new();
         for r in results {
@@ -1003,6 +1059,10 @@ impl WorkAgent {
         let gone = gc::untracked(&previous, &current);
         let owner_uid = amw.metadata.uid.clone().unwrap_or_default();
         let (pending, errors) = gc::delete_applied_resources(&self.spoke, &gone, &owner_uid).await;
+        let pending_deletion = !pending.is_empty();
+        if pending_deletion {
+            tracing::debug!(applied_manifest_work = %amw.name_any(), pending = pending.len(), "resources still being deleted");
+        }
         current.extend(pending);
         gc::sort_applied(&mut current);
         current.dedup();
@@ -1031,7 +1091,10 @@ impl WorkAgent {
             self.remember_applied(&patched);
         }
         gc::into_result(errors)?;
-        Ok(version)
+        Ok(Tracked {
+            version,
+            pending_deletion,
+        })
     }
 
     /// Reads every applied resource: `Available` and status feedback per manifest, and the
@@ -1372,9 +1435,10 @@ impl WorkAgent {
             }
             if let Some(amw) = self.get_applied(&amw_name).await? {
                 let done = self.finalize_applied_manifest_work(&amw).await?;
-                if !done {
+                let amw_uid = amw.metadata.uid.clone().unwrap_or_default();
+                if let Some(retry) = self.deletion_retry(&amw_uid, !done, FINALIZE_RETRY_MIN) {
                     return Ok(SyncOutcome {
-                        requeue_after: Some(Duration::from_millis(500)),
+                        requeue_after: Some(retry),
                         applied: false,
                     });
                 }
@@ -1408,6 +1472,7 @@ impl WorkAgent {
         self.retain_watches(&name, &HashSet::new());
         self.lock_memos()
             .remove(work.metadata.uid.as_deref().unwrap_or_default());
+        self.pending_deletion_retry(work.metadata.uid.as_deref().unwrap_or_default(), false);
         Ok(SyncOutcome::default())
     }
 
@@ -1440,7 +1505,9 @@ impl WorkAgent {
             }
             let name = amw.name_any();
             if amw.metadata.deletion_timestamp.is_some() {
-                self.finalize_applied_manifest_work(&amw).await?;
+                let done = self.finalize_applied_manifest_work(&amw).await?;
+                let uid = amw.metadata.uid.clone().unwrap_or_default();
+                next = min_duration(next, self.deletion_retry(&uid, !done, FINALIZE_RETRY_MIN));
                 continue;
             }
             let started = amw
@@ -1478,7 +1545,9 @@ impl WorkAgent {
                 Err(e) => return Err(Error::kube(format!("delete AppliedManifestWork {name}"), e)),
             }
             if let Some(deleting) = self.get_applied(&name).await? {
-                self.finalize_applied_manifest_work(&deleting).await?;
+                let done = self.finalize_applied_manifest_work(&deleting).await?;
+                let uid = deleting.metadata.uid.clone().unwrap_or_default();
+                next = min_duration(next, self.deletion_retry(&uid, !done, FINALIZE_RETRY_MIN));
             }
         }
         Ok(next)
