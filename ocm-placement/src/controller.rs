@@ -129,6 +129,14 @@ pub struct PlacementOutcome {
     pub events: usize,
 }
 
+/// Hears of every placement the controller schedules, for example to export metrics
+/// (`ocm_work::runtime::metrics` has one). See [`PlacementController::with_observer`].
+pub trait ScheduleObserver: Send + Sync {
+    /// The placement `namespace`/`name` was scheduled by the scheduler core in `elapsed`
+    /// (`succeeded`: the scheduler returned a result, whatever its status).
+    fn scheduled(&self, namespace: &str, name: &str, elapsed: Duration, succeeded: bool);
+}
+
 /// The Placement hub controller.
 #[derive(Clone)]
 pub struct PlacementController {
@@ -137,6 +145,7 @@ pub struct PlacementController {
     scheduler: Arc<Scheduler>,
     reporter: Reporter,
     recorder: Recorder,
+    observer: Option<Arc<dyn ScheduleObserver>>,
 }
 
 impl std::fmt::Debug for PlacementController {
@@ -158,7 +167,41 @@ impl PlacementController {
             client,
             clock: Arc::new(SystemClock),
             scheduler: Arc::new(Scheduler::new()),
+            observer: None,
         }
+    }
+
+    /// Tells `observer` about every scheduling (its duration and whether it succeeded).
+    #[must_use]
+    pub fn with_observer(mut self, observer: Arc<dyn ScheduleObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Reads the hub and reconciles one placement (its PlacementDecisions and status). What
+    /// [`reconcile_placement`] runs.
+    pub async fn reconcile_one(
+        &self,
+        placement: &Placement,
+    ) -> Result<PlacementOutcome, ControllerError> {
+        let state = HubState::list(&self.client).await?;
+        let snapshot = state.snapshot();
+        let existing: Vec<&PlacementDecision> = state
+            .decisions
+            .iter()
+            .filter(|d| {
+                d.namespace() == placement.namespace()
+                    && d.labels().get(labels::PLACEMENT) == Some(&placement.name_any())
+            })
+            .map(AsRef::as_ref)
+            .collect();
+        let now = self.clock.now();
+        let mut outcome = self.reconcile(placement, &snapshot, &existing, now).await?;
+        if let Some(expiry) = state.next_score_expiry(now) {
+            let after = Duration::try_from(expiry.duration_since(now)).unwrap_or_default();
+            outcome.requeue_after = min_some(outcome.requeue_after, Some(after));
+        }
+        Ok(outcome)
     }
 
     /// Reports Events as `reporter` (its `controller` becomes the Events'
@@ -248,13 +291,15 @@ impl PlacementController {
         }
         let namespace = placement.namespace().unwrap_or_default();
         let name = placement.name_any();
-        let result = self
-            .scheduler
-            .schedule(placement, snapshot, now)
-            .map_err(|source| ControllerError::Schedule {
-                placement: format!("{namespace}/{name}"),
-                source,
-            })?;
+        let started = std::time::Instant::now();
+        let scheduled = self.scheduler.schedule(placement, snapshot, now);
+        if let Some(observer) = &self.observer {
+            observer.scheduled(&namespace, &name, started.elapsed(), scheduled.is_ok());
+        }
+        let result = scheduled.map_err(|source| ControllerError::Schedule {
+            placement: format!("{namespace}/{name}"),
+            source,
+        })?;
 
         // Bind: create or update every generated decision, delete the others.
         let regarding = reference_to(placement);
@@ -510,6 +555,44 @@ impl PlacementController {
         .await;
     }
 }
+
+/// The controller's reconciler in kube-runtime's shape, to mount in a `Controller` of your
+/// own: reads the hub and schedules `placement` ([`PlacementController::reconcile_one`]).
+/// [`PlacementController::run`] reschedules every placement on any change instead, from
+/// watch caches, which costs fewer requests.
+pub async fn reconcile_placement(
+    placement: Arc<Placement>,
+    ctx: Arc<PlacementController>,
+) -> Result<kube::runtime::controller::Action, ControllerError> {
+    use kube::runtime::controller::Action;
+    let outcome = ctx.reconcile_one(&placement).await?;
+    Ok(if outcome.needs_retry {
+        Action::requeue(
+            outcome
+                .requeue_after
+                .unwrap_or(RETRY_AFTER)
+                .min(RETRY_AFTER),
+        )
+    } else {
+        match outcome.requeue_after {
+            Some(after) => Action::requeue(after),
+            None => Action::requeue(RESYNC_PERIOD),
+        }
+    })
+}
+
+/// What to do after a failed [`reconcile_placement`]: log it and retry after 5 seconds.
+pub fn placement_error_policy(
+    placement: Arc<Placement>,
+    error: &ControllerError,
+    _ctx: Arc<PlacementController>,
+) -> kube::runtime::controller::Action {
+    tracing::warn!(%error, placement = %placement.name_any(), "placement reconcile failed");
+    kube::runtime::controller::Action::requeue(RETRY_AFTER)
+}
+
+/// How soon [`reconcile_placement`] retries a placement whose scheduling was not a success.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// A reference to `object` for an Event. The resource version is left out: the Event is
 /// about the object, not one version of it, and repeats of an Event should match.

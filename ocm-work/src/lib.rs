@@ -63,6 +63,7 @@ pub mod owner;
 pub mod patch;
 pub mod replicaset;
 pub mod rules;
+pub mod runtime;
 pub mod status;
 
 pub use error::{Error, Result};

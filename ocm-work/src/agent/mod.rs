@@ -140,6 +140,9 @@ fn prune_stale_rule_conditions(
 use crate::{Error, Result};
 
 pub mod gc;
+mod reconcile;
+
+pub use reconcile::{error_policy, reconcile};
 
 const KIND_MANIFEST_WORK: &str = "ManifestWork";
 const KIND_APPLIED_MANIFEST_WORK: &str = "AppliedManifestWork";
@@ -574,6 +577,35 @@ impl WorkAgent {
     /// informer).
     async fn get_applied(&self, name: &str) -> Result<Option<AppliedManifestWork>> {
         get_decoded(&self.raw_applied_works(), KIND_APPLIED_MANIFEST_WORK, name).await
+    }
+
+    /// `work`, or the agent's informer copy of it when that is newer (it holds the agent's
+    /// own last writes).
+    pub(crate) fn freshest(&self, work: Arc<ManifestWork>) -> Arc<ManifestWork> {
+        let Some(cache) = self.work_cache() else {
+            return work;
+        };
+        match cache.get(
+            work.metadata.namespace.as_deref().unwrap_or_default(),
+            &work.name_any(),
+        ) {
+            Some(cached)
+                if cached.metadata.uid == work.metadata.uid
+                    && reconcile::newer(
+                        cached.metadata.resource_version.as_deref(),
+                        work.metadata.resource_version.as_deref(),
+                    ) =>
+            {
+                cached
+            }
+            _ => work,
+        }
+    }
+
+    /// Whether the agent's informers (ManifestWorks on the hub, AppliedManifestWorks on the
+    /// managed cluster) are started and have listed: what its readiness probe reports.
+    pub fn caches_synced(&self) -> bool {
+        self.work_cache().is_some() && self.applied_cache().is_some()
     }
 
     /// Uses `clock` for condition times.
@@ -1629,11 +1661,18 @@ impl WorkAgent {
     /// Works are synced from the agent's one ManifestWork informer (see
     /// [`WorkAgent::start_caches`]), which also holds the agent's own writes, so a sync never
     /// starts from a copy older than the agent's last write.
-    pub async fn run(
-        self,
-        shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
-    ) {
-        if !self.start_caches(Duration::from_secs(30)).await {
+    ///
+    /// Shutdown is graceful: once `shutdown` completes no new sync starts, the syncs under way
+    /// finish (a work is never left with resources applied but its AppliedManifestWork or its
+    /// status not written by that sync), the eviction pass under way finishes, and `run`
+    /// returns. Any `Send` future will do (see [`crate::runtime::shutdown`]).
+    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
+        let (shutdown, stop) = crate::runtime::shutdown::sync_future(shutdown);
+        let synced = tokio::select! {
+            synced = self.start_caches(Duration::from_secs(30)) => synced,
+            () = stop.cancelled() => return,
+        };
+        if !synced {
             tracing::warn!(cluster = %self.config.cluster_name, "informers not synced after 30s; reading from the API servers until they are");
         }
         let (trigger, triggered) = futures::channel::mpsc::unbounded();
@@ -1670,15 +1709,17 @@ impl WorkAgent {
                 },
             )
             .resolver(self.engine.resolver().clone());
-            tokio::spawn(controller.run(std::future::pending::<()>()))
+            tokio::spawn(controller.run(stop.clone().cancelled_owned()))
         });
         let evictor = self.clone();
+        let eviction_stop = stop.clone();
         let eviction = tokio::spawn(async move {
             let tick = evictor
                 .config
                 .status_sync_interval
                 .max(Duration::from_secs(1));
-            loop {
+            while !eviction_stop.is_cancelled() {
+                // A pass under way finishes before the agent stops.
                 let wait = match evictor.evict_unmanaged().await {
                     Ok(next) => next.unwrap_or(tick).min(tick),
                     Err(error) => {
@@ -1686,7 +1727,10 @@ impl WorkAgent {
                         tick
                     }
                 };
-                tokio::time::sleep(wait).await;
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = eviction_stop.cancelled() => break,
+                }
             }
         });
         let (queue, keys) = self.feed_controller();
@@ -1708,10 +1752,7 @@ impl WorkAgent {
                     };
                     let outcome = agent.sync(&work).await?;
                     agent.sync_succeeded(&key.name_any());
-                    Ok::<_, Error>(match outcome.requeue_after {
-                        Some(after) => Action::requeue(after),
-                        None => Action::await_change(),
-                    })
+                    Ok::<_, Error>(reconcile::action(outcome))
                 },
                 |key: Arc<WorkKey>, error: &Error, agent: Arc<WorkAgent>| {
                     Action::requeue(agent.sync_failed(&key.name_any(), error))
@@ -1720,9 +1761,11 @@ impl WorkAgent {
             )
             .for_each(|_| futures::future::ready(()))
             .await;
-        eviction.abort();
+        // The controller returns after the shutdown signal or when its input ends.
+        stop.cancel();
+        let _ = eviction.await;
         if let Some(task) = executor_cache {
-            task.abort();
+            let _ = task.await;
         }
         if let Some(caches) = agent.caches.get() {
             caches.objects.clear_listener();

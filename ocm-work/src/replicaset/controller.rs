@@ -578,10 +578,9 @@ impl ReplicaSetController {
 
     /// Runs the controller until `shutdown` completes: watches replica sets, their works,
     /// placements and placement decisions on the hub.
-    pub async fn run(
-        self,
-        shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
-    ) {
+    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
+        // kube's graceful shutdown wants a Sync future; callers need not provide one.
+        let (shutdown, _) = crate::runtime::shutdown::sync_future(shutdown);
         let client = self.client.clone();
         let replica_sets: Api<ManifestWorkReplicaSet> = Api::all(client.clone());
         let controller = Controller::new(replica_sets, watcher::Config::default());

@@ -1,0 +1,63 @@
+//! Every controller's reconciler in kube-runtime's shape, in one place, to mount in a
+//! `kube::runtime::Controller` of your own (with your own watches, queue settings,
+//! concurrency and metrics):
+//!
+//! | object | reconcile | error policy | context |
+//! |---|---|---|---|
+//! | ManifestWork (managed cluster side) | [`work`] | [`work_error_policy`] | [`WorkAgent`] |
+//! | ManifestWorkReplicaSet | [`replica_set`] | [`replica_set_error_policy`] | [`ReplicaSetController`] |
+//! | Placement | [`placement`] | [`placement_error_policy`] | [`PlacementController`] |
+//!
+//! Each `run` of the SDK is such a controller with the watches the component needs; these
+//! functions are the same reconciles without them. A reconciler mounted on its own does not
+//! get what its `run` adds around it (the agent's eviction of unmanaged AppliedManifestWorks,
+//! the replica set controller's watches of works, decisions and placements): see each
+//! function.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::ResourceExt;
+use kube::runtime::controller::Action;
+use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
+
+pub use crate::agent::{error_policy as work_error_policy, reconcile as work};
+use crate::replicaset::controller::ReplicaSetController;
+use crate::{Error, Result};
+pub use ocm_placement::controller::{
+    PlacementController, placement_error_policy, reconcile_placement as placement,
+};
+
+#[doc(no_inline)]
+pub use crate::agent::WorkAgent;
+
+/// How soon a failed replica set reconcile is retried (what
+/// [`ReplicaSetController::run`] does).
+pub const REPLICA_SET_RETRY: Duration = Duration::from_secs(5);
+
+/// Reconciles one ManifestWorkReplicaSet ([`ReplicaSetController::reconcile`]). Mounted on its
+/// own it is reconciled when the replica set changes and when it asks; add watches of its
+/// ManifestWorks (label `work.open-cluster-management.io/manifestworkreplicaset`), its
+/// Placements and their PlacementDecisions to follow rollouts as
+/// [`ReplicaSetController::run`] does.
+pub async fn replica_set(
+    replica_set: Arc<ManifestWorkReplicaSet>,
+    ctx: Arc<ReplicaSetController>,
+) -> Result<Action> {
+    let outcome = ctx.reconcile(&replica_set).await?;
+    Ok(match outcome.requeue_after {
+        Some(after) => Action::requeue(after),
+        None => Action::await_change(),
+    })
+}
+
+/// What to do after a failed [`replica_set`]: log it and retry after
+/// [`REPLICA_SET_RETRY`].
+pub fn replica_set_error_policy(
+    replica_set: Arc<ManifestWorkReplicaSet>,
+    error: &Error,
+    _ctx: Arc<ReplicaSetController>,
+) -> Action {
+    tracing::warn!(%error, namespace = replica_set.namespace().unwrap_or_default(), replica_set = %replica_set.name_any(), "ManifestWorkReplicaSet reconcile failed");
+    Action::requeue(REPLICA_SET_RETRY)
+}
