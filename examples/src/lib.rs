@@ -3,6 +3,8 @@
 //! * [`resource_usage`]: the "resource-usage-collect" addon of the OCM documentation, built on
 //!   [`ocm_work::addon`]: the hub side (an [`AgentAddon`](ocm_work::addon::AgentAddon)) and
 //!   the agent that scores its managed cluster.
+//! * [`runtime`]: leader election flags and running controllers under the election, for
+//!   `ocm-work-agent` and `ocm-hub-controller`.
 //! * Command-line plumbing: [`output`] (standard output that behaves on a closed pipe),
 //!   [`logging`] (colour codes only on a terminal), [`errors`] (API errors as kubectl prints
 //!   them), [`table`] and [`tree`] (kubectl's and clusteradm's layouts).
@@ -19,5 +21,6 @@ pub mod errors;
 pub mod logging;
 pub mod output;
 pub mod resource_usage;
+pub mod runtime;
 pub mod table;
 pub mod tree;

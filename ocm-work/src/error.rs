@@ -61,6 +61,20 @@ pub enum Error {
     /// Several independent steps failed; each error is kept.
     #[error("{}", join(.0))]
     Aggregate(Vec<Error>),
+
+    /// Settings that cannot work (for example leader election durations in the wrong order).
+    #[error("{0}")]
+    Config(String),
+
+    /// A server (health and metrics endpoints) could not start or failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 fn join(errors: &[Error]) -> String {

@@ -13,6 +13,10 @@
 //!
 //! Point it at a real hub or at `ocm-fake-apiserver`. The OCM CRDs must be installed
 //! (`ocm-crdgen | kubectl apply -f -`, or `--install-crds`).
+//!
+//! SIGTERM or SIGINT stops it gracefully. Several replicas elect a leader with the Lease
+//! `ocm-hub-controller-lock` on the hub, in `--namespace` (default: the pod's namespace;
+//! outside a pod without `--namespace`, leader election is off).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +73,9 @@ struct Args {
     /// `default` and `global` sets, and the unavailable/unreachable taints).
     #[arg(long)]
     no_inventory: bool,
+
+    #[command(flatten)]
+    election: ocm_examples::runtime::LeaderElectionArgs,
 }
 
 #[tokio::main]
@@ -125,22 +132,36 @@ async fn run(args: Args) -> Result<(), String> {
         }
         tracing::info!("installed {} OCM CRDs", ocm_api::crds().len());
     }
-    let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
-    let shutdown = |tx: &tokio::sync::broadcast::Sender<()>| {
-        let mut rx = tx.subscribe();
-        async move {
-            let _ = rx.recv().await;
-        }
-    };
+    if args.no_placement && args.no_inventory && args.no_replicaset {
+        return Err("every controller is disabled: nothing to run".into());
+    }
+    // Leader election (#14): the controllers run only on the replica holding the Lease.
+    let election = args
+        .election
+        .config(ocm_work::runtime::leader::HUB_CONTROLLER_LEASE)?;
+    let elector = ocm_examples::runtime::elector(&client, election);
+    let shutdown = ocm_work::runtime::shutdown::Shutdown::on_signals();
+    ocm_examples::runtime::run_elected(elector.as_ref(), &shutdown, |leading| {
+        run_controllers(&args, client.clone(), leading)
+    })
+    .await
+}
+
+/// Runs the enabled controllers until `shutdown`, then waits for them to finish.
+async fn run_controllers(
+    args: &Args,
+    client: Client,
+    shutdown: ocm_work::runtime::shutdown::Shutdown,
+) {
     let mut tasks = Vec::new();
     if !args.no_placement {
         let controller = PlacementController::new(client.clone());
-        tasks.push(tokio::spawn(controller.run(shutdown(&stop_tx))));
+        tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!("placement controller started");
     }
     if !args.no_inventory {
         let controller = ClusterInventoryController::new(client.clone());
-        tasks.push(tokio::spawn(controller.run(shutdown(&stop_tx))));
+        tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!("cluster inventory controller started");
     }
     if !args.no_replicaset {
@@ -149,19 +170,10 @@ async fn run(args: Args) -> Result<(), String> {
             Criteria::AppliedAndAvailable => SuccessCriteria::AppliedAndAvailable,
         };
         let controller = ReplicaSetController::new(client.clone()).with_success_criteria(criteria);
-        tasks.push(tokio::spawn(controller.run(shutdown(&stop_tx))));
+        tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!(?criteria, "ManifestWorkReplicaSet controller started");
     }
-    if tasks.is_empty() {
-        return Err("both controllers are disabled: nothing to run".into());
-    }
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
-    tracing::info!("shutting down");
-    let _ = stop_tx.send(());
     for task in tasks {
         let _ = task.await;
     }
-    Ok(())
 }

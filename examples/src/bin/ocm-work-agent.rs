@@ -9,6 +9,11 @@
 //! It watches the ManifestWorks in the hub namespace named after the cluster, applies them to
 //! the managed cluster (`--spoke-kubeconfig`, default: KUBECONFIG or in-cluster), and writes
 //! their status back to the hub. Flags and defaults follow upstream's agent.
+//!
+//! SIGTERM or SIGINT stops it gracefully: syncs under way finish, then the leader Lease is
+//! released. Several replicas elect a leader with the Lease `work-agent-lock` (upstream's) on
+//! the managed cluster, in `--namespace` (default: the pod's namespace; outside a pod without
+//! `--namespace`, leader election is off); `--disable-leader-election` turns it off.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,8 +24,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use ocm_examples::runtime::{LeaderElectionArgs, elector, parse_duration, run_elected};
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
+use ocm_work::runtime::leader::WORK_AGENT_LEASE;
+use ocm_work::runtime::shutdown::Shutdown;
 
 /// Apply the hub's ManifestWorks for one managed cluster.
 #[derive(Parser, Debug)]
@@ -68,10 +76,9 @@ struct Args {
     /// Install (server-side apply) the AppliedManifestWork CRD on the managed cluster first.
     #[arg(long)]
     install_crds: bool,
-}
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    ocm_placement::rollout::duration::parse_go_duration(s).map_err(|e| e.to_string())
+    #[command(flatten)]
+    election: LeaderElectionArgs,
 }
 
 fn parse_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
@@ -176,18 +183,16 @@ async fn run(args: Args) -> Result<(), String> {
         .max_feedback_watch(args.max_feedback_watch)
         .cached_reads(!args.no_cached_reads)
         .eviction_grace_period(args.eviction_grace_period);
-    tracing::info!(cluster = %args.cluster_name, hub_hash = %hash, "work agent started");
+    let election = args.election.config(WORK_AGENT_LEASE)?;
+    // The Lease is on the managed cluster, where the agent runs (as upstream's).
+    let elector = elector(&spoke, election);
+    tracing::info!(cluster = %args.cluster_name, hub_hash = %hash, leader_election = elector.is_some(), "work agent started");
     let agent = WorkAgent::new(hub, spoke, config);
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(agent.run(async move {
-        let _ = stop_rx.await;
-    }));
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
-    tracing::info!("shutting down");
-    let _ = stop_tx.send(());
-    task.await.map_err(|e| format!("agent task failed: {e}"))
+    let shutdown = Shutdown::on_signals();
+    run_elected(elector.as_ref(), &shutdown, |leading| {
+        agent.run(leading.cancelled())
+    })
+    .await
 }
 
 #[cfg(test)]

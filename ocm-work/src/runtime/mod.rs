@@ -9,5 +9,6 @@
 //! reach: `ocm-placement` cannot depend on `ocm-work`, so the runtime pieces live here, and
 //! `ocm-placement` only exposes hooks (for example its controller's schedule observer) that
 //! a binary connects to them.
+pub mod leader;
 pub mod reconcile;
 pub mod shutdown;

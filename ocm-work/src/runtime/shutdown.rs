@@ -83,7 +83,7 @@ impl Shutdown {
 
     /// A future that completes when the shutdown starts: what every `run` takes
     /// (`Send + Sync + 'static`).
-    pub fn cancelled(&self) -> impl Future<Output = ()> + Send + Sync + 'static {
+    pub fn cancelled(&self) -> impl Future<Output = ()> + Send + Sync + use<> {
         self.token.clone().cancelled_owned()
     }
 }

@@ -1,0 +1,175 @@
+//! Process plumbing shared by `ocm-work-agent` and `ocm-hub-controller`: leader election
+//! flags named as upstream's agents name them, and running the controllers under the
+//! election.
+
+use std::future::Future;
+use std::time::Duration;
+
+use kube::Client;
+use ocm_work::runtime::leader::{
+    DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD, LeaderElectionConfig,
+    LeaderElector, Outcome, pod_namespace,
+};
+use ocm_work::runtime::shutdown::Shutdown;
+
+/// Parses a Go duration (`10s`, `1m30s`), as upstream's flags take them.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    ocm_placement::rollout::duration::parse_go_duration(s).map_err(|e| e.to_string())
+}
+
+/// Leader election flags (upstream's names and defaults).
+#[derive(clap::Args, Clone, Debug)]
+pub struct LeaderElectionArgs {
+    /// Disable leader election: this replica always acts.
+    #[arg(long)]
+    pub disable_leader_election: bool,
+
+    /// How long standby replicas wait after the last renewal they saw before taking the
+    /// leadership of a leader that stopped renewing.
+    #[arg(long, default_value = "137s", value_parser = parse_duration)]
+    pub leader_election_lease_duration: Duration,
+
+    /// How long the leader keeps trying to renew before it stops leading (less than the
+    /// lease duration).
+    #[arg(long, default_value = "107s", value_parser = parse_duration)]
+    pub leader_election_renew_deadline: Duration,
+
+    /// How often standby replicas try to acquire and the leader renews.
+    #[arg(long, default_value = "26s", value_parser = parse_duration)]
+    pub leader_election_retry_period: Duration,
+
+    /// Namespace of the leader election Lease (default: the pod's namespace, from its service
+    /// account). Outside a pod and without this flag, leader election is off.
+    #[arg(long)]
+    pub namespace: Option<String>,
+}
+
+impl Default for LeaderElectionArgs {
+    fn default() -> Self {
+        Self {
+            disable_leader_election: false,
+            leader_election_lease_duration: DEFAULT_LEASE_DURATION,
+            leader_election_renew_deadline: DEFAULT_RENEW_DEADLINE,
+            leader_election_retry_period: DEFAULT_RETRY_PERIOD,
+            namespace: None,
+        }
+    }
+}
+
+impl LeaderElectionArgs {
+    /// The election settings for the Lease `lease`, or `None` when leader election is off
+    /// (disabled, or no namespace: outside a pod without `--namespace`).
+    pub fn config(&self, lease: &str) -> Result<Option<LeaderElectionConfig>, String> {
+        if self.disable_leader_election {
+            return Ok(None);
+        }
+        let Some(namespace) = self.namespace.clone().or_else(pod_namespace) else {
+            tracing::info!(
+                "leader election off: not in a pod and no --namespace (pass --namespace to run several replicas)"
+            );
+            return Ok(None);
+        };
+        let config = LeaderElectionConfig::new(namespace, lease).durations(
+            self.leader_election_lease_duration,
+            self.leader_election_renew_deadline,
+            self.leader_election_retry_period,
+        );
+        config.validate()?;
+        Ok(Some(config))
+    }
+}
+
+/// Runs `lead` under `elector` (or at once without one) until `shutdown`; an error when the
+/// leadership was lost (the process should exit non-zero and be restarted, as upstream's).
+pub async fn run_elected<F, Fut>(
+    elector: Option<&LeaderElector>,
+    shutdown: &Shutdown,
+    lead: F,
+) -> Result<(), String>
+where
+    F: FnOnce(Shutdown) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let Some(elector) = elector else {
+        lead(shutdown.clone()).await;
+        return Ok(());
+    };
+    match elector
+        .run(shutdown, lead)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        Outcome::Lost => Err("leadership lost".into()),
+        _ => Ok(()),
+    }
+}
+
+/// A leader elector on `client`'s cluster for `config`.
+pub fn elector(client: &Client, config: Option<LeaderElectionConfig>) -> Option<LeaderElector> {
+    config.map(|config| LeaderElector::new(client.clone(), config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        election: LeaderElectionArgs,
+    }
+
+    #[test]
+    fn flags_are_upstreams() {
+        let cli = Cli::parse_from(["x", "--namespace", "ns"]);
+        assert_eq!(
+            cli.election.leader_election_lease_duration,
+            Duration::from_secs(137)
+        );
+        assert_eq!(
+            cli.election.leader_election_renew_deadline,
+            Duration::from_secs(107)
+        );
+        assert_eq!(
+            cli.election.leader_election_retry_period,
+            Duration::from_secs(26)
+        );
+        let config = cli.election.config("work-agent-lock").unwrap().unwrap();
+        assert_eq!(config.namespace, "ns");
+        assert_eq!(config.name, "work-agent-lock");
+
+        let cli = Cli::parse_from([
+            "x",
+            "--namespace",
+            "ns",
+            "--leader-election-lease-duration",
+            "15s",
+            "--leader-election-renew-deadline",
+            "10s",
+            "--leader-election-retry-period",
+            "2s",
+        ]);
+        let config = cli.election.config("l").unwrap().unwrap();
+        assert_eq!(config.lease_duration, Duration::from_secs(15));
+        assert_eq!(config.renew_deadline, Duration::from_secs(10));
+        assert_eq!(config.retry_period, Duration::from_secs(2));
+
+        let cli = Cli::parse_from(["x", "--disable-leader-election", "--namespace", "ns"]);
+        assert_eq!(cli.election.config("l").unwrap(), None);
+
+        let cli = Cli::parse_from([
+            "x",
+            "--namespace",
+            "ns",
+            "--leader-election-renew-deadline",
+            "200s",
+        ]);
+        assert!(
+            cli.election
+                .config("l")
+                .unwrap_err()
+                .contains("renew deadline")
+        );
+    }
+}
