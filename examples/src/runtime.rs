@@ -1,15 +1,20 @@
 //! Process plumbing shared by `ocm-work-agent` and `ocm-hub-controller`: leader election
-//! flags named as upstream's agents name them, and running the controllers under the
-//! election.
+//! flags named as upstream's agents name them, running the controllers under the election,
+//! the health and metrics endpoints, and logs.
 
 use std::future::Future;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use kube::Client;
+use ocm_work::runtime::health::Health;
 use ocm_work::runtime::leader::{
     DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD, LeaderElectionConfig,
     LeaderElector, Outcome, pod_namespace,
 };
+use ocm_work::runtime::metrics::Metrics;
+use ocm_work::runtime::server::EndpointServer;
 use ocm_work::runtime::shutdown::Shutdown;
 
 /// Parses a Go duration (`10s`, `1m30s`), as upstream's flags take them.
@@ -107,6 +112,103 @@ where
 /// A leader elector on `client`'s cluster for `config`.
 pub fn elector(client: &Client, config: Option<LeaderElectionConfig>) -> Option<LeaderElector> {
     config.map(|config| LeaderElector::new(client.clone(), config))
+}
+
+/// The health and metrics endpoints' flag.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct EndpointArgs {
+    /// Serve `/healthz`, `/readyz` and `/metrics` on this address (`:8080`, `0.0.0.0:8080`,
+    /// `127.0.0.1:9090`). Off when empty (the default; the deployment manifests set it).
+    #[arg(long, default_value = "")]
+    pub endpoints_address: String,
+}
+
+impl EndpointArgs {
+    /// The address to serve on, `None` when off.
+    pub fn address(&self) -> Result<Option<SocketAddr>, String> {
+        parse_address(&self.endpoints_address)
+    }
+
+    /// Binds the endpoints (when on) and serves them until `shutdown`.
+    pub async fn serve(
+        &self,
+        health: Health,
+        metrics: Metrics,
+        shutdown: &Shutdown,
+    ) -> Result<Option<tokio::task::JoinHandle<()>>, String> {
+        let Some(address) = self.address()? else {
+            return Ok(None);
+        };
+        let server = EndpointServer::bind(address, health, metrics)
+            .await
+            .map_err(|e| e.to_string())?;
+        let bound = server.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!(address = %bound, "serving /healthz, /readyz and /metrics");
+        Ok(Some(tokio::spawn(server.run(shutdown.cancelled()))))
+    }
+}
+
+/// Parses `:port` (all interfaces, as Go's flags take it), `host:port`, or empty (off).
+pub fn parse_address(text: &str) -> Result<Option<SocketAddr>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let full = if text.starts_with(':') {
+        format!("0.0.0.0{text}")
+    } else {
+        text.to_string()
+    };
+    full.parse()
+        .map(Some)
+        .map_err(|_| format!("--endpoints-address {text:?} is not host:port or :port"))
+}
+
+/// How logs are written.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One line per event for people (colours only on a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line, with the fields of the event and its spans (cluster, work,
+    /// placement), for log collectors.
+    Json,
+}
+
+/// The logging flag.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct LogArgs {
+    /// Log format. The level comes from `RUST_LOG` (default `info`).
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+impl LogArgs {
+    /// Installs the global subscriber (logs go to stderr).
+    pub fn init(&self) {
+        init_logging(self.log_format);
+    }
+}
+
+/// Installs the global subscriber writing `format` to stderr, filtered by `RUST_LOG`
+/// (default `info`). Colours are used only when stderr is a terminal.
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .flatten_event(true)
+            .try_init(),
+    };
 }
 
 #[cfg(test)]

@@ -17,6 +17,8 @@
 //! SIGTERM or SIGINT stops it gracefully. Several replicas elect a leader with the Lease
 //! `ocm-hub-controller-lock` on the hub, in `--namespace` (default: the pod's namespace;
 //! outside a pod without `--namespace`, leader election is off).
+//! `--endpoints-address :8080` serves `/healthz`, `/readyz` and `/metrics` (placement schedule
+//! durations, rollout progress of every ManifestWorkReplicaSet, leadership).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -76,6 +78,9 @@ struct Args {
 
     #[command(flatten)]
     election: ocm_examples::runtime::LeaderElectionArgs,
+
+    #[command(flatten)]
+    endpoints: ocm_examples::runtime::EndpointArgs,
 }
 
 #[tokio::main]
@@ -141,10 +146,40 @@ async fn run(args: Args) -> Result<(), String> {
         .config(ocm_work::runtime::leader::HUB_CONTROLLER_LEASE)?;
     let elector = ocm_examples::runtime::elector(&client, election);
     let shutdown = ocm_work::runtime::shutdown::Shutdown::on_signals();
-    ocm_examples::runtime::run_elected(elector.as_ref(), &shutdown, |leading| {
-        run_controllers(&args, client.clone(), leading)
+    // Endpoints (#14): /healthz, /readyz (a standby, or the leader) and /metrics.
+    let metrics = ocm_work::runtime::metrics::Metrics::new();
+    let hub_metrics = metrics.hub();
+    let health = ocm_work::runtime::health::Health::new();
+    health.readiness_check(
+        "leader",
+        ocm_work::runtime::health::leader_ready(
+            elector.as_ref().map(|e| e.state()),
+            || true,
+            "the controllers",
+        ),
+    );
+    if let Some(elector) = &elector {
+        metrics.leader(
+            ocm_work::runtime::leader::HUB_CONTROLLER_LEASE,
+            elector.state(),
+        );
+    }
+    let endpoints_stop = ocm_work::runtime::shutdown::Shutdown::new();
+    let rollouts = tokio::spawn(metrics.follow_replica_set_rollouts(client.clone()));
+    let endpoints = args
+        .endpoints
+        .serve(health, metrics, &endpoints_stop)
+        .await?;
+    let result = ocm_examples::runtime::run_elected(elector.as_ref(), &shutdown, |leading| {
+        run_controllers(&args, client.clone(), leading, hub_metrics)
     })
-    .await
+    .await;
+    endpoints_stop.cancel();
+    rollouts.abort();
+    if let Some(task) = endpoints {
+        let _ = task.await;
+    }
+    result
 }
 
 /// Runs the enabled controllers until `shutdown`, then waits for them to finish.
@@ -152,10 +187,12 @@ async fn run_controllers(
     args: &Args,
     client: Client,
     shutdown: ocm_work::runtime::shutdown::Shutdown,
+    metrics: ocm_work::runtime::metrics::HubMetrics,
 ) {
     let mut tasks = Vec::new();
     if !args.no_placement {
-        let controller = PlacementController::new(client.clone());
+        let controller =
+            PlacementController::new(client.clone()).with_observer(std::sync::Arc::new(metrics));
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!("placement controller started");
     }

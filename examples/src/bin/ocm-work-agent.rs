@@ -14,6 +14,10 @@
 //! released. Several replicas elect a leader with the Lease `work-agent-lock` (upstream's) on
 //! the managed cluster, in `--namespace` (default: the pod's namespace; outside a pod without
 //! `--namespace`, leader election is off); `--disable-leader-election` turns it off.
+//!
+//! `--endpoints-address :8080` serves `/healthz`, `/readyz` (ready: a standby replica, or the
+//! leader once its informers have listed) and `/metrics` (Prometheus text; see
+//! `ocm_work::runtime::metrics` for the series).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,10 +28,14 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use ocm_examples::runtime::{LeaderElectionArgs, elector, parse_duration, run_elected};
+use ocm_examples::runtime::{
+    EndpointArgs, LeaderElectionArgs, elector, parse_duration, run_elected,
+};
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
+use ocm_work::runtime::health::{Health, leader_ready};
 use ocm_work::runtime::leader::WORK_AGENT_LEASE;
+use ocm_work::runtime::metrics::Metrics;
 use ocm_work::runtime::shutdown::Shutdown;
 
 /// Apply the hub's ManifestWorks for one managed cluster.
@@ -79,6 +87,9 @@ struct Args {
 
     #[command(flatten)]
     election: LeaderElectionArgs,
+
+    #[command(flatten)]
+    endpoints: EndpointArgs,
 }
 
 fn parse_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
@@ -187,12 +198,37 @@ async fn run(args: Args) -> Result<(), String> {
     // The Lease is on the managed cluster, where the agent runs (as upstream's).
     let elector = elector(&spoke, election);
     tracing::info!(cluster = %args.cluster_name, hub_hash = %hash, leader_election = elector.is_some(), "work agent started");
-    let agent = WorkAgent::new(hub, spoke, config);
+    let metrics = Metrics::new();
+    let agent = WorkAgent::new(hub, spoke, config).with_metrics(metrics.agent());
+    let health = Health::new();
+    let synced = agent.clone();
+    health.readiness_check(
+        "informers",
+        leader_ready(
+            elector.as_ref().map(|e| e.state()),
+            move || synced.caches_synced(),
+            "the ManifestWork and AppliedManifestWork informers",
+        ),
+    );
+    if let Some(elector) = &elector {
+        metrics.leader(WORK_AGENT_LEASE, elector.state());
+    }
     let shutdown = Shutdown::on_signals();
-    run_elected(elector.as_ref(), &shutdown, |leading| {
+    // The endpoints stop after the agent (and the Lease release): probes answer meanwhile.
+    let endpoints_stop = Shutdown::new();
+    let endpoints = args
+        .endpoints
+        .serve(health, metrics, &endpoints_stop)
+        .await?;
+    let result = run_elected(elector.as_ref(), &shutdown, |leading| {
         agent.run(leading.cancelled())
     })
-    .await
+    .await;
+    endpoints_stop.cancel();
+    if let Some(task) = endpoints {
+        let _ = task.await;
+    }
+    result
 }
 
 #[cfg(test)]

@@ -52,6 +52,17 @@ pub async fn delete_applied_resources(
     resources: &[AppliedManifestResourceMeta],
     owner_uid: &str,
 ) -> (Vec<AppliedManifestResourceMeta>, Vec<Error>) {
+    delete_applied_resources_with(client, resources, owner_uid, &|_| {}).await
+}
+
+/// [`delete_applied_resources`], telling `on_request` the verb of every request it sends
+/// (`get`, `patch`, `delete`), for metrics.
+pub async fn delete_applied_resources_with(
+    client: &Client,
+    resources: &[AppliedManifestResourceMeta],
+    owner_uid: &str,
+    on_request: &(dyn Fn(&'static str) + Send + Sync),
+) -> (Vec<AppliedManifestResourceMeta>, Vec<Error>) {
     let mut pending = Vec::new();
     let mut errors = Vec::new();
     for resource in resources {
@@ -62,6 +73,7 @@ pub async fn delete_applied_resources(
             resource.namespace.as_deref().unwrap_or_default(),
             resource.name
         );
+        on_request("get");
         let live = match api.get_opt(&resource.name).await {
             Ok(Some(live)) => live,
             Ok(None) => continue,
@@ -87,6 +99,7 @@ pub async fn delete_applied_resources(
                 "resourceVersion": live.metadata.resource_version,
                 "ownerReferences": kept,
             }});
+            on_request("patch");
             if let Err(e) = api
                 .patch(
                     &resource.name,
@@ -118,6 +131,7 @@ pub async fn delete_applied_resources(
             }),
             ..DeleteParams::default()
         };
+        on_request("delete");
         match api.delete(&resource.name, &params).await {
             // Accepted: pending until a later pass sees it gone, whether the server still
             // returned the object (finalizers, graceful deletion) or a Status.

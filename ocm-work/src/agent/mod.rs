@@ -395,6 +395,7 @@ pub struct WorkAgent {
     retries: Arc<Mutex<HashMap<String, (RetryBackoff, String)>>>,
     /// Works (by uid) with resources pending deletion: when to look at them again.
     deleting: Arc<Mutex<HashMap<String, RetryBackoff>>>,
+    metrics: Option<crate::runtime::metrics::AgentMetrics>,
 }
 
 /// The agent's informers, once started.
@@ -480,6 +481,7 @@ impl WorkAgent {
             memos: Arc::new(Mutex::new(HashMap::new())),
             retries: Arc::new(Mutex::new(HashMap::new())),
             deleting: Arc::new(Mutex::new(HashMap::new())),
+            metrics: None,
         }
     }
 
@@ -606,6 +608,28 @@ impl WorkAgent {
     /// managed cluster) are started and have listed: what its readiness probe reports.
     pub fn caches_synced(&self) -> bool {
         self.work_cache().is_some() && self.applied_cache().is_some()
+    }
+
+    /// Records the agent's metrics in `metrics` (see [`crate::runtime::metrics`]): its work
+    /// queue and reconciles (in [`WorkAgent::run`]; reconciles also through [`reconcile`]),
+    /// the requests its apply engine and garbage collection send, and feedback scrapes.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: crate::runtime::metrics::AgentMetrics) -> Self {
+        let requests = metrics.clone();
+        self.engine
+            .observe_requests(Arc::new(move |verb| requests.apply_request(verb)));
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Counts a request the garbage collection sends.
+    fn gc_request(&self) -> impl Fn(&'static str) + Send + Sync + use<> {
+        let metrics = self.metrics.clone();
+        move |verb| {
+            if let Some(m) = &metrics {
+                m.apply_request(verb);
+            }
+        }
     }
 
     /// Uses `clock` for condition times.
@@ -1090,7 +1114,9 @@ impl WorkAgent {
             .unwrap_or_default();
         let gone = gc::untracked(&previous, &current);
         let owner_uid = amw.metadata.uid.clone().unwrap_or_default();
-        let (pending, errors) = gc::delete_applied_resources(&self.spoke, &gone, &owner_uid).await;
+        let (pending, errors) =
+            gc::delete_applied_resources_with(&self.spoke, &gone, &owner_uid, &self.gc_request())
+                .await;
         let pending_deletion = !pending.is_empty();
         if pending_deletion {
             tracing::debug!(applied_manifest_work = %amw.name_any(), pending = pending.len(), "resources still being deleted");
@@ -1287,6 +1313,9 @@ impl WorkAgent {
         let feedback = if rules.is_empty() {
             ocm_feedback::Feedback::no_rules()
         } else {
+            if let Some(metrics) = &self.metrics {
+                metrics.feedback_scrape(if watched { "Watch" } else { "Poll" });
+            }
             FeedbackReader::new()
                 .raw_json_string(self.config.raw_feedback_json_string)
                 .max_json_raw_length(self.config.max_json_raw_length)
@@ -1617,8 +1646,13 @@ impl WorkAgent {
             .and_then(|s| s.applied_resources.clone())
             .unwrap_or_default();
         let owner_uid = amw.metadata.uid.clone().unwrap_or_default();
-        let (pending, errors) =
-            gc::delete_applied_resources(&self.spoke, &resources, &owner_uid).await;
+        let (pending, errors) = gc::delete_applied_resources_with(
+            &self.spoke,
+            &resources,
+            &owner_uid,
+            &self.gc_request(),
+        )
+        .await;
         let api = self.applied_works();
         if !pending.is_empty() || !errors.is_empty() {
             if pending != resources {
@@ -1689,6 +1723,9 @@ impl WorkAgent {
                         name,
                     );
                     for work in agent.watching_works(&key) {
+                        if let Some(metrics) = &agent.metrics {
+                            metrics.queue.add(&work);
+                        }
                         let _ = trigger
                             .unbounded_send(ObjectRef::<WorkKey>::new(&work).within(&namespace));
                     }
@@ -1740,22 +1777,28 @@ impl WorkAgent {
             .graceful_shutdown_on(shutdown)
             .run(
                 |key: Arc<WorkKey>, agent: Arc<WorkAgent>| async move {
-                    // The freshest copy: the informer's, which holds the agent's own writes.
-                    let work = match agent.get_work(&key.name_any()).await {
-                        Ok(Some(work)) => work,
-                        // Gone, or reported as undecodable: nothing to do until it changes.
-                        Ok(None) | Err(Error::Undecodable { .. }) => {
-                            agent.lock_retries().remove(&key.name_any());
-                            return Ok(Action::await_change());
+                    let name = key.name_any();
+                    let started = agent.metrics.as_ref().map(|m| m.queue.start(&name));
+                    let result = agent.reconcile_by_name(&name).await;
+                    if let (Some(metrics), Some(started)) = (&agent.metrics, started) {
+                        metrics.queue.done(started);
+                        metrics.reconcile.observe(
+                            crate::runtime::metrics::AGENT_CONTROLLER,
+                            started.elapsed(),
+                            result.is_ok(),
+                        );
+                        if let Ok(Some(after)) = &result {
+                            metrics.queue.add_after(&name, *after);
                         }
-                        Err(e) => return Err(e),
-                    };
-                    let outcome = agent.sync(&work).await?;
-                    agent.sync_succeeded(&key.name_any());
-                    Ok::<_, Error>(reconcile::action(outcome))
+                    }
+                    result.map(|after| after.map_or_else(Action::await_change, Action::requeue))
                 },
                 |key: Arc<WorkKey>, error: &Error, agent: Arc<WorkAgent>| {
-                    Action::requeue(agent.sync_failed(&key.name_any(), error))
+                    let after = agent.sync_failed(&key.name_any(), error);
+                    if let Some(metrics) = &agent.metrics {
+                        metrics.queue.retry(&key.name_any(), after);
+                    }
+                    Action::requeue(after)
                 },
                 agent.clone(),
             )
@@ -1772,6 +1815,23 @@ impl WorkAgent {
             caches.works.clear_listener();
             caches.works.on_undecodable(None);
         }
+    }
+
+    /// The reconcile of [`WorkAgent::run`]: syncs the work `name` read from the informer
+    /// (the freshest copy: it holds the agent's own writes); returns when to sync it again.
+    async fn reconcile_by_name(&self, name: &str) -> Result<Option<Duration>> {
+        let work = match self.get_work(name).await {
+            Ok(Some(work)) => work,
+            // Gone, or reported as undecodable: nothing to do until it changes.
+            Ok(None) | Err(Error::Undecodable { .. }) => {
+                self.lock_retries().remove(name);
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let outcome = self.sync(&work).await?;
+        self.sync_succeeded(name);
+        Ok(outcome.requeue_after)
     }
 
     /// Records a failed sync of `work`; returns when to try again ([`SYNC_RETRY_MIN`] doubling
@@ -1831,15 +1891,22 @@ impl WorkAgent {
         let writer_for_init = writer.clone();
         let notify = {
             let works = works.clone();
+            let metrics = self.metrics.clone();
             move |namespace: &str, name: &str| {
                 let key = work_key(namespace, name);
                 let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
                 if works.get(namespace, name).is_some() {
                     writer.apply_watcher_event(&watcher::Event::Apply(key.clone()));
                     drop(writer);
+                    if let Some(metrics) = &metrics {
+                        metrics.queue.add(name);
+                    }
                     let _ = queue_tx.unbounded_send(key);
                 } else {
                     writer.apply_watcher_event(&watcher::Event::Delete(key));
+                    if let Some(metrics) = &metrics {
+                        metrics.queue.forget(name);
+                    }
                 }
             }
         };

@@ -67,7 +67,16 @@ use crate::{Error, Result};
 pub async fn reconcile(work: Arc<ManifestWork>, agent: Arc<WorkAgent>) -> Result<Action> {
     let work = agent.freshest(work);
     let name = work.name_any();
-    let outcome = agent.sync(&work).await?;
+    let started = std::time::Instant::now();
+    let result = agent.sync(&work).await;
+    if let Some(metrics) = &agent.metrics {
+        metrics.reconcile.observe(
+            crate::runtime::metrics::AGENT_CONTROLLER,
+            started.elapsed(),
+            result.is_ok(),
+        );
+    }
+    let outcome = result?;
     agent.sync_succeeded(&name);
     Ok(action(outcome))
 }

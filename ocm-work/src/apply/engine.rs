@@ -112,7 +112,12 @@ pub struct ApplyEngine {
     resolver: ResourceResolver,
     executor: crate::executor::ExecutorValidator,
     objects: Arc<OnceLock<SpokeObjects>>,
+    requests: Arc<OnceLock<RequestObserver>>,
 }
+
+/// Told the verb of every request the engine sends (`get`, `create`, `update`, `patch`,
+/// `apply`), for metrics.
+pub type RequestObserver = Arc<dyn Fn(&'static str) + Send + Sync>;
 
 impl std::fmt::Debug for ApplyEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -131,7 +136,20 @@ impl ApplyEngine {
             resolver: ResourceResolver::new(client.clone()),
             executor: crate::executor::ExecutorValidator::new(client.clone()),
             objects: Arc::new(OnceLock::new()),
+            requests: Arc::new(OnceLock::new()),
             client,
+        }
+    }
+
+    /// Tells `observer` the verb of every request the engine sends from now on. Returns false
+    /// (and changes nothing) when an observer was already set. Shared by the engine's clones.
+    pub fn observe_requests(&self, observer: RequestObserver) -> bool {
+        self.requests.set(observer).is_ok()
+    }
+
+    fn count(&self, verb: &'static str) {
+        if let Some(observer) = self.requests.get() {
+            observer(verb);
         }
     }
 
@@ -180,6 +198,7 @@ impl ApplyEngine {
         {
             return Ok((known, true));
         }
+        self.count("get");
         let live = self.api(resolved, namespace).get_opt(name).await?;
         let live = match live {
             Some(object) => {
@@ -383,6 +402,7 @@ impl ApplyEngine {
             };
             match plan_update(required, owner, live.as_deref()) {
                 UpdatePlan::Create(object) => {
+                    self.count("create");
                     match target
                         .api
                         .create(&PostParams::default(), &from_value(object)?)
@@ -394,6 +414,7 @@ impl ApplyEngine {
                     }
                 }
                 UpdatePlan::Replace(object) => {
+                    self.count("update");
                     match target
                         .api
                         .replace(target.name, &PostParams::default(), &from_value(object)?)
@@ -429,6 +450,7 @@ impl ApplyEngine {
                         m.insert("ownerReferences".into(), json!([owner]));
                     }
                     strip_removal_instructions(&mut required);
+                    self.count("create");
                     match target
                         .api
                         .create(&PostParams::default(), &from_value(required.clone())?)
@@ -471,6 +493,7 @@ impl ApplyEngine {
             "resourceVersion": metadata.and_then(|m| m.get("resourceVersion")),
             "ownerReferences": merged,
         }});
+        self.count("patch");
         let patched = target
             .api
             .patch(target.name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -549,6 +572,7 @@ impl ApplyEngine {
                 }
             }
         }
+        self.count("apply");
         let applied = match target
             .api
             .patch(target.name, &params, &Patch::Apply(&to_apply))

@@ -9,6 +9,10 @@
 //! reach: `ocm-placement` cannot depend on `ocm-work`, so the runtime pieces live here, and
 //! `ocm-placement` only exposes hooks (for example its controller's schedule observer) that
 //! a binary connects to them.
+pub mod health;
 pub mod leader;
+pub mod metrics;
 pub mod reconcile;
+pub mod server;
 pub mod shutdown;
+pub mod workqueue;
