@@ -253,7 +253,16 @@ impl PlacementController {
                 })
                 .map(AsRef::as_ref)
                 .collect();
-            match self.reconcile(placement, &snapshot, &existing, now).await {
+            let span = tracing::info_span!(
+                "schedule",
+                placement = %format!("{}/{}", placement.namespace().unwrap_or_default(), placement.name_any())
+            );
+            let reconciled = tracing::Instrument::instrument(
+                self.reconcile(placement, &snapshot, &existing, now),
+                span,
+            )
+            .await;
+            match reconciled {
                 Ok(outcome) => {
                     total.writes += outcome.writes;
                     total.events += outcome.events;

@@ -20,6 +20,9 @@
 //!   (owner references and delete options), [`status`] (condition merging and aggregation),
 //!   [`apply::update`] and [`apply::hash`].
 //!
+//! * [`runtime`] is what binaries need on real clusters: graceful shutdown, leader election
+//!   with a Lease, `/healthz`, `/readyz` and `/metrics`, and every reconciler in
+//!   kube-runtime's shape.
 //! * [`cache`] holds the agent's informers: ManifestWorks, AppliedManifestWorks and the applied
 //!   resources, so a steady-state resync costs no request; they decode object by object, so an
 //!   object the agent cannot decode is skipped and reported instead of stopping every list;

@@ -19,6 +19,7 @@
 //! outside a pod without `--namespace`, leader election is off).
 //! `--endpoints-address :8080` serves `/healthz`, `/readyz` and `/metrics` (placement schedule
 //! durations, rollout progress of every ManifestWorkReplicaSet, leadership).
+//! `--log-format json` writes one JSON object per line.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -81,17 +82,15 @@ struct Args {
 
     #[command(flatten)]
     endpoints: ocm_examples::runtime::EndpointArgs,
+
+    #[command(flatten)]
+    logs: ocm_examples::runtime::LogArgs,
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let args = Args::parse();
+    args.logs.init();
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

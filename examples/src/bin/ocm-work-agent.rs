@@ -17,7 +17,8 @@
 //!
 //! `--endpoints-address :8080` serves `/healthz`, `/readyz` (ready: a standby replica, or the
 //! leader once its informers have listed) and `/metrics` (Prometheus text; see
-//! `ocm_work::runtime::metrics` for the series).
+//! `ocm_work::runtime::metrics` for the series). `--log-format json` writes one JSON object
+//! per line (the level from `RUST_LOG`); text logs have colours only on a terminal.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,7 +30,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use ocm_examples::runtime::{
-    EndpointArgs, LeaderElectionArgs, elector, parse_duration, run_elected,
+    EndpointArgs, LeaderElectionArgs, LogArgs, elector, parse_duration, run_elected,
 };
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
@@ -90,6 +91,9 @@ struct Args {
 
     #[command(flatten)]
     endpoints: EndpointArgs,
+
+    #[command(flatten)]
+    logs: LogArgs,
 }
 
 fn parse_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
@@ -141,13 +145,9 @@ async fn config_from(path: Option<&PathBuf>) -> Result<(Config, String), String>
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
-    match run(Args::parse()).await {
+    let args = Args::parse();
+    args.logs.init();
+    match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("ocm-work-agent: {message}");

@@ -86,6 +86,7 @@ use ocm_api::work::v1::{
 };
 use ocm_feedback::{CompiledRules, FeedbackReader};
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::apply::engine::{ApplyEngine, ManifestApply};
 use crate::cache::{
@@ -1755,9 +1756,10 @@ impl WorkAgent {
                 .config
                 .status_sync_interval
                 .max(Duration::from_secs(1));
+            let span = tracing::info_span!("evict", cluster = %evictor.config.cluster_name);
             while !eviction_stop.is_cancelled() {
                 // A pass under way finishes before the agent stops.
-                let wait = match evictor.evict_unmanaged().await {
+                let wait = match evictor.evict_unmanaged().instrument(span.clone()).await {
                     Ok(next) => next.unwrap_or(tick).min(tick),
                     Err(error) => {
                         tracing::warn!(%error, "AppliedManifestWork eviction failed");
@@ -1779,7 +1781,8 @@ impl WorkAgent {
                 |key: Arc<WorkKey>, agent: Arc<WorkAgent>| async move {
                     let name = key.name_any();
                     let started = agent.metrics.as_ref().map(|m| m.queue.start(&name));
-                    let result = agent.reconcile_by_name(&name).await;
+                    let span = tracing::info_span!("reconcile", cluster = %agent.config.cluster_name, work = %name);
+                    let result = agent.reconcile_by_name(&name).instrument(span).await;
                     if let (Some(metrics), Some(started)) = (&agent.metrics, started) {
                         metrics.queue.done(started);
                         metrics.reconcile.observe(

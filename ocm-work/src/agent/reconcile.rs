@@ -68,7 +68,8 @@ pub async fn reconcile(work: Arc<ManifestWork>, agent: Arc<WorkAgent>) -> Result
     let work = agent.freshest(work);
     let name = work.name_any();
     let started = std::time::Instant::now();
-    let result = agent.sync(&work).await;
+    let span = tracing::info_span!("reconcile", cluster = %agent.config.cluster_name, work = %name);
+    let result = tracing::Instrument::instrument(agent.sync(&work), span).await;
     if let Some(metrics) = &agent.metrics {
         metrics.reconcile.observe(
             crate::runtime::metrics::AGENT_CONTROLLER,

@@ -1,14 +1,29 @@
-//! What the example binaries need to run on real clusters, for your own binaries too:
-//! [`shutdown`] (SIGTERM/SIGINT and one shutdown signal for every `run`) and [`reconcile`]
-//! (every reconciler in kube-runtime's shape).
+//! What a controller binary needs to run on real clusters, for our example binaries and
+//! yours:
+//!
+//! * [`shutdown`]: SIGTERM/SIGINT, and one shutdown signal every `run` of the SDK accepts;
+//! * [`leader`]: leader election with a `coordination.k8s.io/v1` Lease (client-go's
+//!   algorithm, upstream's flags and defaults);
+//! * [`health`], [`metrics`], [`workqueue`] and [`server`]: `/healthz`, `/readyz` and
+//!   `/metrics` (Prometheus text) on one address;
+//! * [`reconcile`]: every controller's reconciler in kube-runtime's shape, to mount in a
+//!   `Controller` of your own.
+//!
+//! `ocm-work-agent` and `ocm-hub-controller` (in `examples/`) put them together: the
+//! controllers run under the election, the endpoints report readiness (a standby replica,
+//! or the leader once its informers have listed) and the metrics, and SIGTERM stops the
+//! controllers gracefully, then releases the Lease.
 //!
 //! # Why here
 //!
 //! `ocm-work` is the crate with I/O that both the work agent and the hub controllers
 //! (ManifestWorkReplicaSet here, Placement and the cluster inventory in `ocm-placement`)
-//! reach: `ocm-placement` cannot depend on `ocm-work`, so the runtime pieces live here, and
-//! `ocm-placement` only exposes hooks (for example its controller's schedule observer) that
-//! a binary connects to them.
+//! reach: `ocm-placement` cannot depend on `ocm-work`, so the runtime pieces live here and
+//! `ocm-placement` only exposes a hook, its controller's
+//! [`ScheduleObserver`](ocm_placement::controller::ScheduleObserver), which
+//! [`metrics::HubMetrics`] implements and a binary connects with
+//! `PlacementController::with_observer`.
+
 pub mod health;
 pub mod leader;
 pub mod metrics;
