@@ -1,9 +1,8 @@
 //! Process plumbing shared by `ocm-work-agent` and `ocm-hub-controller`: leader election
 //! flags named as upstream's agents name them, running the controllers under the election,
-//! the health and metrics endpoints, and logs.
+//! and the health and metrics endpoints (logs: [`crate::logging`]).
 
 use std::future::Future;
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -162,53 +161,6 @@ pub fn parse_address(text: &str) -> Result<Option<SocketAddr>, String> {
     full.parse()
         .map(Some)
         .map_err(|_| format!("--endpoints-address {text:?} is not host:port or :port"))
-}
-
-/// How logs are written.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LogFormat {
-    /// One line per event for people (colours only on a terminal).
-    #[default]
-    Text,
-    /// One JSON object per line, with the fields of the event and its spans (cluster, work,
-    /// placement), for log collectors.
-    Json,
-}
-
-/// The logging flag.
-#[derive(clap::Args, Clone, Debug, Default)]
-pub struct LogArgs {
-    /// Log format. The level comes from `RUST_LOG` (default `info`).
-    #[arg(long, value_enum, default_value = "text")]
-    pub log_format: LogFormat,
-}
-
-impl LogArgs {
-    /// Installs the global subscriber (logs go to stderr).
-    pub fn init(&self) {
-        init_logging(self.log_format);
-    }
-}
-
-/// Installs the global subscriber writing `format` to stderr, filtered by `RUST_LOG`
-/// (default `info`). Colours are used only when stderr is a terminal.
-pub fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Text => builder
-            .with_ansi(std::io::stderr().is_terminal())
-            .try_init(),
-        LogFormat::Json => builder
-            .json()
-            .with_current_span(true)
-            .with_span_list(false)
-            .flatten_event(true)
-            .try_init(),
-    };
 }
 
 #[cfg(test)]

@@ -137,12 +137,10 @@ async fn logs_carry_no_colour_codes_off_a_terminal() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// The same expectations for the binaries other issues own: `ocm-fake-apiserver` and
-/// `ocm-hub-controller` (#12) and `ocm-work-agent` (the work agent's issue). Their `--help`
-/// opens with the package description (clap's `about` without a value) and their logs carry
-/// colour codes into files; `ocm_examples::logging::init` and dropping `about` fix both.
+/// The same expectations for `ocm-fake-apiserver`, `ocm-hub-controller` and `ocm-work-agent`:
+/// `--help` opens with the doc comment's headline (not the package description) and logs
+/// written to files carry no colour codes (`ocm_examples::logging`).
 #[test]
-#[ignore = "needs #12 and the work-agent issue: --help headlines and colourless logs of ocm-fake-apiserver, ocm-hub-controller and ocm-work-agent"]
 fn the_other_binaries_describe_themselves_and_log_without_colour() {
     for (binary, headline) in [
         (
@@ -164,10 +162,10 @@ fn the_other_binaries_describe_themselves_and_log_without_colour() {
     if !common::kubectl_available() {
         return;
     }
-    // Logs go to files in the fleet's directory, not to a terminal.
+    // Logs (standard error) go to files in the fleet's directory, not to a terminal.
     let fleet = common::Fleet::start("hygiene-other-logs", common::FleetOptions::new(1));
     std::thread::sleep(std::time::Duration::from_secs(1));
-    for log in ["ocm-hub-controller.log", "agent-cluster1.log"] {
+    for log in ["ocm-hub-controller.err.log", "agent-cluster1.log"] {
         let text = std::fs::read_to_string(fleet.dir.join(log)).unwrap_or_default();
         assert!(!text.is_empty(), "{log} is empty");
         assert!(!text.contains('\x1b'), "colour codes in {log}: {text:?}");

@@ -27,7 +27,7 @@ use ocm_testkit::{FakeHub, LoopbackServer, WorkloadSimulator};
 
 /// Serve a fake OCM hub and managed clusters on 127.0.0.1.
 #[derive(Parser, Debug)]
-#[command(name = "ocm-fake-apiserver", version, about)]
+#[command(name = "ocm-fake-apiserver", version)]
 struct Args {
     /// Where to write the hub's kubeconfig.
     #[arg(long, value_name = "FILE", default_value = "hub.kubeconfig")]
@@ -60,7 +60,10 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    match run(Args::parse()).await {
+    let args = Args::parse();
+    // Warnings and errors of the fake server (RUST_LOG for more), without colour off a terminal.
+    ocm_examples::logging::init("warn");
+    match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("ocm-fake-apiserver: {message}");

@@ -46,7 +46,7 @@ enum Criteria {
 
 /// Run the OCM hub controllers (Placement and ManifestWorkReplicaSet) against a hub.
 #[derive(Parser, Debug)]
-#[command(name = "ocm-hub-controller", version, about)]
+#[command(name = "ocm-hub-controller", version)]
 struct Args {
     /// Kubeconfig of the hub (default: KUBECONFIG, ~/.kube/config or in-cluster).
     #[arg(long, env = "HUB_KUBECONFIG", value_name = "FILE")]
@@ -84,7 +84,7 @@ struct Args {
     endpoints: ocm_examples::runtime::EndpointArgs,
 
     #[command(flatten)]
-    logs: ocm_examples::runtime::LogArgs,
+    logs: ocm_examples::logging::LogArgs,
 }
 
 #[tokio::main]

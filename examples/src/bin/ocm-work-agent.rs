@@ -30,7 +30,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use ocm_examples::runtime::{
-    EndpointArgs, LeaderElectionArgs, LogArgs, elector, parse_duration, run_elected,
+    EndpointArgs, LeaderElectionArgs, elector, parse_duration, run_elected,
 };
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
@@ -41,7 +41,7 @@ use ocm_work::runtime::shutdown::Shutdown;
 
 /// Apply the hub's ManifestWorks for one managed cluster.
 #[derive(Parser, Debug)]
-#[command(name = "ocm-work-agent", version, about)]
+#[command(name = "ocm-work-agent", version)]
 struct Args {
     /// Kubeconfig of the hub.
     #[arg(long, value_name = "FILE")]
@@ -93,7 +93,7 @@ struct Args {
     endpoints: EndpointArgs,
 
     #[command(flatten)]
-    logs: LogArgs,
+    logs: ocm_examples::logging::LogArgs,
 }
 
 fn parse_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
