@@ -3,6 +3,7 @@
 //! * [`resource_usage`]: the "resource-usage-collect" addon of the OCM documentation, built on
 //!   [`ocm_work::addon`]: the hub side (an [`AgentAddon`](ocm_work::addon::AgentAddon)) and
 //!   the agent that scores its managed cluster.
+//! * [`deploy`]: the deployment manifests `ocm-deploy` prints.
 //! * [`runtime`]: leader election flags and running controllers under the election, for
 //!   `ocm-work-agent` and `ocm-hub-controller`.
 //! * Command-line plumbing: [`output`] (standard output that behaves on a closed pipe),
@@ -17,6 +18,7 @@
 //! assert_eq!(table.to_string(), "NAME       ACCEPTED\ncluster1   true\n");
 //! ```
 
+pub mod deploy;
 pub mod errors;
 pub mod logging;
 pub mod output;

@@ -32,6 +32,7 @@ const HEADLINES: &[(&str, &str)] = &[
         env!("CARGO_BIN_EXE_resource-usage-addon"),
         "The resource-usage-collect addon",
     ),
+    (env!("CARGO_BIN_EXE_ocm-deploy"), "Print the manifests"),
 ];
 
 #[test]
