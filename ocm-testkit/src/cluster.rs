@@ -54,6 +54,15 @@ impl FakeClusterBuilder {
         self
     }
 
+    /// Answer a plain watch from a resourceVersion this cluster has not issued yet as
+    /// kube-apiserver does: keep it open and silent until the cluster reaches that version
+    /// (off by default: `410 Gone`, see [`crate::watch`]). What a client sees after its API
+    /// server lost its state and counts again from lower versions.
+    pub fn future_watches_wait(mut self, wait: bool) -> Self {
+        self.store.future_watches_wait = wait;
+        self
+    }
+
     /// Refuse namespaced objects in namespaces that do not exist (off by default).
     pub fn strict_namespaces(mut self, strict: bool) -> Self {
         self.store.strict_namespaces = strict;

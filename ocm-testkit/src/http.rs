@@ -1198,6 +1198,9 @@ fn watch_response(
             tokio::select! {
                 ev = st.sub.rx.recv() => {
                     let ev = ev?;
+                    if st.sub.wait_until.is_some_and(|w| ev.resource_version <= w) {
+                        continue;
+                    }
                     if let Some((t, o)) = st.sub.translate(&ev) {
                         st.last_rv = ev.resource_version;
                         let line = st.render.line(t, &o);
@@ -1208,7 +1211,8 @@ fn watch_response(
                     if st.deadline.is_some_and(|d| Instant::now() >= d) {
                         return None;
                     }
-                    if st.bookmarks && Instant::now() >= st.next_bookmark {
+                    let waiting = st.sub.wait_until.is_some_and(|w| st.last_rv <= w);
+                    if st.bookmarks && !waiting && Instant::now() >= st.next_bookmark {
                         st.next_bookmark = Instant::now() + st.bookmark_every;
                         let b = bookmark(&st.kind, &st.render.api_version, st.last_rv, false);
                         return Some((Ok(b), st));

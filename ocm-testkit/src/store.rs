@@ -56,6 +56,10 @@ pub struct StoreConfig {
     pub watch_history_age: Option<std::time::Duration>,
     /// Refuse to create namespaced objects in namespaces that do not exist.
     pub strict_namespaces: bool,
+    /// A plain watch from a resourceVersion the store has not issued yet waits, silent, until
+    /// the store reaches it, as kube-apiserver's does, instead of the default `410 Gone` (see
+    /// [`crate::watch`]): for testing clients against a server that lost its state.
+    pub future_watches_wait: bool,
 }
 
 impl std::fmt::Debug for StoreConfig {
@@ -65,6 +69,7 @@ impl std::fmt::Debug for StoreConfig {
             .field("watch_history", &self.watch_history)
             .field("watch_history_age", &self.watch_history_age)
             .field("strict_namespaces", &self.strict_namespaces)
+            .field("future_watches_wait", &self.future_watches_wait)
             .finish_non_exhaustive()
     }
 }
@@ -77,6 +82,7 @@ impl Default for StoreConfig {
             watch_history: 10_000,
             watch_history_age: None,
             strict_namespaces: false,
+            future_watches_wait: false,
         }
     }
 }
@@ -847,6 +853,7 @@ impl Store {
             initial_events_end: None,
             expired: None,
             start_resource_version: inner.rv,
+            wait_until: None,
             rx,
             label_selector: opts.label_selector.clone(),
             field_selector: opts.field_selector.clone(),
@@ -860,6 +867,15 @@ impl Store {
                     ApiError::bad_request(format!("invalid resource version: {rv}"))
                 })?)
             };
+        let mut requested = requested;
+        if let Some(wanted) = requested.filter(|wanted| *wanted > inner.rv)
+            && inner.config.future_watches_wait
+            && !opts.send_initial_events
+        {
+            // kube-apiserver's plain watch: silent until the store passes `wanted`.
+            sub.wait_until = Some(wanted);
+            requested = Some(inner.rv);
+        }
         if let Some(wanted) = requested.filter(|wanted| *wanted > inner.rv) {
             // A version this store never issued (see `crate::watch` for both answers).
             sub.expired = Some(if opts.send_initial_events {

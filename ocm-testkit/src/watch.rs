@@ -26,7 +26,9 @@
 //! gets `410 Gone` and its client lists again. The fake answers what that restored server
 //! answers: `410 Expired`, so clients list again and converge by themselves.
 //!
-//! [`too_large_resource_version`] builds kube-apiserver's `504`.
+//! [`too_large_resource_version`] builds kube-apiserver's `504`. To test a client against
+//! kube-apiserver's silent plain watch instead, build the cluster with
+//! [`FakeClusterBuilder::future_watches_wait`](crate::FakeClusterBuilder::future_watches_wait).
 
 use std::sync::Arc;
 
@@ -156,6 +158,10 @@ pub struct Subscription {
     pub expired: Option<crate::api_error::ApiError>,
     /// The resourceVersion the watch starts from.
     pub start_resource_version: u64,
+    /// With [`StoreConfig::future_watches_wait`](crate::store::StoreConfig::future_watches_wait):
+    /// the future resourceVersion a plain watch asked for; nothing up to it is sent, bookmarks
+    /// included.
+    pub(crate) wait_until: Option<u64>,
     pub(crate) rx: mpsc::UnboundedReceiver<Arc<StoredEvent>>,
     pub(crate) label_selector: LabelSelector,
     pub(crate) field_selector: FieldSelector,

@@ -191,3 +191,48 @@ async fn a_watch_resumed_against_a_server_that_lost_its_state_is_gone() {
         other => panic!("expected 410, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn with_future_watches_wait_a_plain_watch_from_a_future_version_is_silent_until_reached() {
+    let cluster = FakeCluster::builder().future_watches_wait(true).build();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    api.create(&PostParams::default(), &cm("first"))
+        .await
+        .unwrap();
+    let current = cluster.store().resource_version();
+    // Two versions ahead: nothing arrives while the store catches up.
+    let wanted = current + 2;
+    let mut stream = api
+        .watch(&WatchParams::default(), &wanted.to_string())
+        .await
+        .unwrap()
+        .boxed();
+    api.create(&PostParams::default(), &cm("reaches-one"))
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &cm("reaches-two"))
+        .await
+        .unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1500), stream.try_next())
+            .await
+            .is_err(),
+        "silent up to the version asked for"
+    );
+    // What follows that version is sent.
+    api.create(&PostParams::default(), &cm("after"))
+        .await
+        .unwrap();
+    match tokio::time::timeout(Duration::from_secs(5), stream.try_next()).await {
+        Ok(Ok(Some(WatchEvent::Added(o)))) => {
+            assert_eq!(o.metadata.name.as_deref(), Some("after"))
+        }
+        other => panic!("expected the object after the version, got {other:?}"),
+    }
+    // A watch with initial events still gets kube-apiserver's 504 at once.
+    let future = (cluster.store().resource_version() + 10).to_string();
+    match first_event(&api, &WatchParams::streaming_lists(), &future).await {
+        WatchEvent::Error(e) => assert_eq!(e.code, 504),
+        other => panic!("expected 504, got {other:?}"),
+    }
+}
