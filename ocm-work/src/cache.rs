@@ -31,6 +31,20 @@
 //!
 //! The caches stop when the last handle to them is dropped.
 //!
+//! # A server that lost its state
+//!
+//! When an API server loses its state (restarted empty, or restored from an older backup
+//! without the documented `--bump-revision`) it counts resource versions again from lower
+//! numbers. A watch resumed from a version it has not issued is kept open and silent by
+//! kube-apiserver until it reaches that version: an informer that resumes this way would see
+//! nothing for as long as that takes, possibly forever. As a safeguard (our addition; upstream's
+//! informers have none), every [`STALE_WATCH_CHECK`] a cache asks the server for its current
+//! resource version (a list with `limit=1`); when that is lower than the highest version the
+//! watch delivered, the watch is dropped and the cache lists again. So the cache catches up
+//! within [`STALE_WATCH_CHECK`] plus one list of such a server. The check needs numeric
+//! resource versions (every etcd-backed server has them); with others it never fires.
+//! [`ObjectCache::spawn_with_check`] sets another period or turns the check off.
+//!
 //! ```no_run
 //! # async fn demo(client: kube::Client) {
 //! use kube::runtime::watcher;
@@ -411,11 +425,20 @@ impl<T: CacheEntry> ObjectCache<T> {
     /// backoff ([`RetryBackoff`]) when the watch fails, lists again when the server answers
     /// 410 Gone, and stops when the last handle is dropped.
     pub fn spawn(api: Api<RawObject>, config: watcher::Config, decode: impl Decode<T>) -> Self {
+        Self::spawn_with_check(api, config, decode, Some(STALE_WATCH_CHECK))
+    }
+
+    /// [`ObjectCache::spawn`] with the check for a server that lost its state (see the module
+    /// docs) every `check`, or never with `None`.
+    pub fn spawn_with_check(
+        api: Api<RawObject>,
+        config: watcher::Config,
+        decode: impl Decode<T>,
+        check: Option<Duration>,
+    ) -> Self {
         let cache = Self::empty();
         let weak = Arc::downgrade(&cache.shared);
-        let what = api.resource_url().to_string();
-        let stream = watcher::watcher(api, config).backoff(RetryBackoff::default());
-        let handle = tokio::spawn(feed(weak, stream, decode, what));
+        let handle = tokio::spawn(watch_until_dropped(weak, api, config, decode, check));
         *cache.shared.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.abort_handle());
         cache
     }
@@ -678,17 +701,93 @@ fn forget_failure<T>(shared: &Shared<T>, namespace: &str, name: &str) {
     }
 }
 
-async fn feed<T, S>(weak: Weak<Shared<T>>, stream: S, decode: impl Decode<T>, what: String)
+/// How often a cache checks that its server did not lose its state (see the module docs).
+pub const STALE_WATCH_CHECK: Duration = Duration::from_secs(300);
+
+/// Runs the cache's watch until the cache is dropped, starting over (with a list) whenever
+/// the server's resource version falls below the highest one the watch delivered.
+async fn watch_until_dropped<T: CacheEntry>(
+    weak: Weak<Shared<T>>,
+    api: Api<RawObject>,
+    config: watcher::Config,
+    mut decode: impl Decode<T>,
+    check: Option<Duration>,
+) {
+    let what = api.resource_url().to_string();
+    loop {
+        let highest = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let seen = highest.clone();
+        let stream = watcher::watcher(api.clone(), config.clone())
+            .backoff(RetryBackoff::default())
+            .inspect(move |event| {
+                if let Ok(Event::Apply(o) | Event::Delete(o) | Event::InitApply(o)) = event
+                    && let Some(version) = numeric_version(o.metadata.resource_version.as_deref())
+                {
+                    seen.fetch_max(version, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        let went_back = server_went_back(api.clone(), highest, check, what.clone());
+        match feed(weak.clone(), stream.take_until(went_back), decode, &what).await {
+            Some(back) => decode = back,
+            None => return,
+        }
+    }
+}
+
+fn numeric_version(version: Option<&str>) -> Option<u64> {
+    version?.parse().ok()
+}
+
+/// Resolves once the server answers a list with a resource version lower than `highest`
+/// (checked every `every`; never with `None`).
+async fn server_went_back(
+    api: Api<RawObject>,
+    highest: Arc<std::sync::atomic::AtomicU64>,
+    every: Option<Duration>,
+    what: String,
+) {
+    let Some(every) = every else {
+        return futures::future::pending().await;
+    };
+    loop {
+        tokio::time::sleep(every).await;
+        let seen = highest.load(std::sync::atomic::Ordering::Relaxed);
+        if seen == 0 {
+            continue;
+        }
+        let current = match api.list(&kube::api::ListParams::default().limit(1)).await {
+            Ok(list) => numeric_version(list.metadata.resource_version.as_deref()),
+            Err(error) => {
+                tracing::debug!(resource = %what, %error, "resource version check failed");
+                None
+            }
+        };
+        if let Some(current) = current
+            && current < seen
+        {
+            tracing::warn!(
+                resource = %what,
+                seen,
+                current,
+                "the API server's resource version went back (it lost its state): listing again"
+            );
+            return;
+        }
+    }
+}
+
+/// Feeds `stream` into the cache; `None` once the cache is dropped, `decode` back when the
+/// stream ends first.
+async fn feed<T, S, D>(weak: Weak<Shared<T>>, stream: S, decode: D, what: &str) -> Option<D>
 where
     T: CacheEntry,
     S: futures::Stream<Item = Result<Event<RawObject>, watcher::Error>> + Send,
+    D: Decode<T>,
 {
     let mut stream = std::pin::pin!(stream);
     let mut buffer: Option<(Objects<T>, Vec<DecodeFailure>)> = None;
     while let Some(event) = stream.next().await {
-        let Some(shared) = weak.upgrade() else {
-            return;
-        };
+        let shared = weak.upgrade()?;
         let event = match event {
             Ok(event) => event,
             Err(error) => {
@@ -755,7 +854,7 @@ where
                 }
                 *objects = fresh;
                 drop(objects);
-                record_failures(&shared, failures, true, &what);
+                record_failures(&shared, failures, true, what);
                 shared.synced.send_replace(true);
             }
             Event::Apply(raw) => match decode_one(raw, &decode) {
@@ -785,7 +884,7 @@ where
                         touched.push((failure.namespace.clone(), failure.name.clone()));
                     }
                     drop(objects);
-                    record_failures(&shared, vec![failure], false, &what);
+                    record_failures(&shared, vec![failure], false, what);
                 }
             },
             Event::Delete(raw) => {
@@ -817,6 +916,7 @@ where
             }
         }
     }
+    Some(decode)
 }
 
 /// The key of one spoke informer: resource (group/version/plural) and namespace.
@@ -1132,7 +1232,7 @@ mod tests {
             Arc::downgrade(&cache.shared),
             futures::stream::iter(events),
             decode,
-            "manifestworks".to_string(),
+            "manifestworks",
         )
         .await;
         assert_eq!(reports.load(Ordering::SeqCst), 3);
@@ -1225,7 +1325,7 @@ mod tests {
             Arc::downgrade(&cache.shared),
             events,
             |raw: RawObject| Ok(Some(raw.into_value())),
-            "configmaps".to_string(),
+            "configmaps",
         )
         .await;
         let version = |name: &str| {
