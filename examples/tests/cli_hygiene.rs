@@ -166,7 +166,7 @@ fn the_other_binaries_describe_themselves_and_log_without_colour() {
     // Logs (standard error) go to files in the fleet's directory, not to a terminal.
     let fleet = common::Fleet::start("hygiene-other-logs", common::FleetOptions::new(1));
     std::thread::sleep(std::time::Duration::from_secs(1));
-    for log in ["ocm-hub-controller.err.log", "agent-cluster1.log"] {
+    for log in ["ocm-hub-controller.log", "agent-cluster1.log"] {
         let text = std::fs::read_to_string(fleet.dir.join(log)).unwrap_or_default();
         assert!(!text.is_empty(), "{log} is empty");
         assert!(!text.contains('\x1b'), "colour codes in {log}: {text:?}");

@@ -279,8 +279,9 @@ impl Fleet {
                 .arg("--kubeconfig")
                 .arg(&hub)
                 .args(args)
-                .stdout(log("ocm-hub-controller"))
-                .stderr(log("ocm-hub-controller.err"))
+                // Its logs go to standard error (`ocm_examples::logging`).
+                .stdout(log("ocm-hub-controller.out"))
+                .stderr(log("ocm-hub-controller"))
                 .spawn()
                 .expect("start ocm-hub-controller");
             fleet
