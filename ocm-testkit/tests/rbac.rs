@@ -167,3 +167,61 @@ async fn impersonated_requests_are_authorized_when_enforcement_is_on() {
         .expect("allowed after the grant");
     assert_eq!(got["metadata"]["name"], "cfg");
 }
+
+/// RBAC kinds validate names as path segments (kube-apiserver's `ValidatePathSegmentName`),
+/// not as DNS subdomains: upstream's `open-cluster-management:<addon>:clusterrole:agent` is a
+/// name; `/`, `%`, `.` and `..` are not.
+#[tokio::test]
+async fn rbac_names_are_path_segments() {
+    let cluster = FakeCluster::new();
+    let rbs: Api<RoleBinding> = Api::namespaced(cluster.client(), "cluster1");
+    let binding = |name: &str| -> RoleBinding {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "cluster1"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "Group", "name": "system:open-cluster-management:cluster1"}]
+        }))
+        .unwrap()
+    };
+    let name = "open-cluster-management:hello:clusterrole:agent";
+    rbs.create(&PostParams::default(), &binding(name))
+        .await
+        .unwrap();
+    assert_eq!(
+        rbs.get(name).await.unwrap().metadata.name.as_deref(),
+        Some(name)
+    );
+    let crs: Api<ClusterRole> = Api::all(cluster.client());
+    let role: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": "Open-Cluster-Management:Hub_Reader"}, "rules": []
+    }))
+    .unwrap();
+    crs.create(&PostParams::default(), &role).await.unwrap();
+    for (bad, why) in [
+        ("a/b", "may not contain '/'"),
+        ("a%b", "may not contain '%'"),
+        ("..", "may not be '..'"),
+        (".", "may not be '.'"),
+    ] {
+        let err = match rbs.create(&PostParams::default(), &binding(bad)).await {
+            Err(kube::Error::Api(e)) => e,
+            other => panic!("{bad}: expected an API error, got {other:?}"),
+        };
+        assert_eq!(err.code, 422, "{bad}");
+        assert!(
+            err.message
+                .contains(&format!("metadata.name: Invalid value: \"{bad}\": {why}")),
+            "{bad}: {}",
+            err.message
+        );
+    }
+    // Other kinds keep DNS-subdomain names.
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(cluster.client(), "cluster1");
+    let cm: k8s_openapi::api::core::v1::ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "a:b"}})).unwrap();
+    let err = cms.create(&PostParams::default(), &cm).await.unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(e) if e.code == 422 && e.message.contains("RFC 1123 subdomain"))
+    );
+}

@@ -203,8 +203,6 @@ async fn a_template_runs_as_an_addon() {
 /// The template's `CurrentCluster` hub permission, under upstream's RoleBinding name
 /// `open-cluster-management:<addon>:clusterrole:agent`.
 #[tokio::test]
-#[ignore = "ocm-testkit validates every object name as a DNS subdomain, so it refuses the ':' \
-            that kube-apiserver accepts in RBAC names (path-segment names) and upstream uses here"]
 async fn template_hub_permissions_bind_the_agent_in_its_cluster_namespace() {
     let fleet = Fleet::new(2, |m| m.with_templates(true)).await;
     fleet.apply(&template_with(
