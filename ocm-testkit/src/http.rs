@@ -194,12 +194,12 @@ fn error_response(e: &ApiError) -> Response {
     r
 }
 
-/// The JSON of a stored object as seen through `api_version` (cached when it
-/// was stored under that version).
-fn encode(entry: &Entry, api_version: &str) -> Bytes {
+/// The JSON of a stored object as seen through `version` of `info` (cached when it
+/// was stored in that version).
+fn encode(entry: &Entry, info: &ResourceInfo, version: &str) -> Bytes {
     match entry.obj.get("apiVersion").and_then(Value::as_str) {
-        Some(av) if av != api_version => Bytes::from(
-            serde_json::to_vec(&*versioned(&entry.obj, api_version)).unwrap_or_default(),
+        Some(av) if av != info.api_version(version) => Bytes::from(
+            serde_json::to_vec(&*versioned(&entry.obj, info, version)).unwrap_or_default(),
         ),
         _ => entry.json(),
     }
@@ -215,16 +215,10 @@ fn json_body(status: StatusCode, bytes: Bytes) -> Response {
     r
 }
 
-/// The object as seen through `api_version` (multi-version CRDs share storage).
-fn versioned<'a>(obj: &'a Value, api_version: &str) -> Cow<'a, Value> {
-    match obj.get("apiVersion").and_then(Value::as_str) {
-        Some(av) if av != api_version => {
-            let mut o = obj.clone();
-            o["apiVersion"] = json!(api_version);
-            Cow::Owned(o)
-        }
-        _ => Cow::Borrowed(obj),
-    }
+/// The object as seen through `version` (multi-version CRDs share storage; see
+/// [`crate::conversion`]).
+fn versioned<'a>(obj: &'a Value, info: &ResourceInfo, version: &str) -> Cow<'a, Value> {
+    crate::conversion::convert_for_read(info, obj, version)
 }
 
 /// What a request asks, for the authorizer (kube's `RequestInfo`: a namespace's own path
@@ -693,7 +687,10 @@ fn resource_request(
                 );
                 return Ok(json_response(StatusCode::OK, &t));
             }
-            Ok(json_body(StatusCode::OK, encode(&entry, &api_version)))
+            Ok(json_body(
+                StatusCode::OK,
+                encode(&entry, info, &gvr.version),
+            ))
         }
         ("list", None) => {
             let opts = ctx.list_options()?;
@@ -720,7 +717,7 @@ fn resource_request(
             let encoded: Vec<Bytes> = list
                 .entries
                 .iter()
-                .map(|e| encode(e, &api_version))
+                .map(|e| encode(e, info, &gvr.version))
                 .collect();
             let size: usize = encoded.iter().map(Bytes::len).sum();
             let mut buf = Vec::with_capacity(128 + size + encoded.len());
@@ -752,6 +749,8 @@ fn resource_request(
             let timeout = watch_timeout(ctx.query.int("timeoutSeconds")?);
             let render = Render {
                 api_version,
+                version: gvr.version.clone(),
+                info: info.clone(),
                 table: table::wants_table(ctx.accept).then(|| TableRender {
                     info: info.clone(),
                     include: ctx
@@ -1093,6 +1092,8 @@ fn bookmark(kind: &str, api_version: &str, rv: u64, initial_end: bool) -> Bytes 
 /// or as one-row Tables for `kubectl get -w`.
 struct Render {
     api_version: String,
+    version: String,
+    info: Arc<ResourceInfo>,
     table: Option<TableRender>,
 }
 
@@ -1119,7 +1120,7 @@ impl Render {
                 );
                 event_line(t, &tbl)
             }
-            None => event_line(t, &versioned(obj, &self.api_version)),
+            None => event_line(t, &versioned(obj, &self.info, &self.version)),
         }
     }
 }

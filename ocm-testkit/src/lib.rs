@@ -171,6 +171,7 @@ mod batch;
 mod builtin;
 pub mod clock;
 mod cluster;
+mod conversion;
 mod crd;
 mod decode;
 mod deletion;

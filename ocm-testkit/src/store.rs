@@ -659,7 +659,15 @@ impl Store {
         let info = inner.resolve(gvr)?;
         let gr = info.group_resource();
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
-        let current = inner.lookup(&gr, &key);
+        let stored = inner.lookup(&gr, &key);
+        // Patches apply to the object as seen in the request's version.
+        let current = match &stored {
+            Some(s) => Some(match crate::conversion::convert(&info, s, &gvr.version)? {
+                std::borrow::Cow::Borrowed(_) => s.clone(),
+                std::borrow::Cow::Owned(v) => Arc::new(v),
+            }),
+            None => None,
+        };
         let schema = info.schema(&gvr.version).cloned();
         let shape = Shape::root(schema.as_deref());
         let now = format_time(inner.config.clock.now());
@@ -714,8 +722,9 @@ impl Store {
                 }
                 Some(cur) => {
                     let merged = ssa::apply(Some(&cur), &applied, &shape, &writer, opts.force)?;
+                    let stored = stored.unwrap_or(cur);
                     let out =
-                        inner.update(&info, gvr, &key, &cur, merged, opts, UpdateKind::Apply)?;
+                        inner.update(&info, gvr, &key, &stored, merged, opts, UpdateKind::Apply)?;
                     Ok((out, false))
                 }
             };
@@ -735,7 +744,8 @@ impl Store {
         if let Some(e) = crate::decode::type_error(&info, &patched) {
             return Err(crate::decode::patch_type_error(&patched, &e));
         }
-        let out = inner.update(&info, gvr, &key, &cur, patched, opts, UpdateKind::Patch)?;
+        let stored = stored.unwrap_or(cur);
+        let out = inner.update(&info, gvr, &key, &stored, patched, opts, UpdateKind::Patch)?;
         Ok((out, false))
     }
 
@@ -1306,6 +1316,7 @@ impl Inner {
             m.remove("status");
         }
         self.admit_new(info, gvr, &mut obj, opts)?;
+        let mut obj = self.to_storage(info, obj)?;
         match managed_fields {
             Some(mf) => {
                 meta_mut(&mut obj).insert("managedFields".into(), mf);
@@ -1328,12 +1339,21 @@ impl Inner {
             }
         }
         if opts.dry_run {
-            return Ok(obj);
+            return Ok(crate::conversion::convert(info, &obj, &gvr.version)?.into_owned());
         }
         crate::limits::check_object_size(&obj)?;
         let stored = self.commit(&gr, &key, obj, EventType::Added, None);
         self.after_write(info, &stored);
-        Ok(stored.as_ref().clone())
+        Ok(crate::conversion::convert_for_read(info, &stored, &gvr.version).into_owned())
+    }
+
+    /// `obj` converted to the storage version of `info` (its preferred version).
+    fn to_storage(&self, info: &ResourceInfo, obj: Value) -> ApiResult<Value> {
+        let storage = info.preferred_version().to_string();
+        Ok(match crate::conversion::convert(info, &obj, &storage)? {
+            std::borrow::Cow::Borrowed(_) => obj,
+            std::borrow::Cow::Owned(v) => v,
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1349,6 +1369,18 @@ impl Inner {
     ) -> ApiResult<Value> {
         let gr = info.group_resource();
         let sub = opts.sub();
+        // The write is made to the object as seen in the request's version; it is stored in
+        // the storage version.
+        let stored_current = current;
+        let view;
+        let current: &Arc<Value> =
+            match crate::conversion::convert(info, stored_current, &gvr.version)? {
+                std::borrow::Cow::Borrowed(_) => stored_current,
+                std::borrow::Cow::Owned(v) => {
+                    view = Arc::new(v);
+                    &view
+                }
+            };
         if sub == "status" && !info.status_subresource {
             return Err(ApiError::not_found(&gr, &key.name));
         }
@@ -1503,16 +1535,32 @@ impl Inner {
         if opts.dry_run {
             return Ok(obj);
         }
+        let obj = self.to_storage(info, obj)?;
+        if obj == **stored_current {
+            return Ok(crate::conversion::convert_for_read(info, &obj, &gvr.version).into_owned());
+        }
         crate::limits::check_object_size(&obj)?;
         let terminating = obj.pointer("/metadata/deletionTimestamp").is_some();
         if terminating && pending_finalizers(&gr, &obj).is_empty() {
-            let last = self.commit(&gr, key, obj, EventType::Modified, Some(current.clone()));
+            let last = self.commit(
+                &gr,
+                key,
+                obj,
+                EventType::Modified,
+                Some(stored_current.clone()),
+            );
             let gone = self.remove_object(&gr, key, &last);
-            return Ok(gone.as_ref().clone());
+            return Ok(crate::conversion::convert_for_read(info, &gone, &gvr.version).into_owned());
         }
-        let stored = self.commit(&gr, key, obj, EventType::Modified, Some(current.clone()));
+        let stored = self.commit(
+            &gr,
+            key,
+            obj,
+            EventType::Modified,
+            Some(stored_current.clone()),
+        );
         self.after_write(info, &stored);
-        Ok(stored.as_ref().clone())
+        Ok(crate::conversion::convert_for_read(info, &stored, &gvr.version).into_owned())
     }
 }
 
