@@ -35,10 +35,17 @@ struct Hub {
 }
 
 fn hub() -> Hub {
-    let cluster = FakeCluster::new();
+    let clock = Arc::new(ManualClock::new(START.parse().unwrap()));
+    // The hub's webhooks stamp taint times with the hub's clock (the default cluster-set
+    // label is left to the controller here).
+    let cluster = FakeCluster::builder()
+        .clock(clock.clone())
+        .hub_admission(Some(
+            ocm_testkit::HubAdmission::new().default_cluster_set(false),
+        ))
+        .build();
     ocm_testkit::install_crds(&cluster).expect("CRDs");
     let client = cluster.client();
-    let clock = Arc::new(ManualClock::new(START.parse().unwrap()));
     let inventory = ClusterInventoryController::new(client.clone()).with_clock(clock.clone());
     Hub {
         _cluster: cluster,
@@ -660,10 +667,14 @@ async fn a_stale_taint_write_fails_instead_of_dropping_a_concurrent_taint() {
     managed_cluster(c, "a", json!({}), Some("False")).await;
     let clusters: Api<ManagedCluster> = Api::all(c.clone());
     let stale = clusters.list(&ListParams::default()).await.unwrap().items;
-    // Someone adds a taint after the controller read the cluster.
+    // Someone adds a taint after the controller read the cluster (the hub stamps its time).
     clusters
-        .patch("a", &PatchParams::default(), &Patch::Merge(json!({"spec": {"taints": [
-            {"key": "example.com/maintenance", "value": "", "effect": "NoSelect", "timeAdded": START}]}})))
+        .patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"taints": [
+            {"key": "example.com/maintenance", "value": "", "effect": "NoSelect"}]}})),
+        )
         .await
         .unwrap();
     let result = hub.inventory.reconcile_objects(&stale, &[], &[]).await;

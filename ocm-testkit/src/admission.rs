@@ -226,7 +226,9 @@ impl Inner {
         if is_cronjob(info) {
             batch::default_cronjob(obj);
         }
-        self.admit_custom(info, gvr, obj, opts, unknown, None)
+        self.mutating_webhooks(info, obj, None, opts)?;
+        self.admit_custom(info, gvr, obj, opts, unknown, None)?;
+        self.validating_webhooks(info, obj, None, opts)
     }
 
     /// Admission for an update of `current` (a write to `subresource`, empty for the object).
@@ -257,7 +259,9 @@ impl Inner {
         if is_cronjob(info) && subresource.is_empty() {
             batch::default_cronjob(obj);
         }
-        self.admit_custom(info, gvr, obj, opts, unknown, Some(current))
+        self.mutating_webhooks(info, obj, Some(current), opts)?;
+        self.admit_custom(info, gvr, obj, opts, unknown, Some(current))?;
+        self.validating_webhooks(info, obj, Some(current), opts)
     }
 
     /// Prune and default custom resources, then act on unknown and duplicate

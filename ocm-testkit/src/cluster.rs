@@ -63,6 +63,17 @@ impl FakeClusterBuilder {
         self
     }
 
+    /// Run the OCM hub's admission webhooks (see [`crate::webhook`]); off by default, on for
+    /// [`FakeHub`](crate::FakeHub)'s hub.
+    pub fn hub_admission(mut self, admission: Option<crate::webhook::HubAdmission>) -> Self {
+        self.store.hub_admission = admission;
+        self
+    }
+
+    pub(crate) fn hub_admission_settings(&self) -> Option<crate::webhook::HubAdmission> {
+        self.store.hub_admission.clone()
+    }
+
     /// Refuse namespaced objects in namespaces that do not exist (off by default).
     pub fn strict_namespaces(mut self, strict: bool) -> Self {
         self.store.strict_namespaces = strict;

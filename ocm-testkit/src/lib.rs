@@ -203,6 +203,7 @@ mod tls;
 mod uid;
 mod validation;
 pub mod watch;
+pub mod webhook;
 
 pub use api_error::{ApiError, ApiStatus, Cause};
 pub use auth::{Identity, UserInfo};
@@ -224,3 +225,4 @@ pub use store::{
     StoreConfig, WriteOptions,
 };
 pub use watch::{EventType, StoredEvent, Subscription, WatchOptions};
+pub use webhook::HubAdmission;

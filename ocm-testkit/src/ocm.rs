@@ -37,8 +37,14 @@ impl FakeHub {
     }
 
     /// Like [`FakeHub::new`], building every cluster (hub and managed) from `builder`.
+    ///
+    /// The hub runs the OCM hub's admission webhooks ([`HubAdmission`](crate::HubAdmission)):
+    /// the builder's [`hub_admission`](FakeClusterBuilder::hub_admission) settings, or
+    /// upstream's defaults when it has none. The managed clusters run none.
     pub fn with_builder(builder: FakeClusterBuilder, n: usize) -> Result<Self> {
-        let hub = builder.clone().build();
+        let admission = builder.hub_admission_settings().unwrap_or_default();
+        let hub = builder.clone().hub_admission(Some(admission)).build();
+        let builder = builder.hub_admission(None);
         install_crds(&hub)?;
         let mut me = Self {
             hub,

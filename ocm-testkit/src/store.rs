@@ -60,6 +60,9 @@ pub struct StoreConfig {
     /// the store reaches it, as kube-apiserver's does, instead of the default `410 Gone` (see
     /// [`crate::watch`]): for testing clients against a server that lost its state.
     pub future_watches_wait: bool,
+    /// Run the OCM hub's admission webhooks ([`crate::webhook`]); `None` (the default) runs
+    /// none. [`FakeHub`](crate::FakeHub) turns them on for its hub.
+    pub hub_admission: Option<crate::webhook::HubAdmission>,
 }
 
 impl std::fmt::Debug for StoreConfig {
@@ -70,6 +73,7 @@ impl std::fmt::Debug for StoreConfig {
             .field("watch_history_age", &self.watch_history_age)
             .field("strict_namespaces", &self.strict_namespaces)
             .field("future_watches_wait", &self.future_watches_wait)
+            .field("hub_admission", &self.hub_admission)
             .finish_non_exhaustive()
     }
 }
@@ -83,6 +87,7 @@ impl Default for StoreConfig {
             watch_history_age: None,
             strict_namespaces: false,
             future_watches_wait: false,
+            hub_admission: None,
         }
     }
 }
@@ -1047,7 +1052,7 @@ impl Inner {
         format_time(self.config.clock.now())
     }
 
-    fn namespace_state(&self, ns: &str) -> Option<Arc<Value>> {
+    pub(crate) fn namespace_state(&self, ns: &str) -> Option<Arc<Value>> {
         self.lookup(
             &GroupResource::new("", "namespaces"),
             &ObjectKey::new("", ns),

@@ -292,7 +292,8 @@ async fn a_cluster_agent_cannot_write_another_clusters_namespace() {
         .unwrap();
     let work = json!({
         "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
-        "metadata": {"name": "w"}, "spec": {"workload": {"manifests": []}}
+        "metadata": {"name": "w"}, "spec": {"workload": {"manifests": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}}]}}
     });
     let works = |ns: &str| {
         let ar = kube::discovery::ApiResource {

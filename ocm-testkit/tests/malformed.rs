@@ -86,7 +86,8 @@ fn cm(extra: Value) -> Vec<u8> {
 fn mw(meta: Value, drop: &[&str]) -> Vec<u8> {
     let mut v = json!({
         "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
-        "metadata": meta, "spec": {"workload": {"manifests": []}}
+        "metadata": meta, "spec": {"workload": {"manifests": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}}]}}
     });
     for d in drop {
         v.as_object_mut().unwrap().remove(*d);

@@ -289,7 +289,7 @@ async fn run() -> Result<(), Failure> {
         (
             "cluster2",
             "prod",
-            json!([{"key": "dedicated", "value": "gpu", "effect": "NoSelect", "timeAdded": "2026-01-01T00:00:00Z"}]),
+            json!([{"key": "dedicated", "value": "gpu", "effect": "NoSelect"}]),
         ),
         ("cluster3", "dev", json!(null)),
     ];

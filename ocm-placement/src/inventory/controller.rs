@@ -120,7 +120,7 @@ impl ClusterInventoryController {
         };
         let mut errors = Vec::new();
         for change in plan.changes {
-            match self.apply(change, sets).await {
+            match self.apply(change, clusters, sets).await {
                 Ok(()) => outcome.writes += 1,
                 Err(e) => errors.push(e),
             }
@@ -135,6 +135,7 @@ impl ClusterInventoryController {
     async fn apply(
         &self,
         change: InventoryChange,
+        known: &[ManagedCluster],
         sets: &[ManagedClusterSet],
     ) -> Result<(), ControllerError> {
         let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
@@ -154,6 +155,29 @@ impl ClusterInventoryController {
                 taints,
                 resource_version,
             } => {
+                // The hub's mutating webhook stamps `timeAdded` on new and changed taints and
+                // refuses a client-set one, so those go without it, as upstream's taint
+                // controller sends them; unchanged taints keep theirs.
+                let before = known
+                    .iter()
+                    .find(|c| c.metadata.name.as_deref() == Some(cluster.as_str()))
+                    .map(|c| c.taints().to_vec())
+                    .unwrap_or_default();
+                let taints: Vec<_> = taints
+                    .into_iter()
+                    .map(|mut t| {
+                        let kept = before.iter().any(|b| {
+                            b.key == t.key
+                                && b.value.as_deref().unwrap_or_default()
+                                    == t.value.as_deref().unwrap_or_default()
+                                && b.effect == t.effect
+                        });
+                        if !kept {
+                            t.time_added = None;
+                        }
+                        t
+                    })
+                    .collect();
                 let mut patch = json!({"spec": {"taints": taints}});
                 if let Some(rv) = resource_version {
                     patch["metadata"] = json!({"resourceVersion": rv});

@@ -21,8 +21,9 @@
 //!
 //! Upstream-exact: membership rules, condition types, reasons and messages, the taint rules
 //! (identity by key, value and effect; clusters being deleted skipped), the selector revert
-//! of the well-known sets and its opt-out annotation. Differences: we stamp `timeAdded` on
-//! the taints we add (upstream's webhook does it), the default cluster-set label is applied by
+//! of the well-known sets and its opt-out annotation; the controller writes the taints it adds
+//! without `timeAdded`, which the hub's mutating webhook stamps (the pure [`plan`] fills it in
+//! with its `now`, for simulations without a hub). Differences: the default cluster-set label is applied by
 //! the controller when asked ([`InventoryOptions::label_default_cluster_set`], off by default)
 //! instead of by a webhook, and one controller does what upstream splits into five.
 //!
