@@ -294,6 +294,21 @@ pub mod cluster {
 
     /// Default `spec.leaseDurationSeconds`.
     pub const DEFAULT_LEASE_DURATION_SECONDS: i32 = 60;
+    /// Name of the `coordination.k8s.io/v1` Lease, in the cluster namespace on the hub, that a
+    /// managed cluster's registration agent renews.
+    pub const LEASE_NAME: &str = "managed-cluster-lease";
+    /// The hub marks a cluster's availability unknown when its lease was not renewed for this
+    /// many lease durations.
+    pub const LEASE_DURATION_TIMES: i64 = 5;
+    /// `ManagedClusterConditionAvailable=Unknown`: the lease was not renewed in time.
+    pub const REASON_LEASE_UPDATE_STOPPED: &str = "ManagedClusterLeaseUpdateStopped";
+    /// Message of [`REASON_LEASE_UPDATE_STOPPED`].
+    pub const MESSAGE_LEASE_UPDATE_STOPPED: &str = "Registration agent stopped updating its lease.";
+    /// Message of `ManagedClusterConditionAvailable=True` ([`REASON_MANAGED_CLUSTER_AVAILABLE`]).
+    pub const MESSAGE_MANAGED_CLUSTER_AVAILABLE: &str = "Managed cluster is available";
+    /// `ManagedClusterConditionAvailable=False`: the managed cluster's API server is not
+    /// healthy.
+    pub const REASON_KUBE_APISERVER_UNAVAILABLE: &str = "ManagedClusterKubeAPIServerUnavailable";
 }
 
 /// Placement condition types, reasons, messages and limits.

@@ -146,9 +146,11 @@ impl FakeHub {
         format!("system:open-cluster-management:{cluster}:agent")
     }
 
-    /// The hub RBAC upstream's registration controller gives a cluster's agents: the
-    /// `open-cluster-management:managedcluster:work` ClusterRole (ManifestWorks and their
-    /// status, events), bound in the cluster's namespace only to the cluster's agent groups.
+    /// The hub RBAC upstream's registration controller gives an accepted cluster's agents,
+    /// bound to the cluster's agent groups: its own ManagedCluster and that object's status
+    /// (`open-cluster-management:managedcluster:<cluster>`), and in the cluster's namespace
+    /// only, the lease, addon status and events (`…:registration`) and ManifestWorks with
+    /// their status (`…:work`).
     fn grant_agent(&self, name: &str) -> Result<()> {
         let store = self.hub.store();
         let opts = WriteOptions::manager(FIXTURE_MANAGER);
@@ -171,7 +173,70 @@ impl FakeHub {
                 &opts,
             )?;
         }
+        const REGISTRATION_ROLE: &str = "open-cluster-management:managedcluster:registration";
+        if store.get(&roles, "", REGISTRATION_ROLE).is_err() {
+            store.create(
+                &roles,
+                "",
+                json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": REGISTRATION_ROLE, "labels": {"open-cluster-management.io/cluster-name": ""}},
+                    "rules": [
+                        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                         "verbs": ["get", "list", "watch", "update"]},
+                        {"apiGroups": [groups::ADDON], "resources": ["managedclusteraddons"],
+                         "verbs": ["get", "list", "watch"]},
+                        {"apiGroups": [groups::ADDON], "resources": ["managedclusteraddons/status"],
+                         "verbs": ["patch", "update"]},
+                        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]},
+                    ]}),
+                &opts,
+            )?;
+        }
         let group = format!("system:open-cluster-management:{name}");
+        let subjects = json!([
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group},
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+             "name": format!("open-cluster-management:{name}")},
+        ]);
+        // The accepted cluster's own role: its ManagedCluster and that object's status.
+        let own = format!("open-cluster-management:managedcluster:{name}");
+        store.create(
+            &roles,
+            "",
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": own, "labels": {"open-cluster-management.io/cluster-name": name}},
+            "rules": [
+                {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"],
+                 "verbs": ["create", "get", "list", "watch"]},
+                {"apiGroups": ["register.open-cluster-management.io"],
+                 "resources": ["managedclusters/clientcertificates"], "verbs": ["renew"]},
+                {"apiGroups": [groups::CLUSTER], "resources": ["managedclusters"],
+                 "resourceNames": [name], "verbs": ["get", "list", "update", "watch"]},
+                {"apiGroups": [groups::CLUSTER], "resources": ["managedclusters/status"],
+                 "resourceNames": [name], "verbs": ["patch", "update"]},
+            ]}),
+            &opts,
+        )?;
+        store.create(
+            &Gvr::new("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
+            "",
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": own, "labels": {"open-cluster-management.io/cluster-name": name}},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": own},
+                "subjects": subjects}),
+            &opts,
+        )?;
+        store.create(
+            &Gvr::new("rbac.authorization.k8s.io", "v1", "rolebindings"),
+            name,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": format!("open-cluster-management:managedcluster:{name}:registration"),
+                             "namespace": name,
+                             "labels": {"open-cluster-management.io/cluster-name": name}},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": REGISTRATION_ROLE},
+                "subjects": subjects}),
+            &opts,
+        )?;
         store.create(
             &Gvr::new("rbac.authorization.k8s.io", "v1", "rolebindings"),
             name,

@@ -64,6 +64,7 @@ pub mod identity;
 pub mod order;
 pub mod owner;
 pub mod patch;
+pub mod registration;
 pub mod replicaset;
 pub mod rules;
 pub mod runtime;

@@ -2,7 +2,8 @@
 //!
 //! Runs, against one hub, the cluster inventory controller (cluster-set membership conditions,
 //! binding conditions, the `default` and `global` sets, and the unavailable/unreachable taints
-//! from cluster health), the Placement controller (schedules every Placement and writes its
+//! from cluster health), optionally the cluster lease controller (`--cluster-lease`), the
+//! Placement controller (schedules every Placement and writes its
 //! PlacementDecisions and status) and the ManifestWorkReplicaSet controller (fans each replica
 //! set out to the clusters its placements select, following their rollout strategies).
 //!
@@ -85,6 +86,11 @@ struct Args {
 
     #[command(flatten)]
     logs: ocm_examples::logging::LogArgs,
+    /// Also run the cluster lease controller: create each accepted cluster's lease and mark
+    /// the cluster `Available=Unknown` when its agent stops renewing it for 5 lease durations
+    /// (run the agents with `ocm-work-agent --cluster-lease`).
+    #[arg(long)]
+    cluster_lease: bool,
 }
 
 #[tokio::main]
@@ -199,6 +205,12 @@ async fn run_controllers(
         let controller = ClusterInventoryController::new(client.clone());
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!("cluster inventory controller started");
+    }
+    if args.cluster_lease {
+        let controller =
+            ocm_placement::inventory::lease::ClusterLeaseController::new(client.clone());
+        tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
+        tracing::info!("cluster lease controller started");
     }
     if !args.no_replicaset {
         let criteria = match args.success_criteria {

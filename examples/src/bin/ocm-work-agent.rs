@@ -86,6 +86,21 @@ struct Args {
     #[arg(long)]
     install_crds: bool,
 
+    /// Also run the registration agent's ClusterClaim reporter: the managed cluster's
+    /// ClusterClaims appear in `ManagedCluster.status.clusterClaims` on the hub.
+    #[arg(long)]
+    cluster_claims: bool,
+
+    /// With `--cluster-claims`: how many non-reserved claims are reported.
+    #[arg(long, default_value_t = 20)]
+    max_custom_cluster_claims: usize,
+
+    /// Also renew the cluster lease on the hub and report the cluster's availability, as
+    /// upstream's registration agent does (the hub marks a cluster whose lease is not renewed
+    /// `Available=Unknown`).
+    #[arg(long)]
+    cluster_lease: bool,
+
     #[command(flatten)]
     election: LeaderElectionArgs,
 
@@ -199,6 +214,7 @@ async fn run(args: Args) -> Result<(), String> {
     let elector = elector(&spoke, election);
     tracing::info!(cluster = %args.cluster_name, hub_hash = %hash, leader_election = elector.is_some(), "work agent started");
     let metrics = Metrics::new();
+    let (agent_hub, agent_spoke) = (hub.clone(), spoke.clone());
     let agent = WorkAgent::new(hub, spoke, config).with_metrics(metrics.agent());
     let health = Health::new();
     let synced = agent.clone();
@@ -214,6 +230,17 @@ async fn run(args: Args) -> Result<(), String> {
         metrics.leader(WORK_AGENT_LEASE, elector.state());
     }
     let shutdown = Shutdown::on_signals();
+    let registration = (args.cluster_claims || args.cluster_lease).then(|| {
+        let registration = ocm_work::registration::RegistrationAgent::new(
+            agent_hub.clone(),
+            agent_spoke.clone(),
+            &args.cluster_name,
+        )
+        .with_cluster_claims(args.cluster_claims)
+        .with_max_custom_claims(args.max_custom_cluster_claims)
+        .with_lease(args.cluster_lease);
+        tokio::spawn(registration.run(shutdown.cancelled()))
+    });
     // The endpoints stop after the agent (and the Lease release): probes answer meanwhile.
     let endpoints_stop = Shutdown::new();
     let endpoints = args
@@ -224,6 +251,9 @@ async fn run(args: Args) -> Result<(), String> {
         agent.run(leading.cancelled())
     })
     .await;
+    if let Some(task) = registration {
+        let _ = task.await;
+    }
     endpoints_stop.cancel();
     if let Some(task) = endpoints {
         let _ = task.await;

@@ -55,6 +55,7 @@ pub mod claims;
 #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 mod controller;
 mod defaults;
+pub mod lease;
 mod membership;
 mod plan;
 pub mod score;
