@@ -20,6 +20,7 @@ use crate::store::{Store, StoreConfig, WriteOptions};
 /// Configures a [`FakeCluster`].
 #[derive(Debug, Clone, Default)]
 pub struct FakeClusterBuilder {
+    name: Option<String>,
     store: StoreConfig,
     server: ServerOptions,
     journal_capacity: Option<usize>,
@@ -117,6 +118,14 @@ impl FakeClusterBuilder {
         self
     }
 
+    /// The cluster's name: its kubeconfigs name their cluster and context after it
+    /// (`ocm-testkit` by default; [`FakeHub`](crate::FakeHub) names its clusters `hub`,
+    /// `cluster1`, …).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
     /// Keep at most this many journal entries (0 turns the journal off).
     pub fn journal_capacity(mut self, entries: usize) -> Self {
         self.journal_capacity = Some(entries);
@@ -137,6 +146,7 @@ impl FakeClusterBuilder {
             Arc::new(Authn::new(ids))
         });
         FakeCluster {
+            name: Arc::from(self.name.as_deref().unwrap_or(DEFAULT_NAME)),
             state: Arc::new(ServerState {
                 auth,
                 store,
@@ -156,8 +166,12 @@ impl FakeClusterBuilder {
 /// Cloning is cheap and shares the cluster.
 #[derive(Debug, Clone)]
 pub struct FakeCluster {
+    name: Arc<str>,
     state: Arc<ServerState>,
 }
+
+/// The name of a cluster built without [`FakeClusterBuilder::name`].
+const DEFAULT_NAME: &str = "ocm-testkit";
 
 impl Default for FakeCluster {
     fn default() -> Self {
@@ -174,6 +188,7 @@ impl FakeCluster {
     /// Configure a cluster.
     pub fn builder() -> FakeClusterBuilder {
         FakeClusterBuilder {
+            name: None,
             store: StoreConfig {
                 clock: Arc::new(SystemClock),
                 ..StoreConfig::default()
@@ -282,6 +297,11 @@ impl FakeCluster {
         self.serve_loopback_on(0).await
     }
 
+    /// The cluster's name (see [`FakeClusterBuilder::name`]).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Like [`serve_loopback`](Self::serve_loopback), on a chosen port of 127.0.0.1 (0 picks
     /// a free one).
     pub async fn serve_loopback_on(&self, port: u16) -> Result<LoopbackServer> {
@@ -306,6 +326,7 @@ impl FakeCluster {
             })
         };
         Ok(LoopbackServer {
+            context: self.name.to_string(),
             addr,
             task,
             auth: self.state.auth.clone(),
@@ -438,6 +459,7 @@ impl FakeCluster {
 /// A running loopback server; it stops when dropped.
 #[derive(Debug)]
 pub struct LoopbackServer {
+    context: String,
     addr: SocketAddr,
     task: tokio::task::JoinHandle<()>,
     auth: Option<Arc<Authn>>,
@@ -450,6 +472,19 @@ impl Drop for LoopbackServer {
 }
 
 impl LoopbackServer {
+    /// The name of the cluster and context in this server's kubeconfigs: the cluster's
+    /// [name](FakeCluster::name) unless [`set_context_name`](Self::set_context_name) changed
+    /// it.
+    pub fn context_name(&self) -> &str {
+        &self.context
+    }
+
+    /// Name the cluster and context of this server's kubeconfigs `name` (for example
+    /// `kind-cluster1`, as upstream's walkthroughs name theirs).
+    pub fn set_context_name(&mut self, name: impl Into<String>) {
+        self.context = name.into();
+    }
+
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
@@ -470,14 +505,15 @@ impl LoopbackServer {
             .as_ref()
             .and_then(|a| a.find_user("admin"))
             .map(|i| i.token);
-        self.kubeconfig_with("ocm-testkit", token.as_deref())
+        self.kubeconfig_with(&self.context, token.as_deref())
     }
 
     /// A kubeconfig (YAML) that authenticates as `user`, one of the cluster's
     /// [identities](FakeClusterBuilder::identity), with its bearer token.
     pub fn kubeconfig_yaml_as(&self, user: &str) -> Result<String> {
         let id = self.identity(user)?;
-        Ok(self.kubeconfig_with(&id.user, Some(&id.token)))
+        let context = format!("{}@{}", id.user, self.context);
+        Ok(self.kubeconfig_with(&context, Some(&id.token)))
     }
 
     /// Write [`kubeconfig_yaml_as`](Self::kubeconfig_yaml_as) to `path`.
@@ -500,7 +536,7 @@ impl LoopbackServer {
             .ok_or_else(|| Error::Identity(format!("the cluster has no identity \"{user}\"")))
     }
 
-    fn kubeconfig_with(&self, user: &str, token: Option<&str>) -> String {
+    fn kubeconfig_with(&self, context: &str, token: Option<&str>) -> String {
         let user_doc = match token {
             Some(t) => format!(
                 "\n    token: {}",
@@ -508,7 +544,6 @@ impl LoopbackServer {
             ),
             None => " {}".to_string(),
         };
-        let user_name = serde_json::to_string(user).unwrap_or_default();
         let ca = if self.auth.is_some() {
             format!(
                 "    certificate-authority-data: {}\n",
@@ -517,10 +552,15 @@ impl LoopbackServer {
         } else {
             String::new()
         };
+        let cluster = serde_json::to_string(&self.context).unwrap_or_default();
+        let context = serde_json::to_string(context).unwrap_or_default();
+        // The user entry is named after the context, so that kubeconfigs of several clusters
+        // merge (`KUBECONFIG=a:b`) without their users colliding.
+        let user_name = context.clone();
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: ocm-testkit\n  cluster:\n{ca}    server: {}\n\
-             contexts:\n- name: ocm-testkit\n  context:\n    cluster: ocm-testkit\n    user: {user_name}\n    namespace: default\n\
-             current-context: ocm-testkit\nusers:\n- name: {user_name}\n  user:{user_doc}\npreferences: {{}}\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n{ca}    server: {}\n\
+             contexts:\n- name: {context}\n  context:\n    cluster: {cluster}\n    user: {user_name}\n    namespace: default\n\
+             current-context: {context}\nusers:\n- name: {user_name}\n  user:{user_doc}\npreferences: {{}}\n",
             self.url()
         )
     }

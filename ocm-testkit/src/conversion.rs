@@ -11,6 +11,13 @@
 //! A write is validated against the schema of the version it was sent in, then converted and
 //! stored in the storage version (the first served version); reads, watch events and write
 //! responses are converted to the version of the request.
+//!
+//! Core `v1` Events and `events.k8s.io/v1` Events are one store, as in kube-apiserver: an
+//! Event written through either API is read through both, its fields renamed
+//! (`involvedObject` ⇄ `regarding`, `message` ⇄ `note`, `reportingComponent` ⇄
+//! `reportingController`, `source`/`firstTimestamp`/`lastTimestamp`/`count` ⇄ their
+//! `deprecated…` names). Field selectors of `events.k8s.io` lists name the core fields
+//! (`involvedObject.name`), a difference from kube-apiserver.
 
 use std::borrow::Cow;
 
@@ -66,6 +73,78 @@ fn webhook(kind: &str, from: &str, to: &str, obj: &Value) -> Result<Value, Strin
     }
 }
 
+/// Field names of a core `v1` Event and their `events.k8s.io/v1` names (kube-apiserver keeps
+/// both APIs in one store and converts between them).
+const EVENT_FIELDS: [(&str, &str); 10] = [
+    ("involvedObject", "regarding"),
+    ("related", "related"),
+    ("message", "note"),
+    ("reportingComponent", "reportingController"),
+    ("reportingInstance", "reportingInstance"),
+    ("source", "deprecatedSource"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("count", "deprecatedCount"),
+    ("eventTime", "eventTime"),
+];
+
+/// Whether `info` is `events.k8s.io` Events, stored with the core `v1` Events.
+pub(crate) fn is_events_api(info: &ResourceInfo) -> bool {
+    info.group == "events.k8s.io" && info.kind == "Event"
+}
+
+/// A core `v1` Event as an `events.k8s.io/v1` Event, or the reverse.
+fn convert_event(obj: &Value, to_events_api: bool) -> Value {
+    let Some(m) = obj.as_object() else {
+        return obj.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (k, v) in m {
+        let renamed = EVENT_FIELDS.iter().find_map(|(core, new)| {
+            if to_events_api && k == core {
+                Some(*new)
+            } else if !to_events_api && k == new {
+                Some(*core)
+            } else {
+                None
+            }
+        });
+        // Zero values the other API does not have are dropped, as Go's omitempty does.
+        if v.is_null() {
+            continue;
+        }
+        out.insert(renamed.unwrap_or(k.as_str()).to_string(), v.clone());
+    }
+    if to_events_api {
+        out.insert("apiVersion".into(), json!("events.k8s.io/v1"));
+        // An empty `source` has no events.k8s.io counterpart.
+        if out
+            .get("deprecatedSource")
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.is_empty())
+        {
+            out.remove("deprecatedSource");
+        }
+    } else {
+        out.insert("apiVersion".into(), json!("v1"));
+    }
+    out.insert("kind".into(), json!("Event"));
+    Value::Object(out)
+}
+
+/// `obj`, written through the resource `info`, as it is stored: in the storage version, and
+/// for `events.k8s.io` Events as a core `v1` Event.
+pub(crate) fn to_storage(info: &ResourceInfo, obj: Value) -> Result<Value, ApiError> {
+    if is_events_api(info) {
+        return Ok(convert_event(&obj, false));
+    }
+    let storage = info.preferred_version().to_string();
+    Ok(match convert(info, &obj, &storage)? {
+        Cow::Borrowed(_) => obj,
+        Cow::Owned(v) => v,
+    })
+}
+
 /// `obj` (of the resource `info`) as seen in `version`.
 ///
 /// A webhook conversion that fails (the stored object does not decode as its version's type)
@@ -82,6 +161,9 @@ pub(crate) fn convert<'a>(
         .unwrap_or_default();
     if have == want || have.is_empty() {
         return Ok(Cow::Borrowed(obj));
+    }
+    if info.kind == "Event" && (is_events_api(info) || info.group.is_empty()) {
+        return Ok(Cow::Owned(convert_event(obj, is_events_api(info))));
     }
     let from = have.rsplit('/').next().unwrap_or_default();
     if has_webhook(info) && from != version {
@@ -181,6 +263,27 @@ mod tests {
             convert(&info, &alpha, "v1alpha1").unwrap(),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn events_convert_both_ways() {
+        let core = json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "p.1", "namespace": "ns"},
+            "involvedObject": {"kind": "Placement", "name": "p"}, "message": "hi",
+            "reportingComponent": "placementController", "reportingInstance": "i", "reason": "R",
+            "type": "Normal", "action": "A", "count": 2, "source": {},
+            "eventTime": "2026-01-01T00:00:00.000000Z"});
+        let new = convert_event(&core, true);
+        assert_eq!(new["apiVersion"], "events.k8s.io/v1");
+        assert_eq!(new["regarding"]["name"], "p");
+        assert_eq!(new["note"], "hi");
+        assert_eq!(new["reportingController"], "placementController");
+        assert_eq!(new["deprecatedCount"], 2);
+        assert!(new.get("deprecatedSource").is_none());
+        let back = convert_event(&new, false);
+        assert_eq!(back["involvedObject"]["kind"], "Placement");
+        assert_eq!(back["message"], "hi");
+        assert_eq!(back["apiVersion"], "v1");
     }
 
     #[test]

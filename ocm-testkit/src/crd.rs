@@ -119,6 +119,7 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
                     json_path: s(c, "/jsonPath").to_string(),
                     description: s(c, "/description").to_string(),
                     priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+                    format: s(c, "/format").to_string(),
                 })
                 .collect();
         }

@@ -774,6 +774,7 @@ fn resource_request(
                         .unwrap_or("Metadata")
                         .to_string(),
                     store: ctx.st.store.clone(),
+                    headers_sent: std::sync::atomic::AtomicBool::new(false),
                 }),
             };
             Ok(watch_response(
@@ -1116,6 +1117,9 @@ struct TableRender {
     info: Arc<ResourceInfo>,
     include: String,
     store: Arc<Store>,
+    /// kube-apiserver sends the column definitions with the first Table of a watch only
+    /// (`NoHeaders` afterwards, `columnDefinitions: null`).
+    headers_sent: std::sync::atomic::AtomicBool,
 }
 
 impl Render {
@@ -1125,7 +1129,7 @@ impl Render {
                 let rv = meta_str(obj, "resourceVersion")
                     .and_then(|r| r.parse().ok())
                     .unwrap_or(0);
-                let tbl = table::table(
+                let mut tbl = table::table(
                     &tr.info,
                     std::slice::from_ref(obj),
                     rv,
@@ -1133,6 +1137,12 @@ impl Render {
                     &tr.include,
                     tr.store.now(),
                 );
+                if tr
+                    .headers_sent
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    tbl["columnDefinitions"] = Value::Null;
+                }
                 event_line(t, &tbl)
             }
             None => event_line(t, &versioned(obj, &self.info, &self.version)),

@@ -117,6 +117,28 @@
 //!   transitions (an object that stops matching is sent as `DELETED`).
 //! - **CRDs** created through the API are served at once (discovery, OpenAPI,
 //!   CRUD, `Table` printer columns), with schema defaulting, pruning and validation.
+//! - **Multi-version CRDs** share one store in the storage version; OCM's addon kinds are
+//!   converted between `v1alpha1` and `v1beta1` as upstream's conversion webhook does
+//!   with `ocm_api::addon::conversion`, the others by rewriting `apiVersion`.
+//! - **Tables** (`kubectl get`): CRD printer columns are evaluated with the Kubernetes
+//!   JSONPath of `ocm-feedback` (filters, `[*]`), typed as kube-apiserver types them (the
+//!   first value, lists and maps as JSON in `string` columns, ages for `date`); a CRD with
+//!   columns of its own gets no extra Age column. Built-in kinds a work agent applies
+//!   (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, Pod, Service, ConfigMap, Secret,
+//!   ServiceAccount, Namespace, Event) print kube-apiserver's columns (READY, UP-TO-DATE, …,
+//!   `-o wide` ones at priority 1). Watches send the column definitions with their first
+//!   Table only.
+//! - **Events**: core `v1` and `events.k8s.io/v1` Events are one store, each readable,
+//!   watchable and writable through both APIs (`kubectl describe` finds the Events a
+//!   controller records with `events.k8s.io/v1`).
+//! - **Hub admission** ([`webhook`]): [`FakeHub`]'s hub runs the OCM hub's admission
+//!   webhooks (ManagedCluster taint `timeAdded` and default cluster set, accept/join checks,
+//!   ManagedClusterSetBinding bind checks, ManifestWork validation and `execute-as`), with
+//!   upstream's webhook names and messages.
+//! - **Names**: each cluster's kubeconfigs name their cluster, context and user after the
+//!   cluster ([`FakeClusterBuilder::name`]; `hub`, `cluster1`, … for [`FakeHub`]).
+//! - **Persistence** (our addition): [`Store::snapshot`]/[`Store::restore`] and
+//!   [`Store::save`]/[`Store::load`] keep a cluster's objects across processes.
 //! - **Jobs** (`batch/v1`): defaults (including the pod template's), the generated
 //!   `batch.kubernetes.io/controller-uid` selector and pod labels, and 422 `Invalid`
 //!   for changes to `spec.selector`, `spec.template`, `spec.completions` and the
@@ -153,7 +175,8 @@
 //! - field selectors accept any field path, not only the per-kind allow-list;
 //! - namespaces need not exist unless [`FakeClusterBuilder::strict_namespaces`] is on;
 //! - without authentication (the default) every request is served as a cluster
-//!   administrator and `SelfSubjectAccessReview` is always allowed;
+//!   administrator and `SelfSubjectAccessReview` is always allowed, except for requests that
+//!   impersonate a user (`kubectl --as`), which act as that user (reviews and admission);
 //!   `SubjectAccessReview`/`LocalSubjectAccessReview` are decided from the RBAC
 //!   objects (with ClusterRole aggregation), and `system:masters` is always allowed;
 //! - CRD schema validation covers types, `required`, `enum`, `nullable`,
@@ -187,6 +210,8 @@ pub mod limits;
 mod ocm;
 mod openapi;
 pub mod patch;
+mod persist;
+mod printers;
 pub mod protobuf;
 mod query;
 mod rbac;

@@ -43,7 +43,11 @@ impl FakeHub {
     /// upstream's defaults when it has none. The managed clusters run none.
     pub fn with_builder(builder: FakeClusterBuilder, n: usize) -> Result<Self> {
         let admission = builder.hub_admission_settings().unwrap_or_default();
-        let hub = builder.clone().hub_admission(Some(admission)).build();
+        let hub = builder
+            .clone()
+            .name("hub")
+            .hub_admission(Some(admission))
+            .build();
         let builder = builder.hub_admission(None);
         install_crds(&hub)?;
         let mut me = Self {
@@ -55,7 +59,7 @@ impl FakeHub {
         }
         for i in 1..=n {
             let name = format!("cluster{i}");
-            me.register(&name, builder.clone().build())?;
+            me.register(&name, builder.clone().name(&name).build())?;
         }
         Ok(me)
     }

@@ -616,6 +616,48 @@ mod tests {
     }
 
     #[test]
+    fn self_and_subject_access_reviews_as_kubectl_auth_can_i_sends_them() {
+        let mut attrs = Vec::new();
+        bytes_field(1, b"cluster1", &mut attrs);
+        bytes_field(2, b"create", &mut attrs);
+        bytes_field(3, b"work.open-cluster-management.io", &mut attrs);
+        bytes_field(5, b"manifestworks", &mut attrs);
+        let mut spec = Vec::new();
+        bytes_field(1, &attrs, &mut spec);
+        let mut review = Vec::new();
+        bytes_field(1, b"", &mut review);
+        bytes_field(2, &spec, &mut review);
+        bytes_field(3, b"", &mut review);
+        let value = decode(&envelope(
+            "authorization.k8s.io/v1",
+            "SelfSubjectAccessReview",
+            &review,
+        ))
+        .unwrap();
+        assert_eq!(
+            value,
+            json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "metadata": {}, "status": {},
+                "spec": {"resourceAttributes": {"namespace": "cluster1", "verb": "create",
+                    "group": "work.open-cluster-management.io", "resource": "manifestworks"}}})
+        );
+        let mut sar = Vec::new();
+        bytes_field(1, &attrs, &mut sar);
+        bytes_field(3, b"bob", &mut sar);
+        bytes_field(4, b"team", &mut sar);
+        let mut review = Vec::new();
+        bytes_field(2, &sar, &mut review);
+        let value = decode(&envelope(
+            "authorization.k8s.io/v1",
+            "SubjectAccessReview",
+            &review,
+        ))
+        .unwrap();
+        assert_eq!(value["spec"]["user"], "bob");
+        assert_eq!(value["spec"]["groups"], json!(["team"]));
+    }
+
+    #[test]
     fn a_config_map_with_data_and_binary_data() {
         let mut meta = Vec::new();
         bytes_field(1, b"settings", &mut meta);

@@ -42,12 +42,15 @@ pub struct PrinterColumn {
     pub name: String,
     /// OpenAPI type: `string`, `integer`, `number`, `boolean` or `date`.
     pub type_: String,
-    /// JSONPath-like reference into the object, e.g. `.spec.replicas`.
+    /// Kubernetes JSONPath into the object (without braces), e.g. `.spec.replicas` or
+    /// `.status.conditions[?(@.type=="Ready")].status`.
     pub json_path: String,
     /// Column description.
     pub description: String,
     /// Priority; 0 columns are shown by default.
     pub priority: i64,
+    /// OpenAPI format (`name`, …), often empty.
+    pub format: String,
 }
 
 /// How one resource is served.
@@ -102,6 +105,16 @@ impl ResourceInfo {
     /// The group and resource.
     pub fn group_resource(&self) -> GroupResource {
         GroupResource::new(self.group.clone(), self.plural.clone())
+    }
+
+    /// Where objects of this resource are kept: its own group and resource, except for
+    /// `events.k8s.io` Events, which share the core `v1` Events' store.
+    pub fn storage_resource(&self) -> GroupResource {
+        if self.group == "events.k8s.io" && self.plural == "events" {
+            GroupResource::new("", "events")
+        } else {
+            self.group_resource()
+        }
     }
 
     /// The preferred version.

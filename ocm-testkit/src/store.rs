@@ -207,7 +207,7 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    fn new(obj: Arc<Value>) -> Self {
+    pub(crate) fn new(obj: Arc<Value>) -> Self {
         Self {
             obj,
             json: std::sync::OnceLock::new(),
@@ -467,7 +467,7 @@ impl Store {
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
         inner
             .objects
-            .get(&info.group_resource())
+            .get(&info.storage_resource())
             .and_then(|m| m.get(&key))
             .cloned()
             .ok_or_else(|| ApiError::not_found(&info.group_resource(), name))
@@ -497,7 +497,7 @@ impl Store {
     ) -> ApiResult<EntryList> {
         let inner = self.read();
         let info = inner.resolve(gvr)?;
-        let gr = info.group_resource();
+        let gr = info.storage_resource();
         let namespace = namespace
             .filter(|_| info.namespaced)
             .filter(|n| !n.is_empty());
@@ -644,7 +644,7 @@ impl Store {
         inner.decode_body(&info, gvr, &obj, raw)?;
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
         let current = inner
-            .lookup(&info.group_resource(), &key)
+            .lookup(&info.storage_resource(), &key)
             .ok_or_else(|| ApiError::not_found(&info.group_resource(), name))?;
         inner.update(&info, gvr, &key, &current, obj, opts, UpdateKind::Put)
     }
@@ -662,7 +662,7 @@ impl Store {
     ) -> ApiResult<(Value, bool)> {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
-        let gr = info.group_resource();
+        let gr = info.storage_resource();
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
         let stored = inner.lookup(&gr, &key);
         // Patches apply to the object as seen in the request's version.
@@ -764,7 +764,7 @@ impl Store {
     ) -> ApiResult<DeleteOutcome> {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
-        let gr = info.group_resource();
+        let gr = info.storage_resource();
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
         let current = inner
             .lookup(&gr, &key)
@@ -857,7 +857,7 @@ impl Store {
     ) -> ApiResult<Subscription> {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
-        let gr = info.group_resource();
+        let gr = info.storage_resource();
         let namespace = namespace
             .filter(|_| info.namespaced)
             .filter(|n| !n.is_empty())
@@ -1141,7 +1141,7 @@ impl Inner {
         opts: &WriteOptions,
         managed_fields: Option<Value>,
     ) -> ApiResult<Value> {
-        let gr = info.group_resource();
+        let gr = info.storage_resource();
         if !obj.is_object() {
             return Err(ApiError::bad_request(
                 "the body of the request was not a JSON object",
@@ -1354,11 +1354,7 @@ impl Inner {
 
     /// `obj` converted to the storage version of `info` (its preferred version).
     fn to_storage(&self, info: &ResourceInfo, obj: Value) -> ApiResult<Value> {
-        let storage = info.preferred_version().to_string();
-        Ok(match crate::conversion::convert(info, &obj, &storage)? {
-            std::borrow::Cow::Borrowed(_) => obj,
-            std::borrow::Cow::Owned(v) => v,
-        })
+        crate::conversion::to_storage(info, obj)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1372,7 +1368,7 @@ impl Inner {
         opts: &WriteOptions,
         kind: UpdateKind,
     ) -> ApiResult<Value> {
-        let gr = info.group_resource();
+        let gr = info.storage_resource();
         let sub = opts.sub();
         // The write is made to the object as seen in the request's version; it is stored in
         // the storage version.

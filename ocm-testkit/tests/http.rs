@@ -174,3 +174,49 @@ async fn loopback_serves_kube_clients_and_kubeconfig() {
         ns.metadata.uid
     );
 }
+
+/// Every kubeconfig names its cluster, context and user after the cluster, so kubeconfigs of
+/// a hub and its managed clusters merge and `--context` picks one.
+#[tokio::test]
+async fn kubeconfigs_are_named_after_their_cluster() {
+    let hub =
+        ocm_testkit::FakeHub::with_builder(FakeCluster::builder().authentication(true), 1).unwrap();
+    assert_eq!(hub.hub().name(), "hub");
+    assert_eq!(hub.cluster("cluster1").unwrap().name(), "cluster1");
+    let hub_server = hub.hub().serve_loopback().await.unwrap();
+    let spoke_server = hub
+        .cluster("cluster1")
+        .unwrap()
+        .serve_loopback()
+        .await
+        .unwrap();
+    let k = hub_server.kubeconfig().unwrap();
+    assert_eq!(k.current_context.as_deref(), Some("hub"));
+    assert_eq!(k.clusters[0].name, "hub");
+    assert_eq!(k.auth_infos[0].name, "hub");
+    let spoke = spoke_server.kubeconfig().unwrap();
+    assert_eq!(spoke.current_context.as_deref(), Some("cluster1"));
+    let agent = hub_server
+        .kubeconfig_yaml_as(&ocm_testkit::FakeHub::agent_user("cluster1"))
+        .unwrap();
+    assert!(
+        agent.contains("current-context: \"system:open-cluster-management:cluster1:agent@hub\""),
+        "{agent}"
+    );
+    // A chosen name, as upstream's walkthroughs name theirs.
+    let mut renamed = hub
+        .cluster("cluster1")
+        .unwrap()
+        .serve_loopback()
+        .await
+        .unwrap();
+    renamed.set_context_name("kind-cluster1");
+    assert_eq!(
+        renamed.kubeconfig().unwrap().current_context.as_deref(),
+        Some("kind-cluster1")
+    );
+    // Merged, both contexts are there.
+    let merged = k.merge(spoke).unwrap();
+    let names: Vec<&str> = merged.contexts.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["hub", "cluster1"]);
+}
