@@ -246,6 +246,39 @@ impl FakeCluster {
         Ok(self.client_with_token(&id.token))
     }
 
+    /// An in-process client (with `token`, if any) that sets `watched` once it opens a
+    /// watch (in `namespace`, when given).
+    pub(crate) fn client_watching(
+        &self,
+        token: Option<&str>,
+        namespace: Option<&str>,
+        watched: Arc<std::sync::atomic::AtomicBool>,
+    ) -> kube::Client {
+        let value = token.and_then(|t| http::HeaderValue::from_str(&format!("Bearer {t}")).ok());
+        let scope = namespace.map(|ns| format!("/namespaces/{ns}/"));
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |mut req: http::Request<kube::client::Body>| {
+                if let Some(v) = &value {
+                    req.headers_mut()
+                        .entry(http::header::AUTHORIZATION)
+                        .or_insert(v.clone());
+                }
+                let query = req.uri().query().unwrap_or_default();
+                let watch = query
+                    .split('&')
+                    .any(|p| p == "watch=true" || p == "watch=1");
+                let in_scope = scope
+                    .as_deref()
+                    .is_none_or(|s| req.uri().path().contains(s));
+                if watch && in_scope {
+                    watched.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                req
+            })
+            .service(self.router());
+        kube::Client::new(service, "default")
+    }
+
     fn client_with_token(&self, token: &str) -> kube::Client {
         let value = http::HeaderValue::from_str(&format!("Bearer {token}")).ok();
         let service = tower::ServiceBuilder::new()
@@ -458,6 +491,7 @@ impl FakeCluster {
 
 /// A running loopback server; it stops when dropped.
 #[derive(Debug)]
+#[must_use = "the loopback server stops when dropped"]
 pub struct LoopbackServer {
     context: String,
     addr: SocketAddr,

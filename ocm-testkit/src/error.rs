@@ -32,6 +32,10 @@ pub enum Error {
     /// An identity was asked for that the cluster does not have (or authentication is off).
     #[error("authentication: {0}")]
     Identity(String),
+
+    /// A [`Fleet`](crate::Fleet) did not become ready.
+    #[error("fleet: {0}")]
+    Fleet(String),
 }
 
 impl From<kube::Error> for Error {

@@ -44,7 +44,10 @@
 //! Around the three front doors:
 //!
 //! - [`FakeHub`]: a hub serving every OCM CRD (`ocm_api::crds()`) with N
-//!   registered, available managed clusters, each its own [`FakeCluster`];
+//!   registered, available managed clusters, each its own [`FakeCluster`] with the CRDs a
+//!   managed cluster needs;
+//! - [`Fleet`]: a fake hub, its managed clusters, workload simulators, an agent per cluster
+//!   and the hub controllers in one call, with one shutdown handle and a readiness wait;
 //! - [`FakeCluster::apply_yaml`]: load YAML fixtures (CRDs and objects, several
 //!   documents per file);
 //! - [`FakeCluster::simulate_workloads`]: Deployments, StatefulSets, DaemonSets
@@ -203,6 +206,7 @@ pub mod error;
 pub mod fault;
 pub mod field_validation;
 mod fieldset;
+pub mod fleet;
 mod format;
 pub mod http;
 pub mod journal;
@@ -238,8 +242,9 @@ pub use deletion::GarbageCollection;
 pub use error::{Error, Result};
 pub use fault::FaultRule;
 pub use field_validation::{FieldValidation, Warnings};
+pub use fleet::{Fleet, FleetBuilder, FleetCluster, Shutdown};
 pub use journal::{Journal, JournalEntry};
-pub use ocm::{FakeHub, install_crds};
+pub use ocm::{FakeHub, MANAGED_CLUSTER_KINDS, install_crds, install_managed_cluster_crds};
 pub use patch::PatchKind;
 pub use registry::ScaleSubresource;
 pub use registry::{GroupResource, Gvr, PrinterColumn, Registry, ResourceInfo};

@@ -12,7 +12,8 @@ use ocm_api::constants::{cluster as cc, groups, labels};
 /// Manager name the fixtures write with.
 const FIXTURE_MANAGER: &str = "ocm-testkit";
 /// A hub cluster with the OCM CRDs installed and managed clusters registered,
-/// each with its own fake cluster for the agent side.
+/// each with its own fake cluster for the agent side (with the CRDs a managed cluster
+/// needs: `AppliedManifestWork` and `ClusterClaim`).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -88,8 +89,11 @@ impl FakeHub {
     }
 
     /// Register one more managed cluster: its namespace and an accepted, joined and
-    /// available `ManagedCluster` on the hub, in the default cluster set.
+    /// available `ManagedCluster` on the hub, in the default cluster set; and on the managed
+    /// cluster the CRDs upstream's klusterlet installs ([`install_managed_cluster_crds`]:
+    /// `AppliedManifestWork`, `ClusterClaim`).
     pub fn register(&mut self, name: &str, cluster: FakeCluster) -> Result<()> {
+        install_managed_cluster_crds(&cluster)?;
         let store = self.hub.store();
         let opts = WriteOptions::manager(FIXTURE_MANAGER);
         store.create(
@@ -288,14 +292,53 @@ impl FakeHub {
     }
 }
 
-/// Install every OCM CRD (`ocm_api::crds()`) into a cluster; they are served at once.
+/// Install every OCM CRD (`ocm_api::crds()`) into a cluster; they are served at once. CRDs
+/// the cluster already has are kept as they are.
 pub fn install_crds(cluster: &FakeCluster) -> Result<()> {
-    let gvr = Gvr::new("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    install(cluster, |_| true)
+}
+
+/// The kinds upstream's klusterlet installs on a managed cluster: `AppliedManifestWork` (the
+/// work agent's bookkeeping) and `ClusterClaim`.
+pub const MANAGED_CLUSTER_KINDS: [&str; 2] = ["AppliedManifestWork", "ClusterClaim"];
+
+/// Install the CRDs a managed cluster needs ([`MANAGED_CLUSTER_KINDS`]), as upstream's
+/// klusterlet does; [`FakeHub`] does it for every managed cluster it registers. CRDs the
+/// cluster already has are kept.
+pub fn install_managed_cluster_crds(cluster: &FakeCluster) -> Result<()> {
+    install(cluster, |kind| MANAGED_CLUSTER_KINDS.contains(&kind))
+}
+
+/// Every OCM CRD as `(kind, name, JSON)`, generated once per process (generating them is far
+/// slower than storing them).
+fn crd_values() -> Result<&'static [(String, String, Value)]> {
+    static CRDS: std::sync::OnceLock<Vec<(String, String, Value)>> = std::sync::OnceLock::new();
+    if let Some(v) = CRDS.get() {
+        return Ok(v);
+    }
+    let mut out = Vec::new();
     for crd in ocm_api::crds() {
-        let v: Value = serde_json::to_value(&crd)?;
-        cluster
-            .store()
-            .create(&gvr, "", v, &WriteOptions::manager(FIXTURE_MANAGER))?;
+        out.push((
+            crd.spec.names.kind.clone(),
+            crd.metadata.name.clone().unwrap_or_default(),
+            serde_json::to_value(&crd)?,
+        ));
+    }
+    Ok(CRDS.get_or_init(|| out))
+}
+
+fn install(cluster: &FakeCluster, wanted: impl Fn(&str) -> bool) -> Result<()> {
+    let gvr = Gvr::new("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    for (kind, name, crd) in crd_values()? {
+        if !wanted(kind) || cluster.store().get(&gvr, "", name).is_ok() {
+            continue;
+        }
+        cluster.store().create(
+            &gvr,
+            "",
+            crd.clone(),
+            &WriteOptions::manager(FIXTURE_MANAGER),
+        )?;
     }
     Ok(())
 }

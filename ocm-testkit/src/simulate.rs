@@ -179,6 +179,7 @@ pub fn settle_workloads(store: &Store) {
 
 /// A running workload simulator; it stops when dropped.
 #[derive(Debug)]
+#[must_use = "the simulator stops when dropped"]
 pub struct WorkloadSimulator {
     task: tokio::task::JoinHandle<()>,
 }
