@@ -1,0 +1,314 @@
+//! The whole loop on a fleet of 1,000 fake clusters, as `ocm_testkit::Fleet` runs it: a work
+//! agent per cluster (informers, watches), the Placement and ManifestWorkReplicaSet controllers
+//! on the hub, workload simulators on every cluster.
+//!
+//! One sample is: a ManifestWorkReplicaSet (a Deployment with WellKnownStatus and JSONPath
+//! feedback, scraped by watch) over a Placement that selects all 1,000 clusters, until every
+//! ManifestWork is Applied and Available with its feedback; then an update of the image, until
+//! every work reports the new image; then the deletion of the replica set, until every work is
+//! gone from the hub and every Deployment from its cluster. Targets: converge < 10 s, 0 writes
+//! in steady state, < 200 KiB per fake cluster including its agent.
+//!
+//! Besides criterion's time for the whole sample, the medians of each phase, the memory per
+//! cluster (resident memory after the fleet is ready, minus before, over the clusters) and the
+//! steady-state requests (hub and clusters, over 3 s once converged) are printed.
+//!
+//! Run with `cargo bench -p ocm-benches --bench fleet`. In test mode (`cargo test --benches`)
+//! it runs once on 20 clusters.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use ocm_api::work::v1::ManifestWork;
+use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
+use ocm_placement::controller::PlacementController;
+use ocm_testkit::{FakeCluster, Fleet};
+use ocm_work::agent::{AgentConfig, WorkAgent};
+use ocm_work::replicaset::SuccessCriteria;
+use ocm_work::replicaset::controller::ReplicaSetController;
+use serde_json::{Value, json};
+
+const NS: &str = "apps";
+
+fn clusters() -> usize {
+    // Criterion passes `--bench` when benchmarking; without it this is a test run.
+    if std::env::args().any(|a| a == "--bench") {
+        1_000
+    } else {
+        20
+    }
+}
+
+fn fleet(n: usize) -> Fleet {
+    Fleet::builder(n)
+        .cluster_builder(FakeCluster::builder().journal_capacity(512))
+        .agents(|c| {
+            let config = AgentConfig::new(&c.name, "fleet-bench-hub")
+                .status_sync_interval(Duration::from_secs(10));
+            WorkAgent::new(c.hub, c.spoke, config).run(c.shutdown)
+        })
+        .hub_controller(|hub, stop| PlacementController::new(hub).run(stop))
+        .hub_controller(|hub, stop| {
+            ReplicaSetController::new(hub)
+                .with_success_criteria(SuccessCriteria::AppliedAndAvailable)
+                .run(stop)
+        })
+        .start()
+        .expect("fleet")
+}
+
+fn replica_set(image: &str) -> Value {
+    json!({
+        "apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
+        "metadata": {"name": "web", "namespace": NS},
+        "spec": {"placementRefs": [{"name": "all"}], "manifestWorkTemplate": {
+            "workload": {"manifests": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "web", "image": image}]}}}}]},
+            "manifestConfigs": [{
+                "resourceIdentifier": {"group": "apps", "resource": "deployments", "namespace": "default", "name": "web"},
+                "feedbackScrapeType": "Watch",
+                "feedbackRules": [{"type": "WellKnownStatus"},
+                    {"type": "JSONPaths", "jsonPaths": [{"name": "image", "path": ".spec.template.spec.containers[0].image"}]}]
+            }]}}
+    })
+}
+
+/// How many works report `Applied` and `Available` with the feedback image `image`.
+async fn done(hub: &Client, image: &str) -> usize {
+    let works = Api::<ManifestWork>::all(hub.clone())
+        .list(&ListParams::default())
+        .await
+        .expect("list works");
+    works
+        .items
+        .iter()
+        .filter(|w| {
+            let Some(status) = &w.status else {
+                return false;
+            };
+            let conds = status.conditions.as_deref().unwrap_or_default();
+            let feedback_image = status
+                .resource_status
+                .as_ref()
+                .and_then(|r| r.manifests.as_ref())
+                .into_iter()
+                .flatten()
+                .flat_map(|m| {
+                    m.status_feedbacks
+                        .iter()
+                        .flat_map(|f| f.values.iter().flatten())
+                })
+                .find(|v| v.name == "image")
+                .and_then(|v| v.field_value.string.clone());
+            ocm_api::conditions::is_true(conds, "Applied")
+                && ocm_api::conditions::is_true(conds, "Available")
+                && feedback_image.as_deref() == Some(image)
+        })
+        .count()
+}
+
+async fn wait_until(what: &str, limit: Duration, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check().await {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not done after {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[derive(Default)]
+struct Figures {
+    converge: Vec<Duration>,
+    update: Vec<Duration>,
+    delete: Vec<Duration>,
+    bytes_per_cluster: Vec<u64>,
+    bytes_per_cluster_converged: Vec<u64>,
+    steady_writes: Vec<usize>,
+    steady_requests: Vec<usize>,
+}
+
+static FIGURES: Mutex<Option<Figures>> = Mutex::new(None);
+
+fn record(f: impl FnOnce(&mut Figures)) {
+    let mut guard = FIGURES.lock().unwrap_or_else(|e| e.into_inner());
+    f(guard.get_or_insert_with(Figures::default));
+}
+
+async fn one_sample(n: usize) -> Duration {
+    let before = ocm_benches::resident_bytes().unwrap_or(0);
+    let fleet = fleet(n);
+    fleet
+        .wait_ready(Duration::from_secs(120))
+        .await
+        .expect("fleet ready");
+    let after = ocm_benches::resident_bytes().unwrap_or(0);
+    record(|f| {
+        f.bytes_per_cluster
+            .push(after.saturating_sub(before) / n as u64)
+    });
+    let hub = fleet.hub_client();
+    fleet
+        .hub()
+        .hub()
+        .apply_yaml(&format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n---\n\
+             apiVersion: cluster.open-cluster-management.io/v1beta2\nkind: ManagedClusterSetBinding\n\
+             metadata: {{name: default, namespace: {NS}}}\nspec: {{clusterSet: default}}\n---\n\
+             apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\n\
+             metadata: {{name: all, namespace: {NS}}}\nspec: {{}}\n"
+        ))
+        .expect("placement");
+    let rs_api: Api<ManifestWorkReplicaSet> = Api::namespaced(hub.clone(), NS);
+    let start = Instant::now();
+    let rs: ManifestWorkReplicaSet =
+        serde_json::from_value(replica_set("nginx:1.27")).expect("replica set");
+    rs_api
+        .create(&PostParams::default(), &rs)
+        .await
+        .expect("create replica set");
+    wait_until("converge", Duration::from_secs(300), async || {
+        done(&hub, "nginx:1.27").await == n
+    })
+    .await;
+    let converge = start.elapsed();
+    let converged = ocm_benches::resident_bytes().unwrap_or(0);
+    record(|f| {
+        f.bytes_per_cluster_converged
+            .push(converged.saturating_sub(before) / n as u64)
+    });
+
+    // Steady state: once the replica set's summary has caught up, no writes anywhere while
+    // nothing changes.
+    wait_until("summary", Duration::from_secs(120), async || {
+        rs_api.get("web").await.is_ok_and(|rs| {
+            rs.status
+                .and_then(|s| s.summary)
+                .is_some_and(|s| s.available == Some(n as i64) && s.total == Some(n as i64))
+        })
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let journals: Vec<&ocm_testkit::Journal> = std::iter::once(fleet.hub().hub().journal())
+        .chain(fleet.hub().clusters().map(|(_, c)| c.journal()))
+        .collect();
+    for j in &journals {
+        j.clear();
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let writes: usize = journals.iter().map(|j| j.writes()).sum();
+    if std::env::var("FLEET_BENCH_DEBUG").is_ok() {
+        for j in &journals {
+            for e in j.entries().iter().filter(|e| e.is_write()) {
+                eprintln!("steady-state write: {e:?}");
+            }
+        }
+    }
+    let requests: usize = journals.iter().map(|j| j.entries().len()).sum();
+    record(|f| {
+        f.steady_writes.push(writes);
+        f.steady_requests.push(requests);
+    });
+
+    let start = Instant::now();
+    let patch = json!({"spec": {"manifestWorkTemplate": replica_set("nginx:1.28")["spec"]["manifestWorkTemplate"].clone()}});
+    rs_api
+        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("update replica set");
+    wait_until("update", Duration::from_secs(300), async || {
+        done(&hub, "nginx:1.28").await == n
+    })
+    .await;
+    let update = start.elapsed();
+
+    let start = Instant::now();
+    rs_api
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("delete replica set");
+    let works: Api<ManifestWork> = Api::all(hub.clone());
+    wait_until("delete", Duration::from_secs(300), async || {
+        works
+            .list(&ListParams::default())
+            .await
+            .is_ok_and(|l| l.items.is_empty())
+            && fleet.hub().clusters().all(|(_, c)| {
+                c.get::<k8s_openapi::api::apps::v1::Deployment>("default", "web")
+                    .is_err()
+            })
+    })
+    .await;
+    let delete = start.elapsed();
+    record(|f| {
+        f.converge.push(converge);
+        f.update.push(update);
+        f.delete.push(delete);
+    });
+    fleet.shutdown().await;
+    converge + update + delete
+}
+
+fn median<T: Ord + Copy>(v: &[T]) -> Option<T> {
+    let mut s = v.to_vec();
+    s.sort();
+    s.get(s.len() / 2).copied()
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let n = clusters();
+    let mut group = c.benchmark_group("fleet");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(1));
+    group.measurement_time(Duration::from_secs(1));
+    group.bench_function(
+        format!("replicaset_converge_update_delete_{n}_clusters"),
+        |b| {
+            b.iter_custom(|iterations| {
+                runtime.block_on(async {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iterations {
+                        total += one_sample(n).await;
+                    }
+                    total
+                })
+            })
+        },
+    );
+    group.finish();
+    let guard = FIGURES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = guard.as_ref() {
+        eprintln!(
+            "fleet of {n} clusters, {} samples: converge median {:?}, update median {:?}, delete median {:?}; \
+             memory per cluster (first sample, resident, hub share and agent included): {} KiB when ready, \
+             {} KiB once converged; steady state over 3 s: writes median {:?}, requests median {:?}",
+            f.converge.len(),
+            median(&f.converge).unwrap_or_default(),
+            median(&f.update).unwrap_or_default(),
+            median(&f.delete).unwrap_or_default(),
+            f.bytes_per_cluster.first().copied().unwrap_or_default() / 1024,
+            f.bytes_per_cluster_converged
+                .first()
+                .copied()
+                .unwrap_or_default()
+                / 1024,
+            median(&f.steady_writes).unwrap_or_default(),
+            median(&f.steady_requests).unwrap_or_default(),
+        );
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
