@@ -36,6 +36,59 @@ fn strings(v: &Value, ptr: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// One shared copy of each distinct schema: the same CRD installed in many fake clusters
+/// (a fleet's managed clusters) keeps one schema in memory, not one per cluster.
+fn intern(schema: &Value) -> Arc<Value> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock, Weak};
+    static SCHEMAS: OnceLock<Mutex<HashMap<String, Weak<Value>>>> = OnceLock::new();
+    let Ok(key) = serde_json::to_string(schema) else {
+        return Arc::new(schema.clone());
+    };
+    let mut map = SCHEMAS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(shared) = map.get(&key).and_then(Weak::upgrade) {
+        return shared;
+    }
+    let shared = Arc::new(schema.clone());
+    // Forget schemas nobody uses any more, so that the table does not grow without bound.
+    if map.len() > 256 {
+        map.retain(|_, w| w.strong_count() > 0);
+    }
+    map.insert(key, Arc::downgrade(&shared));
+    shared
+}
+
+/// The `additionalPrinterColumns` of one entry of a CRD's `spec.versions`.
+fn columns_of(version: &Value) -> Vec<PrinterColumn> {
+    version
+        .get("additionalPrinterColumns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| PrinterColumn {
+            name: s(c, "/name").to_string(),
+            type_: s(c, "/type").to_string(),
+            json_path: s(c, "/jsonPath").to_string(),
+            description: s(c, "/description").to_string(),
+            priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+            format: s(c, "/format").to_string(),
+        })
+        .collect()
+}
+
+/// The printer columns the CRD object `crd` gives its version `version` (kube-apiserver
+/// prints each version with its own), or `None` when it does not serve that version.
+pub(crate) fn version_printer_columns(crd: &Value, version: &str) -> Option<Vec<PrinterColumn>> {
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|v| s(v, "/name") == version)
+        .map(columns_of)
+}
+
 /// The resource a CRD object defines, or why the CRD is invalid.
 pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
     let name = s(crd, "/metadata/name");
@@ -93,7 +146,7 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
     for v in &served {
         let vname = s(v, "/name").to_string();
         if let Some(schema) = v.pointer("/schema/openAPIV3Schema") {
-            schemas.insert(vname.clone(), Arc::new(schema.clone()));
+            schemas.insert(vname.clone(), intern(schema));
         }
         if v.pointer("/subresources/status").is_some() {
             status_subresource = true;
@@ -108,20 +161,8 @@ pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
                     .filter(|p| !p.is_empty()),
             });
         }
-        if printer_columns.is_empty()
-            && let Some(cols) = v.get("additionalPrinterColumns").and_then(Value::as_array)
-        {
-            printer_columns = cols
-                .iter()
-                .map(|c| PrinterColumn {
-                    name: s(c, "/name").to_string(),
-                    type_: s(c, "/type").to_string(),
-                    json_path: s(c, "/jsonPath").to_string(),
-                    description: s(c, "/description").to_string(),
-                    priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
-                    format: s(c, "/format").to_string(),
-                })
-                .collect();
+        if printer_columns.is_empty() {
+            printer_columns = columns_of(v);
         }
     }
     let singular = match s(crd, "/spec/names/singular") {

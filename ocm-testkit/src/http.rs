@@ -221,6 +221,24 @@ fn versioned<'a>(obj: &'a Value, info: &ResourceInfo, version: &str) -> Cow<'a, 
     crate::conversion::convert_for_read(info, obj, version)
 }
 
+/// Objects as a Table shows them: converted to the requested version, except Events, whose
+/// printer reads the stored (core) form of both Event APIs.
+fn table_objects(info: &ResourceInfo, version: &str, objects: Vec<Arc<Value>>) -> Vec<Arc<Value>> {
+    if info.kind == "Event" {
+        return objects;
+    }
+    objects
+        .into_iter()
+        .map(|o| {
+            let converted = match versioned(&o, info, version) {
+                Cow::Owned(v) => Some(v),
+                Cow::Borrowed(_) => None,
+            };
+            converted.map_or(o, Arc::new)
+        })
+        .collect()
+}
+
 /// What a request asks, for the authorizer (kube's `RequestInfo`: a namespace's own path
 /// is in that namespace).
 fn auth_request(target: &Target, verb: &str, path: &str) -> crate::auth::Request {
@@ -692,9 +710,11 @@ fn resource_request(
                 let rv = meta_str(&obj, "resourceVersion")
                     .and_then(|r| r.parse().ok())
                     .unwrap_or(0);
+                let columns = store.crd_columns(info, &gvr.version);
                 let t = table::table(
                     info,
-                    &[obj],
+                    columns.as_deref(),
+                    &table_objects(info, &gvr.version, vec![obj]),
                     rv,
                     None,
                     ctx.query.get("includeObject").unwrap_or("Metadata"),
@@ -712,9 +732,11 @@ fn resource_request(
             let list = store.list_entries(gvr, (!ns.is_empty()).then_some(ns), &opts)?;
             if table::wants_table(ctx.accept) {
                 let objs: Vec<Arc<Value>> = list.entries.iter().map(|e| e.obj.clone()).collect();
+                let columns = store.crd_columns(info, &gvr.version);
                 let t = table::table(
                     info,
-                    &objs,
+                    columns.as_deref(),
+                    &table_objects(info, &gvr.version, objs),
                     list.resource_version,
                     list.continue_token.as_deref(),
                     ctx.query.get("includeObject").unwrap_or("Metadata"),
@@ -768,6 +790,7 @@ fn resource_request(
                 info: info.clone(),
                 table: table::wants_table(ctx.accept).then(|| TableRender {
                     info: info.clone(),
+                    columns: ctx.st.store.crd_columns(info, &gvr.version),
                     include: ctx
                         .query
                         .get("includeObject")
@@ -1115,6 +1138,8 @@ struct Render {
 
 struct TableRender {
     info: Arc<ResourceInfo>,
+    /// The requested version's printer columns, for custom resources.
+    columns: Option<Vec<crate::registry::PrinterColumn>>,
     include: String,
     store: Arc<Store>,
     /// kube-apiserver sends the column definitions with the first Table of a watch only
@@ -1131,7 +1156,8 @@ impl Render {
                     .unwrap_or(0);
                 let mut tbl = table::table(
                     &tr.info,
-                    std::slice::from_ref(obj),
+                    tr.columns.as_deref(),
+                    &table_objects(&tr.info, &self.version, vec![obj.clone()]),
                     rv,
                     None,
                     &tr.include,

@@ -163,13 +163,20 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// A registry holding only the built-in kinds.
+    /// A registry holding only the built-in kinds (shared by every registry: each store
+    /// holds references to one set of built-in entries).
     pub fn with_builtins() -> Self {
-        let mut r = Self::default();
-        for info in crate::builtin::builtin_resources() {
-            r.insert(info);
+        static BUILTINS: std::sync::OnceLock<BTreeMap<GroupResource, Arc<ResourceInfo>>> =
+            std::sync::OnceLock::new();
+        let by_gr = BUILTINS.get_or_init(|| {
+            crate::builtin::builtin_resources()
+                .into_iter()
+                .map(|info| (info.group_resource(), Arc::new(info)))
+                .collect()
+        });
+        Self {
+            by_gr: by_gr.clone(),
         }
-        r
     }
 
     /// Add or replace a resource.

@@ -843,6 +843,19 @@ impl Store {
         Ok(out)
     }
 
+    /// The printer columns of `version` of the custom resource `info`, from its CRD object.
+    pub(crate) fn crd_columns(
+        &self,
+        info: &ResourceInfo,
+        version: &str,
+    ) -> Option<Vec<crate::registry::PrinterColumn>> {
+        let crd = self.read().lookup(
+            &GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+            &ObjectKey::new("", info.crd_name.as_deref()?),
+        )?;
+        crate::crd::version_printer_columns(&crd, version)
+    }
+
     /// Whether `user` may do what `req` asks, by the RBAC objects in the store.
     pub(crate) fn allows(&self, user: &crate::auth::UserInfo, req: &crate::auth::Request) -> bool {
         user.is_master() || self.read().allows(user, req)

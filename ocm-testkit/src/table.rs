@@ -14,7 +14,7 @@ use ocm_feedback::jsonpath::{Match, Template, go_json};
 use serde_json::{Value, json};
 
 use crate::printers;
-use crate::registry::ResourceInfo;
+use crate::registry::{PrinterColumn, ResourceInfo};
 
 /// Whether an Accept header asks for a Table.
 pub(crate) fn wants_table(accept: &str) -> bool {
@@ -146,15 +146,15 @@ fn crd_cell(template: Option<&Template>, type_: &str, obj: &Value, now: Timestam
 /// The columns and row cells of one resource.
 enum Columns {
     /// A custom resource: its printer columns, parsed.
-    Crd(Vec<(crate::registry::PrinterColumn, Option<Template>)>),
+    Crd(Vec<(PrinterColumn, Option<Template>)>),
     /// A built-in kind with one of kube-apiserver's printers.
     Builtin(&'static printers::Printer),
     /// Anything else: Name and Age.
     Default,
 }
 
-fn age_column() -> crate::registry::PrinterColumn {
-    crate::registry::PrinterColumn {
+fn age_column() -> PrinterColumn {
+    PrinterColumn {
         name: "Age".into(),
         type_: "date".into(),
         json_path: ".metadata.creationTimestamp".into(),
@@ -164,12 +164,13 @@ fn age_column() -> crate::registry::PrinterColumn {
     }
 }
 
-fn columns_of(info: &ResourceInfo) -> Columns {
+fn columns_of(info: &ResourceInfo, version_columns: Option<&[PrinterColumn]>) -> Columns {
     if info.crd_name.is_some() {
-        let cols = if info.printer_columns.is_empty() {
+        let cols = version_columns.unwrap_or(&info.printer_columns);
+        let cols = if cols.is_empty() {
             vec![age_column()]
         } else {
-            info.printer_columns.clone()
+            cols.to_vec()
         };
         return Columns::Crd(
             cols.into_iter()
@@ -193,16 +194,18 @@ fn name_column() -> Value {
     })
 }
 
-/// A Table of `objects`.
+/// A Table of `objects`; a custom resource's columns are `version_columns` (those of the
+/// requested version) when given, else the resource's.
 pub(crate) fn table(
     info: &ResourceInfo,
+    version_columns: Option<&[PrinterColumn]>,
     objects: &[Arc<Value>],
     resource_version: u64,
     continue_token: Option<&str>,
     include_object: &str,
     now: Timestamp,
 ) -> Value {
-    let columns = columns_of(info);
+    let columns = columns_of(info, version_columns);
     let definitions: Vec<Value> = match &columns {
         Columns::Crd(cols) => std::iter::once(name_column())
             .chain(cols.iter().map(|(c, _)| {

@@ -275,6 +275,15 @@ spec: {addonName: hello, agentSpec: {workload: {manifests: [{apiVersion: v1, kin
         "/apis/addon.open-cluster-management.io/v1alpha1/clustermanagementaddons",
     )
     .await;
+    assert_eq!(headers(&t), ["Name", "DISPLAY NAME", "CRD NAME"]);
+    assert_eq!(row(&t, "hello")[1], json!("Hello World"));
+    // Each version prints its own columns (v1beta1 has no CRD NAME).
+    let t = table(
+        hub.hub(),
+        "/apis/addon.open-cluster-management.io/v1beta1/clustermanagementaddons",
+    )
+    .await;
+    assert_eq!(headers(&t), ["Name", "DISPLAY NAME"]);
     assert_eq!(row(&t, "hello")[1], json!("Hello World"));
     let t = table(
         hub.hub(),
