@@ -373,6 +373,13 @@ impl FakeCluster {
         crate::simulate::WorkloadSimulator::start(self.state.store.clone())
     }
 
+    /// [`simulate_workloads`](Self::simulate_workloads), and also run each Deployment's
+    /// Pods through a ReplicaSet as kube's controllers do, so that `kubectl get pod` and
+    /// `kubectl get replicaset` list them (see [`crate::simulate`]).
+    pub fn simulate_workloads_with_pods(&self) -> crate::simulate::WorkloadSimulator {
+        crate::simulate::WorkloadSimulator::start_with_pods(self.state.store.clone())
+    }
+
     /// Load objects from YAML (several documents allowed, `kind: List` expanded)
     /// or JSON, as forced server-side applies by the manager `ocm-testkit`.
     ///

@@ -52,6 +52,8 @@
 //!   documents per file);
 //! - [`FakeCluster::simulate_workloads`]: Deployments, StatefulSets, DaemonSets
 //!   and Jobs report healthy status, as their controllers would;
+//!   [`FakeCluster::simulate_workloads_with_pods`] also runs Deployments' Pods through
+//!   ReplicaSets (for `kubectl get pod`);
 //! - [`FakeCluster::journal`] records every request, [`FakeCluster::inject`] adds
 //!   [`FaultRule`]s (status code, count, delay per verb/resource/namespace/name);
 //! - [`ManualClock`] and a uid seed make timestamps and uids deterministic.
