@@ -93,6 +93,7 @@ fn help_says_what_the_server_is_and_what_it_keeps() {
         "--context-prefix",
         "admission webhooks",
         "What it does not run",
+        "--no-cluster-claims",
     ] {
         assert!(help.contains(needle), "no {needle:?} in --help:\n{help}");
     }
@@ -239,5 +240,55 @@ fn a_corrupt_state_file_is_a_clear_error() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is not a saved state"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The served clusters' ClusterClaims reach the hub (the default, checked by
+/// `seeds_cluster_attributes::cluster_claims_are_reported_to_the_hub`) unless
+/// `--no-cluster-claims` leaves that to `ocm-work-agent --cluster-claims`.
+#[test]
+fn no_cluster_claims_leaves_the_claims_unreported() {
+    if !kubectl_available() {
+        return;
+    }
+    let dir = scratch("no-claims");
+    let hub_kc = dir.join("hub.kubeconfig");
+    let spokes = dir.join("spokes");
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "--kubeconfig".as_ref(),
+        os(&hub_kc),
+        "--clusters".as_ref(),
+        "1".as_ref(),
+        "--cluster-kubeconfigs".as_ref(),
+        os(&spokes),
+        "--no-cluster-claims".as_ref(),
+    ];
+    let (_server, _) = start(&args);
+    let claim = dir.join("claim.yaml");
+    std::fs::write(
+        &claim,
+        "apiVersion: cluster.open-cluster-management.io/v1alpha1
+kind: ClusterClaim
+metadata: {name: id.open-cluster-management.io}
+spec: {value: an-id}
+",
+    )
+    .expect("write claim");
+    let spoke = spokes.join("cluster1.kubeconfig").display().to_string();
+    kubectl(&spoke, &["create", "-f", &claim.display().to_string()]);
+    // The reporter, when it runs, reports within a fraction of a second of the change.
+    std::thread::sleep(Duration::from_secs(2));
+    let hub = hub_kc.display().to_string();
+    let reported = kubectl(
+        &hub,
+        &[
+            "get",
+            "managedcluster",
+            "cluster1",
+            "-o",
+            "jsonpath={.status.clusterClaims}",
+        ],
+    );
+    assert_eq!(reported, "");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,7 +8,7 @@
 //! | step | the documentation says the user sees | test |
 //! |---|---|---|
 //! | §4 labelling a ManagedCluster (`<domain name>/<label name>: <value>`) | placements can select on it | [`labels_extend_the_cluster_model`] |
-//! | §4 a ClusterClaim `id.open-cluster-management.io` applied on the managed cluster | `status.clusterClaims` of the ManagedCluster on the hub has it, and later updates | `cluster_claims_are_reported_to_the_hub` (needs #12) |
+//! | §4 a ClusterClaim `id.open-cluster-management.io` applied on the managed cluster | `status.clusterClaims` of the ManagedCluster on the hub has it, and later updates | `cluster_claims_are_reported_to_the_hub` |
 //! | §9 the `AddOnDeploymentConfig` `addon-proxy-settings`, as written | (the documentation's `caBundle: LS0tLS...LS0tCg==` is a placeholder) | [`addon_proxy_settings_reach_the_agent`]: rejected as kube-apiserver rejects it (`must be of type byte`); with a real bundle it is accepted |
 //! | §9 the `ManagedClusterAddOn` referencing it in `spec.configs` | the add-on manager fetches the settings and propagates them to the managed cluster, for example as environment variables by using ManifestWork | same: `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` (and lower-case) in the agent's Deployment, in its ManifestWork and on cluster1; the ManagedClusterAddOn reports the config it uses |
 //! | §9 `kubectl -n default describe svc kubernetes \| grep IP:` on the managed cluster | the API server's service IP, for `noProxy` | out of scope: the fake managed clusters serve no `kubernetes` Service |
@@ -68,11 +68,10 @@ spec:
     );
 }
 
-/// Needs #12 (the ClusterClaim reporter of the fake managed clusters): a claim applied on the
+/// (the ClusterClaim reporter of the fake managed clusters): a claim applied on the
 /// managed cluster shows up in the ManagedCluster's status on the hub, and so do its updates;
 /// placements can select on it.
 #[test]
-#[ignore = "needs #12: the ClusterClaim reporter"]
 fn cluster_claims_are_reported_to_the_hub() {
     if !common::kubectl_available() {
         return;

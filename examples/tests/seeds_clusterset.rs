@@ -15,10 +15,10 @@
 //! | `kubectl get managedclusterset example-clusterset -o yaml` | v1beta2, `selectorType: ExclusiveClusterSetLabel`, `ClusterSetEmpty` False / `ClustersSelected` / `1 ManagedClusters selected` | same |
 //! | a `LabelSelector` set (`vendor: OpenShift`) | `ClusterSetEmpty` False, `1 ManagedClusters selected` | same |
 //! | `kubectl get managedclustersetbinding example-clusterset -n default -oyaml` | `clusterSet: example-clusterset`, `Bound` True / `ClusterSetBound` | same |
-//! | Default ManagedClusterSet | a cluster that names no set is added to `default`; `clusterset set` moves it | `a_cluster_naming_no_set_joins_default` (needs #12) |
+//! | Default ManagedClusterSet | a cluster that names no set is added to `default`; `clusterset set` moves it | `a_cluster_naming_no_set_joins_default` |
 //! | Global ManagedClusterSet | `labelSelector: {}`, `selectorType: LabelSelector`, every cluster selected | same |
-//! | adding a cluster needs `managedclusters` update and `managedclustersets/join` | without them the hub refuses; with the documented ClusterRole it accepts | `joining_a_set_needs_the_join_permission` (needs #12) |
-//! | binding needs `managedclustersets/bind` | without it the hub refuses; with the documented ClusterRole it accepts | `binding_a_set_needs_the_bind_permission` (needs #12) |
+//! | adding a cluster needs `managedclusters` update and `managedclustersets/join` | without them the hub refuses; with the documented ClusterRole it accepts | `joining_a_set_needs_the_join_permission` |
+//! | binding needs `managedclustersets/bind` | without it the hub refuses; with the documented ClusterRole it accepts | `binding_a_set_needs_the_bind_permission` |
 
 mod common;
 
@@ -239,10 +239,9 @@ spec:
     );
 }
 
-/// Needs #12 (the hub's ManagedCluster mutating webhook): a cluster registered without a
+/// (the hub's ManagedCluster mutating webhook): a cluster registered without a
 /// cluster-set label is put into `default`; `clusteradm clusterset set` moves it.
 #[test]
-#[ignore = "needs #12: the ManagedCluster mutating webhook (default cluster-set label)"]
 fn a_cluster_naming_no_set_joins_default() {
     if !common::kubectl_available() {
         return;
@@ -391,10 +390,9 @@ fn authenticated_fleet(test: &str) -> Fleet {
     fleet
 }
 
-/// Needs #12 (the hub's ManagedCluster validating webhook): moving a cluster into a set
+/// (the hub's ManagedCluster validating webhook): moving a cluster into a set
 /// needs `managedclustersets/join` on the set.
 #[test]
-#[ignore = "needs #12: the managedclustersets/join admission check"]
 fn joining_a_set_needs_the_join_permission() {
     if !common::kubectl_available() {
         return;
@@ -425,10 +423,9 @@ fn joining_a_set_needs_the_join_permission() {
     );
 }
 
-/// Needs #12 (the hub's ManagedClusterSetBinding validating webhook): binding a set to a
+/// (the hub's ManagedClusterSetBinding validating webhook): binding a set to a
 /// namespace needs `managedclustersets/bind` on the set.
 #[test]
-#[ignore = "needs #12: the managedclustersets/bind admission check"]
 fn binding_a_set_needs_the_bind_permission() {
     if !common::kubectl_available() {
         return;

@@ -7,12 +7,12 @@
 //! |---|---|---|
 //! | `clusteradm create work my-first-work -f <file> --clusters cluster1` | a ManifestWork `my-first-work` in namespace `cluster1` | [`deploy_resources_to_the_managed_clusters`] |
 //! | `kubectl get manifestwork -A` | `NAMESPACE NAME AGE` / `cluster1 my-first-work …` | same |
-//! | `kubectl get deployment` on cluster1 | `nginx-deployment`, 3 of 3 ready | same (ready replicas read with `-o jsonpath`); the `READY UP-TO-DATE AVAILABLE` columns: `deploy_printer_columns_on_the_managed_cluster` (needs #12) |
+//! | `kubectl get deployment` on cluster1 | `nginx-deployment`, 3 of 3 ready | same (ready replicas read with `-o jsonpath`); the `READY UP-TO-DATE AVAILABLE` columns: `deploy_printer_columns_on_the_managed_cluster` |
 //! | `kubectl get sa my-sa` on cluster1 | `my-sa` | same; the `SECRETS` column: `deploy_printer_columns_on_the_managed_cluster` |
 //! | `.status.conditions` | `Applied` and `Available` true | same |
 //! | `.status.resourceStatus` | per resource `Applied`/`Available` (`AppliedManifestComplete`, `ResourceAvailable`) and `resourceMeta` (the Deployment at ordinal 1) | same |
 //! | `clusteradm get works my-first-work --cluster cluster1` | the detailed status | same |
-//! | `kubectl --context kind-cluster1 get pod` | three `nginx-deployment-…` pods `Running` | `deploy_pods_and_contexts_named_after_clusters` (needs #12) |
+//! | `kubectl --context kind-cluster1 get pod` | three `nginx-deployment-…` pods `Running` | `deploy_pods_and_contexts_named_after_clusters` |
 //! | `kubectl get appliedmanifestwork` on cluster1 | `<hub hash>-my-first-work`, the same record after an update | [`deploy_resources_to_the_managed_clusters`] |
 //! | `clusteradm create work … --overwrite` | the change reaches cluster1 | same |
 //! | finalizers | `cluster.open-cluster-management.io/manifest-work-cleanup` on the ManifestWork, `cluster.open-cluster-management.io/applied-manifest-work-cleanup` on the AppliedManifestWork | same |
@@ -437,10 +437,9 @@ fn deploy_resources_to_the_managed_clusters() {
     );
 }
 
-/// Needs #12 (printer columns for built-in kinds): `kubectl get deployment` shows
+/// (printer columns for built-in kinds): `kubectl get deployment` shows
 /// `READY UP-TO-DATE AVAILABLE AGE` with `3/3 3 3`, `kubectl get sa` shows `SECRETS`.
 #[test]
-#[ignore = "needs #12: kubectl printer columns for built-in kinds"]
 fn deploy_printer_columns_on_the_managed_cluster() {
     if !common::kubectl_available() {
         return;
@@ -473,11 +472,10 @@ fn deploy_printer_columns_on_the_managed_cluster() {
     assert_eq!(rows[1][0], "my-sa");
 }
 
-/// Needs #12 (a context per kubeconfig named after its cluster, and the pods a Deployment
+/// (a context per kubeconfig named after its cluster, and the pods a Deployment
 /// runs): `kubectl --context <cluster> get pod` lists three `nginx-deployment-…` pods,
 /// `1/1 Running`, and `kubectl get manifestwork -A --context <hub>` works on the hub.
 #[test]
-#[ignore = "needs #12: contexts named after the cluster, and pods for Deployments"]
 fn deploy_pods_and_contexts_named_after_clusters() {
     if !common::kubectl_available() {
         return;

@@ -19,7 +19,7 @@
 //! | fix 2: `updateStrategy: ServerSideApply` | applied, also at every later apply | same |
 //! | executor `default/executor1` without permission on the managed cluster | not applied | [`dynamic_identity_authorization`] |
 //! | permission granted on the managed cluster | applied | same |
-//! | a hub user without `execute-as` on `system:serviceaccount:default:executor1` | the hub refuses the ManifestWork; with the documented Role it accepts it | `execute_as_is_checked_on_the_hub` (needs #12) |
+//! | a hub user without `execute-as` on `system:serviceaccount:default:executor1` | the hub refuses the ManifestWork; with the documented Role it accepts it | `execute_as_is_checked_on_the_hub` |
 
 mod common;
 
@@ -846,10 +846,9 @@ subjects:
     );
 }
 
-/// Needs #12 (the hub's ManifestWork validating webhook): a hub user may name an executor only
+/// (the hub's ManifestWork validating webhook): a hub user may name an executor only
 /// with `execute-as` on it.
 #[test]
-#[ignore = "needs #12: the execute-as admission check"]
 fn execute_as_is_checked_on_the_hub() {
     if !common::kubectl_available() {
         return;

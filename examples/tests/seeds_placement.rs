@@ -21,15 +21,15 @@
 //! | §3 AddOnPlacementScores (`kubectl get addonplacementscore -A`, `-oyaml`) | `resource-usage-score` in cluster1 and cluster2 with `cpuAvailable 12`, `memAvailable 4` | [`extend_scheduling_with_addon_placement_scores`] |
 //! | §3 placement1 with the `AddOn` prioritizer, numberOfClusters 1 | `kubectl describe placementdecision … \| grep Status -A 3`: `Cluster Name: cluster1` | same |
 //! | §3 the scores with `-o=jsonpath='{range .items[*]}…'` | `cluster1  [{"name":"cpuAvailable","value":12},{"name":"memAvailable","value":4}]` | same |
-//! | §3 the placement's Events | `DecisionCreate`, `DecisionUpdate`, `ScoreUpdate cluster1:12 cluster2:12` | same (as `events.k8s.io` Events); through `kubectl describe placement … \| grep Events -A 10`: `placement_events_in_kubectl_describe` (needs #12) |
+//! | §3 the placement's Events | `DecisionCreate`, `DecisionUpdate`, `ScoreUpdate cluster1:12 cluster2:12` | same (as `events.k8s.io` Events); through `kubectl describe placement … \| grep Events -A 10`: `placement_events_in_kubectl_describe` |
 //! | §5 ConfigMap `ocm-placement-generator`, Role and RoleBinding for `argocd-applicationset-controller` | the controller may get and list PlacementDecisions in `argocd` | [`argocd_finds_the_decisions_by_label`] |
 //! | §5 `clusteradm clusterset bind global --namespace argocd` | a ManagedClusterSetBinding in `argocd` | same |
 //! | §5 placement `guestbook-app-placement` (numberOfClusters 10) | the generator's lookup (label `cluster.open-cluster-management.io/placement`, list key `decisions`, match key `clusterName`) finds cluster1 and cluster2 | same |
 //! | §5 the ApplicationSet and Applications | Argo CD's own objects | out of scope (Argo CD is not part of OCM) |
 //! | §7 `kubectl patch placement … numberOfClusters 1`, `clusteradm get placements -otable` | `guestbook-app-placement False Succeedconfigured [cluster1]` | [`migrate_workload_with_placement`] |
-//! | §7 cluster1 goes down (`docker pause`) | `AVAILABLE Unknown`; the `cluster.open-cluster-management.io/unreachable` NoSelect taint with `timeAdded`; `[cluster2]` | same (cluster1's `ManagedClusterConditionAvailable` is set to Unknown, as the hub does when the lease stops); the `kubectl get managedcluster` columns: `managed_cluster_printer_columns` (needs #12) |
+//! | §7 cluster1 goes down (`docker pause`) | `AVAILABLE Unknown`; the `cluster.open-cluster-management.io/unreachable` NoSelect taint with `timeAdded`; `[cluster2]` | same (cluster1's `ManagedClusterConditionAvailable` is set to Unknown, as the hub does when the lease stops); the `kubectl get managedcluster` columns: `managed_cluster_printer_columns` |
 //! | §7 `tolerationSeconds: 300` | the application stays on cluster1 for 5 minutes | same: it stays; a copy with `tolerationSeconds: 2` moves when its toleration expires |
-//! | §7 cluster1 back, `kubectl patch managedcluster cluster2 … maintenance` | `managedcluster…/cluster2 patched`; `[cluster1]` | same; the `timeAdded` the hub's webhook stamps on the manual taint: `manual_taint_gets_time_added` (needs #12) |
+//! | §7 cluster1 back, `kubectl patch managedcluster cluster2 … maintenance` | `managedcluster…/cluster2 patched`; `[cluster1]` | same; the `timeAdded` the hub's webhook stamps on the manual taint: `manual_taint_gets_time_added` |
 
 mod common;
 
@@ -442,12 +442,11 @@ fn extend_scheduling_with_addon_placement_scores() {
     }
 }
 
-/// Needs #12 (core v1 Events for `kubectl describe`): `kubectl describe placement -n default
+/// (core v1 Events for `kubectl describe`): `kubectl describe placement -n default
 /// placement1 | grep Events -A 10` shows the three Events. The documentation's `From` column
 /// reads `placementController` (an older upstream); current upstream reports
 /// `placement-controller`, which is what we check.
 #[test]
-#[ignore = "needs #12: core v1 Events (kubectl describe) from events.k8s.io Events"]
 fn placement_events_in_kubectl_describe() {
     if !common::kubectl_available() {
         return;
@@ -906,11 +905,10 @@ spec:
     );
 }
 
-/// Needs #12 (printer columns of the OCM CRDs): `kubectl get managedcluster` shows
+/// (printer columns of the OCM CRDs): `kubectl get managedcluster` shows
 /// `NAME HUB ACCEPTED MANAGED CLUSTER URLS JOINED AVAILABLE AGE`, with `Unknown` for a
 /// paused cluster.
 #[test]
-#[ignore = "needs #12: kubectl printer columns for the OCM CRDs"]
 fn managed_cluster_printer_columns() {
     if !common::kubectl_available() {
         return;
@@ -943,9 +941,8 @@ fn managed_cluster_printer_columns() {
     assert_eq!(cell(table, "cluster2", "AVAILABLE"), "True");
 }
 
-/// Needs #12 (the hub's ManagedCluster webhook): a taint added by hand gets its `timeAdded`.
+/// (the hub's ManagedCluster webhook): a taint added by hand gets its `timeAdded`.
 #[test]
-#[ignore = "needs #12: the ManagedCluster webhook stamping timeAdded on new taints"]
 fn manual_taint_gets_time_added() {
     if !common::kubectl_available() {
         return;

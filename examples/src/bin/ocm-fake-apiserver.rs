@@ -29,8 +29,10 @@ ManagedClusters (cluster1, cluster2, ...), each with its namespace. The hub runs
 hub's admission webhooks as upstream registers them (ManagedCluster taint times and checks,
 ManagedClusterSetBinding bind checks, ManifestWork validation and execute-as checks).
 With --cluster-kubeconfigs DIR every managed cluster is served too (its own fake API server,
-with workload simulators so that Deployments, StatefulSets, DaemonSets and Jobs report
-progress) and DIR/<cluster>.kubeconfig is written. Each kubeconfig names its cluster and
+with workload simulators so that Deployments run Pods through a ReplicaSet and Deployments,
+StatefulSets, DaemonSets and Jobs report progress, and with the ClusterClaim reporter of the
+cluster's registration agent, so that its ClusterClaims appear in the ManagedCluster's
+status on the hub) and DIR/<cluster>.kubeconfig is written. Each kubeconfig names its cluster and
 context after the cluster (`hub`, `cluster1`, ...; `--context-prefix kind-` gives
 `kind-hub`, `kind-cluster1` as upstream's walkthroughs use), so they merge with
 KUBECONFIG=a:b and `kubectl --context` picks one.
@@ -41,10 +43,9 @@ stops (Ctrl-C). With --state-dir DIR every cluster's objects are saved to DIR/st
 same ports, so that kubeconfigs written before stay valid. Watches do not survive a restart
 (clients list again).
 
-What it does not run: no controllers. Run ocm-hub-controller (placement, replica sets,
-cluster inventory, --cluster-lease) and one ocm-work-agent per cluster (--cluster-claims,
---cluster-lease for the registration agent's duties) against it. Only loopback addresses
-are served.
+What it does not run: no other controllers. Run ocm-hub-controller (placement, replica sets,
+cluster inventory, --cluster-lease) and one ocm-work-agent per cluster (--cluster-lease for
+the registration agent's lease) against it. Only loopback addresses are served.
 
 With --authentication the hub checks bearer tokens and RBAC as kube-apiserver does:
 --agent-kubeconfigs DIR writes DIR/<cluster>-agent.kubeconfig for each managed cluster's
@@ -76,6 +77,11 @@ struct Args {
     /// `kind-hub`, `kind-cluster1`, ...).
     #[arg(long, default_value = "")]
     context_prefix: String,
+
+    /// Do not report the served managed clusters' ClusterClaims to the hub (for when
+    /// `ocm-work-agent --cluster-claims` reports them).
+    #[arg(long)]
+    no_cluster_claims: bool,
 
     /// Keep every cluster's objects in DIR/state.json and load them at the next start (same
     /// ports).
@@ -202,6 +208,27 @@ async fn serve(cluster: &FakeCluster, port: u16, what: &str) -> Result<LoopbackS
     }
 }
 
+/// The ClusterClaim reporter of `name`'s registration agent, in this process: claims on the
+/// cluster go to its ManagedCluster's status on the hub. Stops when the sender fires.
+fn report_claims(
+    fake: &FakeHub,
+    name: &str,
+    cluster: &FakeCluster,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let agent =
+        ocm_work::registration::RegistrationAgent::new(fake.hub().client(), cluster.client(), name)
+            .with_cluster_claims(true)
+            .with_lease(false);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(agent.run(async move {
+        let _ = rx.await;
+    }));
+    (tx, task)
+}
+
 async fn run(args: Args) -> Result<(), String> {
     let saved = match &args.state_dir {
         Some(dir) => {
@@ -273,6 +300,7 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let mut servers = Vec::new();
     let mut simulators: Vec<WorkloadSimulator> = Vec::new();
+    let mut claim_reporters = Vec::new();
     let mut ports: Vec<(String, FakeCluster, Option<u16>)> = Vec::new();
     if let Some(dir) = &args.cluster_kubeconfigs {
         std::fs::create_dir_all(dir)
@@ -282,7 +310,10 @@ async fn run(args: Args) -> Result<(), String> {
                 ocm_testkit::install_crds(cluster)
                     .map_err(|e| format!("cannot install CRDs on {name}: {e}"))?;
             }
-            simulators.push(cluster.simulate_workloads());
+            simulators.push(cluster.simulate_workloads_with_pods());
+            if !args.no_cluster_claims {
+                claim_reporters.push(report_claims(&fake, name, cluster));
+            }
             let port = saved
                 .as_ref()
                 .and_then(|s| s.clusters.iter().find(|(n, _, _)| n == name))
@@ -344,6 +375,10 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(dir) = &args.state_dir {
         persisted.save(dir)?;
         println!("state saved in {}", state_file(dir).display());
+    }
+    for (stop, task) in claim_reporters {
+        let _ = stop.send(());
+        let _ = task.await;
     }
     drop(simulators);
     drop(servers);
