@@ -423,7 +423,10 @@ impl<T: CacheEntry> ObjectCache<T> {
     /// turns each watched object into the cached form (`Ok(None)` skips it; an error leaves it
     /// out and reports it, see [`ObjectCache::undecodable`]). The task retries with a bounded
     /// backoff ([`RetryBackoff`]) when the watch fails, lists again when the server answers
-    /// 410 Gone, and stops when the last handle is dropped.
+    /// 410 Gone, and stops when the last handle is dropped. The task logs in the caller's
+    /// current span; the first list or watch the server refuses in a run of failures is a
+    /// WARN naming the resource (the retries, and watches that merely end, are DEBUG until a
+    /// list succeeds again).
     pub fn spawn(api: Api<RawObject>, config: watcher::Config, decode: impl Decode<T>) -> Self {
         Self::spawn_with_check(api, config, decode, Some(STALE_WATCH_CHECK))
     }
@@ -438,7 +441,9 @@ impl<T: CacheEntry> ObjectCache<T> {
     ) -> Self {
         let cache = Self::empty();
         let weak = Arc::downgrade(&cache.shared);
-        let handle = tokio::spawn(watch_until_dropped(weak, api, config, decode, check));
+        let handle = tokio::spawn(tracing::Instrument::in_current_span(
+            watch_until_dropped(weak, api, config, decode, check),
+        ));
         *cache.shared.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.abort_handle());
         cache
     }
@@ -786,15 +791,30 @@ where
 {
     let mut stream = std::pin::pin!(stream);
     let mut buffer: Option<(Objects<T>, Vec<DecodeFailure>)> = None;
+    // Whether the current run of failures was reported at WARN already.
+    let mut warned = false;
     while let Some(event) = stream.next().await {
         let shared = weak.upgrade()?;
         let event = match event {
             Ok(event) => event,
+            // A list or a watch the server refuses (an expired watch or a dropped
+            // connection is routine: DEBUG).
+            Err(
+                error
+                @ (watcher::Error::InitialListFailed(_) | watcher::Error::WatchStartFailed(_)),
+            ) if !warned => {
+                warned = true;
+                tracing::warn!(resource = %what, %error, "cannot list or watch {what}; retrying");
+                continue;
+            }
             Err(error) => {
                 tracing::debug!(resource = %what, %error, "cache watch failed; retrying");
                 continue;
             }
         };
+        if matches!(event, Event::InitDone) {
+            warned = false;
+        }
         let mut touched: Vec<(String, String)> = Vec::new();
         match event {
             Event::Init => {
@@ -958,6 +978,8 @@ pub type SpokeListener = Arc<dyn Fn(&InformerKey, &str, &str) + Send + Sync>;
 #[derive(Clone)]
 pub struct SpokeObjects {
     client: Client,
+    /// The span the informers log in (the creator's: the agent's, naming the cluster).
+    span: tracing::Span,
     max_informers: usize,
     informers: Arc<Mutex<HashMap<InformerKey, ObjectCache<Value>>>>,
     listener: Arc<Mutex<Option<SpokeListener>>>,
@@ -996,10 +1018,12 @@ impl Lookup {
 }
 
 impl SpokeObjects {
-    /// Caches over `client`'s cluster, at most `max_informers` of them.
+    /// Caches over `client`'s cluster, at most `max_informers` of them. Their logs carry the
+    /// current span.
     pub fn new(client: Client, max_informers: usize) -> Self {
         Self {
             client,
+            span: tracing::Span::current(),
             max_informers,
             informers: Arc::new(Mutex::new(HashMap::new())),
             listener: Arc::new(Mutex::new(None)),
@@ -1047,6 +1071,7 @@ impl SpokeObjects {
             Api::namespaced_with(self.client.clone(), &key.namespace, &resolved.api_resource)
         };
         let ar = resolved.api_resource.clone();
+        let _in_span = self.span.enter();
         let cache = ObjectCache::spawn(api, watcher::Config::default(), move |raw: RawObject| {
             let mut value = raw.into_value();
             // Watch events may lack apiVersion/kind; the cached JSON has them.

@@ -495,6 +495,9 @@ impl WorkAgent {
     /// nothing. Needs a Tokio runtime.
     pub async fn start_caches(&self, timeout: Duration) -> bool {
         let caches = self.caches.get_or_init(|| {
+            // The informers log in a span naming the cluster.
+            let span = tracing::info_span!("work_agent", cluster = %self.config.cluster_name);
+            let _in_span = span.enter();
             let objects = SpokeObjects::new(
                 self.spoke.clone(),
                 self.config
