@@ -379,6 +379,15 @@ fn hex_decode(s: &str) -> Option<String> {
     String::from_utf8(bytes?).ok()
 }
 
+/// A stored object as a read of `version` returns it (the stored copy itself when nothing
+/// changes).
+fn in_version(info: &ResourceInfo, version: &str, obj: Arc<Value>) -> Arc<Value> {
+    match crate::conversion::convert_for_read(info, &obj, version) {
+        std::borrow::Cow::Borrowed(_) => obj,
+        std::borrow::Cow::Owned(v) => Arc::new(v),
+    }
+}
+
 impl Store {
     /// A store holding the built-in kinds and the usual namespaces
     /// (`default`, `kube-system`, `kube-public`, `kube-node-lease`).
@@ -451,9 +460,13 @@ impl Store {
         self.read().resolve(gvr)
     }
 
-    /// Read one object.
+    /// Read one object, in the version `gvr` names (converted as a read through the API
+    /// would be: addon kinds by upstream's conversion, `events.k8s.io` Events from the core
+    /// Events they are stored as).
     pub fn get(&self, gvr: &Gvr, namespace: &str, name: &str) -> ApiResult<Arc<Value>> {
-        self.get_entry(gvr, namespace, name).map(|e| e.obj.clone())
+        let info = self.resolve(gvr)?;
+        self.get_entry(gvr, namespace, name)
+            .map(|e| in_version(&info, &gvr.version, e.obj.clone()))
     }
 
     pub(crate) fn get_entry(
@@ -473,16 +486,22 @@ impl Store {
             .ok_or_else(|| ApiError::not_found(&info.group_resource(), name))
     }
 
-    /// List objects, in one namespace or (with `None`) across all.
+    /// List objects, in one namespace or (with `None`) across all, in the version `gvr`
+    /// names (see [`Store::get`]).
     pub fn list(
         &self,
         gvr: &Gvr,
         namespace: Option<&str>,
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
+        let info = self.resolve(gvr)?;
         let l = self.list_entries(gvr, namespace, opts)?;
         Ok(ObjectList {
-            items: l.entries.iter().map(|e| e.obj.clone()).collect(),
+            items: l
+                .entries
+                .iter()
+                .map(|e| in_version(&info, &gvr.version, e.obj.clone()))
+                .collect(),
             resource_version: l.resource_version,
             continue_token: l.continue_token,
             remaining_item_count: l.remaining_item_count,

@@ -96,6 +96,18 @@ async fn events_written_through_one_api_are_read_through_the_other() {
         2
     );
 
+    // FakeCluster::get and ::list (straight from the store) read each API's form too.
+    let direct: Vec<Event> = cluster.list(Some("demo")).unwrap();
+    assert_eq!(direct.len(), 2);
+    assert!(
+        direct
+            .iter()
+            .all(|e| e.regarding.is_some() && e.note.is_some())
+    );
+    let direct: CoreEvent = cluster.get("demo", "nginx.1").unwrap();
+    assert_eq!(direct.involved_object.name.as_deref(), Some("nginx"));
+    assert_eq!(direct.message.as_deref(), created.note.as_deref());
+
     // Deleting through one API deletes it from both.
     core_api
         .delete("nginx.1", &Default::default())
