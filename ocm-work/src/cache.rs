@@ -441,9 +441,9 @@ impl<T: CacheEntry> ObjectCache<T> {
     ) -> Self {
         let cache = Self::empty();
         let weak = Arc::downgrade(&cache.shared);
-        let handle = tokio::spawn(tracing::Instrument::in_current_span(
-            watch_until_dropped(weak, api, config, decode, check),
-        ));
+        let handle = tokio::spawn(tracing::Instrument::in_current_span(watch_until_dropped(
+            weak, api, config, decode, check,
+        )));
         *cache.shared.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.abort_handle());
         cache
     }
