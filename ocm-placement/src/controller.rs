@@ -365,13 +365,12 @@ impl PlacementController {
                     .decision_updated(placement, &regarding, &current, &result)
                     .await;
             } else if let Some(have) = have {
+                // Upstream replaces the labels: its patch sets the generated ones and removes
+                // every other label (the decision-group labels included, `""` and `"0"` when
+                // the placement declares no groups).
                 let want_labels = want.metadata.labels.clone().unwrap_or_default();
-                let have_labels: BTreeMap<String, String> = have.labels().clone();
-                let missing = want_labels
-                    .iter()
-                    .any(|(k, v)| have_labels.get(k) != Some(v));
-                if missing {
-                    let patch = json!({ "metadata": { "labels": want_labels } });
+                if let Some(labels) = label_patch(&want_labels, have.labels()) {
+                    let patch = json!({ "metadata": { "labels": labels } });
                     api.patch(&pd_name, &PatchParams::default(), &Patch::Merge(&patch))
                         .await
                         .map_err(kube_error(format!(
@@ -648,6 +647,24 @@ pub fn score_note<'a>(scores: impl IntoIterator<Item = (&'a str, i64)>) -> Optio
         note.push_str(&pair);
     }
     Some(note)
+}
+
+/// The merge patch of `labels` that turns `have` into `want` (sdk-go's `mapPatch`): changed
+/// and new labels with their value, removed ones as `null`. `None` when they are equal.
+fn label_patch(
+    want: &BTreeMap<String, String>,
+    have: &BTreeMap<String, String>,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let mut patch = serde_json::Map::new();
+    for (k, v) in want {
+        if have.get(k) != Some(v) {
+            patch.insert(k.clone(), json!(v));
+        }
+    }
+    for k in have.keys().filter(|k| !want.contains_key(*k)) {
+        patch.insert(k.clone(), serde_json::Value::Null);
+    }
+    (!patch.is_empty()).then_some(patch)
 }
 
 fn min_some(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {

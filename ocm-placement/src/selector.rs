@@ -95,7 +95,12 @@ impl SelectorSpec {
                 "NotIn" => Op::NotIn,
                 "Exists" => Op::Exists,
                 "DoesNotExist" => Op::DoesNotExist,
-                other => return Err(format!("{other:?} is not a valid label selector operator")),
+                other => {
+                    return Err(format!(
+                        "{} is not a valid label selector operator",
+                        go_quote(other)
+                    ));
+                }
             };
             let values = expr.values.clone().unwrap_or_default();
             validate_requirement(&expr.key, op, &values)?;
@@ -157,39 +162,139 @@ impl SelectorSpec {
 
 fn validate_requirement(key: &str, op: Op, values: &[String]) -> Result<(), String> {
     let mut errors = Vec::new();
-    if let Err(msg) = validate_qualified_name(key) {
-        errors.push(format!("key: Invalid value: {key:?}: {msg}"));
+    let key_problems = label_key_errors(key);
+    if !key_problems.is_empty() {
+        errors.push(format!(
+            "key: Invalid value: {}: {}",
+            go_quote(key),
+            key_problems.join("; ")
+        ));
     }
     match op {
-        Op::In | Op::NotIn if values.is_empty() => errors.push(
-            "values: Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty"
-                .to_string(),
-        ),
+        Op::In | Op::NotIn if values.is_empty() => errors.push(format!(
+            "values: Invalid value: {}: for 'in', 'notin' operators, values set can't be empty",
+            go_json_strings(values)
+        )),
         Op::Exists | Op::DoesNotExist if !values.is_empty() => errors.push(format!(
             "values: Invalid value: {}: values set must be empty for exists and does not exist",
-            go_string_slice(values)
+            go_json_strings(values)
         )),
         _ => {}
     }
     for (i, v) in values.iter().enumerate() {
-        if let Err(msg) = validate_label_value(v) {
-            errors.push(format!("values[{i}][{key}]: Invalid value: {v:?}: {msg}"));
+        let problems = label_value_errors(v);
+        if !problems.is_empty() {
+            errors.push(format!(
+                "values[{i}][{key}]: Invalid value: {}: {}",
+                go_quote(v),
+                problems.join("; ")
+            ));
         }
     }
-    match errors.len() {
+    // `ErrorList.ToAggregate`: repeated messages once; one message alone, several in brackets.
+    let mut unique: Vec<String> = Vec::with_capacity(errors.len());
+    for e in errors {
+        if !unique.contains(&e) {
+            unique.push(e);
+        }
+    }
+    match unique.len() {
         0 => Ok(()),
-        1 => Err(errors.remove(0)),
-        _ => Err(format!("[{}]", errors.join(", "))),
+        1 => Err(unique.remove(0)),
+        _ => Err(format!("[{}]", unique.join(", "))),
     }
 }
 
-fn go_string_slice(values: &[String]) -> String {
-    let inner: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
-    format!("[]string{{{}}}", inner.join(", "))
+/// How apimachinery's field errors print a `[]string` bad value: as JSON (`encoding/json`,
+/// which escapes `<`, `>`, `&`, U+2028 and U+2029). Requirement values are copied with
+/// `append([]string(nil), ...)`, so an empty list is a nil slice and prints `null`.
+fn go_json_strings(values: &[String]) -> String {
+    if values.is_empty() {
+        return "null".to_string();
+    }
+    let json = serde_json::to_string(values).unwrap_or_default();
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
-const NAME_FMT_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const VALUE_FMT_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+/// Go's `%q` of a string (`strconv.Quote`): printable characters as they are, the usual
+/// backslash escapes, other characters as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+pub(crate) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if go_printable(c) => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `unicode.IsPrint` for non-ASCII characters, close enough: not a control, format,
+/// separator or private-use character.
+fn go_printable(c: char) -> bool {
+    !(c.is_control()
+        || c.is_whitespace()
+        || matches!(c as u32,
+            0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e | 0x200b..=0x200f
+            | 0x202a..=0x202e | 0x2060..=0x206f | 0xfeff | 0xfff9..=0xfffb
+            | 0xe000..=0xf8ff | 0xf0000..=0x10ffff))
+}
+
+// apimachinery's messages (k8s.io/apimachinery/pkg/api/validate/content).
+const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const SUBDOMAIN_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+
+/// `RegexError`: the message, the examples and the pattern.
+fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
+    let mut out = format!("{message} (e.g. ");
+    for (i, e) in examples.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" or ");
+        }
+        out.push('\'');
+        out.push_str(e);
+        out.push_str("', ");
+    }
+    out.push_str("regex used for validation is '");
+    out.push_str(pattern);
+    out.push_str("')");
+    out
+}
+
+fn max_len_error(n: usize) -> String {
+    format!("must be no more than {n} bytes")
+}
 
 /// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`
 fn is_name_token(s: &str) -> bool {
@@ -205,10 +310,9 @@ fn is_name_token(s: &str) -> bool {
     }
 }
 
-/// Lowercase RFC 1123 subdomain.
+/// Lowercase RFC 1123 subdomain pattern (no length check).
 fn is_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty()
-        && s.len() <= 253
         && s.split('.').all(|label| {
             let b = label.as_bytes();
             match (b.first(), b.last()) {
@@ -223,44 +327,69 @@ fn is_dns1123_subdomain(s: &str) -> bool {
         })
 }
 
-/// Validates a label key (`[prefix/]name`), returning the reason when invalid.
-pub(crate) fn validate_qualified_name(key: &str) -> Result<(), String> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
+/// `content.IsLabelKey`: what is wrong with a label key (`[prefix/]name`), in apimachinery's
+/// order and words; empty when the key is valid.
+pub(crate) fn label_key_errors(key: &str) -> Vec<String> {
+    let name_error = || {
+        regex_error(
+            LABEL_KEY_MSG,
+            LABEL_KEY_FMT,
+            &["MyName", "my.name", "123-abc"],
+        )
     };
-    if name.contains('/') {
-        return Err("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character with an optional DNS subdomain prefix and '/'".to_string());
-    }
-    if let Some(p) = prefix {
-        if p.is_empty() {
-            return Err("prefix part must be non-empty".to_string());
+    let mut errors = Vec::new();
+    let mut parts = key.split('/');
+    let (first, second, third) = (parts.next(), parts.next(), parts.next());
+    let name = match (first, second, third) {
+        (Some(name), None, _) => name,
+        (Some(prefix), Some(name), None) => {
+            if prefix.is_empty() {
+                errors.push("prefix part must be non-empty".to_string());
+            } else {
+                if prefix.len() > 253 {
+                    errors.push(format!("prefix part {}", max_len_error(253)));
+                }
+                if !is_dns1123_subdomain(prefix) {
+                    errors.push(format!(
+                        "prefix part {}",
+                        regex_error(SUBDOMAIN_MSG, SUBDOMAIN_FMT, &["example.com"])
+                    ));
+                }
+            }
+            name
         }
-        if !is_dns1123_subdomain(p) {
-            return Err("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character".to_string());
+        _ => {
+            return vec![format!(
+                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                name_error()
+            )];
         }
-    }
+    };
     if name.is_empty() {
-        return Err("name part must be non-empty".to_string());
-    }
-    if name.len() > 63 {
-        return Err("name part must be no more than 63 bytes".to_string());
+        errors.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errors.push(format!("name part {}", max_len_error(63)));
     }
     if !is_name_token(name) {
-        return Err(NAME_FMT_MSG.to_string());
+        errors.push(format!("name part {}", name_error()));
     }
-    Ok(())
+    errors
 }
 
-/// Validates a label value, returning the reason when invalid.
-pub(crate) fn validate_label_value(value: &str) -> Result<(), String> {
+/// `content.IsLabelValue`: what is wrong with a label value; empty when it is valid.
+pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
+    let mut errors = Vec::new();
     if value.len() > 63 {
-        return Err("must be no more than 63 bytes".to_string());
+        errors.push(max_len_error(63));
     }
     if !value.is_empty() && !is_name_token(value) {
-        return Err(VALUE_FMT_MSG.to_string());
+        errors.push(regex_error(
+            LABEL_VALUE_MSG,
+            LABEL_VALUE_FMT,
+            &["MyValue", "my_value", "12345"],
+        ));
     }
-    Ok(())
+    errors
 }
 
 #[cfg(test)]
@@ -317,6 +446,82 @@ mod tests {
         assert!(e(req("bad key", "Exists", &[])).starts_with("key: Invalid value: \"bad key\""));
         assert!(e(req("k", "In", &["bad value"])).contains("Invalid value: \"bad value\""));
         assert!(SelectorSpec::parse(Some(&map(&[("k", "-x")])), &[]).is_err());
+    }
+
+    /// Issue #15.6: apimachinery v0.36's messages, word for word: bad values as JSON (an
+    /// empty `In` list is a nil slice, `null`), the example-and-regex suffix of label key and
+    /// value errors, sizes in bytes, Go quoting.
+    #[test]
+    fn messages_are_apimachinerys() {
+        let e = |r: LabelSelectorRequirement| SelectorSpec::parse(None, &[r]).unwrap_err();
+        assert_eq!(
+            e(req("k", "In", &[])),
+            "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"
+        );
+        assert_eq!(
+            e(req("k", "NotIn", &[])),
+            "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"
+        );
+        assert_eq!(
+            e(req("k", "Exists", &["1", "2"])),
+            r#"values: Invalid value: ["1","2"]: values set must be empty for exists and does not exist"#
+        );
+        assert_eq!(
+            e(req("k", "In", &["-1"])),
+            "values[0][k]: Invalid value: \"-1\": a valid label must be an empty string or consist of \
+             alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric \
+             character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is \
+             '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        );
+        assert_eq!(
+            e(req("k", "In", &[&"x".repeat(64)])),
+            format!(
+                "values[0][k]: Invalid value: \"{}\": must be no more than 63 bytes",
+                "x".repeat(64)
+            )
+        );
+        assert_eq!(
+            e(req("bad key", "Exists", &[])),
+            "key: Invalid value: \"bad key\": name part must consist of alphanumeric characters, \
+             '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  \
+             or 'my.name',  or '123-abc', regex used for validation is \
+             '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        );
+        assert_eq!(
+            e(req("/k", "Exists", &[])),
+            "key: Invalid value: \"/k\": prefix part must be non-empty"
+        );
+        assert_eq!(
+            e(req("Ex.com/", "Exists", &[])),
+            "key: Invalid value: \"Ex.com/\": prefix part a lowercase RFC 1123 subdomain must \
+             consist of lower case alphanumeric characters, '-' or '.', and must start and end with \
+             an alphanumeric character (e.g. 'example.com', regex used for validation is \
+             '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'); name part must be \
+             non-empty; name part must consist of alphanumeric characters, '-', '_' or '.', and must \
+             start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or \
+             '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        );
+        assert!(e(req("a/b/c", "Exists", &[])).starts_with(
+            "key: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric"
+        ));
+        assert!(e(req("a/b/c", "Exists", &[])).ends_with(
+            " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ));
+        assert_eq!(
+            e(req("k", "Equals", &["v"])),
+            "\"Equals\" is not a valid label selector operator"
+        );
+        // Several problems: in brackets, comma-separated.
+        let both = e(req("k", "Exists", &["a b"]));
+        assert!(both.starts_with("[values: Invalid value: [\"a b\"]: values set must be empty"));
+        assert!(both.contains(", values[0][k]: Invalid value: \"a b\": a valid label"));
+        assert!(both.ends_with("]"));
+        // Go escapes in quoted and JSON values.
+        assert_eq!(go_quote("a\tb\"é\u{200b}"), "\"a\\tb\\\"é\\u200b\"");
+        assert_eq!(
+            go_json_strings(&["<&>".to_string()]),
+            r#"["\u003c\u0026\u003e"]"#
+        );
     }
 
     /// Issue #17: selectors far beyond any real size validate, compile and match (or fail

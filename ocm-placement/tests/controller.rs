@@ -171,6 +171,57 @@ async fn schedules_binds_and_then_writes_nothing() {
     assert_eq!(second.writes, 0, "steady state writes nothing");
 }
 
+/// Issue #15.6: upstream writes the decision-group labels (`""` and `"0"`) when the placement
+/// declares no groups and its label patch removes every label it did not generate.
+#[tokio::test]
+async fn decision_labels_are_replaced_like_upstream() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({}))]).await;
+    placement(&hub, json!({})).await;
+    // A decision left over from a grouped strategy, already holding the right clusters.
+    create_in::<PlacementDecision>(
+        &hub.client,
+        NS,
+        json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "PlacementDecision",
+            "metadata": {"name": "p-decision-1", "namespace": NS, "labels": {
+                "cluster.open-cluster-management.io/placement": "p",
+                "cluster.open-cluster-management.io/decision-group-name": "canary",
+                "cluster.open-cluster-management.io/decision-group-index": "3",
+                "stale": "x"}}
+        }),
+    )
+    .await;
+    let api: Api<PlacementDecision> = Api::namespaced(hub.client.clone(), NS);
+    api.patch_status(
+        "p-decision-1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"decisions": [
+            {"clusterName": "c1", "reason": ""}, {"clusterName": "c2", "reason": ""}]}})),
+    )
+    .await
+    .unwrap();
+    hub.controller.reconcile_all().await.expect("reconcile");
+    let pd = api.get("p-decision-1").await.unwrap();
+    let labels: Vec<(&str, &str)> = pd
+        .labels()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (
+                "cluster.open-cluster-management.io/decision-group-index",
+                "0"
+            ),
+            ("cluster.open-cluster-management.io/decision-group-name", ""),
+            ("cluster.open-cluster-management.io/placement", "p"),
+        ]
+    );
+    let again = hub.controller.reconcile_all().await.expect("reconcile");
+    assert_eq!(again.writes, 0);
+}
+
 #[tokio::test]
 async fn an_unreachable_cluster_is_replaced_once_its_toleration_runs_out() {
     let unreachable = json!({"taints": [{

@@ -563,3 +563,65 @@ fn placement_status_keeps_transition_time_when_unchanged() {
     let second = r.placement_status(Some(&first), later);
     assert_eq!(first.conditions, second.conditions);
 }
+
+/// Issue #15.6: a decision-group selector whose `In` has no values keeps the scheduler's
+/// selection and reports the group error in apimachinery's form (`null`, the nil slice).
+#[test]
+fn group_selector_with_empty_in_keeps_selection_and_reports_null() {
+    let snap = clouds();
+    let p = placement(
+        "p",
+        json!({"decisionStrategy": {"groupStrategy": {"decisionGroups": [
+            {"groupName": "canary", "groupClusterSelector": {"labelSelector": {"matchExpressions": [
+                {"key": "cloud", "operator": "In", "values": []}]}}}]}}}),
+    );
+    let r = schedule(&p, &snap);
+    assert_eq!(r.status.code, StatusCode::Misconfigured);
+    assert_eq!(
+        r.misconfigured.message,
+        ":values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"
+    );
+    assert_eq!(selected_set(&r).len(), 4);
+    assert_eq!(r.satisfied.reason, "AllDecisionsScheduled");
+    assert!(r.slices.is_empty());
+    let st = r.placement_status(None, now());
+    assert_eq!(st.number_of_selected_clusters, Some(4));
+    assert_eq!(st.decision_groups, Some(vec![]));
+}
+
+/// Issue #15.6: numeric string values where none are allowed print as a JSON list.
+#[test]
+fn group_selector_with_numeric_string_values_reports_json_list() {
+    let snap = clouds();
+    let p = placement(
+        "p",
+        json!({"decisionStrategy": {"groupStrategy": {"decisionGroups": [
+            {"groupName": "canary", "groupClusterSelector": {"claimSelector": {"matchExpressions": [
+                {"key": "tier", "operator": "Exists", "values": ["1", "2"]}]}}}]}}}),
+    );
+    let r = schedule(&p, &snap);
+    assert_eq!(
+        r.misconfigured.message,
+        r#":values: Invalid value: ["1","2"]: values set must be empty for exists and does not exist"#
+    );
+    assert_eq!(r.satisfied.reason, "AllDecisionsScheduled");
+    assert_eq!(selected_set(&r).len(), 4);
+}
+
+/// Issue #15.6: label value errors end with apimachinery's examples and pattern.
+#[test]
+fn predicate_label_value_message_has_examples_and_regex() {
+    let snap = clouds();
+    let p = placement(
+        "p",
+        json!({"predicates": [{"requiredClusterSelector": {"labelSelector": {"matchLabels": {"cloud": "-Azure"}}}}]}),
+    );
+    let r = schedule(&p, &snap);
+    assert_eq!(
+        r.misconfigured.message,
+        "Predicate:values[0][cloud]: Invalid value: \"-Azure\": a valid label must be an empty \
+         string or consist of alphanumeric characters, '-', '_' or '.', and must start and end \
+         with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used \
+         for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+    );
+}
