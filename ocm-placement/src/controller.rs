@@ -32,6 +32,11 @@
 //! because unchanged placements cause no write), score expiry triggers a reschedule (upstream
 //! waits for its 10-minute resync), and `DecisionDelete` is emitted only for a delete that
 //! succeeded.
+//!
+//! Opt-in (our addition): topology spread, `spec.spreadPolicy.spreadConstraints`, which
+//! upstream ignores. Give the controller a scheduler built with it:
+//! `PlacementController::new(client).with_scheduler(Scheduler::new().with_topology_spread(true))`
+//! (see [`crate::spread`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -220,7 +225,8 @@ impl PlacementController {
         self
     }
 
-    /// Uses `scheduler` (for example one with custom filters or prioritizers).
+    /// Uses `scheduler` (for example one with custom filters or prioritizers, or with
+    /// topology spread: [`Scheduler::with_topology_spread`]).
     #[must_use]
     pub fn with_scheduler(mut self, scheduler: Scheduler) -> Self {
         self.scheduler = Arc::new(scheduler);

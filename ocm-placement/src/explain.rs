@@ -47,7 +47,9 @@ impl ScheduleResult {
                 rank[i] = r;
             }
         }
-        let selected_count = self.selected.len();
+        // With topology spread the selection is not a prefix of the score order.
+        let mut selected = self.selected.clone();
+        selected.sort_unstable();
         self.candidates
             .iter()
             .map(|&id| {
@@ -55,7 +57,7 @@ impl ScheduleResult {
                     Ok(i) if rank[i] != usize::MAX => Outcome::Scored {
                         total: self.scores[rank[i]].total,
                         rank: rank[i],
-                        selected: rank[i] < selected_count,
+                        selected: selected.binary_search(&id).is_ok(),
                         scores: self
                             .prioritizers
                             .iter()

@@ -59,7 +59,10 @@
 //! and `PreferNoSelect` having no effect), prioritizer weights and integer arithmetic, sort
 //! order, decision groups, PlacementDecision naming/labels/slicing, condition reasons and
 //! messages. Our additions: custom [`plugins::Filter`] and [`plugins::Prioritizer`] traits,
-//! [`ScheduleResult::explain`], and deterministic orders where upstream iterates Go maps.
+//! [`ScheduleResult::explain`], deterministic orders where upstream iterates Go maps, and,
+//! as an opt-in ([`Scheduler::with_topology_spread`]), topology spread
+//! (`spec.spreadPolicy.spreadConstraints`, a field upstream's scheduler ignores; see
+//! [`spread`]).
 //! Approximations: CEL runs on the `cel` crate, whose cost is a static estimate (see
 //! [`plugins::CelLimits`]). Of the Kubernetes CEL libraries upstream enables, we provide
 //! Quantity, Semver, Lists, Regex, IP and CIDR with Kubernetes' semantics; URL and Format are
@@ -97,6 +100,7 @@ mod scheduler;
 mod selector;
 pub mod sim;
 pub mod snapshot;
+pub mod spread;
 mod status;
 mod symbols;
 #[cfg(feature = "controller")]

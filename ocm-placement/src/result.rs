@@ -121,9 +121,11 @@ pub struct ScheduleResult {
     pub prioritizers: Vec<PrioritizerScores>,
     /// Feasible clusters sorted by total score descending, then name ascending.
     pub scores: Vec<ScoredCluster>,
-    /// Selected clusters in score order (a prefix of `scores`).
+    /// Selected clusters in score order (a prefix of `scores`); with topology spread on and
+    /// spread constraints, in the order the spread chose them (see [`crate::spread`]).
     pub selected: Vec<ClusterId>,
-    /// `numberOfClusters − selected` (0 without `numberOfClusters`).
+    /// `numberOfClusters − selected` (0 without `numberOfClusters`; with topology spread,
+    /// the clusters a `DoNotSchedule` constraint left out count as well).
     pub unscheduled: i64,
     /// When the placement must be scheduled again (a time-limited toleration runs out).
     pub requeue_at: Option<Timestamp>,
@@ -139,6 +141,10 @@ pub struct ScheduleResult {
     pub satisfied: NewCondition,
     /// `PlacementMisconfigured`.
     pub misconfigured: NewCondition,
+    /// How the spread constraints ended up, when the scheduler was built with
+    /// [`Scheduler::with_topology_spread`](crate::Scheduler::with_topology_spread) and the
+    /// placement has spread constraints (our addition; `None` otherwise).
+    pub spread: Option<crate::spread::SpreadOutcome>,
 }
 
 impl ScheduleResult {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use ocm_api::cluster::v1beta1::Placement;
+use ocm_api::conditions::ConditionStatus;
 
 use crate::decisions::{build_groups, slice_groups};
 use crate::error::{Error, Result};
@@ -19,6 +20,7 @@ use crate::result::{
     StatusCode,
 };
 use crate::snapshot::{ClusterId, SetMembers, Snapshot};
+use crate::spread::{self, SpreadOutcome};
 use crate::status::{self, SatisfiedInputs};
 
 /// Schedules placements against snapshots. Cheap to clone; holds only configuration and the
@@ -28,6 +30,7 @@ pub struct Scheduler {
     filters: Vec<Arc<dyn Filter>>,
     prioritizers: Vec<Arc<dyn Prioritizer>>,
     cel_limits: CelLimits,
+    topology_spread: bool,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -50,6 +53,7 @@ impl std::fmt::Debug for Scheduler {
                     .collect::<Vec<_>>(),
             )
             .field("cel_limits", &self.cel_limits)
+            .field("topology_spread", &self.topology_spread)
             .finish()
     }
 }
@@ -63,6 +67,7 @@ struct Pipeline {
     selected: Vec<ClusterId>,
     requeue_at: Option<i128>,
     status: ScheduleStatus,
+    spread: Option<SpreadOutcome>,
 }
 
 impl Scheduler {
@@ -89,6 +94,15 @@ impl Scheduler {
     #[must_use]
     pub fn with_cel_limits(mut self, limits: CelLimits) -> Self {
         self.cel_limits = limits;
+        self
+    }
+
+    /// Honours `spec.spreadPolicy.spreadConstraints` (**our addition**, off by default:
+    /// upstream's scheduler ignores the field). See [`crate::spread`] for the rules, the
+    /// conditions it writes and an example.
+    #[must_use]
+    pub fn with_topology_spread(mut self, enabled: bool) -> Self {
+        self.topology_spread = enabled;
         self
     }
 
@@ -129,7 +143,17 @@ impl Scheduler {
         let pipeline = self.run(&ctx, namespace, name, &candidates, &decided, now_ns);
 
         let number_of_clusters = placement.spec.number_of_clusters.map(i64::from);
-        let unscheduled = number_of_clusters.map_or(0, |n| n - pipeline.selected.len() as i64);
+        let mut unscheduled = number_of_clusters.map_or(0, |n| n - pipeline.selected.len() as i64);
+        // Topology spread (our addition): clusters a hard constraint left out are unscheduled
+        // decisions also without `numberOfClusters`.
+        let spread_message = pipeline.spread.as_ref().and_then(SpreadOutcome::message);
+        if let Some(outcome) = pipeline
+            .spread
+            .as_ref()
+            .filter(|_| spread_message.is_some())
+        {
+            unscheduled = unscheduled.max(outcome.wanted as i64 - outcome.selected as i64);
+        }
 
         // Decision groups and slices.
         let strategy = placement
@@ -152,7 +176,11 @@ impl Scheduler {
             selected: pipeline.selected.len(),
             unscheduled,
         };
-        let satisfied = status::satisfied(&inputs, &status);
+        let mut satisfied = status::satisfied(&inputs, &status);
+        if let Some(message) = spread_message.filter(|_| satisfied.status != ConditionStatus::True)
+        {
+            satisfied.message = format!("{}: {message}", satisfied.message);
+        }
         let misconfigured = status::misconfigured(&status);
 
         let requeue_at = pipeline
@@ -180,6 +208,7 @@ impl Scheduler {
             slices,
             satisfied,
             misconfigured,
+            spread: pipeline.spread,
         })
     }
 
@@ -202,6 +231,7 @@ impl Scheduler {
             selected: Vec::new(),
             requeue_at: None,
             status: ScheduleStatus::success(),
+            spread: None,
         };
 
         // Predicate.
@@ -347,7 +377,22 @@ impl Scheduler {
             None => scored.len(),
             Some(n) => usize::try_from(n).unwrap_or(0).min(scored.len()),
         };
-        out.selected = scored[..take].iter().map(|s| s.cluster).collect();
+        let spread = if self.topology_spread {
+            spread::select(placement, snapshot, &scored, take)
+        } else {
+            Ok(None)
+        };
+        match spread {
+            Ok(Some(selection)) => {
+                out.selected = selection.selected;
+                out.spread = Some(selection.outcome);
+            }
+            Ok(None) => out.selected = scored[..take].iter().map(|s| s.cluster).collect(),
+            Err(message) => {
+                out.status = ScheduleStatus::new(StatusCode::Misconfigured, spread::NAME, message);
+                return out;
+            }
+        }
         out.scores = scored;
         out.feasible = survivors;
 

@@ -1,0 +1,571 @@
+//! Topology spread: `spec.spreadPolicy.spreadConstraints`, **our addition** (off by default).
+//!
+//! The field has been in the Placement API since 2022, but upstream's scheduler ignores it, and
+//! so does [`Scheduler`](crate::Scheduler) unless it is built with
+//! [`Scheduler::with_topology_spread`](crate::Scheduler::with_topology_spread) (give that
+//! scheduler to the controller's `PlacementController::with_scheduler` to use it there). With the
+//! option on, the scheduler selects clusters so that they spread over the values of a label or
+//! claim (the *topology domains*):
+//!
+//! * A constraint's domains are the values its `topologyKey` (a label when `topologyKeyType`
+//!   is `Label`, a claim when it is `Claim`) takes among the feasible clusters (those that pass
+//!   the predicates, the taints and the custom filters) that every `DoNotSchedule` constraint
+//!   allows. The *skew* of a constraint is the largest number of selected clusters in one of
+//!   its domains minus the smallest (a domain with none selected counts 0), as the API
+//!   documents. `maxSkew` defaults to 1, `whenUnsatisfiable` to `ScheduleAnyway`.
+//! * `whenUnsatisfiable: DoNotSchedule` is a hard rule: the selection never has a skew above
+//!   `maxSkew`, even if that means selecting fewer clusters than `numberOfClusters` (or than
+//!   the feasible clusters without it). Clusters without the topology key are not selected,
+//!   as Kubernetes' pod topology spread leaves out nodes without the key.
+//! * `ScheduleAnyway` is a preference: clusters that keep the skew within `maxSkew` come
+//!   first; when none is left the one that exceeds it least is chosen, so the count is always
+//!   reached. Clusters without the key can be selected and do not change its skew.
+//! * Clusters are chosen one at a time: among those the hard constraints allow, the one that
+//!   breaks the soft constraints least (compared in spec order, the first one mattering most,
+//!   as the API says), then the highest total score of the prioritizers, then the name.
+//!   `numberOfClusters` (default: every feasible cluster) is the count aimed at. With one hard
+//!   constraint this reaches the largest count the constraint allows; with several hard
+//!   constraints the greedy choice may stop short of the best possible count.
+//! * When a hard constraint stops the selection short, the unscheduled count is the wanted
+//!   count minus the selected one (also without `numberOfClusters`), and `PlacementSatisfied`
+//!   is `False` with upstream's reason and message (`NotAllDecisionsScheduled`, `<n> cluster
+//!   decisions unscheduled`; `NoManagedClusterMatched` when nothing could be selected)
+//!   followed by `: ` and [`SpreadOutcome::message`], which names the constraint, the counts
+//!   per domain and the clusters without the key.
+//! * A constraint the CRD would reject (`maxSkew` below 1, an empty `topologyKey`) makes the
+//!   placement misconfigured: `PlacementMisconfigured` says `TopologySpread:<field error>` and
+//!   nothing is selected, as for upstream's other plugins.
+//!
+//! Without the option, or without constraints, nothing changes; the `Spread` built-in
+//! prioritizer stays unknown (upstream's `incorrect builtin prioritizer: Spread`) either way:
+//! the spread is not a score. [`ScheduleResult::spread`](crate::ScheduleResult::spread) reports
+//! how each constraint ended up. Each choice looks at every distinct combination of domains
+//! that still has clusters, so a round costs about (selected clusters) × (combinations); a key
+//! unique to every cluster makes that quadratic.
+//!
+//! # Example
+//!
+//! Six clusters over three zones, the three best-scored in zone `a`: without the option the
+//! scheduler takes the three best, with it one per zone.
+//!
+//! ```
+//! use ocm_api::cluster::v1::ManagedCluster;
+//! use ocm_api::cluster::v1beta1::Placement;
+//! use ocm_placement::{Scheduler, Snapshot};
+//! use serde_json::json;
+//!
+//! let cluster = |name: &str, zone: &str, cpu: &str| -> ManagedCluster {
+//!     serde_json::from_value(json!({
+//!         "metadata": {"name": name, "labels": {
+//!             "cluster.open-cluster-management.io/clusterset": "default", "zone": zone}},
+//!         "spec": {},
+//!         "status": {"allocatable": {"cpu": cpu}, "capacity": {"cpu": "64"}}
+//!     }))
+//!     .unwrap()
+//! };
+//! let mut builder = Snapshot::builder()
+//!     .cluster_set(&serde_json::from_value(json!({"metadata": {"name": "default"}, "spec": {}}))?)
+//!     .binding(&serde_json::from_value(json!({
+//!         "metadata": {"name": "default", "namespace": "apps"}, "spec": {"clusterSet": "default"}}))?);
+//! for (name, zone, cpu) in [("a1", "a", "60"), ("a2", "a", "50"), ("a3", "a", "40"),
+//!                           ("b1", "b", "30"), ("c1", "c", "20"), ("c2", "c", "10")] {
+//!     builder.add_cluster(cluster(name, zone, cpu));
+//! }
+//! let snapshot = builder.build();
+//! let placement: Placement = serde_json::from_value(json!({
+//!     "metadata": {"name": "web", "namespace": "apps"},
+//!     "spec": {
+//!         "numberOfClusters": 3,
+//!         "prioritizerPolicy": {"configurations": [
+//!             {"scoreCoordinate": {"type": "BuiltIn", "builtIn": "ResourceAllocatableCPU"},
+//!              "weight": 1}]},
+//!         "spreadPolicy": {"spreadConstraints": [
+//!             {"topologyKey": "zone", "topologyKeyType": "Label", "maxSkew": 1,
+//!              "whenUnsatisfiable": "DoNotSchedule"}]}
+//!     }
+//! }))?;
+//! let now = jiff::Timestamp::from_second(1_700_000_000)?;
+//!
+//! let upstream = Scheduler::new().schedule(&placement, &snapshot, now)?;
+//! assert_eq!(upstream.selected_names(), ["a1", "a2", "a3"]);
+//!
+//! let spread = Scheduler::new().with_topology_spread(true).schedule(&placement, &snapshot, now)?;
+//! assert_eq!(spread.selected_names(), ["a1", "b1", "c1"]);
+//! let outcome = spread.spread.as_ref().unwrap();
+//! assert_eq!(outcome.constraints[0].skew, 0);
+//! assert_eq!(spread.satisfied.reason, "AllDecisionsScheduled");
+//!
+//! // Five of six: zone `b` has one cluster, so no zone may have more than two.
+//! let mut five = placement.clone();
+//! five.spec.number_of_clusters = Some(6);
+//! let r = Scheduler::new().with_topology_spread(true).schedule(&five, &snapshot, now)?;
+//! assert_eq!(r.selected.len(), 5);
+//! assert_eq!(r.satisfied.reason, "NotAllDecisionsScheduled");
+//! assert_eq!(
+//!     r.satisfied.message,
+//!     "1 cluster decisions unscheduled: spreadConstraints[0] (Label \"zone\", maxSkew 1, \
+//!      DoNotSchedule) allows 5 of 6 clusters: a=2, b=1, c=2"
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashMap;
+
+use ocm_api::cluster::v1beta1::{
+    Placement, SpreadConstraintsTerm, TopologyKeyType, UnsatisfiableMaxSkewAction,
+};
+
+use crate::result::ScoredCluster;
+use crate::snapshot::{ClusterId, Snapshot};
+use crate::symbols::{ABSENT, Sym};
+
+/// Plugin name in statuses and messages.
+pub const NAME: &str = "TopologySpread";
+
+/// One constraint, with its key translated into the snapshot's symbols.
+#[derive(Debug, Clone)]
+struct Constraint {
+    key: Sym,
+    claim: bool,
+    max_skew: i64,
+    hard: bool,
+    term: SpreadConstraintsTerm,
+}
+
+/// How one constraint ended up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConstraintReport {
+    /// Position in `spreadConstraints`.
+    pub index: usize,
+    /// The constraint as written.
+    pub term: SpreadConstraintsTerm,
+    /// Selected clusters per domain (domain value, count), sorted by value.
+    pub domains: Vec<(String, usize)>,
+    /// Feasible clusters without the topology key.
+    pub without_key: usize,
+    /// The skew of the selection.
+    pub skew: usize,
+    /// Whether this hard constraint stopped the selection before the wanted count.
+    pub limited: bool,
+}
+
+/// The outcome of a spread selection.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct SpreadOutcome {
+    /// One report per constraint, in spec order.
+    pub constraints: Vec<ConstraintReport>,
+    /// How many clusters were wanted (`numberOfClusters`, or every feasible cluster).
+    pub wanted: usize,
+    /// How many were selected.
+    pub selected: usize,
+}
+
+impl SpreadOutcome {
+    /// Why fewer clusters than wanted were selected, when a hard constraint is the reason:
+    /// `spreadConstraints[0] (Label "zone", maxSkew 1, DoNotSchedule) allows 4 of 6 clusters:
+    /// a=2, b=2, c=0`.
+    pub fn message(&self) -> Option<String> {
+        let limiting: Vec<String> = self
+            .constraints
+            .iter()
+            .filter(|c| c.limited)
+            .map(|c| {
+                // As the API spells it (also for a value a newer API may add).
+                let kind = serde_json::to_value(c.term.topology_key_type)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                let shown: Vec<String> = c
+                    .domains
+                    .iter()
+                    .take(MAX_DOMAINS_IN_MESSAGE)
+                    .map(|(d, n)| format!("{d}={n}"))
+                    .collect();
+                let more = c.domains.len().saturating_sub(MAX_DOMAINS_IN_MESSAGE);
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                let without = if c.without_key > 0 {
+                    format!("; {} clusters without the key", c.without_key)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "spreadConstraints[{}] ({kind} {:?}, maxSkew {}, DoNotSchedule) allows {} of {} clusters: {}{more}{without}",
+                    c.index,
+                    c.term.topology_key,
+                    c.term.max_skew.unwrap_or(1),
+                    self.selected,
+                    self.wanted,
+                    shown.join(", ")
+                )
+            })
+            .collect();
+        (!limiting.is_empty()).then(|| limiting.join("; "))
+    }
+}
+
+/// Most domains listed in a message.
+const MAX_DOMAINS_IN_MESSAGE: usize = 10;
+
+/// The constraints of `placement`, validated; an empty list when there are none. The error
+/// is the Misconfigured message.
+fn constraints(placement: &Placement, snapshot: &Snapshot) -> Result<Vec<Constraint>, String> {
+    let terms = placement
+        .spec
+        .spread_policy
+        .as_ref()
+        .and_then(|s| s.spread_constraints.as_deref())
+        .unwrap_or_default();
+    terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let max_skew = t.max_skew.unwrap_or(1);
+            if max_skew < 1 {
+                return Err(format!(
+                    "spreadConstraints[{i}].maxSkew: Invalid value: {max_skew}: should be greater than or equal to 1"
+                ));
+            }
+            if t.topology_key.is_empty() {
+                return Err(format!(
+                    "spreadConstraints[{i}].topologyKey: Required value"
+                ));
+            }
+            Ok(Constraint {
+                key: snapshot.symbols.lookup(&t.topology_key),
+                claim: t.topology_key_type == TopologyKeyType::Claim,
+                max_skew: i64::from(max_skew),
+                hard: t.when_unsatisfiable == Some(UnsatisfiableMaxSkewAction::DoNotSchedule),
+                term: t.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Counts of one constraint's domains, with the minimum and maximum kept up to date.
+#[derive(Debug, Clone)]
+struct Counts {
+    counts: Vec<i64>,
+    min: i64,
+    at_min: usize,
+    max: i64,
+}
+
+impl Counts {
+    fn new(domains: usize) -> Self {
+        Counts {
+            counts: vec![0; domains],
+            min: 0,
+            at_min: domains,
+            max: 0,
+        }
+    }
+
+    /// The skew after one more cluster in `domain` (`None`: a cluster without the key).
+    fn skew_after(&self, domain: Option<u32>) -> i64 {
+        let Some(d) = domain else {
+            return self.max - self.min;
+        };
+        let c = self.counts.get(d as usize).copied().unwrap_or(0);
+        let min = if c == self.min && self.at_min == 1 {
+            self.min + 1
+        } else {
+            self.min
+        };
+        self.max.max(c + 1) - min
+    }
+
+    fn add(&mut self, domain: Option<u32>) {
+        let Some(d) = domain else { return };
+        let Some(slot) = self.counts.get_mut(d as usize) else {
+            return;
+        };
+        let before = *slot;
+        *slot += 1;
+        self.max = self.max.max(*slot);
+        if before == self.min {
+            self.at_min -= 1;
+            if self.at_min == 0 {
+                self.min += 1;
+                self.at_min = self.counts.iter().filter(|&&c| c == self.min).count();
+            }
+        }
+    }
+
+    fn skew(&self) -> i64 {
+        self.max - self.min
+    }
+}
+
+/// Clusters sharing the same domain in every constraint, in score order, each with its
+/// position in the score order.
+struct Group {
+    domains: Box<[Option<u32>]>,
+    members: Vec<(usize, ClusterId)>,
+    next: usize,
+}
+
+/// The selection, in the order the clusters were chosen, and how the constraints ended up.
+pub(crate) struct Selection {
+    pub(crate) selected: Vec<ClusterId>,
+    pub(crate) outcome: SpreadOutcome,
+}
+
+/// Selects up to `wanted` of `scored` (sorted by total descending, then name) under the
+/// placement's spread constraints. `Err` is a Misconfigured message; `Ok(None)` means there
+/// are no constraints (the caller keeps upstream's prefix).
+pub(crate) fn select(
+    placement: &Placement,
+    snapshot: &Snapshot,
+    scored: &[ScoredCluster],
+    wanted: usize,
+) -> Result<Option<Selection>, String> {
+    let constraints = constraints(placement, snapshot)?;
+    if constraints.is_empty() {
+        return Ok(None);
+    }
+    let n = constraints.len();
+    // Domains of every constraint, numbered in order of first appearance among the clusters
+    // the hard constraints allow.
+    let mut domain_ids: Vec<HashMap<Sym, u32>> = vec![HashMap::new(); n];
+    let mut domain_names: Vec<Vec<Sym>> = vec![Vec::new(); n];
+    let mut without_key = vec![0usize; n];
+    let mut group_of: HashMap<Box<[Option<u32>]>, usize> = HashMap::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut values: Vec<Option<Sym>> = Vec::with_capacity(n);
+    for (pos, s) in scored.iter().enumerate() {
+        let Some(entry) = snapshot.clusters.get(s.cluster.index()) else {
+            continue;
+        };
+        values.clear();
+        let mut allowed = true;
+        for (i, c) in constraints.iter().enumerate() {
+            let map = if c.claim {
+                &entry.claims
+            } else {
+                &entry.labels
+            };
+            let value = if c.key == ABSENT {
+                None
+            } else {
+                map.get(c.key)
+            };
+            if value.is_none() {
+                without_key[i] += 1;
+                allowed &= !c.hard;
+            }
+            values.push(value);
+        }
+        if !allowed {
+            continue;
+        }
+        let tuple: Box<[Option<u32>]> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.map(|v| {
+                    let next = u32::try_from(domain_ids[i].len()).unwrap_or(u32::MAX);
+                    *domain_ids[i].entry(v).or_insert_with(|| {
+                        domain_names[i].push(v);
+                        next
+                    })
+                })
+            })
+            .collect();
+        let g = match group_of.get(&tuple) {
+            Some(&g) => g,
+            None => {
+                groups.push(Group {
+                    domains: tuple.clone(),
+                    members: Vec::new(),
+                    next: 0,
+                });
+                group_of.insert(tuple, groups.len() - 1);
+                groups.len() - 1
+            }
+        };
+        groups[g].members.push((pos, s.cluster));
+    }
+    let mut counts: Vec<Counts> = domain_ids.iter().map(|d| Counts::new(d.len())).collect();
+    let hard_any = constraints.iter().any(|c| c.hard);
+    let available: usize = groups.iter().map(|g| g.members.len()).sum();
+    let mut selected = Vec::with_capacity(wanted.min(available));
+    if !hard_any && wanted >= available {
+        // Everything is selected; soft constraints would only decide the order, which nothing
+        // downstream depends on (decisions are written in name order): keep the score order.
+        selected.extend(scored.iter().map(|s| s.cluster));
+        for g in &groups {
+            for _ in &g.members {
+                for (i, c) in counts.iter_mut().enumerate() {
+                    c.add(g.domains[i]);
+                }
+            }
+        }
+    } else {
+        let mut violations = vec![0i64; n];
+        let mut best_violations = vec![0i64; n];
+        while selected.len() < wanted {
+            let mut best: Option<(usize, usize)> = None; // (group, position of its head)
+            for (g, group) in groups.iter().enumerate() {
+                let Some(&(pos, _)) = group.members.get(group.next) else {
+                    continue;
+                };
+                let mut ok = true;
+                for (i, c) in constraints.iter().enumerate() {
+                    let skew = counts[i].skew_after(group.domains[i]);
+                    if c.hard {
+                        violations[i] = 0;
+                        if skew > c.max_skew {
+                            ok = false;
+                            break;
+                        }
+                    } else {
+                        violations[i] = (skew - c.max_skew).max(0);
+                    }
+                }
+                if !ok {
+                    continue;
+                }
+                let better = match best {
+                    None => true,
+                    Some((_, best_pos)) => match violations.cmp(&best_violations) {
+                        std::cmp::Ordering::Less => true,
+                        std::cmp::Ordering::Equal => pos < best_pos,
+                        std::cmp::Ordering::Greater => false,
+                    },
+                };
+                if better {
+                    best = Some((g, pos));
+                    best_violations.clone_from(&violations);
+                }
+            }
+            let Some((g, _)) = best else { break };
+            let Some(group) = groups.get_mut(g) else {
+                break;
+            };
+            let Some(&(_, id)) = group.members.get(group.next) else {
+                break;
+            };
+            group.next += 1;
+            for (i, c) in counts.iter_mut().enumerate() {
+                c.add(group.domains[i]);
+            }
+            selected.push(id);
+        }
+    }
+    let stopped_short = selected.len() < wanted;
+    // The hard constraints that stopped the selection: those a remaining cluster would break,
+    // and those that left out clusters without their key.
+    let mut limiting = vec![false; n];
+    if stopped_short {
+        for group in groups.iter().filter(|g| g.next < g.members.len()) {
+            for (i, c) in constraints.iter().enumerate() {
+                if c.hard && counts[i].skew_after(group.domains[i]) > c.max_skew {
+                    limiting[i] = true;
+                }
+            }
+        }
+        for (i, c) in constraints.iter().enumerate() {
+            if c.hard && without_key[i] > 0 {
+                limiting[i] = true;
+            }
+        }
+    }
+    let reports = constraints
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut domains: Vec<(String, usize)> = domain_names[i]
+                .iter()
+                .enumerate()
+                .map(|(d, &sym)| {
+                    let count = counts[i].counts.get(d).copied().unwrap_or(0);
+                    (
+                        snapshot.symbols.resolve(sym).to_string(),
+                        usize::try_from(count).unwrap_or(0),
+                    )
+                })
+                .collect();
+            domains.sort();
+            ConstraintReport {
+                index: i,
+                term: c.term.clone(),
+                domains,
+                without_key: without_key[i],
+                skew: usize::try_from(counts[i].skew()).unwrap_or(0),
+                limited: limiting[i],
+            }
+        })
+        .collect();
+    let outcome = SpreadOutcome {
+        constraints: reports,
+        wanted,
+        selected: selected.len(),
+    };
+    Ok(Some(Selection { selected, outcome }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The incremental minimum and maximum agree with counting from scratch.
+        #[test]
+        fn counts_track_skew(domains in 1..8usize, adds in proptest::collection::vec(proptest::option::of(0..8u32), 0..60)) {
+            let mut counts = Counts::new(domains);
+            let mut naive = vec![0i64; domains];
+            for add in adds {
+                let add = add.filter(|d| (*d as usize) < domains);
+                let mut after = naive.clone();
+                if let Some(d) = add {
+                    after[d as usize] += 1;
+                }
+                let skew = |v: &[i64]| v.iter().max().unwrap() - v.iter().min().unwrap();
+                prop_assert_eq!(counts.skew_after(add), skew(&after));
+                counts.add(add);
+                naive = after;
+                prop_assert_eq!(counts.skew(), skew(&naive));
+            }
+        }
+    }
+
+    #[test]
+    fn message_lists_ten_domains_and_counts_the_rest() {
+        let term: SpreadConstraintsTerm = serde_json::from_value(serde_json::json!({
+            "topologyKey": "rack", "topologyKeyType": "Claim", "maxSkew": 2,
+            "whenUnsatisfiable": "DoNotSchedule"}))
+        .unwrap();
+        let report = |limited| ConstraintReport {
+            index: 1,
+            term: term.clone(),
+            domains: (0..12).map(|i| (format!("r{i:02}"), 1)).collect(),
+            without_key: 3,
+            skew: 1,
+            limited,
+        };
+        let outcome = SpreadOutcome {
+            constraints: vec![report(false), report(true)],
+            wanted: 20,
+            selected: 12,
+        };
+        assert_eq!(
+            outcome.message().unwrap(),
+            "spreadConstraints[1] (Claim \"rack\", maxSkew 2, DoNotSchedule) allows 12 of 20 \
+             clusters: r00=1, r01=1, r02=1, r03=1, r04=1, r05=1, r06=1, r07=1, r08=1, r09=1 and 2 \
+             more; 3 clusters without the key"
+        );
+        let fine = SpreadOutcome {
+            constraints: vec![report(false)],
+            wanted: 12,
+            selected: 12,
+        };
+        assert_eq!(fine.message(), None);
+    }
+}
