@@ -32,16 +32,18 @@
 //!   decisions unscheduled`; `NoManagedClusterMatched` when nothing could be selected)
 //!   followed by `: ` and [`SpreadOutcome::message`], which names the constraint, the counts
 //!   per domain and the clusters without the key.
-//! * A constraint the CRD would reject (`maxSkew` below 1, an empty `topologyKey`) makes the
-//!   placement misconfigured: `PlacementMisconfigured` says `TopologySpread:<field error>` and
-//!   nothing is selected, as for upstream's other plugins.
+//! * A constraint the CRD would reject (`maxSkew` below 1, an empty `topologyKey`, more than
+//!   8 constraints) makes the placement misconfigured: `PlacementMisconfigured` says
+//!   `TopologySpread:<field error>` and nothing is selected, as for upstream's other plugins.
 //!
 //! Without the option, or without constraints, nothing changes; the `Spread` built-in
 //! prioritizer stays unknown (upstream's `incorrect builtin prioritizer: Spread`) either way:
 //! the spread is not a score. [`ScheduleResult::spread`](crate::ScheduleResult::spread) reports
-//! how each constraint ended up. Each choice looks at every distinct combination of domains
-//! that still has clusters, so a round costs about (selected clusters) × (combinations); a key
-//! unique to every cluster makes that quadratic.
+//! how each constraint ended up. Clusters sharing their domain in every constraint form a
+//! group; each choice evaluates each distinct set of domain counts once and re-files only the
+//! groups sharing a domain with the chosen cluster, so a key unique to every cluster stays
+//! cheap while a constraint over few domains combined with such a key re-files many groups
+//! per choice.
 //!
 //! # Example
 //!
@@ -109,7 +111,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use ocm_api::cluster::v1beta1::{
     Placement, SpreadConstraintsTerm, TopologyKeyType, UnsatisfiableMaxSkewAction,
@@ -221,6 +223,12 @@ fn constraints(placement: &Placement, snapshot: &Snapshot) -> Result<Vec<Constra
         .as_ref()
         .and_then(|s| s.spread_constraints.as_deref())
         .unwrap_or_default();
+    if terms.len() > MAX_CONSTRAINTS {
+        return Err(format!(
+            "spreadConstraints: Too many: {}: must have at most {MAX_CONSTRAINTS} items",
+            terms.len()
+        ));
+    }
     terms
         .iter()
         .enumerate()
@@ -268,10 +276,20 @@ impl Counts {
 
     /// The skew after one more cluster in `domain` (`None`: a cluster without the key).
     fn skew_after(&self, domain: Option<u32>) -> i64 {
-        let Some(d) = domain else {
+        self.skew_after_count(domain.map(|d| self.count(d)))
+    }
+
+    /// The selected clusters in `domain`.
+    fn count(&self, domain: u32) -> i64 {
+        self.counts.get(domain as usize).copied().unwrap_or(0)
+    }
+
+    /// The skew after one more cluster in a domain that holds `count` (`None`: a cluster
+    /// without the key).
+    fn skew_after_count(&self, count: Option<i64>) -> i64 {
+        let Some(c) = count else {
             return self.max - self.min;
         };
-        let c = self.counts.get(d as usize).copied().unwrap_or(0);
         let min = if c == self.min && self.at_min == 1 {
             self.min + 1
         } else {
@@ -302,12 +320,251 @@ impl Counts {
     }
 }
 
-/// Clusters sharing the same domain in every constraint, in score order, each with its
-/// position in the score order.
-struct Group {
-    domains: Box<[Option<u32>]>,
-    members: Vec<(usize, ClusterId)>,
-    next: usize,
+/// No position / no group.
+const NONE: u32 = u32::MAX;
+
+/// The clusters a selection may choose from, grouped by their domain in every constraint (a
+/// group's clusters are interchangeable for the spread), each group a list in score order.
+/// Flat arrays, so a key unique to every cluster costs no allocation per cluster.
+struct Groups {
+    /// Constraints per group.
+    width: usize,
+    /// Group `g`'s domains are `domains[g * width..(g + 1) * width]`.
+    domains: Vec<Option<u32>>,
+    /// Score position of each group's next cluster (`NONE`: exhausted).
+    head: Vec<u32>,
+    /// Score position of each group's last cluster.
+    tail: Vec<u32>,
+    /// Clusters left in each group.
+    left: Vec<u32>,
+    /// Per score position: the next position in the same group.
+    next: Vec<u32>,
+    /// Per score position: the cluster.
+    cluster: Vec<ClusterId>,
+    index: HashMap<Box<[Option<u32>]>, u32>,
+}
+
+impl Groups {
+    fn new(width: usize, positions: usize) -> Self {
+        Groups {
+            width,
+            domains: Vec::new(),
+            head: Vec::new(),
+            tail: Vec::new(),
+            left: Vec::new(),
+            next: vec![NONE; positions],
+            cluster: vec![ClusterId(NONE); positions],
+            index: HashMap::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.head.len()
+    }
+
+    fn domains(&self, g: usize) -> &[Option<u32>] {
+        self.domains
+            .get(g * self.width..(g + 1) * self.width)
+            .unwrap_or_default()
+    }
+
+    /// Appends the cluster at score position `pos` (positions must come in increasing order).
+    fn push(&mut self, tuple: &[Option<u32>], pos: u32, cluster: ClusterId) {
+        let Some(slot) = self.cluster.get_mut(pos as usize) else {
+            return;
+        };
+        *slot = cluster;
+        match self.index.get(tuple) {
+            Some(&g) => {
+                let g = g as usize;
+                if let Some(last) = self.next.get_mut(self.tail[g] as usize) {
+                    *last = pos;
+                }
+                self.tail[g] = pos;
+                self.left[g] += 1;
+            }
+            None => {
+                let g = u32::try_from(self.head.len()).unwrap_or(NONE);
+                self.domains.extend_from_slice(tuple);
+                self.head.push(pos);
+                self.tail.push(pos);
+                self.left.push(1);
+                self.index.insert(tuple.into(), g);
+            }
+        }
+    }
+
+    /// The score position of group `g`'s next cluster.
+    fn head(&self, g: usize) -> Option<u32> {
+        self.head.get(g).copied().filter(|&p| p != NONE)
+    }
+
+    /// Takes group `g`'s next cluster.
+    fn take(&mut self, g: usize) -> Option<ClusterId> {
+        let pos = self.head(g)?;
+        let id = self.cluster.get(pos as usize).copied()?;
+        self.head[g] = self.next.get(pos as usize).copied().unwrap_or(NONE);
+        self.left[g] -= 1;
+        Some(id)
+    }
+}
+
+/// The most constraints the CRD admits, and the width of a [`CountKey`].
+const MAX_CONSTRAINTS: usize = 8;
+
+/// What a group's next cluster would do depends only on the counts of its domains: groups
+/// with the same counts are interchangeable but for their score. The count of each domain
+/// (-1 without the key, and for unused slots).
+type CountKey = [i64; MAX_CONSTRAINTS];
+
+fn count_key(domains: &[Option<u32>], counts: &[Counts]) -> CountKey {
+    let mut key = [-1; MAX_CONSTRAINTS];
+    for ((slot, d), c) in key.iter_mut().zip(domains).zip(counts) {
+        if let Some(d) = d {
+            *slot = c.count(*d);
+        }
+    }
+    key
+}
+
+/// Chooses clusters one at a time until `wanted` are selected or the hard constraints allow
+/// none. Groups are kept in buckets by [`CountKey`], each bucket ordered by the score position
+/// of its groups' next cluster, so a choice evaluates each bucket once and re-files only the
+/// groups that share a domain with the chosen cluster.
+fn greedy(
+    constraints: &[Constraint],
+    groups: &mut Groups,
+    counts: &mut [Counts],
+    wanted: usize,
+    selected: &mut Vec<ClusterId>,
+) {
+    // Groups per domain, per constraint, as offsets into one list.
+    let mut offsets: Vec<Vec<u32>> = counts.iter().map(|c| vec![0; c.counts.len() + 1]).collect();
+    for g in 0..groups.len() {
+        for (i, d) in groups.domains(g).iter().enumerate() {
+            if let Some(o) = d.and_then(|d| offsets[i].get_mut(d as usize + 1)) {
+                *o += 1;
+            }
+        }
+    }
+    for o in &mut offsets {
+        for k in 1..o.len() {
+            o[k] += o[k - 1];
+        }
+    }
+    let mut in_domain: Vec<Vec<u32>> = offsets
+        .iter()
+        .map(|o| vec![0; o.last().copied().unwrap_or(0) as usize])
+        .collect();
+    let mut fill: Vec<Vec<u32>> = offsets.clone();
+    for g in 0..groups.len() {
+        for (i, d) in groups.domains(g).iter().enumerate() {
+            let Some(at) = d.and_then(|d| fill[i].get_mut(d as usize)) else {
+                continue;
+            };
+            if let Some(slot) = in_domain[i].get_mut(*at as usize) {
+                *slot = g as u32;
+            }
+            *at += 1;
+        }
+    }
+    let mut buckets: HashMap<CountKey, BTreeSet<(u32, u32)>> = HashMap::new();
+    let mut keys: Vec<Option<CountKey>> = Vec::with_capacity(groups.len());
+    for g in 0..groups.len() {
+        match groups.head(g) {
+            Some(pos) => {
+                let key = count_key(groups.domains(g), counts);
+                buckets.entry(key).or_default().insert((pos, g as u32));
+                keys.push(Some(key));
+            }
+            None => keys.push(None),
+        }
+    }
+    let mut violations = [0i64; MAX_CONSTRAINTS];
+    let mut best_violations = [0i64; MAX_CONSTRAINTS];
+    let mut seen = vec![false; groups.len()];
+    let mut affected: Vec<usize> = Vec::new();
+    while selected.len() < wanted {
+        let mut best: Option<(u32, usize)> = None; // (position, group)
+        for (key, bucket) in &buckets {
+            let Some(&(pos, g)) = bucket.first() else {
+                continue;
+            };
+            let mut ok = true;
+            for (i, c) in constraints.iter().enumerate() {
+                let count = key.get(i).copied().filter(|&k| k >= 0);
+                let skew = counts[i].skew_after_count(count);
+                if c.hard {
+                    violations[i] = 0;
+                    if skew > c.max_skew {
+                        ok = false;
+                        break;
+                    }
+                } else {
+                    violations[i] = (skew - c.max_skew).max(0);
+                }
+            }
+            if !ok {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some((best_pos, _)) => match violations.cmp(&best_violations) {
+                    std::cmp::Ordering::Less => true,
+                    std::cmp::Ordering::Equal => pos < best_pos,
+                    std::cmp::Ordering::Greater => false,
+                },
+            };
+            if better {
+                best = Some((pos, g as usize));
+                best_violations = violations;
+            }
+        }
+        let Some((picked_pos, g)) = best else { break };
+        let Some(id) = groups.take(g) else { break };
+        selected.push(id);
+        for (i, c) in counts.iter_mut().enumerate() {
+            c.add(groups.domains(g)[i]);
+        }
+        // Re-file the chosen group and every group whose domain counts changed.
+        affected.clear();
+        affected.push(g);
+        seen[g] = true;
+        for (i, d) in groups.domains(g).iter().enumerate() {
+            let Some(d) = d else { continue };
+            let (from, to) = (offsets[i][*d as usize], offsets[i][*d as usize + 1]);
+            for &h in in_domain[i]
+                .get(from as usize..to as usize)
+                .unwrap_or_default()
+            {
+                let h = h as usize;
+                if !seen[h] {
+                    seen[h] = true;
+                    affected.push(h);
+                }
+            }
+        }
+        for &h in &affected {
+            seen[h] = false;
+            let Some(old) = keys[h].take() else { continue };
+            let old_pos = if h == g {
+                picked_pos
+            } else {
+                groups.head(h).unwrap_or(NONE)
+            };
+            if let Some(bucket) = buckets.get_mut(&old) {
+                bucket.remove(&(old_pos, h as u32));
+                if bucket.is_empty() {
+                    buckets.remove(&old);
+                }
+            }
+            if let Some(pos) = groups.head(h) {
+                let key = count_key(groups.domains(h), counts);
+                buckets.entry(key).or_default().insert((pos, h as u32));
+                keys[h] = Some(key);
+            }
+        }
+    }
 }
 
 /// The selection, in the order the clusters were chosen, and how the constraints ended up.
@@ -335,11 +592,12 @@ pub(crate) fn select(
     let mut domain_ids: Vec<HashMap<Sym, u32>> = vec![HashMap::new(); n];
     let mut domain_names: Vec<Vec<Sym>> = vec![Vec::new(); n];
     let mut without_key = vec![0usize; n];
-    let mut group_of: HashMap<Box<[Option<u32>]>, usize> = HashMap::new();
-    let mut groups: Vec<Group> = Vec::new();
+    let mut groups = Groups::new(n, scored.len());
     let mut values: Vec<Option<Sym>> = Vec::with_capacity(n);
+    let mut tuple: Vec<Option<u32>> = Vec::with_capacity(n);
     for (pos, s) in scored.iter().enumerate() {
-        let Some(entry) = snapshot.clusters.get(s.cluster.index()) else {
+        let (Some(entry), Ok(pos)) = (snapshot.clusters.get(s.cluster.index()), u32::try_from(pos))
+        else {
             continue;
         };
         values.clear();
@@ -364,108 +622,50 @@ pub(crate) fn select(
         if !allowed {
             continue;
         }
-        let tuple: Box<[Option<u32>]> = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.map(|v| {
-                    let next = u32::try_from(domain_ids[i].len()).unwrap_or(u32::MAX);
-                    *domain_ids[i].entry(v).or_insert_with(|| {
-                        domain_names[i].push(v);
-                        next
-                    })
+        tuple.clear();
+        for (i, v) in values.iter().enumerate() {
+            tuple.push(v.map(|v| {
+                let next = u32::try_from(domain_ids[i].len()).unwrap_or(NONE);
+                *domain_ids[i].entry(v).or_insert_with(|| {
+                    domain_names[i].push(v);
+                    next
                 })
-            })
-            .collect();
-        let g = match group_of.get(&tuple) {
-            Some(&g) => g,
-            None => {
-                groups.push(Group {
-                    domains: tuple.clone(),
-                    members: Vec::new(),
-                    next: 0,
-                });
-                group_of.insert(tuple, groups.len() - 1);
-                groups.len() - 1
-            }
-        };
-        groups[g].members.push((pos, s.cluster));
+            }));
+        }
+        groups.push(&tuple, pos, s.cluster);
     }
     let mut counts: Vec<Counts> = domain_ids.iter().map(|d| Counts::new(d.len())).collect();
     let hard_any = constraints.iter().any(|c| c.hard);
-    let available: usize = groups.iter().map(|g| g.members.len()).sum();
+    let available: usize = groups.left.iter().map(|&l| l as usize).sum();
     let mut selected = Vec::with_capacity(wanted.min(available));
     if !hard_any && wanted >= available {
         // Everything is selected; soft constraints would only decide the order, which nothing
         // downstream depends on (decisions are written in name order): keep the score order.
         selected.extend(scored.iter().map(|s| s.cluster));
-        for g in &groups {
-            for _ in &g.members {
+        for g in 0..groups.len() {
+            for _ in 0..groups.left[g] {
                 for (i, c) in counts.iter_mut().enumerate() {
-                    c.add(g.domains[i]);
+                    c.add(groups.domains(g)[i]);
                 }
             }
         }
     } else {
-        let mut violations = vec![0i64; n];
-        let mut best_violations = vec![0i64; n];
-        while selected.len() < wanted {
-            let mut best: Option<(usize, usize)> = None; // (group, position of its head)
-            for (g, group) in groups.iter().enumerate() {
-                let Some(&(pos, _)) = group.members.get(group.next) else {
-                    continue;
-                };
-                let mut ok = true;
-                for (i, c) in constraints.iter().enumerate() {
-                    let skew = counts[i].skew_after(group.domains[i]);
-                    if c.hard {
-                        violations[i] = 0;
-                        if skew > c.max_skew {
-                            ok = false;
-                            break;
-                        }
-                    } else {
-                        violations[i] = (skew - c.max_skew).max(0);
-                    }
-                }
-                if !ok {
-                    continue;
-                }
-                let better = match best {
-                    None => true,
-                    Some((_, best_pos)) => match violations.cmp(&best_violations) {
-                        std::cmp::Ordering::Less => true,
-                        std::cmp::Ordering::Equal => pos < best_pos,
-                        std::cmp::Ordering::Greater => false,
-                    },
-                };
-                if better {
-                    best = Some((g, pos));
-                    best_violations.clone_from(&violations);
-                }
-            }
-            let Some((g, _)) = best else { break };
-            let Some(group) = groups.get_mut(g) else {
-                break;
-            };
-            let Some(&(_, id)) = group.members.get(group.next) else {
-                break;
-            };
-            group.next += 1;
-            for (i, c) in counts.iter_mut().enumerate() {
-                c.add(group.domains[i]);
-            }
-            selected.push(id);
-        }
+        greedy(
+            &constraints,
+            &mut groups,
+            &mut counts,
+            wanted,
+            &mut selected,
+        );
     }
     let stopped_short = selected.len() < wanted;
     // The hard constraints that stopped the selection: those a remaining cluster would break,
     // and those that left out clusters without their key.
     let mut limiting = vec![false; n];
     if stopped_short {
-        for group in groups.iter().filter(|g| g.next < g.members.len()) {
+        for g in (0..groups.len()).filter(|&g| groups.head(g).is_some()) {
             for (i, c) in constraints.iter().enumerate() {
-                if c.hard && counts[i].skew_after(group.domains[i]) > c.max_skew {
+                if c.hard && counts[i].skew_after(groups.domains(g)[i]) > c.max_skew {
                     limiting[i] = true;
                 }
             }
@@ -533,6 +733,89 @@ mod tests {
                 naive = after;
                 prop_assert_eq!(counts.skew(), skew(&naive));
             }
+        }
+    }
+
+    /// The plain greedy loop [`greedy`] speeds up: evaluate every group at every choice.
+    fn naive_greedy(
+        constraints: &[Constraint],
+        groups: &mut Groups,
+        counts: &mut [Counts],
+        wanted: usize,
+    ) -> Vec<ClusterId> {
+        let mut selected = Vec::new();
+        while selected.len() < wanted {
+            let mut best: Option<(Vec<i64>, u32, usize)> = None;
+            for g in 0..groups.len() {
+                let Some(pos) = groups.head(g) else { continue };
+                let mut violations = Vec::new();
+                let mut ok = true;
+                for (i, c) in constraints.iter().enumerate() {
+                    let skew = counts[i].skew_after(groups.domains(g)[i]);
+                    if c.hard {
+                        ok &= skew <= c.max_skew;
+                        violations.push(0);
+                    } else {
+                        violations.push((skew - c.max_skew).max(0));
+                    }
+                }
+                if ok
+                    && best
+                        .as_ref()
+                        .is_none_or(|b| (&violations, pos) < (&b.0, b.1))
+                {
+                    best = Some((violations, pos, g));
+                }
+            }
+            let Some((_, _, g)) = best else { break };
+            selected.push(groups.take(g).unwrap());
+            for (i, c) in counts.iter_mut().enumerate() {
+                c.add(groups.domains(g)[i]);
+            }
+        }
+        selected
+    }
+
+    proptest! {
+        /// The bucketed greedy chooses exactly what the plain loop chooses, in the same order.
+        #[test]
+        fn bucketed_greedy_is_the_plain_greedy(
+            terms in proptest::collection::vec((1..5u32, 1..3i64, any::<bool>()), 1..5),
+            clusters in proptest::collection::vec(proptest::collection::vec(proptest::option::weighted(0.85, 0..5u32), 4), 0..90),
+            wanted in 0..100usize,
+        ) {
+            let constraints: Vec<Constraint> = terms
+                .iter()
+                .map(|&(_, max_skew, hard)| Constraint {
+                    key: 0,
+                    claim: false,
+                    max_skew,
+                    hard,
+                    term: SpreadConstraintsTerm::default(),
+                })
+                .collect();
+            let build = || {
+                let mut groups = Groups::new(terms.len(), clusters.len());
+                for (pos, values) in clusters.iter().enumerate() {
+                    let tuple: Option<Vec<Option<u32>>> = terms
+                        .iter()
+                        .zip(values.iter().cycle())
+                        .map(|(&(domains, _, hard), v)| match v.map(|v| v % domains) {
+                            None if hard => None,
+                            v => Some(v),
+                        })
+                        .collect();
+                    if let Some(tuple) = tuple {
+                        groups.push(&tuple, pos as u32, ClusterId(pos as u32));
+                    }
+                }
+                groups
+            };
+            let counts: Vec<Counts> = terms.iter().map(|t| Counts::new(t.0 as usize)).collect();
+            let mut fast = Vec::new();
+            greedy(&constraints, &mut build(), &mut counts.clone(), wanted, &mut fast);
+            let slow = naive_greedy(&constraints, &mut build(), &mut counts.clone(), wanted);
+            prop_assert_eq!(fast, slow);
         }
     }
 

@@ -242,6 +242,17 @@ fn invalid_constraints_are_misconfigured() {
         r.misconfigured.message,
         "TopologySpread:spreadConstraints[0].topologyKey: Required value"
     );
+    let nine: Vec<Value> = (0..9)
+        .map(|i| json!({"topologyKey": format!("k{i}"), "topologyKeyType": "Label"}))
+        .collect();
+    let r = spread(
+        &placement("p", json!({"spreadPolicy": {"spreadConstraints": nine}})),
+        &snap,
+    );
+    assert_eq!(
+        r.misconfigured.message,
+        "TopologySpread:spreadConstraints: Too many: 9: must have at most 8 items"
+    );
     // Off: upstream ignores the field entirely.
     let r = schedule(&zone_placement(None, 0, "DoNotSchedule"), &snap);
     assert_eq!(r.misconfigured.reason, "Succeedconfigured");
