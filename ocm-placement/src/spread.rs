@@ -43,7 +43,8 @@
 //! group; each choice evaluates each distinct set of domain counts once and re-files only the
 //! groups sharing a domain with the chosen cluster, so a key unique to every cluster stays
 //! cheap while a constraint over few domains combined with such a key re-files many groups
-//! per choice.
+//! per choice. A round also allocates, per constraint, one `u32` per string interned in the
+//! snapshot (its domain table).
 //!
 //! # Example
 //!
@@ -623,7 +624,8 @@ pub(crate) fn select(
     let n = constraints.len();
     // Domains of every constraint, numbered in order of first appearance among the clusters
     // the hard constraints allow.
-    let mut domain_ids: Vec<HashMap<Sym, u32>> = vec![HashMap::new(); n];
+    // Domain ids by symbol: a flat table per constraint costs less than hashing every value.
+    let mut domain_ids: Vec<Vec<u32>> = vec![vec![NONE; snapshot.symbols.len()]; n];
     let mut domain_names: Vec<Vec<Sym>> = vec![Vec::new(); n];
     let mut without_key = vec![0usize; n];
     let mut groups = Groups::new(n, scored.len());
@@ -658,17 +660,19 @@ pub(crate) fn select(
         }
         tuple.clear();
         for (i, v) in values.iter().enumerate() {
-            tuple.push(v.map(|v| {
-                let next = u32::try_from(domain_ids[i].len()).unwrap_or(NONE);
-                *domain_ids[i].entry(v).or_insert_with(|| {
-                    domain_names[i].push(v);
-                    next
-                })
+            tuple.push(v.and_then(|v| {
+                let names = &mut domain_names[i];
+                let slot = domain_ids[i].get_mut(v as usize)?;
+                if *slot == NONE {
+                    *slot = u32::try_from(names.len()).ok()?;
+                    names.push(v);
+                }
+                Some(*slot)
             }));
         }
         groups.push(&tuple, pos, s.cluster);
     }
-    let mut counts: Vec<Counts> = domain_ids.iter().map(|d| Counts::new(d.len())).collect();
+    let mut counts: Vec<Counts> = domain_names.iter().map(|d| Counts::new(d.len())).collect();
     let hard_any = constraints.iter().any(|c| c.hard);
     let available: usize = groups.left.iter().map(|&l| l as usize).sum();
     let mut selected = Vec::with_capacity(wanted.min(available));

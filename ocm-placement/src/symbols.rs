@@ -42,6 +42,11 @@ impl Symbols {
         self.index.get(s).copied().unwrap_or(ABSENT)
     }
 
+    /// How many strings are interned (symbols are below this).
+    pub(crate) fn len(&self) -> usize {
+        self.strings.len()
+    }
+
     /// Returns the string of a symbol (empty for [`ABSENT`]).
     pub(crate) fn resolve(&self, sym: Sym) -> &str {
         self.strings.get(sym as usize).map_or("", |s| s)
