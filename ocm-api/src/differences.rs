@@ -80,6 +80,12 @@
 //! * `ocm_placement::plugins::Filter` and `ocm_placement::plugins::Prioritizer`: custom
 //!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
 //!   cluster was or was not chosen.
+//! * `ocm_placement::Scheduler::with_topology_spread` (module `ocm_placement::spread`; give
+//!   the scheduler to `PlacementController::with_scheduler`): honours
+//!   `spec.spreadPolicy.spreadConstraints`, which upstream's scheduler ignores. Selection keeps
+//!   each `DoNotSchedule` constraint's skew within `maxSkew` (selecting fewer clusters if need
+//!   be, and saying why in `PlacementSatisfied`) and prefers the least skew for
+//!   `ScheduleAnyway`, within the prioritizers' order and `numberOfClusters`.
 //! * `ocm_work::fanout::PlacementFanout`: one ManifestWork per decided cluster, cleaned up with
 //!   a label and a finalizer on the Placement (works live in cluster namespaces, so no
 //!   ownerReference is possible).
