@@ -88,8 +88,7 @@ pub struct PlacementSpec {
     pub prioritizer_policy: Option<PrioritizerPolicy>,
 
     /// How selected clusters should be spread over topologies. Not implemented by the upstream
-    /// scheduler, which ignores it; `ocm-placement` honours it as an opt-in (its `spread`
-    /// module and `Scheduler::with_topology_spread`).
+    /// scheduler.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread_policy: Option<SpreadPolicy>,
 
