@@ -2,7 +2,7 @@
 //! loopback fake API servers: leader election, the endpoints over HTTP, SIGTERM and SIGINT
 //! stop a replica gracefully (exit 0, Lease released) and the standby takes over at once, a
 //! killed leader is replaced once its Lease expires, nothing is applied twice (counted in the
-//! fake servers' request journals), JSON logs.
+//! fake servers' request journals), `/readyz` waits for the leader's informers, JSON logs.
 //!
 //! Time bounds are generous (a loaded 2-core machine): only the order of events and the
 //! Lease's own arithmetic are asserted tightly.
@@ -522,8 +522,27 @@ async fn two_hub_controller_processes_elect_a_leader_and_expose_their_series() {
 
     const LEASE: &str = "ocm-hub-controller-lock";
     let (addr_a, addr_b) = (free_port(), free_port());
+    // The leader is not ready until every controller's informers have listed: listing the
+    // replica sets fails until the fault is cleared.
+    hub.inject(
+        ocm_testkit::fault::FaultRule::new(500)
+            .verb("list")
+            .resource("manifestworkreplicasets"),
+    );
     let mut a = start_hub_controller(&dir, "a", addr_a);
     wait_for(30, "a leads", || leading(addr_a, LEASE)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (status, body) = http_get(addr_a, "/readyz").await.expect("readyz");
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains("[-]leader failed: the controllers' informers have not listed yet"),
+        "{body}"
+    );
+    hub.faults().clear();
+    wait_for(30, "a is ready (leader, informers synced)", || {
+        ready(addr_a)
+    })
+    .await;
     let mut b = start_hub_controller(&dir, "b", addr_b);
     wait_for(30, "b is ready (standby)", || ready(addr_b)).await;
     assert!(ready(addr_a).await);

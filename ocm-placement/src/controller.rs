@@ -40,6 +40,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -151,6 +152,7 @@ pub struct PlacementController {
     reporter: Reporter,
     recorder: Recorder,
     observer: Option<Arc<dyn ScheduleObserver>>,
+    synced: Option<Arc<AtomicBool>>,
 }
 
 impl std::fmt::Debug for PlacementController {
@@ -173,7 +175,16 @@ impl PlacementController {
             clock: Arc::new(SystemClock),
             scheduler: Arc::new(Scheduler::new()),
             observer: None,
+            synced: None,
         }
+    }
+
+    /// Sets `flag` once [`PlacementController::run`]'s informers have listed (for a readiness
+    /// probe); it stays as it is otherwise, so reset it before a new `run`.
+    #[must_use]
+    pub fn with_synced_flag(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.synced = Some(flag);
+        self
     }
 
     /// Tells `observer` about every scheduling (its duration and whether it succeeded).
@@ -522,6 +533,9 @@ impl PlacementController {
             let _ = placements.wait_until_ready().await;
             let _ = decisions.wait_until_ready().await;
             let _ = scores.wait_until_ready().await;
+            if let Some(flag) = &self.synced {
+                flag.store(true, Ordering::SeqCst);
+            }
         };
         let this = &self;
         let stores = (

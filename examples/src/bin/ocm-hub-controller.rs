@@ -24,6 +24,8 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, ValueEnum};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -151,16 +153,25 @@ async fn run(args: Args) -> Result<(), String> {
         .config(ocm_work::runtime::leader::HUB_CONTROLLER_LEASE)?;
     let elector = ocm_examples::runtime::elector(&client, election);
     let shutdown = ocm_work::runtime::shutdown::Shutdown::on_signals();
-    // Endpoints (#14): /healthz, /readyz (a standby, or the leader) and /metrics.
+    // Endpoints (#14): /healthz, /readyz (a standby, or the leader once the informers of
+    // every enabled controller have listed) and /metrics.
     let metrics = ocm_work::runtime::metrics::Metrics::new();
     let hub_metrics = metrics.hub();
     let health = ocm_work::runtime::health::Health::new();
+    let synced = Synced::default();
+    let enabled = synced.clone();
+    let (no_placement, no_inventory, no_replicaset) =
+        (args.no_placement, args.no_inventory, args.no_replicaset);
     health.readiness_check(
         "leader",
         ocm_work::runtime::health::leader_ready(
             elector.as_ref().map(|e| e.state()),
-            || true,
-            "the controllers",
+            move || {
+                (no_placement || enabled.placement.load(Ordering::SeqCst))
+                    && (no_inventory || enabled.inventory.load(Ordering::SeqCst))
+                    && (no_replicaset || enabled.replicaset.load(Ordering::SeqCst))
+            },
+            "the controllers' informers",
         ),
     );
     if let Some(elector) = &elector {
@@ -176,7 +187,7 @@ async fn run(args: Args) -> Result<(), String> {
         .serve(health, metrics, &endpoints_stop)
         .await?;
     let result = ocm_examples::runtime::run_elected(elector.as_ref(), &shutdown, |leading| {
-        run_controllers(&args, client.clone(), leading, hub_metrics)
+        run_controllers(&args, client.clone(), leading, hub_metrics, synced.clone())
     })
     .await;
     endpoints_stop.cancel();
@@ -187,22 +198,37 @@ async fn run(args: Args) -> Result<(), String> {
     result
 }
 
+/// Whether each controller's informers have listed in the current leadership term.
+#[derive(Clone, Default)]
+struct Synced {
+    placement: Arc<AtomicBool>,
+    inventory: Arc<AtomicBool>,
+    replicaset: Arc<AtomicBool>,
+}
+
 /// Runs the enabled controllers until `shutdown`, then waits for them to finish.
 async fn run_controllers(
     args: &Args,
     client: Client,
     shutdown: ocm_work::runtime::shutdown::Shutdown,
     metrics: ocm_work::runtime::metrics::HubMetrics,
+    synced: Synced,
 ) {
+    // A new term lists again: not ready until it has.
+    for flag in [&synced.placement, &synced.inventory, &synced.replicaset] {
+        flag.store(false, Ordering::SeqCst);
+    }
     let mut tasks = Vec::new();
     if !args.no_placement {
-        let controller =
-            PlacementController::new(client.clone()).with_observer(std::sync::Arc::new(metrics));
+        let controller = PlacementController::new(client.clone())
+            .with_observer(Arc::new(metrics))
+            .with_synced_flag(synced.placement.clone());
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!("placement controller started");
     }
     if !args.no_inventory {
-        let controller = ClusterInventoryController::new(client.clone());
+        let controller = ClusterInventoryController::new(client.clone())
+            .with_synced_flag(synced.inventory.clone());
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!("cluster inventory controller started");
     }
@@ -217,7 +243,9 @@ async fn run_controllers(
             Criteria::Upstream => SuccessCriteria::ProgressingCondition,
             Criteria::AppliedAndAvailable => SuccessCriteria::AppliedAndAvailable,
         };
-        let controller = ReplicaSetController::new(client.clone()).with_success_criteria(criteria);
+        let controller = ReplicaSetController::new(client.clone())
+            .with_success_criteria(criteria)
+            .with_synced_flag(synced.replicaset.clone());
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!(?criteria, "ManifestWorkReplicaSet controller started");
     }

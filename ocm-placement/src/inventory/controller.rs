@@ -1,6 +1,7 @@
 //! The hub inventory controller: the I/O shell around [`plan`](super::plan).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kube::Client;
@@ -60,6 +61,7 @@ pub struct ClusterInventoryController {
     client: Client,
     clock: Arc<dyn Clock>,
     options: InventoryOptions,
+    synced: Option<Arc<AtomicBool>>,
 }
 
 impl std::fmt::Debug for ClusterInventoryController {
@@ -77,6 +79,7 @@ impl ClusterInventoryController {
             client,
             clock: Arc::new(SystemClock),
             options: InventoryOptions::default(),
+            synced: None,
         }
     }
 
@@ -84,6 +87,14 @@ impl ClusterInventoryController {
     #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Sets `flag` once [`ClusterInventoryController::run`]'s informers have listed (for a
+    /// readiness probe); it stays as it is otherwise, so reset it before a new `run`.
+    #[must_use]
+    pub fn with_synced_flag(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.synced = Some(flag);
         self
     }
 
@@ -259,6 +270,9 @@ impl ClusterInventoryController {
             let _ = clusters.wait_until_ready().await;
             let _ = sets.wait_until_ready().await;
             let _ = bindings.wait_until_ready().await;
+            if let Some(flag) = &self.synced {
+                flag.store(true, Ordering::SeqCst);
+            }
         };
         let this = &self;
         let stores = (&clusters, &sets, &bindings);

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -55,6 +56,7 @@ pub struct ReplicaSetController {
     client: Client,
     clock: Arc<dyn Clock>,
     criteria: SuccessCriteria,
+    synced: Option<Arc<AtomicBool>>,
 }
 
 impl std::fmt::Debug for ReplicaSetController {
@@ -79,6 +81,7 @@ impl ReplicaSetController {
             client,
             clock: Arc::new(SystemClock),
             criteria: SuccessCriteria::default(),
+            synced: None,
         }
     }
 
@@ -93,6 +96,14 @@ impl ReplicaSetController {
     #[must_use]
     pub fn with_success_criteria(mut self, criteria: SuccessCriteria) -> Self {
         self.criteria = criteria;
+        self
+    }
+
+    /// Sets `flag` once [`ReplicaSetController::run`] has listed the ManifestWorkReplicaSets
+    /// (for a readiness probe); it stays as it is otherwise, so reset it before a new `run`.
+    #[must_use]
+    pub fn with_synced_flag(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.synced = Some(flag);
         self
     }
 
@@ -586,7 +597,17 @@ impl ReplicaSetController {
         let controller = Controller::new(replica_sets, watcher::Config::default());
         let store = controller.store();
         let decisions_store = store.clone();
-        controller
+        let synced_store = store.clone();
+        let synced = self.synced.clone();
+        let listed = async move {
+            // Fails only once the controller (its store's writer) is gone.
+            if synced_store.wait_until_ready().await.is_ok() {
+                if let Some(flag) = synced {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            }
+        };
+        let controller = controller
             .watches(
                 Api::<ManifestWork>::all(client.clone()),
                 watcher::Config::default().labels(labels::MANIFEST_WORK_REPLICA_SET),
@@ -645,8 +666,8 @@ impl ReplicaSetController {
                 },
                 Arc::new(self),
             )
-            .for_each(|_| futures::future::ready(()))
-            .await;
+            .for_each(|_| futures::future::ready(()));
+        futures::future::join(controller, listed).await;
     }
 }
 
