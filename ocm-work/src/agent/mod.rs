@@ -81,8 +81,8 @@ use ocm_api::constants::{finalizers, limits, work as wc};
 use ocm_api::work::v1::FeedbackScrapeType;
 use ocm_api::work::v1::{
     AppliedManifestResourceMeta, AppliedManifestWork, AppliedManifestWorkSpec,
-    AppliedManifestWorkStatus, ManifestCondition, ManifestResourceStatus, ManifestWork,
-    ManifestWorkStatus,
+    AppliedManifestWorkStatus, ManifestCondition, ManifestResourceMeta, ManifestResourceStatus,
+    ManifestWork, ManifestWorkStatus,
 };
 use ocm_feedback::{CompiledRules, FeedbackReader};
 use serde_json::{Value, json};
@@ -445,6 +445,22 @@ impl SyncMemo {
 struct WatchRegistry {
     works: HashMap<String, (InformerKey, BTreeSet<String>)>,
     informers: HashMap<InformerKey, usize>,
+}
+
+/// `meta` with every field present, empty strings included, as upstream's agent writes a
+/// manifest's `resourceMeta` (its fields have no `omitempty`): hub tools read `group: ""` for
+/// the core group and `namespace: ""` for cluster-scoped resources.
+fn with_every_field(meta: &ManifestResourceMeta) -> ManifestResourceMeta {
+    let field = |v: &Option<String>| Some(v.clone().unwrap_or_default());
+    ManifestResourceMeta {
+        ordinal: meta.ordinal,
+        group: field(&meta.group),
+        version: field(&meta.version),
+        kind: field(&meta.kind),
+        resource: field(&meta.resource),
+        name: field(&meta.name),
+        namespace: field(&meta.namespace),
+    }
 }
 
 fn watch_key(group: &str, resource: &str, version: &str, namespace: &str, name: &str) -> String {
@@ -812,7 +828,7 @@ impl WorkAgent {
             let new_entries: Vec<NewManifestCondition> = results
                 .iter()
                 .map(|r| NewManifestCondition {
-                    resource_meta: r.meta.clone(),
+                    resource_meta: with_every_field(&r.meta),
                     conditions: vec![r.applied_condition(generation)],
                 })
                 .collect();
@@ -1102,11 +1118,13 @@ impl WorkAgent {
                     }
                 }
             };
+            // Upstream writes `group` and `namespace` even when empty (core group,
+            // cluster-scoped), as its hub and tools read them.
             current.push(AppliedManifestResourceMeta {
-                group: r.meta.group.clone(),
+                group: Some(r.meta.group.clone().unwrap_or_default()),
                 version: version.clone(),
                 resource: resource.clone(),
-                namespace: r.meta.namespace.clone(),
+                namespace: Some(r.meta.namespace.clone().unwrap_or_default()),
                 name: name.clone(),
                 uid,
             });
