@@ -601,10 +601,10 @@ impl ReplicaSetController {
         let synced = self.synced.clone();
         let listed = async move {
             // Fails only once the controller (its store's writer) is gone.
-            if synced_store.wait_until_ready().await.is_ok() {
-                if let Some(flag) = synced {
-                    flag.store(true, Ordering::SeqCst);
-                }
+            if synced_store.wait_until_ready().await.is_ok()
+                && let Some(flag) = synced
+            {
+                flag.store(true, Ordering::SeqCst);
             }
         };
         let controller = controller
