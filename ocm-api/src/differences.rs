@@ -24,6 +24,9 @@
 //!   hand) is skipped, logged once per resourceVersion and reported with a Warning Event
 //!   (reason `ManifestWorkDecodeFailed`); every other work keeps converging. Upstream's informer
 //!   fails as a whole and syncs no work while such an object exists.
+//! * Resources an apply pass created but failed to record in the AppliedManifestWork (its
+//!   status write failed) are remembered by the running agent, so a work that drops them
+//!   before a record succeeds still gets them deleted; upstream's agent leaves them behind.
 //! * Retries after errors are bounded to seconds (`ocm_work::agent::SYNC_RETRY_MAX`,
 //!   `ocm_work::cache::RETRY_BACKOFF_MAX`) where upstream backs off for minutes.
 //! * Condition and feedback messages longer than the API's 32,768-byte limit are cut and end in

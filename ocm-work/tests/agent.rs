@@ -1344,3 +1344,46 @@ async fn the_seed_job_fails_on_immutable_defaults_and_both_documented_fixes_work
         assert_eq!(work_condition(&w, "Applied").0, "True", "{name}");
     }
 }
+
+/// Resources applied by a pass whose AppliedManifestWork bookkeeping failed are still
+/// garbage-collected when a later version of the work drops them.
+#[tokio::test]
+async fn resources_applied_before_a_failed_bookkeeping_are_still_collected() {
+    let env = env().await;
+    create_work(
+        &env,
+        "w",
+        json!({"workload": {"manifests": [configmap("a", "v1"), configmap("b", "v1")]}}),
+    )
+    .await;
+    // The first pass applies both ConfigMaps, then fails to record them.
+    env.spoke.faults().add(
+        ocm_testkit::fault::FaultRule::new(500)
+            .verb("patch")
+            .resource("appliedmanifestworks")
+            .times(1),
+    );
+    assert!(
+        env.agent.sync_all().await.is_err(),
+        "the bookkeeping failed"
+    );
+    assert!(configmap_value(&env.spoke_client, "b").await.is_some());
+    // The work drops `b` before any pass recorded it.
+    update_work(
+        &env,
+        "w",
+        json!({"workload": {"manifests": [configmap("a", "v2")]}}),
+    )
+    .await;
+    env.agent.sync_all().await.unwrap();
+    env.agent.sync_all().await.unwrap();
+    assert_eq!(
+        configmap_value(&env.spoke_client, "a").await.as_deref(),
+        Some("v2")
+    );
+    assert_eq!(
+        configmap_value(&env.spoke_client, "b").await,
+        None,
+        "the dropped ConfigMap is collected"
+    );
+}

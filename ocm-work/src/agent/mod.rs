@@ -394,6 +394,10 @@ pub struct WorkAgent {
     memos: Arc<Mutex<HashMap<String, SyncMemo>>>,
     /// Works whose last sync in [`WorkAgent::run`] failed: their retry backoff and last error.
     retries: Arc<Mutex<HashMap<String, (RetryBackoff, String)>>>,
+    /// Resources an apply pass created or kept whose AppliedManifestWork record failed to be
+    /// written, by AppliedManifestWork name: the next bookkeeping pass counts them as tracked,
+    /// so a work that drops them meanwhile still gets them collected.
+    unrecorded: Arc<Mutex<HashMap<String, Vec<AppliedManifestResourceMeta>>>>,
     /// Works (by uid) with resources pending deletion: when to look at them again.
     deleting: Arc<Mutex<HashMap<String, RetryBackoff>>>,
     metrics: Option<crate::runtime::metrics::AgentMetrics>,
@@ -497,6 +501,7 @@ impl WorkAgent {
             watches: Arc::new(Mutex::new(WatchRegistry::default())),
             memos: Arc::new(Mutex::new(HashMap::new())),
             retries: Arc::new(Mutex::new(HashMap::new())),
+            unrecorded: Arc::new(Mutex::new(HashMap::new())),
             deleting: Arc::new(Mutex::new(HashMap::new())),
             metrics: None,
         }
@@ -934,6 +939,12 @@ impl WorkAgent {
         })
     }
 
+    fn lock_unrecorded(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Vec<AppliedManifestResourceMeta>>> {
+        self.unrecorded.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn lock_memos(&self) -> std::sync::MutexGuard<'_, HashMap<String, SyncMemo>> {
         self.memos.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -1129,11 +1140,17 @@ impl WorkAgent {
                 uid,
             });
         }
-        let previous = amw
+        let amw_name = amw.name_any();
+        let mut previous = amw
             .status
             .as_ref()
             .and_then(|s| s.applied_resources.clone())
             .unwrap_or_default();
+        // What an earlier pass applied but failed to record (our addition: upstream's agent
+        // leaves such resources behind when the work drops them before a record succeeds).
+        if let Some(unrecorded) = self.lock_unrecorded().get(&amw_name) {
+            previous.extend(unrecorded.iter().cloned());
+        }
         let gone = gc::untracked(&previous, &current);
         let owner_uid = amw.metadata.uid.clone().unwrap_or_default();
         let (pending, errors) =
@@ -1155,8 +1172,8 @@ impl WorkAgent {
         };
         let mut version = amw.metadata.resource_version.clone();
         if amw.status.as_ref() != Some(&new_status) {
-            let name = amw.name_any();
-            let patched = self
+            let name = amw_name.clone();
+            let patched = match self
                 .applied_works()
                 .patch_status(
                     &name,
@@ -1164,12 +1181,21 @@ impl WorkAgent {
                     &Patch::Merge(json!({"status": new_status})),
                 )
                 .await
-                .map_err(|e| {
-                    Error::kube(format!("update status of AppliedManifestWork {name}"), e)
-                })?;
+            {
+                Ok(patched) => patched,
+                Err(e) => {
+                    self.lock_unrecorded()
+                        .insert(amw_name, new_status.applied_resources.unwrap_or_default());
+                    return Err(Error::kube(
+                        format!("update status of AppliedManifestWork {name}"),
+                        e,
+                    ));
+                }
+            };
             version = patched.metadata.resource_version.clone();
             self.remember_applied(&patched);
         }
+        self.lock_unrecorded().remove(&amw_name);
         gc::into_result(errors)?;
         Ok(Tracked {
             version,
@@ -1478,6 +1504,8 @@ impl WorkAgent {
             return Ok(SyncOutcome::default());
         }
         let amw_name = applied_manifest_work_name(&self.config.hub_hash, &name);
+        // The AppliedManifestWork goes, and with it (owner references) what it never recorded.
+        self.lock_unrecorded().remove(&amw_name);
         let mut resource_version = work.metadata.resource_version.clone();
         let api = self.applied_works();
         let amw = self.get_applied(&amw_name).await?;
