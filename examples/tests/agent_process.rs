@@ -7,8 +7,11 @@
 //! Time bounds are generous (a loaded 2-core machine): only the order of events and the
 //! Lease's own arithmetic are asserted tightly.
 
+mod common;
+
+use common::{Running, scratch};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,23 +22,6 @@ use ocm_api::work::v1::ManifestWork;
 use ocm_testkit::{FakeCluster, FakeHub, JournalEntry, LoopbackServer};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// Kills the child process when dropped, so a failing test leaves nothing running.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ocm-agent-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
 
 fn free_port() -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");

@@ -3,8 +3,11 @@
 //!
 //! Without kubectl on PATH the kubectl test reports SKIPPED; with `CI=true` it fails instead.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use common::{Running, kubectl_available, scratch};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -12,41 +15,6 @@ use kube::api::{Api, ListParams, PostParams};
 use ocm_api::work::v1::ManifestWork;
 use ocm_testkit::{FakeCluster, FakeHub};
 use serde_json::json;
-
-/// Kills the child process when dropped, so a failing test leaves nothing running.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ocm-e2e-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn kubectl_available() -> bool {
-    let found = Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(
-            std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-            "kubectl is required when CI=true"
-        );
-        eprintln!("SKIPPED: kubectl not found on PATH");
-    }
-    found
-}
 
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
     let out = Command::new("kubectl")

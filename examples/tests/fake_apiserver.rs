@@ -3,44 +3,13 @@
 //!
 //! Without kubectl on PATH the kubectl test reports SKIPPED; with `CI=true` it fails instead.
 
+mod common;
+
+use common::{Running, kubectl_available, scratch};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn kubectl_available() -> bool {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(
-            std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-            "kubectl is required when CI=true"
-        );
-        eprintln!("SKIPPED: kubectl not found on PATH");
-    }
-    found
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("ocm-fake-apiserver-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
 
 /// Starts the server and returns it with the lines it printed up to `ready`.
 fn start(args: &[&std::ffi::OsStr]) -> (Running, Vec<String>) {

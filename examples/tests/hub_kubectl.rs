@@ -6,7 +6,10 @@
 //!
 //! Without kubectl on PATH the test reports SKIPPED; with `CI=true` it fails instead.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{kubectl_available, scratch};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,30 +20,6 @@ use ocm_testkit::{FakeCluster, FakeHub};
 use ocm_work::registration::RegistrationAgent;
 
 const START: &str = "2026-01-01T00:00:00Z";
-
-fn kubectl_available() -> bool {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(
-            std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-            "kubectl is required when CI=true"
-        );
-        eprintln!("SKIPPED: kubectl not found on PATH");
-    }
-    found
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ocm-hub-kubectl-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
 
 fn run(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> Output {
     use std::io::Write;

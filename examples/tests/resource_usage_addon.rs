@@ -5,8 +5,11 @@
 //!
 //! Without kubectl on PATH the kubectl reads report SKIPPED; with `CI=true` they fail instead.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use common::{Running, kubectl_available, scratch};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -264,32 +267,6 @@ fn demo_runs() {
     assert!(stdout.contains("decision: [\"cluster3\"]"), "{stdout}");
 }
 
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn kubectl_available() -> bool {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(
-            std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-            "kubectl is required when CI=true"
-        );
-        eprintln!("SKIPPED: kubectl not found on PATH (kubectl reads of the end-to-end test)");
-    }
-    found
-}
-
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
     let out = Command::new("kubectl")
         .arg("--kubeconfig")
@@ -303,14 +280,6 @@ fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("ocm-resource-usage-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
 }
 
 // Several workers: kubectl runs blocking while the loopback servers answer it.
