@@ -225,41 +225,37 @@ impl FakeHub {
             ]}),
             &opts,
         )?;
-        store.create(
-            &Gvr::new("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
-            "",
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                "metadata": {"name": own, "labels": {"open-cluster-management.io/cluster-name": name}},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": own},
-                "subjects": subjects}),
-            &opts,
-        )?;
-        store.create(
-            &Gvr::new("rbac.authorization.k8s.io", "v1", "rolebindings"),
+        // The bindings of the cluster's groups: to its own role, and in its namespace to the
+        // registration and work roles.
+        let bind = |kind: &str, namespace: &str, binding: String, role: &str| {
+            let resource = if namespace.is_empty() {
+                "clusterrolebindings"
+            } else {
+                "rolebindings"
+            };
+            let mut metadata = json!({"name": binding,
+                "labels": {"open-cluster-management.io/cluster-name": name}});
+            if !namespace.is_empty() {
+                metadata["namespace"] = json!(namespace);
+            }
+            store.create(
+                &Gvr::new("rbac.authorization.k8s.io", "v1", resource),
+                namespace,
+                json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+                    "metadata": metadata,
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                    "subjects": subjects}),
+                &opts,
+            )
+        };
+        bind("ClusterRoleBinding", "", own.clone(), &own)?;
+        bind(
+            "RoleBinding",
             name,
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                "metadata": {"name": format!("open-cluster-management:managedcluster:{name}:registration"),
-                             "namespace": name,
-                             "labels": {"open-cluster-management.io/cluster-name": name}},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": REGISTRATION_ROLE},
-                "subjects": subjects}),
-            &opts,
+            format!("{own}:registration"),
+            REGISTRATION_ROLE,
         )?;
-        store.create(
-            &Gvr::new("rbac.authorization.k8s.io", "v1", "rolebindings"),
-            name,
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                "metadata": {"name": format!("open-cluster-management:managedcluster:{name}:work"),
-                             "namespace": name,
-                             "labels": {"open-cluster-management.io/cluster-name": name}},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": WORK_ROLE},
-                "subjects": [
-                    {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group},
-                    {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                     "name": format!("open-cluster-management:{name}")},
-                ]}),
-            &opts,
-        )?;
+        bind("RoleBinding", name, format!("{own}:work"), WORK_ROLE)?;
         self.hub.add_identity(crate::auth::Identity::new(
             Self::agent_user(name),
             [
