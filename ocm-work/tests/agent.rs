@@ -107,24 +107,18 @@ fn manifest_condition(
     i: usize,
     type_: &str,
 ) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
-    let manifests = w
-        .status
-        .as_ref()
-        .and_then(|s| s.resource_status.as_ref())
-        .and_then(|r| r.manifests.as_ref())
-        .expect("manifest statuses");
-    conditions::find(&manifests[i].conditions, type_)
+    conditions::find(&manifest_status(w, i).conditions, type_)
         .expect(type_)
         .clone()
 }
 
-/// The status of the work's first manifest.
-fn first_manifest(w: &ManifestWork) -> &ocm_api::work::v1::ManifestCondition {
+/// The status of the work's manifest `i`.
+fn manifest_status(w: &ManifestWork, i: usize) -> &ocm_api::work::v1::ManifestCondition {
     &w.status
         .as_ref()
         .and_then(|s| s.resource_status.as_ref())
         .and_then(|r| r.manifests.as_ref())
-        .expect("manifest statuses")[0]
+        .expect("manifest statuses")[i]
 }
 
 fn work_condition(w: &ManifestWork, type_: &str) -> (String, String) {
@@ -565,7 +559,7 @@ async fn a_well_known_complete_rule_completes_the_work() {
         "a completed work is not applied"
     );
     let w = work(&env, "job").await.unwrap();
-    let manifest = first_manifest(&w);
+    let manifest = manifest_status(&w, 0);
     let values = manifest
         .status_feedbacks
         .as_ref()
@@ -592,7 +586,7 @@ async fn a_well_known_complete_rule_completes_the_work() {
         conditions::find(&conds, "Complete").is_none(),
         "the Complete condition of the deleted rule is pruned: {conds:?}"
     );
-    let manifest = first_manifest(&w);
+    let manifest = manifest_status(&w, 0);
     assert!(conditions::find(&manifest.conditions, "Complete").is_none());
     assert_eq!(
         conditions::find(&conds, "Available").map(|c| c.observed_generation),

@@ -178,13 +178,17 @@ pub enum SuccessCriteria {
 /// `Progressing` condition is only stale is still being reconciled, not stalled.)
 pub fn awaits_progressing(work: &ManifestWork) -> bool {
     let generation = work.metadata.generation.unwrap_or(0);
-    let conds: &[Condition] = work
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_deref())
-        .unwrap_or_default();
+    let conds = work_conditions(work);
     at_generation(conds, wc::CONDITION_APPLIED, generation).is_some_and(|c| c.status == "True")
         && conditions::find(conds, wc::CONDITION_PROGRESSING).is_none()
+}
+
+/// The work's conditions (none without a status).
+fn work_conditions(work: &ManifestWork) -> &[Condition] {
+    work.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default()
 }
 
 fn at_generation<'a>(
@@ -203,11 +207,7 @@ pub fn cluster_rollout_status(
     criteria: SuccessCriteria,
 ) -> ClusterRolloutStatus {
     let generation = work.metadata.generation.unwrap_or(0);
-    let conds: &[Condition] = work
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_deref())
-        .unwrap_or_default();
+    let conds = work_conditions(work);
     let status = |s: RolloutStatus, since: Option<&Condition>| {
         let mut out = ClusterRolloutStatus::new(cluster, group.clone(), s);
         out.last_transition_time = since.map(|c| c.last_transition_time.0);
