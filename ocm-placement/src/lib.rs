@@ -98,6 +98,7 @@ mod result;
 pub mod rollout;
 mod scheduler;
 mod selector;
+pub mod sig;
 pub mod sim;
 pub mod snapshot;
 pub mod spread;
