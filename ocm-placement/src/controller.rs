@@ -44,6 +44,10 @@
 //!   then holds back an update that only changes scores or order until `scoreRateLimit` after
 //!   `lastScoreUpdateTime` (and asks to run again then), and moves `lastScoreUpdateTime` to the
 //!   round's time whenever it writes a changed score.
+//!
+//! The SIG-Multicluster outputs are controllers of their own, behind upstream's gate names:
+//! [`crate::sig`] mirrors the PlacementDecisions this controller writes
+//! (`SIGPlacementDecision`), [`crate::profile`] maintains ClusterProfiles (`ClusterProfile`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
