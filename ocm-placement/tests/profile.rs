@@ -333,3 +333,29 @@ async fn the_run_loop_creates_profiles_for_new_bindings() {
     let _ = stop.send(());
     task.await.unwrap();
 }
+
+/// The fake hub serves the ClusterProfile CRD with its validation: the cluster manager cannot
+/// change (the CRD's `self == oldSelf` rule).
+#[tokio::test]
+async fn the_fake_hub_keeps_the_cluster_manager_immutable() {
+    let hub = hub(1).await;
+    hub.bind("ns1", "default").await;
+    hub.profiles.reconcile_all().await.unwrap();
+    let err = Api::<ClusterProfile>::namespaced(hub.client.clone(), "ns1")
+        .patch(
+            "cluster1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"clusterManager": {"name": "karmada"}}})),
+        )
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = err else {
+        panic!("not an API error: {err}")
+    };
+    assert_eq!(status.code, 422, "{status:?}");
+    assert!(
+        status.message.contains("ClusterManager is immutable"),
+        "{}",
+        status.message
+    );
+}

@@ -303,3 +303,27 @@ async fn the_run_loop_mirrors_new_decisions() {
     let _ = stop.send(());
     task.await.unwrap();
 }
+
+/// The fake hub serves the SIG CRD with its validation: a slice of more than 100 decisions is
+/// refused, as kube-apiserver refuses it.
+#[tokio::test]
+async fn the_fake_hub_enforces_the_sig_crds_limit() {
+    let (_cluster, client) = hub(0).await;
+    let decisions: Vec<Value> = (0..101)
+        .map(|i| json!({"clusterProfileRef": {"name": format!("c{i}")}}))
+        .collect();
+    let object: SigPlacementDecision = serde_json::from_value(json!({
+        "apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "PlacementDecision",
+        "metadata": {"name": "big", "namespace": NS}, "decisions": decisions
+    }))
+    .unwrap();
+    let err = Api::<SigPlacementDecision>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = err else {
+        panic!("not an API error: {err}")
+    };
+    assert_eq!(status.code, 422, "{status:?}");
+    assert!(status.message.contains("decisions"), "{}", status.message);
+}
