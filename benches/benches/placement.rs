@@ -9,7 +9,8 @@
 //!
 //! Topology spread (our opt-in, `Scheduler::with_topology_spread`) is measured against the
 //! same placement without it on 10 000 clusters: `cargo bench -p ocm-benches --bench
-//! placement -- spread`.
+//! placement -- spread`. So are scores in decisions (`Scheduler::with_decision_scores` with
+//! `sortBy: Score`): `cargo bench -p ocm-benches --bench placement -- decisions`.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
@@ -301,5 +302,39 @@ fn spread_bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, spread_bench);
+/// Scores in decisions on 10 000 clusters: scheduling the labelled placement (`sortBy:
+/// Score`) and building the PlacementDecisions the controller writes, upstream (name order,
+/// no scores) and with `Scheduler::with_decision_scores` (score order, scores written).
+fn scores_bench(c: &mut Criterion) {
+    let n = 10_000;
+    let snapshot = hub(n).build();
+    let mut p = labelled_placement();
+    p.spec.sort_by = Some(ocm_api::cluster::v1beta1::SortBy::Score);
+    let upstream = Scheduler::new();
+    let scored = Scheduler::new().with_decision_scores(true);
+    let r = scored.schedule(&p, &snapshot, now()).expect("schedule");
+    eprintln!(
+        "  scored decisions: {} clusters in {} PlacementDecisions",
+        r.selected.len(),
+        r.slices.len()
+    );
+    let mut group = c.benchmark_group("placement");
+    group.sample_size(20);
+    for (name, scheduler) in [
+        ("decisions_upstream", &upstream),
+        ("decisions_scored_sort_by_score", &scored),
+    ] {
+        group.bench_function(format!("{name}/{n}"), |b| {
+            b.iter(|| {
+                let r = scheduler
+                    .schedule(black_box(&p), &snapshot, now())
+                    .expect("schedule");
+                black_box(r.placement_decisions(&p, &snapshot))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, spread_bench, scores_bench);
 criterion_main!(benches);

@@ -5,7 +5,8 @@
 //!   the agent that scores its managed cluster.
 //! * [`deploy`]: the deployment manifests `ocm-deploy` prints.
 //! * [`runtime`]: leader election flags and running controllers under the election, for
-//!   `ocm-work-agent` and `ocm-hub-controller`.
+//!   `ocm-work-agent` and `ocm-hub-controller`; [`gates`]: the `--feature-gates` flag of
+//!   `ocm-hub-controller` and `ocm-placement-sim`.
 //! * Command-line plumbing: [`output`] (standard output that behaves on a closed pipe),
 //!   [`logging`] (colour codes only on a terminal), [`errors`] (API errors as kubectl prints
 //!   them), [`table`] and [`tree`] (kubectl's and clusteradm's layouts).
@@ -20,6 +21,7 @@
 
 pub mod deploy;
 pub mod errors;
+pub mod gates;
 pub mod logging;
 pub mod output;
 pub mod resource_usage;

@@ -590,6 +590,20 @@ pub mod feature_gates {
     pub const RAW_FEEDBACK_JSON_STRING: &str = "RawFeedbackJsonString";
     /// Hub: create and maintain the `default` and `global` ManagedClusterSets.
     pub const DEFAULT_CLUSTER_SET: &str = "DefaultClusterSet";
+    /// Hub: maintain a SIG-Multicluster ClusterProfile (`multicluster.x-k8s.io`) for every
+    /// ManagedCluster in each namespace bound to one of its sets.
+    pub const CLUSTER_PROFILE: &str = "ClusterProfile";
+    /// Hub: mirror every PlacementDecision as a SIG-Multicluster PlacementDecision
+    /// (`multicluster.x-k8s.io`, KEP-5313).
+    pub const SIG_PLACEMENT_DECISION: &str = "SIGPlacementDecision";
+    /// Hub, **ours** (no upstream gate): honour a Placement's `spec.spreadPolicy`, which
+    /// upstream's scheduler ignores.
+    pub const TOPOLOGY_SPREAD: &str = "TopologySpread";
+    /// Hub, **ours** (no upstream gate; upstream's API has the fields but no controller for
+    /// them): write prioritizer scores into PlacementDecisions, order them as `spec.sortBy`
+    /// says, and rate-limit score-only updates by `spec.scoreRateLimit`, recorded in
+    /// `status.lastScoreUpdateTime`.
+    pub const PLACEMENT_DECISION_SCORE: &str = "PlacementDecisionScore";
 }
 
 /// Defaults and size limits.

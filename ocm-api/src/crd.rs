@@ -6,6 +6,9 @@
 //! the same as upstream's: same properties, types, formats, `required` lists, defaults,
 //! validation and `x-kubernetes-*` markers.
 //!
+//! The SIG-Multicluster CRDs OCM can also write to (ClusterProfile and PlacementDecision of
+//! `multicluster.x-k8s.io`) are not among them: [`multicluster_crds()`] returns those.
+//!
 //! ```
 //! let crds = ocm_api::crds();
 //! assert_eq!(crds.len(), 14);
@@ -270,6 +273,23 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
     all.extend(crate::addon::crds());
     all.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     all
+}
+
+/// The SIG-Multicluster CRDs (`multicluster.x-k8s.io`: ClusterProfile and PlacementDecision),
+/// generated from [`crate::multicluster`]'s types and structurally the same as
+/// cluster-inventory-api's. Install them when the `ClusterProfile` or `SIGPlacementDecision`
+/// outputs are on (upstream OCM's cluster manager installs the ClusterProfile CRD with its
+/// gate).
+///
+/// ```
+/// let names: Vec<String> = ocm_api::crd::multicluster_crds()
+///     .into_iter()
+///     .filter_map(|c| c.metadata.name)
+///     .collect();
+/// assert_eq!(names, ["clusterprofiles.multicluster.x-k8s.io", "placementdecisions.multicluster.x-k8s.io"]);
+/// ```
+pub fn multicluster_crds() -> Vec<CustomResourceDefinition> {
+    crate::multicluster::crds()
 }
 
 /// Renders `crd` as YAML, the way `kubectl apply -f` expects it.

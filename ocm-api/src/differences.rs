@@ -84,11 +84,35 @@
 //!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
 //!   cluster was or was not chosen.
 //! * `ocm_placement::Scheduler::with_topology_spread` (module `ocm_placement::spread`; give
-//!   the scheduler to `PlacementController::with_scheduler`): honours
+//!   the scheduler to `PlacementController::with_scheduler`; `ocm-hub-controller` and
+//!   `ocm-placement-sim --feature-gates TopologySpread=true`, a gate of ours): honours
 //!   `spec.spreadPolicy.spreadConstraints`, which upstream's scheduler ignores. Selection keeps
 //!   each `DoNotSchedule` constraint's skew within `maxSkew` (selecting fewer clusters if need
 //!   be, and saying why in `PlacementSatisfied`) and prefers the least skew for
 //!   `ScheduleAnyway`, within the prioritizers' order and `numberOfClusters`.
+//! * `ocm_placement::Scheduler::with_decision_scores` (module `ocm_placement::decisions`;
+//!   `--feature-gates PlacementDecisionScore=true`, a gate of ours): implements the API fields
+//!   upstream's scheduler leaves unread and unwritten, as the accepted "placement score
+//!   visibility" proposal describes them: `ClusterDecision.score` (the total prioritizer score,
+//!   for every placement), `spec.sortBy: Score` (decisions, and the groups cut by
+//!   `clustersPerDecisionGroup`, best first, ties by name), `spec.scoreRateLimit` (a change of
+//!   scores or order alone is written at most once per limit, default `1m`) and
+//!   `status.lastScoreUpdateTime` (when a changed score was last written). An invalid
+//!   `scoreRateLimit` sets `PlacementMisconfigured` and the default is used.
+//! * `ocm_placement::sig` (upstream's `SIGPlacementDecision` gate, off by default there too):
+//!   SIG-Multicluster PlacementDecisions mirroring OCM's, as upstream's controller writes them.
+//!   Differences: one pass reconciles every decision from watches of both kinds (a mirror left
+//!   behind while the controller was off is deleted at its next start), no
+//!   `SIGPlacementDecisionCreated`/`Updated` Events, and an OCM decision over 100 clusters
+//!   (the SIG CRD's limit) is reported and skipped instead of failing its writes forever.
+//! * `ocm_placement::profile` (upstream's `ClusterProfile` gate): SIG-Multicluster
+//!   ClusterProfiles of the ManagedClusters in every namespace a Bound binding brings them to,
+//!   as upstream's two registration-hub controllers write them. Differences: one controller
+//!   reconciling the whole hub (it also follows a cluster's label changes, which upstream's
+//!   lifecycle controller sees only at its resync), a new profile carries all three labels and
+//!   gets its status in the same pass, no `ClusterProfileStatusUpdated` Event, and a claim the
+//!   CRD refuses as a property (empty, too long, a repeated name) is left out and reported
+//!   where upstream's whole status write fails and leaves the health condition stale.
 //! * `ocm_work::fanout::PlacementFanout`: one ManifestWork per decided cluster, cleaned up with
 //!   a label and a finalizer on the Placement (works live in cluster namespaces, so no
 //!   ownerReference is possible).
@@ -110,6 +134,10 @@
 //! * The testkit's CRD validation rules run CEL's standard library and the strings, lists and
 //!   math extensions, not the Kubernetes CEL libraries and not with kube-apiserver's cost
 //!   limits.
+//! * `ocm-deploy hub` grants the hub controller the permissions of its default controllers
+//!   only: running it with the `SIGPlacementDecision` or `ClusterProfile` gate also needs
+//!   RBAC for `placementdecisions` / `clusterprofiles` of `multicluster.x-k8s.io` (and `get`
+//!   on namespaces), and `--install-crds` or `ocm-crdgen --multicluster` for their CRDs.
 //! * The addon framework has no registration (CSR) side, no Helm or Go-template factories, no
 //!   cloudevents transport and no addon webhooks; the addon manager reads and writes the
 //!   `v1beta1` addon API only.

@@ -8,6 +8,9 @@
 //!
 //! Without the reference folder the tests report that they were skipped, except under
 //! `CI=true`, where a missing folder fails the run.
+//!
+//! The SIG-Multicluster CRDs (`ocm_api::multicluster::crds()`) are compared the same way with
+//! cluster-inventory-api's, kept (without their descriptions) in `tests/reference/`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -70,11 +73,20 @@ const TEXT_KEYS: &[&str] = &["description"];
 /// Keys whose array values are sets (order carries no meaning).
 const SET_KEYS: &[&str] = &["required", "enum", "shortNames", "categories"];
 
+/// Whether `path` names a schema's `properties` map (whose keys are property names, so a
+/// property may be called `description`), not a property that is itself named `properties`.
+fn is_property_map(path: &str) -> bool {
+    match path.rsplit_once('.') {
+        Some((parent, "properties")) => !is_property_map(parent),
+        _ => false,
+    }
+}
+
 fn diff(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) {
     match (ours, theirs) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, bv) in b {
-                if TEXT_KEYS.contains(&key.as_str()) && !path.ends_with(".properties") {
+                if TEXT_KEYS.contains(&key.as_str()) && !is_property_map(path) {
                     continue;
                 }
                 let child = format!("{path}.{key}");
@@ -87,7 +99,7 @@ fn diff(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) {
                 }
             }
             for (key, av) in a {
-                if TEXT_KEYS.contains(&key.as_str()) && !path.ends_with(".properties") {
+                if TEXT_KEYS.contains(&key.as_str()) && !is_property_map(path) {
                     continue;
                 }
                 if !b.contains_key(key) {
@@ -147,8 +159,15 @@ fn short(v: &Value) -> String {
 
 fn compare(name: &str) {
     let Some(dir) = reference_dir() else { return };
-    let reference = load_reference(&dir);
-    let ours = ours();
+    compare_in(name, &load_reference(&dir), &ours(), &dir);
+}
+
+fn compare_in(
+    name: &str,
+    reference: &BTreeMap<String, Value>,
+    ours: &BTreeMap<String, Value>,
+    dir: &std::path::Path,
+) {
     let theirs = reference
         .get(name)
         .unwrap_or_else(|| panic!("no upstream CRD named {name} in {}", dir.display()));
@@ -199,4 +218,50 @@ conformance! {
     managedclusteraddons => "managedclusteraddons.addon.open-cluster-management.io",
     addondeploymentconfigs => "addondeploymentconfigs.addon.open-cluster-management.io",
     addontemplates => "addontemplates.addon.open-cluster-management.io",
+}
+
+/// The structure of cluster-inventory-api's CRDs, kept in the repository.
+fn multicluster_reference_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/reference/cluster-inventory-api")
+}
+
+fn ours_multicluster() -> BTreeMap<String, Value> {
+    ocm_api::multicluster::crds()
+        .into_iter()
+        .map(|crd| {
+            let name = crd.metadata.name.clone().expect("generated CRD has a name");
+            (name, serde_json::to_value(crd).expect("serialize CRD"))
+        })
+        .collect()
+}
+
+#[test]
+fn every_cluster_inventory_crd_is_generated_and_nothing_else() {
+    let reference: Vec<String> = load_reference(&multicluster_reference_dir())
+        .into_keys()
+        .collect();
+    let ours: Vec<String> = ours_multicluster().into_keys().collect();
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn clusterprofiles() {
+    let dir = multicluster_reference_dir();
+    compare_in(
+        "clusterprofiles.multicluster.x-k8s.io",
+        &load_reference(&dir),
+        &ours_multicluster(),
+        &dir,
+    );
+}
+
+#[test]
+fn sig_placementdecisions() {
+    let dir = multicluster_reference_dir();
+    compare_in(
+        "placementdecisions.multicluster.x-k8s.io",
+        &load_reference(&dir),
+        &ours_multicluster(),
+        &dir,
+    );
 }

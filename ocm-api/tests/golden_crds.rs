@@ -10,7 +10,8 @@ use std::path::PathBuf;
 fn generated_crds_match_the_committed_golden_files() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crds");
     let update = std::env::var_os("OCM_UPDATE_GOLDEN").is_some();
-    let crds = ocm_api::crds();
+    let mut crds = ocm_api::crds();
+    crds.extend(ocm_api::multicluster::crds());
     let mut expected_files = Vec::new();
     let mut stale = Vec::new();
     for crd in &crds {

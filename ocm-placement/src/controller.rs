@@ -33,10 +33,21 @@
 //! waits for its 10-minute resync), and `DecisionDelete` is emitted only for a delete that
 //! succeeded.
 //!
-//! Opt-in (our addition): topology spread, `spec.spreadPolicy.spreadConstraints`, which
-//! upstream ignores. Give the controller a scheduler built with it:
-//! `PlacementController::new(client).with_scheduler(Scheduler::new().with_topology_spread(true))`
-//! (see [`crate::spread`]).
+//! Opt-ins (our additions), each given to the controller through its scheduler
+//! ([`PlacementController::with_scheduler`]):
+//!
+//! * topology spread, `spec.spreadPolicy.spreadConstraints`, which upstream ignores:
+//!   `Scheduler::new().with_topology_spread(true)` (see [`crate::spread`]);
+//! * scores in decisions, `spec.sortBy`, `spec.scoreRateLimit`, `status.lastScoreUpdateTime`
+//!   and `ClusterDecision.score`, fields of upstream's API its controller does not implement:
+//!   `Scheduler::new().with_decision_scores(true)` (see [`crate::decisions`]). The controller
+//!   then holds back an update that only changes scores or order until `scoreRateLimit` after
+//!   `lastScoreUpdateTime` (and asks to run again then), and moves `lastScoreUpdateTime` to the
+//!   round's time whenever it writes a changed score.
+//!
+//! The SIG-Multicluster outputs are controllers of their own, behind upstream's gate names:
+//! [`crate::sig`] mirrors the PlacementDecisions this controller writes
+//! (`SIGPlacementDecision`), [`crate::profile`] maintains ClusterProfiles (`ClusterProfile`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -44,6 +55,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -56,6 +68,7 @@ use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::constants::labels;
 use serde_json::json;
 
+use crate::decisions::{self, ScoreUpdate};
 pub use crate::hub::HubState;
 use crate::result::{ScheduleResult, StatusCode};
 use crate::watch::{self, Round};
@@ -330,7 +343,33 @@ impl PlacementController {
         // Bind: create or update every generated decision, delete the others.
         let regarding = reference_to(placement);
         let api: Api<PlacementDecision> = Api::namespaced(self.client.clone(), &namespace);
-        let desired = result.placement_decisions(placement, snapshot);
+        let mut desired = result.placement_decisions(placement, snapshot);
+        // Scores in decisions (our addition): a change of scores or order alone waits for
+        // `scoreRateLimit` after the last score update.
+        let mut scores_changed = false;
+        let mut held_until = None;
+        if let Some(limit) = result.score_rate_limit {
+            let last = placement
+                .status
+                .as_ref()
+                .and_then(|s| s.last_score_update_time.as_ref())
+                .map(|t| t.0);
+            match decisions::score_update(&desired, existing, last, limit, now) {
+                ScoreUpdate::Hold { until } => {
+                    for want in &mut desired {
+                        if let Some(have) =
+                            existing.iter().find(|e| e.name_any() == want.name_any())
+                        {
+                            want.status = have.status.clone();
+                        }
+                    }
+                    held_until = Some(until);
+                }
+                ScoreUpdate::Write {
+                    scores_changed: changed,
+                } => scores_changed = changed,
+            }
+        }
         let mut keep = BTreeSet::new();
         for want in &desired {
             let pd_name = want.name_any();
@@ -424,7 +463,10 @@ impl PlacementController {
         }
 
         // Status, only when it changed.
-        let new_status = result.placement_status(placement.status.as_ref(), now);
+        let mut new_status = result.placement_status(placement.status.as_ref(), now);
+        if scores_changed {
+            new_status.last_score_update_time = Some(Time(now));
+        }
         if placement.status.as_ref() != Some(&new_status) {
             let placements: Api<Placement> = Api::namespaced(self.client.clone(), &namespace);
             let patch = json!({ "status": new_status });
@@ -437,6 +479,10 @@ impl PlacementController {
             outcome.writes += 1;
         }
         outcome.requeue_after = result.requeue_after;
+        if let Some(until) = held_until {
+            let after = Duration::try_from(until.duration_since(now)).unwrap_or_default();
+            outcome.requeue_after = min_some(outcome.requeue_after, Some(after));
+        }
         outcome.needs_retry = result.status.code != StatusCode::Success;
         Ok(outcome)
     }

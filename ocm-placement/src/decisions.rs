@@ -15,8 +15,36 @@
 //!
 //! PlacementDecisions are numbered from 1 across groups: `<placement>-decision-<n>`; a group
 //! with no clusters still gets one (empty) PlacementDecision.
+//!
+//! # Scores in decisions (our addition)
+//!
+//! Upstream's API has `spec.sortBy`, `spec.scoreRateLimit`, `status.lastScoreUpdateTime` and
+//! `ClusterDecision.score`, but its scheduler neither reads nor writes them (an implementation
+//! of the accepted proposal, "Placement score visibility", is not merged). With
+//! [`Scheduler::with_decision_scores`](crate::Scheduler::with_decision_scores) (the hub
+//! controller's `PlacementDecisionScore` gate) they mean what the API and the proposal say:
+//!
+//! * every `ClusterDecision` carries the cluster's total prioritizer score (absent when it is 0,
+//!   as Go's `omitzero` writes it), whatever `sortBy` says;
+//! * `sortBy: Score` orders the clusters by score, highest first, ties by name: inside each
+//!   PlacementDecision, and when cutting groups by `clustersPerDecisionGroup` (each declared
+//!   group's clusters, then the remaining ones, are chunked in that order), so the first
+//!   group holds the best clusters. `ClusterName` (the default) keeps upstream's name order;
+//! * a round whose decisions differ from the current ones only in scores or order (the same
+//!   clusters selected, in PlacementDecision objects of the same names) writes them at most
+//!   once per
+//!   `scoreRateLimit` (default `1m`; `<digits>h|m|s`) after `status.lastScoreUpdateTime`
+//!   ([`score_update`]); any other change writes at once, with the latest scores. Every
+//!   write that changes a score sets `lastScoreUpdateTime` to the time of the round.
+//! * An invalid `scoreRateLimit` (the CRD's pattern refuses it, so only objects written
+//!   without the CRD's validation carry one) makes `PlacementMisconfigured` `True` with a
+//!   message naming the field; the default `1m` is used and the decisions are written.
+//!
+//! Without the option nothing of this happens: decisions are name-ordered and carry no score,
+//! as upstream's.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -27,6 +55,7 @@ use ocm_api::cluster::v1beta1::{
 use ocm_api::constants::{labels, placement as placement_consts};
 
 use crate::plugins::predicate::selector_specs;
+use crate::result::ScoredCluster;
 use crate::snapshot::{ClusterId, Snapshot};
 
 /// Most clusters in one PlacementDecision.
@@ -39,7 +68,8 @@ pub struct DecisionGroup {
     pub index: usize,
     /// `groupName` of the strategy entry, or `""` for leftover groups.
     pub name: String,
-    /// Member clusters in name order.
+    /// Member clusters in name order (in score order with `sortBy: Score` and
+    /// [`Scheduler::with_decision_scores`](crate::Scheduler::with_decision_scores)).
     pub clusters: Vec<ClusterId>,
     /// Names of this group's PlacementDecision objects, in order.
     pub decisions: Vec<String>,
@@ -54,7 +84,9 @@ pub struct DecisionSlice {
     pub group_index: usize,
     /// Name of that group.
     pub group_name: String,
-    /// The clusters of the slice, in name order (at most [`MAX_CLUSTERS_PER_DECISION`]).
+    /// The clusters of the slice, in name order (at most [`MAX_CLUSTERS_PER_DECISION`]; in
+    /// score order with `sortBy: Score` and
+    /// [`Scheduler::with_decision_scores`](crate::Scheduler::with_decision_scores)).
     pub clusters: Vec<ClusterId>,
 }
 
@@ -87,12 +119,14 @@ pub fn group_length(value: Option<&IntOrString>, total: usize) -> Result<usize, 
     })
 }
 
-/// Builds the decision groups of the selected clusters (in any order). On a selector error,
-/// returns the groups built before it together with the error text.
+/// Builds the decision groups of the selected clusters. Each group's clusters come in name
+/// order, or, with `keep_order`, in the order of `selected` (score order for `sortBy: Score`).
+/// On a selector error, returns the groups built before it together with the error text.
 pub(crate) fn build_groups(
     strategy: Option<&GroupStrategy>,
     selected: &[ClusterId],
     snapshot: &Snapshot,
+    keep_order: bool,
 ) -> (Vec<(String, Vec<ClusterId>)>, Option<String>) {
     let total = selected.len();
     let mut groups: Vec<(String, Vec<ClusterId>)> = Vec::new();
@@ -103,8 +137,11 @@ pub(crate) fn build_groups(
         Ok(l) => l.max(1),
         Err(e) => return (groups, Some(e)),
     };
-    let remaining = sorted_ids(selected, snapshot.clusters.len());
-    let mut remaining = remaining;
+    let mut remaining = if keep_order {
+        selected.to_vec()
+    } else {
+        sorted_ids(selected, snapshot.clusters.len())
+    };
     let mut error = None;
     let decision_groups = strategy
         .and_then(|s| s.decision_groups.as_deref())
@@ -164,6 +201,17 @@ fn sorted_ids(ids: &[ClusterId], cluster_count: usize) -> Vec<ClusterId> {
         .enumerate()
         .filter(|(_, m)| **m)
         .filter_map(|(i, _)| u32::try_from(i).ok().map(ClusterId))
+        .collect()
+}
+
+/// The `selected` clusters in the order of `scores` (total descending, then name).
+pub(crate) fn score_order(selected: &[ClusterId], scores: &[ScoredCluster]) -> Vec<ClusterId> {
+    let mut wanted = selected.to_vec();
+    wanted.sort_unstable();
+    scores
+        .iter()
+        .map(|s| s.cluster)
+        .filter(|id| wanted.binary_search(id).is_ok())
         .collect()
 }
 
@@ -246,6 +294,17 @@ impl DecisionSlice {
         placement: &Placement,
         snapshot: &Snapshot,
     ) -> PlacementDecision {
+        self.to_scored_placement_decision(placement, snapshot, |_| None)
+    }
+
+    /// [`to_placement_decision`](Self::to_placement_decision) with each cluster's `score`
+    /// from `score` (a score of `Some(0)` is left out, as Go's `omitzero` writes it).
+    pub fn to_scored_placement_decision(
+        &self,
+        placement: &Placement,
+        snapshot: &Snapshot,
+        score: impl Fn(ClusterId) -> Option<i64>,
+    ) -> PlacementDecision {
         let placement_name = placement.metadata.name.clone().unwrap_or_default();
         let owner = OwnerReference {
             api_version: format!("{}/v1beta1", ocm_api::constants::groups::CLUSTER),
@@ -270,12 +329,150 @@ impl DecisionSlice {
                 .map(|id| ClusterDecision {
                     cluster_name: snapshot.cluster_name(*id).to_string(),
                     reason: String::new(),
-                    score: None,
+                    score: score(*id).filter(|s| *s != 0),
                 })
                 .collect(),
         });
         pd
     }
+}
+
+/// `scoreRateLimit` when the placement does not set it.
+pub const DEFAULT_SCORE_RATE_LIMIT: Duration = Duration::from_secs(60);
+
+/// Parses `spec.scoreRateLimit` (`<digits>` then `h`, `m` or `s`; absent means
+/// [`DEFAULT_SCORE_RATE_LIMIT`]). The error names the field and says what is expected.
+///
+/// ```
+/// use std::time::Duration;
+/// use ocm_placement::decisions::score_rate_limit;
+///
+/// assert_eq!(score_rate_limit(None), Ok(Duration::from_secs(60)));
+/// assert_eq!(score_rate_limit(Some("90s")), Ok(Duration::from_secs(90)));
+/// assert_eq!(score_rate_limit(Some("2h")), Ok(Duration::from_secs(7200)));
+/// assert!(score_rate_limit(Some("1d")).unwrap_err().contains("spec.scoreRateLimit"));
+/// ```
+pub fn score_rate_limit(value: Option<&str>) -> Result<Duration, String> {
+    let Some(text) = value else {
+        return Ok(DEFAULT_SCORE_RATE_LIMIT);
+    };
+    let invalid = |why: &str| format!("spec.scoreRateLimit {text:?} {why}");
+    let (digits, unit) = text.split_at(text.len().saturating_sub(1));
+    let seconds_per_unit: u64 = match unit {
+        "h" => 3600,
+        "m" => 60,
+        "s" => 1,
+        _ => return Err(invalid("must be a number followed by h, m or s")),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid("must be a number followed by h, m or s"));
+    }
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(seconds_per_unit))
+        .map(Duration::from_secs)
+        .ok_or_else(|| invalid("is too long"))
+}
+
+/// What the controller does with a round's PlacementDecisions under `scoreRateLimit` (see the
+/// [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScoreUpdate {
+    /// Write the decisions. `scores_changed`: some cluster's score differs from the one in the
+    /// current decisions (or is new), so `lastScoreUpdateTime` moves to now.
+    Write {
+        /// Whether any score changes.
+        scores_changed: bool,
+    },
+    /// The decisions differ only in scores or order and the last score update is too recent:
+    /// keep the current decisions until `until`.
+    Hold {
+        /// When the held update may be written.
+        until: jiff::Timestamp,
+    },
+}
+
+/// Decides whether the `desired` PlacementDecisions of a placement may replace its `existing`
+/// ones now, given the last score update and the rate limit.
+///
+/// ```
+/// use std::time::Duration;
+/// use ocm_api::cluster::v1beta1::PlacementDecision;
+/// use ocm_placement::decisions::{ScoreUpdate, score_update};
+///
+/// let pd = |scores: &[(&str, i64)]| -> PlacementDecision {
+///     serde_json::from_value(serde_json::json!({
+///         "metadata": {"name": "p-decision-1", "namespace": "ns"},
+///         "status": {"decisions": scores.iter().map(|(c, s)|
+///             serde_json::json!({"clusterName": c, "reason": "", "score": s})).collect::<Vec<_>>()}
+///     })).unwrap()
+/// };
+/// let now: jiff::Timestamp = "2026-01-01T00:00:30Z".parse()?;
+/// let last = Some("2026-01-01T00:00:00Z".parse()?);
+/// let minute = Duration::from_secs(60);
+/// let have = pd(&[("a", 10), ("b", 5)]);
+/// // Scores (and so the order) changed, same clusters: wait until a minute after the last.
+/// assert_eq!(
+///     score_update(&[pd(&[("b", 20), ("a", 10)])], &[&have], last, minute, now),
+///     ScoreUpdate::Hold { until: "2026-01-01T00:01:00Z".parse()? }
+/// );
+/// // Another cluster selected: written at once.
+/// assert_eq!(
+///     score_update(&[pd(&[("c", 30), ("a", 10)])], &[&have], last, minute, now),
+///     ScoreUpdate::Write { scores_changed: true }
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn score_update(
+    desired: &[PlacementDecision],
+    existing: &[&PlacementDecision],
+    last: Option<jiff::Timestamp>,
+    limit: Duration,
+    now: jiff::Timestamp,
+) -> ScoreUpdate {
+    let scores = |pds: &mut dyn Iterator<Item = &PlacementDecision>| {
+        let mut all: Vec<(String, Option<i64>)> = pds
+            .flat_map(|pd| pd.status.iter().flat_map(|s| s.decisions.iter()))
+            .map(|d| (d.cluster_name.clone(), d.score.filter(|s| *s != 0)))
+            .collect();
+        all.sort();
+        all
+    };
+    let want = scores(&mut desired.iter());
+    let have = scores(&mut existing.iter().copied());
+    let scored = |all: &[(String, Option<i64>)]| -> Vec<(String, i64)> {
+        all.iter()
+            .filter_map(|(name, score)| score.map(|s| (name.clone(), s)))
+            .collect()
+    };
+    let scores_changed = scored(&want) != scored(&have);
+    let names = |pds: &mut dyn Iterator<Item = &PlacementDecision>| {
+        let mut names: Vec<String> = pds.filter_map(|pd| pd.metadata.name.clone()).collect();
+        names.sort();
+        names
+    };
+    let same_objects = names(&mut desired.iter()) == names(&mut existing.iter().copied());
+    let same_clusters =
+        want.len() == have.len() && want.iter().zip(&have).all(|((a, _), (b, _))| a == b);
+    let order_or_scores_only = same_objects && same_clusters;
+    if order_or_scores_only && let Some(last) = last {
+        let limit = jiff::SignedDuration::try_from(limit).unwrap_or(jiff::SignedDuration::MAX);
+        let until = last.checked_add(limit).unwrap_or(jiff::Timestamp::MAX);
+        if until > now {
+            let unchanged = desired.iter().all(|d| {
+                existing
+                    .iter()
+                    .find(|e| e.metadata.name == d.metadata.name)
+                    .is_some_and(|e| e.status == d.status)
+            });
+            if !unchanged {
+                return ScoreUpdate::Hold { until };
+            }
+        }
+    }
+    ScoreUpdate::Write { scores_changed }
 }
 
 #[cfg(test)]
@@ -345,5 +542,168 @@ mod tests {
         assert_eq!(l[labels::DECISION_GROUP_INDEX], "0");
         assert_eq!(l[labels::DECISION_GROUP_NAME], "canary");
         assert_eq!(l[labels::PLACEMENT], "p");
+    }
+
+    fn pd(name: &str, decisions: &[(&str, Option<i64>)]) -> PlacementDecision {
+        let mut pd = PlacementDecision::new(name, Default::default());
+        pd.status = Some(PlacementDecisionStatus {
+            decisions: decisions
+                .iter()
+                .map(|(c, score)| ClusterDecision {
+                    cluster_name: c.to_string(),
+                    reason: String::new(),
+                    score: *score,
+                })
+                .collect(),
+        });
+        pd
+    }
+
+    fn at(s: &str) -> jiff::Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn score_only_changes_wait_for_the_rate_limit() {
+        let minute = Duration::from_secs(60);
+        let have = pd("p-decision-1", &[("a", Some(10)), ("b", Some(5))]);
+        let reordered = pd("p-decision-1", &[("b", Some(20)), ("a", Some(10))]);
+        let last = Some(at("2026-01-01T00:00:00Z"));
+        let hold = ScoreUpdate::Hold {
+            until: at("2026-01-01T00:01:00Z"),
+        };
+        let now = at("2026-01-01T00:00:59Z");
+        assert_eq!(
+            score_update(
+                std::slice::from_ref(&reordered),
+                &[&have],
+                last,
+                minute,
+                now
+            ),
+            hold
+        );
+        // Once the limit has passed, or without a previous update, it is written.
+        let write = ScoreUpdate::Write {
+            scores_changed: true,
+        };
+        let later = at("2026-01-01T00:01:00Z");
+        assert_eq!(
+            score_update(
+                std::slice::from_ref(&reordered),
+                &[&have],
+                last,
+                minute,
+                later
+            ),
+            write
+        );
+        assert_eq!(
+            score_update(
+                std::slice::from_ref(&reordered),
+                &[&have],
+                None,
+                minute,
+                now
+            ),
+            write
+        );
+        // A zero limit never holds.
+        assert_eq!(
+            score_update(
+                std::slice::from_ref(&reordered),
+                &[&have],
+                last,
+                Duration::ZERO,
+                now
+            ),
+            write
+        );
+        // A limit too long for the calendar holds for good.
+        assert_eq!(
+            score_update(&[reordered], &[&have], last, Duration::MAX, now),
+            ScoreUpdate::Hold {
+                until: jiff::Timestamp::MAX
+            }
+        );
+    }
+
+    #[test]
+    fn other_changes_are_written_at_once() {
+        let minute = Duration::from_secs(60);
+        let last = Some(at("2026-01-01T00:00:00Z"));
+        let now = at("2026-01-01T00:00:01Z");
+        let have = pd("p-decision-1", &[("a", Some(10)), ("b", Some(5))]);
+        // Another cluster.
+        let other = pd("p-decision-1", &[("a", Some(10)), ("c", Some(5))]);
+        assert!(matches!(
+            score_update(&[other], &[&have], last, minute, now),
+            ScoreUpdate::Write { .. }
+        ));
+        // The same clusters spread over other objects.
+        let split = [
+            pd("p-decision-1", &[("a", Some(10))]),
+            pd("p-decision-2", &[("b", Some(5))]),
+        ];
+        assert!(matches!(
+            score_update(&split, &[&have], last, minute, now),
+            ScoreUpdate::Write { .. }
+        ));
+        // Nothing changed: nothing to hold, no score update.
+        assert_eq!(
+            score_update(std::slice::from_ref(&have), &[&have], last, minute, now),
+            ScoreUpdate::Write {
+                scores_changed: false
+            }
+        );
+        // A decision without status yet (just created) is written.
+        let mut bare = have.clone();
+        bare.status = None;
+        assert!(matches!(
+            score_update(std::slice::from_ref(&have), &[&bare], last, minute, now),
+            ScoreUpdate::Write {
+                scores_changed: true
+            }
+        ));
+    }
+
+    #[test]
+    fn unscored_clusters_do_not_count_as_score_changes() {
+        let minute = Duration::from_secs(60);
+        let have = pd("p-decision-1", &[("a", None)]);
+        let want = pd("p-decision-1", &[("a", Some(0)), ("b", None)]);
+        assert_eq!(
+            score_update(&[want], &[&have], None, minute, at("2026-01-01T00:00:00Z")),
+            ScoreUpdate::Write {
+                scores_changed: false
+            }
+        );
+    }
+
+    #[test]
+    fn score_order_follows_the_scores() {
+        let scores = [
+            ScoredCluster {
+                cluster: ClusterId(3),
+                total: 9,
+            },
+            ScoredCluster {
+                cluster: ClusterId(0),
+                total: 5,
+            },
+            ScoredCluster {
+                cluster: ClusterId(2),
+                total: 5,
+            },
+            ScoredCluster {
+                cluster: ClusterId(1),
+                total: -1,
+            },
+        ];
+        let selected = [ClusterId(1), ClusterId(2), ClusterId(3)];
+        assert_eq!(
+            score_order(&selected, &scores),
+            [ClusterId(3), ClusterId(2), ClusterId(1)]
+        );
     }
 }

@@ -60,9 +60,12 @@
 //! order, decision groups, PlacementDecision naming/labels/slicing, condition reasons and
 //! messages. Our additions: custom [`plugins::Filter`] and [`plugins::Prioritizer`] traits,
 //! [`ScheduleResult::explain`], deterministic orders where upstream iterates Go maps, and,
-//! as an opt-in ([`Scheduler::with_topology_spread`]), topology spread
-//! (`spec.spreadPolicy.spreadConstraints`, a field upstream's scheduler ignores; see
-//! [`spread`]).
+//! as opt-ins, topology spread ([`Scheduler::with_topology_spread`]:
+//! `spec.spreadPolicy.spreadConstraints`, a field upstream's scheduler ignores; see
+//! [`spread`]) and scores in decisions ([`Scheduler::with_decision_scores`]: `spec.sortBy`,
+//! `spec.scoreRateLimit`, `ClusterDecision.score`, API fields upstream's scheduler does not
+//! implement; see [`decisions`]). The SIG-Multicluster outputs upstream writes behind its
+//! `SIGPlacementDecision` and `ClusterProfile` gates are in [`sig`] and [`profile`].
 //! Approximations: CEL runs on the `cel` crate, whose cost is a static estimate (see
 //! [`plugins::CelLimits`]). Of the Kubernetes CEL libraries upstream enables, we provide
 //! Quantity, Semver, Lists, Regex, IP and CIDR with Kubernetes' semantics; URL and Format are
@@ -93,11 +96,13 @@ pub mod hub;
 pub mod inventory;
 pub mod plugins;
 mod policy;
+pub mod profile;
 pub mod quantity;
 mod result;
 pub mod rollout;
 mod scheduler;
 mod selector;
+pub mod sig;
 pub mod sim;
 pub mod snapshot;
 pub mod spread;

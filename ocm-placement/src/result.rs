@@ -145,6 +145,11 @@ pub struct ScheduleResult {
     /// [`Scheduler::with_topology_spread`](crate::Scheduler::with_topology_spread) and the
     /// placement has spread constraints (our addition; `None` otherwise).
     pub spread: Option<crate::spread::SpreadOutcome>,
+    /// `spec.scoreRateLimit` when the scheduler was built with
+    /// [`Scheduler::with_decision_scores`](crate::Scheduler::with_decision_scores) (our
+    /// addition; then [`placement_decisions`](Self::placement_decisions) carries scores), `None`
+    /// otherwise.
+    pub score_rate_limit: Option<Duration>,
 }
 
 impl ScheduleResult {
@@ -161,15 +166,34 @@ impl ScheduleResult {
             .collect()
     }
 
-    /// The PlacementDecision objects to write (see [`DecisionSlice::to_placement_decision`]).
+    /// The PlacementDecision objects to write (see [`DecisionSlice::to_placement_decision`];
+    /// with scores, see [`Scheduler::with_decision_scores`](crate::Scheduler::with_decision_scores),
+    /// when [`score_rate_limit`](Self::score_rate_limit) is set).
     pub fn placement_decisions(
         &self,
         placement: &Placement,
         snapshot: &Snapshot,
     ) -> Vec<PlacementDecision> {
+        if self.score_rate_limit.is_none() {
+            return self
+                .slices
+                .iter()
+                .map(|s| s.to_placement_decision(placement, snapshot))
+                .collect();
+        }
+        let mut totals: Vec<(ClusterId, i64)> =
+            self.scores.iter().map(|s| (s.cluster, s.total)).collect();
+        totals.sort_unstable();
+        let score = |id: ClusterId| {
+            totals
+                .binary_search_by_key(&id, |(c, _)| *c)
+                .ok()
+                .and_then(|i| totals.get(i))
+                .map(|(_, total)| *total)
+        };
         self.slices
             .iter()
-            .map(|s| s.to_placement_decision(placement, snapshot))
+            .map(|s| s.to_scored_placement_decision(placement, snapshot, score))
             .collect()
     }
 

@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use ocm_api::cluster::v1beta1::Placement;
+use ocm_api::cluster::v1beta1::{Placement, SortBy};
 use ocm_api::conditions::ConditionStatus;
 
-use crate::decisions::{build_groups, slice_groups};
+use crate::decisions::{self, build_groups, slice_groups};
 use crate::error::{Error, Result};
 use crate::plugins::taint_toleration::{self, Verdict};
 use crate::plugins::{
@@ -31,6 +31,7 @@ pub struct Scheduler {
     prioritizers: Vec<Arc<dyn Prioritizer>>,
     cel_limits: CelLimits,
     topology_spread: bool,
+    decision_scores: bool,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -54,6 +55,7 @@ impl std::fmt::Debug for Scheduler {
             )
             .field("cel_limits", &self.cel_limits)
             .field("topology_spread", &self.topology_spread)
+            .field("decision_scores", &self.decision_scores)
             .finish()
     }
 }
@@ -103,6 +105,15 @@ impl Scheduler {
     #[must_use]
     pub fn with_topology_spread(mut self, enabled: bool) -> Self {
         self.topology_spread = enabled;
+        self
+    }
+
+    /// Writes prioritizer scores into the PlacementDecisions and honours `spec.sortBy` and
+    /// `spec.scoreRateLimit` (**our addition**, off by default: upstream's API has the fields,
+    /// its scheduler ignores them). See [`crate::decisions`] for the rules.
+    #[must_use]
+    pub fn with_decision_scores(mut self, enabled: bool) -> Self {
+        self.decision_scores = enabled;
         self
     }
 
@@ -161,7 +172,14 @@ impl Scheduler {
             .decision_strategy
             .as_ref()
             .and_then(|d| d.group_strategy.as_ref());
-        let (groups, group_error) = build_groups(strategy, &pipeline.selected, snapshot);
+        // Scores in decisions (our addition): `sortBy: Score` orders the groups' clusters.
+        let by_score = self.decision_scores && placement.spec.sort_by == Some(SortBy::Score);
+        let (groups, group_error) = if by_score {
+            let ranked = decisions::score_order(&pipeline.selected, &pipeline.scores);
+            build_groups(strategy, &ranked, snapshot, true)
+        } else {
+            build_groups(strategy, &pipeline.selected, snapshot, false)
+        };
         let (groups, slices) = slice_groups(name, groups);
         let status = match group_error {
             Some(message) => ScheduleStatus::new(StatusCode::Misconfigured, "", message),
@@ -181,7 +199,20 @@ impl Scheduler {
         {
             satisfied.message = format!("{}: {message}", satisfied.message);
         }
-        let misconfigured = status::misconfigured(&status);
+        let mut misconfigured = status::misconfigured(&status);
+        let score_rate_limit = self.decision_scores.then(|| {
+            let limit = placement.spec.score_rate_limit.as_deref();
+            decisions::score_rate_limit(limit).unwrap_or_else(|message| {
+                if status.code != StatusCode::Misconfigured {
+                    misconfigured = status::misconfigured(&ScheduleStatus::new(
+                        StatusCode::Misconfigured,
+                        "",
+                        format!("{message}; the default 1m is used"),
+                    ));
+                }
+                decisions::DEFAULT_SCORE_RATE_LIMIT
+            })
+        });
 
         let requeue_at = pipeline
             .requeue_at
@@ -209,6 +240,7 @@ impl Scheduler {
             satisfied,
             misconfigured,
             spread: pipeline.spread,
+            score_rate_limit,
         })
     }
 

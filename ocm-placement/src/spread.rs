@@ -3,9 +3,11 @@
 //! The field has been in the Placement API since 2022, but upstream's scheduler ignores it, and
 //! so does [`Scheduler`](crate::Scheduler) unless it is built with
 //! [`Scheduler::with_topology_spread`](crate::Scheduler::with_topology_spread) (give that
-//! scheduler to the controller's `PlacementController::with_scheduler` to use it there). With the
-//! option on, the scheduler selects clusters so that they spread over the values of a label or
-//! claim (the *topology domains*):
+//! scheduler to the controller's `PlacementController::with_scheduler` to use it there; the
+//! binaries take it as `ocm-hub-controller --feature-gates TopologySpread=true` and
+//! `ocm-placement-sim --feature-gates TopologySpread=true`, and the `placement-opt-ins`
+//! example shows it). With the option on, the scheduler selects clusters so that they spread
+//! over the values of a label or claim (the *topology domains*):
 //!
 //! * A constraint's domains are the values its `topologyKey` (a label when `topologyKeyType`
 //!   is `Label`, a claim when it is `Claim`) takes among the feasible clusters (those that pass

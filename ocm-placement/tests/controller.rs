@@ -324,6 +324,159 @@ async fn an_addon_score_change_reranks() {
     );
 }
 
+/// Sets the `cpuAvailable` score of the `resource-usage` AddOnPlacementScore of `cluster`
+/// (created when missing), valid for a year.
+async fn cpu_score(hub: &Hub, cluster: &str, value: i32) {
+    let api: Api<AddOnPlacementScore> = Api::namespaced(hub.client.clone(), cluster);
+    if api.get_opt("resource-usage").await.unwrap().is_none() {
+        create_in::<AddOnPlacementScore>(&hub.client, cluster, json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "AddOnPlacementScore",
+            "metadata": {"name": "resource-usage", "namespace": cluster}
+        }))
+        .await;
+    }
+    api.patch_status(
+        "resource-usage",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {
+            "scores": [{"name": "cpuAvailable", "value": value}],
+            "validUntil": "2027-01-01T00:00:00Z"
+        }})),
+    )
+    .await
+    .unwrap();
+}
+
+/// `(cluster, score)` of each decision of `p-decision-1`, in order.
+async fn scored(hub: &Hub) -> Vec<(String, Option<i64>)> {
+    let pd: PlacementDecision = Api::namespaced(hub.client.clone(), NS)
+        .get("p-decision-1")
+        .await
+        .unwrap();
+    pd.status
+        .unwrap_or_default()
+        .decisions
+        .into_iter()
+        .map(|d| (d.cluster_name, d.score))
+        .collect()
+}
+
+async fn last_score_update(hub: &Hub) -> Option<String> {
+    let p: Placement = Api::namespaced(hub.client.clone(), NS)
+        .get("p")
+        .await
+        .unwrap();
+    p.status?.last_score_update_time.map(|t| t.0.to_string())
+}
+
+fn pairs(list: &[(&str, i64)]) -> Vec<(String, Option<i64>)> {
+    list.iter()
+        .map(|(c, s)| (c.to_string(), Some(*s)))
+        .collect()
+}
+
+const SCORED_PLACEMENT: &str = r#"{
+    "sortBy": "Score", "scoreRateLimit": "1m",
+    "predicates": [{"requiredClusterSelector": {"labelSelector": {"matchLabels": {"env": "prod"}}}}],
+    "prioritizerPolicy": {"mode": "Exact", "configurations": [{
+        "scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "resource-usage", "scoreName": "cpuAvailable"}},
+        "weight": 1}]}
+}"#;
+
+/// The `PlacementDecisionScore` option: scores written in score order, a re-ranking alone
+/// waits for `scoreRateLimit` after `lastScoreUpdateTime`, a new cluster is written at once.
+#[tokio::test]
+async fn decision_scores_follow_sort_by_and_wait_for_the_rate_limit() {
+    let mut hub = hub(&[("c1", json!({})), ("c2", json!({})), ("c3", json!({}))]).await;
+    hub.controller = hub
+        .controller
+        .clone()
+        .with_scheduler(ocm_placement::Scheduler::new().with_decision_scores(true));
+    let clusters: Api<ManagedCluster> = Api::all(hub.client.clone());
+    for c in ["c1", "c2"] {
+        clusters
+            .patch(
+                c,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": {"env": "prod"}}})),
+            )
+            .await
+            .unwrap();
+    }
+    for (cluster, value) in [("c1", 10), ("c2", 80), ("c3", 50)] {
+        cpu_score(&hub, cluster, value).await;
+    }
+    placement(&hub, serde_json::from_str(SCORED_PLACEMENT).unwrap()).await;
+    hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(scored(&hub).await, pairs(&[("c2", 80), ("c1", 10)]));
+    assert_eq!(last_score_update(&hub).await.as_deref(), Some(START));
+    assert_eq!(hub.controller.reconcile_all().await.unwrap().writes, 0);
+
+    // c1 overtakes c2 ten seconds later: the same clusters, so the update waits for the
+    // rest of the minute.
+    hub.clock.advance(Duration::from_secs(10));
+    cpu_score(&hub, "c1", 95).await;
+    let held = hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(held.writes, 0, "{held:?}");
+    assert_eq!(held.requeue_after, Some(Duration::from_secs(50)));
+    assert_eq!(scored(&hub).await, pairs(&[("c2", 80), ("c1", 10)]));
+
+    hub.clock.advance(Duration::from_secs(50));
+    hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(scored(&hub).await, pairs(&[("c1", 95), ("c2", 80)]));
+    assert_eq!(
+        last_score_update(&hub).await.as_deref(),
+        Some("2026-01-01T00:01:00Z")
+    );
+
+    // A cluster joining the selection is written at once, with the latest scores.
+    hub.clock.advance(Duration::from_secs(1));
+    cpu_score(&hub, "c2", 70).await;
+    clusters
+        .patch(
+            "c3",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"env": "prod"}}})),
+        )
+        .await
+        .unwrap();
+    hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(
+        scored(&hub).await,
+        pairs(&[("c1", 95), ("c2", 70), ("c3", 50)])
+    );
+    assert_eq!(
+        last_score_update(&hub).await.as_deref(),
+        Some("2026-01-01T00:01:01Z")
+    );
+}
+
+/// Without the option the same placement gets upstream's decisions: name order, no scores,
+/// no `lastScoreUpdateTime`.
+#[tokio::test]
+async fn without_decision_scores_sort_by_is_ignored() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({}))]).await;
+    let clusters: Api<ManagedCluster> = Api::all(hub.client.clone());
+    for (c, value) in [("c1", 10), ("c2", 80)] {
+        clusters
+            .patch(
+                c,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": {"env": "prod"}}})),
+            )
+            .await
+            .unwrap();
+        cpu_score(&hub, c, value).await;
+    }
+    placement(&hub, serde_json::from_str(SCORED_PLACEMENT).unwrap()).await;
+    hub.controller.reconcile_all().await.unwrap();
+    assert_eq!(
+        scored(&hub).await,
+        [("c1".to_string(), None), ("c2".to_string(), None)]
+    );
+    assert_eq!(last_score_update(&hub).await, None);
+}
+
 #[tokio::test]
 async fn the_run_loop_reacts_to_changes() {
     let hub = hub(&[("c1", json!({}))]).await;

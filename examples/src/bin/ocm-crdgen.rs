@@ -4,9 +4,12 @@
 //! ocm-crdgen                 # all CRDs to stdout, as one multi-document YAML stream
 //! ocm-crdgen --out-dir crds  # one file per CRD: crds/<crd name>.yaml
 //! ocm-crdgen --list          # just the CRD names
+//! ocm-crdgen --multicluster  # also the SIG-Multicluster CRDs (ClusterProfile, PlacementDecision)
 //! ```
 //!
-//! Pipe the output to `kubectl apply -f -` to install the OCM APIs on a hub.
+//! Pipe the output to `kubectl apply -f -` to install the OCM APIs on a hub. The
+//! `multicluster.x-k8s.io` CRDs (from cluster-inventory-api) are what `ocm-hub-controller`'s
+//! `ClusterProfile` and `SIGPlacementDecision` gates write.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +27,12 @@ struct Args {
     /// Only print the CRD names, one per line.
     #[arg(long, conflicts_with = "out_dir")]
     list: bool,
+
+    /// Also write the SIG-Multicluster CRDs (multicluster.x-k8s.io ClusterProfile and
+    /// PlacementDecision), needed by ocm-hub-controller's ClusterProfile and
+    /// SIGPlacementDecision feature gates.
+    #[arg(long)]
+    multicluster: bool,
 }
 
 fn main() -> ExitCode {
@@ -38,7 +47,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let crds = ocm_api::crds();
+    let mut crds = ocm_api::crds();
+    if args.multicluster {
+        crds.extend(ocm_api::crd::multicluster_crds());
+    }
     if args.list {
         for crd in &crds {
             ocm_examples::outln!("{}", crd.metadata.name.as_deref().unwrap_or_default());

@@ -21,6 +21,21 @@
 //! `--endpoints-address :8080` serves `/healthz`, `/readyz` and `/metrics` (placement schedule
 //! durations, rollout progress of every ManifestWorkReplicaSet, leadership).
 //! `--log-format json` writes one JSON object per line.
+//!
+//! `--feature-gates Name=true,...` turns on, all off by default (upstream's behaviour):
+//!
+//! * `TopologySpread` (ours): the Placement controller honours `spec.spreadPolicy`
+//!   (`ocm_placement::spread`), which upstream's scheduler ignores;
+//! * `PlacementDecisionScore` (ours): scores in PlacementDecisions, `spec.sortBy` and
+//!   `spec.scoreRateLimit` (`ocm_placement::decisions`), API fields upstream does not implement;
+//! * `SIGPlacementDecision` (upstream's gate): SIG-Multicluster PlacementDecisions mirroring
+//!   OCM's (`ocm_placement::sig`);
+//! * `ClusterProfile` (upstream's gate): SIG-Multicluster ClusterProfiles of the managed
+//!   clusters in every namespace bound to their sets (`ocm_placement::profile`).
+//!
+//! The last two need the `multicluster.x-k8s.io` CRDs, which `--install-crds` installs with
+//! them (`ocm-crdgen --multicluster` prints them), and, on a real hub, RBAC to manage
+//! `clusterprofiles` / `placementdecisions` of that group (and to get namespaces).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,8 +47,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use ocm_api::constants::feature_gates as gate;
+use ocm_examples::gates::FeatureGates;
+use ocm_placement::Scheduler;
 use ocm_placement::controller::PlacementController;
 use ocm_placement::inventory::ClusterInventoryController;
+use ocm_placement::profile::ClusterProfileController;
+use ocm_placement::sig::SigPlacementDecisionController;
 use ocm_work::replicaset::SuccessCriteria;
 use ocm_work::replicaset::controller::ReplicaSetController;
 
@@ -93,7 +113,24 @@ struct Args {
     /// (run the agents with `ocm-work-agent --cluster-lease`).
     #[arg(long)]
     cluster_lease: bool,
+
+    /// Feature gates, `Name=true|false,...`, all off by default: TopologySpread (honour a
+    /// Placement's spec.spreadPolicy; ours), PlacementDecisionScore (scores in
+    /// PlacementDecisions, spec.sortBy and spec.scoreRateLimit; ours), SIGPlacementDecision
+    /// (mirror PlacementDecisions as multicluster.x-k8s.io PlacementDecisions) and
+    /// ClusterProfile (multicluster.x-k8s.io ClusterProfiles of the managed clusters). The last
+    /// two need their CRDs (installed with --install-crds).
+    #[arg(long, default_value = "", value_name = "GATES")]
+    feature_gates: String,
 }
+
+/// The gates `--feature-gates` takes.
+const GATES: [&str; 4] = [
+    gate::TOPOLOGY_SPREAD,
+    gate::PLACEMENT_DECISION_SCORE,
+    gate::SIG_PLACEMENT_DECISION,
+    gate::CLUSTER_PROFILE,
+];
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -129,10 +166,17 @@ async fn client(args: &Args) -> Result<Client, String> {
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    let gates = FeatureGates::parse(&args.feature_gates, &GATES)?;
     let client = client(&args).await?;
     if args.install_crds {
         let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-        for crd in ocm_api::crds() {
+        // The multicluster.x-k8s.io CRD each SIG output needs, with its gate.
+        let wanted = |crd: &CustomResourceDefinition| match crd.spec.names.kind.as_str() {
+            "ClusterProfile" => gates.enabled(gate::CLUSTER_PROFILE),
+            _ => gates.enabled(gate::SIG_PLACEMENT_DECISION),
+        };
+        let multicluster = ocm_api::crd::multicluster_crds().into_iter().filter(wanted);
+        for crd in ocm_api::crds().into_iter().chain(multicluster) {
             let name = crd.metadata.name.clone().unwrap_or_default();
             api.patch(
                 &name,
@@ -142,10 +186,25 @@ async fn run(args: Args) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot install CRD {name}: {e}"))?;
         }
-        tracing::info!("installed {} OCM CRDs", ocm_api::crds().len());
+        tracing::info!("installed the CRDs");
     }
-    if args.no_placement && args.no_inventory && args.no_replicaset {
+    if !gates.enabled_names().is_empty() {
+        tracing::info!(gates = ?gates.enabled_names(), "feature gates on");
+    }
+    let sig_outputs =
+        gates.enabled(gate::SIG_PLACEMENT_DECISION) || gates.enabled(gate::CLUSTER_PROFILE);
+    if args.no_placement && args.no_inventory && args.no_replicaset && !sig_outputs {
         return Err("every controller is disabled: nothing to run".into());
+    }
+    if args.no_placement {
+        for scheduling in [gate::TOPOLOGY_SPREAD, gate::PLACEMENT_DECISION_SCORE] {
+            if gates.enabled(scheduling) {
+                tracing::warn!(
+                    gate = scheduling,
+                    "this gate changes the Placement controller, which --no-placement turns off"
+                );
+            }
+        }
     }
     // Leader election (#14): the controllers run only on the replica holding the Lease.
     let election = args
@@ -162,6 +221,10 @@ async fn run(args: Args) -> Result<(), String> {
     let enabled = synced.clone();
     let (no_placement, no_inventory, no_replicaset) =
         (args.no_placement, args.no_inventory, args.no_replicaset);
+    let (sig_off, profile_off) = (
+        !gates.enabled(gate::SIG_PLACEMENT_DECISION),
+        !gates.enabled(gate::CLUSTER_PROFILE),
+    );
     health.readiness_check(
         "leader",
         ocm_work::runtime::health::leader_ready(
@@ -170,6 +233,8 @@ async fn run(args: Args) -> Result<(), String> {
                 (no_placement || enabled.placement.load(Ordering::SeqCst))
                     && (no_inventory || enabled.inventory.load(Ordering::SeqCst))
                     && (no_replicaset || enabled.replicaset.load(Ordering::SeqCst))
+                    && (sig_off || enabled.sig.load(Ordering::SeqCst))
+                    && (profile_off || enabled.profile.load(Ordering::SeqCst))
             },
             "the controllers' informers",
         ),
@@ -187,7 +252,14 @@ async fn run(args: Args) -> Result<(), String> {
         .serve(health, metrics, &endpoints_stop)
         .await?;
     let result = ocm_examples::runtime::run_elected(elector.as_ref(), &shutdown, |leading| {
-        run_controllers(&args, client.clone(), leading, hub_metrics, synced.clone())
+        run_controllers(
+            &args,
+            &gates,
+            client.clone(),
+            leading,
+            hub_metrics,
+            synced.clone(),
+        )
     })
     .await;
     endpoints_stop.cancel();
@@ -204,27 +276,52 @@ struct Synced {
     placement: Arc<AtomicBool>,
     inventory: Arc<AtomicBool>,
     replicaset: Arc<AtomicBool>,
+    sig: Arc<AtomicBool>,
+    profile: Arc<AtomicBool>,
 }
 
 /// Runs the enabled controllers until `shutdown`, then waits for them to finish.
 async fn run_controllers(
     args: &Args,
+    gates: &FeatureGates,
     client: Client,
     shutdown: ocm_work::runtime::shutdown::Shutdown,
     metrics: ocm_work::runtime::metrics::HubMetrics,
     synced: Synced,
 ) {
     // A new term lists again: not ready until it has.
-    for flag in [&synced.placement, &synced.inventory, &synced.replicaset] {
+    for flag in [
+        &synced.placement,
+        &synced.inventory,
+        &synced.replicaset,
+        &synced.sig,
+        &synced.profile,
+    ] {
         flag.store(false, Ordering::SeqCst);
     }
     let mut tasks = Vec::new();
     if !args.no_placement {
+        let scheduler = Scheduler::new()
+            .with_topology_spread(gates.enabled(gate::TOPOLOGY_SPREAD))
+            .with_decision_scores(gates.enabled(gate::PLACEMENT_DECISION_SCORE));
         let controller = PlacementController::new(client.clone())
+            .with_scheduler(scheduler)
             .with_observer(Arc::new(metrics))
             .with_synced_flag(synced.placement.clone());
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!("placement controller started");
+    }
+    if gates.enabled(gate::SIG_PLACEMENT_DECISION) {
+        let controller = SigPlacementDecisionController::new(client.clone())
+            .with_synced_flag(synced.sig.clone());
+        tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
+        tracing::info!("SIG PlacementDecision controller started");
+    }
+    if gates.enabled(gate::CLUSTER_PROFILE) {
+        let controller =
+            ClusterProfileController::new(client.clone()).with_synced_flag(synced.profile.clone());
+        tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
+        tracing::info!("ClusterProfile controller started");
     }
     if !args.no_inventory {
         let controller = ClusterInventoryController::new(client.clone())

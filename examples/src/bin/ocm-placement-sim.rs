@@ -20,6 +20,11 @@
 //! scheduled at all carries `error` instead of the scheduling fields. `--runs N`
 //! repeats the scheduling call N times and adds `timing` (`scheduleMedianMs`,
 //! `scheduleMinMs`); `--explain` adds the per-cluster filter and prioritizer breakdown.
+//!
+//! `--feature-gates` takes the scheduling gates of `ocm-hub-controller`, off by default:
+//! `TopologySpread=true` honours `spec.spreadPolicy` (a constraint that stops the selection
+//! short says so in the `PlacementSatisfied` message), `PlacementDecisionScore=true` orders
+//! `selected` and the decisions as `spec.sortBy` says.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,6 +32,9 @@ use std::time::Instant;
 
 use clap::Parser;
 use k8s_openapi::jiff::Timestamp;
+use ocm_api::constants::feature_gates as gate;
+use ocm_examples::gates::FeatureGates;
+use ocm_placement::Scheduler;
 use ocm_placement::sim::{SimInput, render, render_explain, skip_reason};
 use serde_json::{Value, json};
 
@@ -53,6 +61,12 @@ struct Args {
     /// Add the per-cluster filter and prioritizer breakdown.
     #[arg(long)]
     explain: bool,
+
+    /// Scheduling feature gates of ocm-hub-controller, `Name=true|false,...`, off by default:
+    /// TopologySpread (honour a Placement's spec.spreadPolicy) and PlacementDecisionScore
+    /// (order decisions as spec.sortBy says).
+    #[arg(long, default_value = "", value_name = "GATES")]
+    feature_gates: String,
 }
 
 /// Files under `path` (the path itself when it is a file), sorted.
@@ -172,11 +186,18 @@ fn run(args: Args) -> Result<Value, String> {
     if args.runs == Some(0) {
         return Err("--runs must be at least 1".into());
     }
+    let gates = FeatureGates::parse(
+        &args.feature_gates,
+        &[gate::TOPOLOGY_SPREAD, gate::PLACEMENT_DECISION_SCORE],
+    )?;
+    let scheduler = Scheduler::new()
+        .with_topology_spread(gates.enabled(gate::TOPOLOGY_SPREAD))
+        .with_decision_scores(gates.enabled(gate::PLACEMENT_DECISION_SCORE));
     let mut paths = Vec::new();
     for path in &args.paths {
         files(path, args.recursive, true, &mut paths)?;
     }
-    let mut input = SimInput::new();
+    let mut input = SimInput::new().with_scheduler(scheduler);
     for path in &paths {
         load(&mut input, path)?;
     }
