@@ -1,7 +1,8 @@
 //! The cluster inventory controllers against in-process fake clusters: cluster-set membership
 //! and conditions, binding `Bound`, the well-known sets, health taints (including the
 //! documented scenario where an unreachable cluster loses its decision once its toleration
-//! runs out), ClusterClaim reporting and AddOnPlacementScore writing.
+//! runs out) and AddOnPlacementScore writing. (ClusterClaim reporting is tested with its
+//! reporter, in ocm-work's `tests/claims.rs`.)
 #![cfg(feature = "controller")]
 
 use std::sync::Arc;
@@ -12,12 +13,11 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use ocm_api::clock::ManualClock;
 use ocm_api::cluster::v1::ManagedCluster;
-use ocm_api::cluster::v1alpha1::{AddOnPlacementScore, AddOnPlacementScoreItem, ClusterClaim};
+use ocm_api::cluster::v1alpha1::{AddOnPlacementScore, AddOnPlacementScoreItem};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::conditions;
 use ocm_placement::controller::PlacementController;
-use ocm_placement::inventory::claims::ClusterClaimReporter;
 use ocm_placement::inventory::score::ScoreWriter;
 use ocm_placement::inventory::{ClusterInventoryController, InventoryOptions};
 use ocm_testkit::FakeCluster;
@@ -546,68 +546,6 @@ async fn the_run_loop_reacts_to_changes() {
 }
 
 #[tokio::test]
-async fn cluster_claims_are_reported_to_the_hub() {
-    let hub = hub();
-    let spoke = FakeCluster::new();
-    ocm_testkit::install_crds(&spoke).unwrap();
-    let spoke_client = spoke.client();
-    managed_cluster(&hub.client, "c1", json!({}), Some("True")).await;
-    for (name, value, labels) in [
-        ("region", "eu-west", json!({})),
-        ("platform.open-cluster-management.io", "AWS", json!({})),
-        (
-            "internal",
-            "secret",
-            json!({"open-cluster-management.io/spoke-only": ""}),
-        ),
-        ("az", "1", json!({})),
-    ] {
-        create::<ClusterClaim>(
-            &spoke_client,
-            json!({
-            "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "ClusterClaim",
-            "metadata": {"name": name, "labels": labels}, "spec": {"value": value}}),
-        )
-        .await;
-    }
-    let reporter = ClusterClaimReporter::new(hub.client.clone(), spoke_client.clone(), "c1");
-    assert_eq!(reporter.sync().await.unwrap(), 1);
-    let cluster = Api::<ManagedCluster>::all(hub.client.clone())
-        .get("c1")
-        .await
-        .unwrap();
-    let status = serde_json::to_value(cluster.status.unwrap()).unwrap();
-    assert_eq!(
-        status["clusterClaims"],
-        json!([
-            {"name": "platform.open-cluster-management.io", "value": "AWS"},
-            {"name": "az", "value": "1"},
-            {"name": "region", "value": "eu-west"}
-        ])
-    );
-    assert_eq!(
-        status["conditions"][0]["type"], "ManagedClusterConditionAvailable",
-        "other status kept"
-    );
-    assert_eq!(
-        reporter.sync().await.unwrap(),
-        0,
-        "nothing changed, nothing written"
-    );
-
-    Api::<ClusterClaim>::all(spoke_client.clone())
-        .delete("region", &DeleteParams::default())
-        .await
-        .unwrap();
-    assert_eq!(reporter.sync().await.unwrap(), 1);
-    let cluster = Api::<ManagedCluster>::all(hub.client.clone())
-        .get("c1")
-        .await
-        .unwrap();
-    assert_eq!(cluster.status.unwrap().cluster_claims.unwrap().len(), 2);
-}
-
-#[tokio::test]
 async fn scores_are_written_and_refreshed_before_they_expire() {
     let hub = hub();
     namespace(&hub.client, "c1").await;
@@ -685,43 +623,4 @@ async fn a_stale_taint_write_fails_instead_of_dropping_a_concurrent_taint() {
         taint_keys(c, "a").await,
         ["example.com/maintenance", UNAVAILABLE]
     );
-}
-
-#[tokio::test]
-async fn the_claim_reporter_run_loop_follows_claim_changes() {
-    let hub = hub();
-    let spoke = FakeCluster::new();
-    ocm_testkit::install_crds(&spoke).unwrap();
-    managed_cluster(&hub.client, "c1", json!({}), Some("True")).await;
-    let reporter = ClusterClaimReporter::new(hub.client.clone(), spoke.client(), "c1");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(reporter.run(Duration::from_secs(600), async move {
-        let _ = stopped.await;
-    }));
-    create::<ClusterClaim>(
-        &spoke.client(),
-        json!({
-        "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "ClusterClaim",
-        "metadata": {"name": "region"}, "spec": {"value": "eu"}}),
-    )
-    .await;
-    let clusters: Api<ManagedCluster> = Api::all(hub.client.clone());
-    let mut claims = Vec::new();
-    for _ in 0..100 {
-        claims = clusters
-            .get("c1")
-            .await
-            .unwrap()
-            .status
-            .and_then(|s| s.cluster_claims)
-            .unwrap_or_default();
-        if !claims.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(claims.len(), 1);
-    assert_eq!(claims[0].value.as_deref(), Some("eu"));
-    let _ = stop.send(());
-    task.await.unwrap();
 }

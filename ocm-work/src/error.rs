@@ -1,6 +1,6 @@
 //! The error type of `ocm-work`.
 
-use ocm_placement::rollout::RolloutError;
+use ocm_api::cluster::v1alpha1::RolloutError;
 
 /// Everything that can go wrong in `ocm-work`.
 #[derive(Debug, thiserror::Error)]

@@ -60,10 +60,10 @@ use futures::StreamExt;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
+use ocm_api::cluster::v1beta1::ClustersTracker;
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::constants::labels;
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
-use ocm_placement::consumer::ClustersTracker;
 use serde_json::json;
 
 use crate::applier::WorkApplier;

@@ -7,7 +7,8 @@
 //!   ([`ocm_feedback`]), condition rules ([`rules`]), executor authorization ([`executor`]) and
 //!   the deletion flow with delete options (Foreground, Orphan, SelectivelyOrphan).
 //! * [`replicaset::controller::ReplicaSetController`] fans a ManifestWorkReplicaSet out to the
-//!   clusters its placements select, with the rollout engine of `ocm-placement`.
+//!   clusters its placements select, with the rollout engine of
+//!   [`ocm_api::cluster::v1alpha1`].
 //! * [`addon`] is the addon framework: implement [`addon::AgentAddon`] and the
 //!   [`addon::AddonManager`] installs, configures, rolls out, health-checks and removes the
 //!   addon on the clusters its ClusterManagementAddOn selects, with upstream's names and
@@ -38,6 +39,13 @@
 //! [`agent`]); and retries after errors are bounded to seconds
 //! ([`cache::RETRY_BACKOFF_MAX`], [`agent::SYNC_RETRY_MAX`]) where upstream backs off for
 //! minutes.
+//!
+//! # Features
+//!
+//! * `placement` (off by default): glue for `ocm-placement`'s Placement controller on a hub,
+//!   `runtime::reconcile::placement` and `runtime::metrics::HubMetrics` as its schedule
+//!   observer. Without it ocm-work does not depend on `ocm-placement`, so an agent built on it
+//!   does not compile the scheduler.
 //!
 //! ```
 //! use ocm_work::identity::{applied_manifest_work_name, hub_hash};

@@ -21,8 +21,8 @@
 //! * **ClusterClaims**: the spoke's `ClusterClaim`s are reported to
 //!   `ManagedCluster.status.clusterClaims` (reserved claims first, at most 20 others, claims
 //!   labelled `open-cluster-management.io/spoke-only` kept back), once the cluster has joined
-//!   (`ManagedClusterJoined=True`), with
-//!   [`ClusterClaimReporter`](ocm_placement::inventory::claims::ClusterClaimReporter).
+//!   (`ManagedClusterJoined=True`), with [`ClusterClaimReporter`] (the list itself is
+//!   [`cluster_claims_status`]).
 //!
 //! The agent's hub identity needs upstream's registration RBAC (the `ManagedCluster` and its
 //! status, the lease in its namespace); `ocm_testkit::FakeHub` grants it.
@@ -57,9 +57,9 @@ use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1alpha1::{ClusterClaim, cluster_claims_status};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
-use ocm_api::constants::cluster as c;
-use ocm_placement::inventory::claims::{ClusterClaimReporter, DEFAULT_MAX_CUSTOM_CLAIMS};
+use ocm_api::constants::cluster::{self as c, DEFAULT_MAX_CUSTOM_CLAIMS};
 use serde_json::json;
 
 use crate::error::{Error, Result};
@@ -329,7 +329,7 @@ impl RegistrationAgent {
         use kube::runtime::{WatchStreamExt, watcher};
         let mut changes = if self.claims {
             watcher(
-                Api::<ocm_api::cluster::v1alpha1::ClusterClaim>::all(self.spoke.clone()),
+                Api::<ClusterClaim>::all(self.spoke.clone()),
                 watcher::Config::default(),
             )
             .default_backoff()
@@ -363,6 +363,112 @@ impl RegistrationAgent {
                         tracing::warn!(cluster = %self.cluster_name, %error, "claim report failed");
                     }
                 }
+                _ = &mut shutdown => break,
+            }
+        }
+    }
+}
+
+/// Reports a managed cluster's ClusterClaims to its `ManagedCluster` on the hub (upstream's
+/// claim controller of the registration agent), on its own or as part of
+/// [`RegistrationAgent`].
+///
+/// [`sync`](Self::sync) lists the claims on the managed cluster, computes the list upstream
+/// reports ([`cluster_claims_status`]) and patches `status.clusterClaims` only when it differs;
+/// [`run`](Self::run) does so whenever a claim changes.
+#[derive(Clone)]
+pub struct ClusterClaimReporter {
+    hub: Client,
+    spoke: Client,
+    cluster_name: String,
+    max_custom_claims: usize,
+}
+
+impl std::fmt::Debug for ClusterClaimReporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterClaimReporter")
+            .field("cluster_name", &self.cluster_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterClaimReporter {
+    /// A reporter for cluster `cluster_name`, reading claims through `spoke` and writing the
+    /// `ManagedCluster` status through `hub`.
+    pub fn new(hub: Client, spoke: Client, cluster_name: impl Into<String>) -> Self {
+        Self {
+            hub,
+            spoke,
+            cluster_name: cluster_name.into(),
+            max_custom_claims: DEFAULT_MAX_CUSTOM_CLAIMS,
+        }
+    }
+
+    /// Reports at most `max` non-reserved claims (upstream's `--max-custom-cluster-claims`).
+    #[must_use]
+    pub fn with_max_custom_claims(mut self, max: usize) -> Self {
+        self.max_custom_claims = max;
+        self
+    }
+
+    /// Reads the claims and the hub's `ManagedCluster`, and patches its
+    /// `status.clusterClaims` when it differs. Returns the number of writes (0 or 1).
+    pub async fn sync(&self) -> Result<usize> {
+        let claims = Api::<ClusterClaim>::all(self.spoke.clone())
+            .list(&kube::api::ListParams::default())
+            .await
+            .map_err(kube_error("list ClusterClaims on the managed cluster"))?
+            .items;
+        let want = cluster_claims_status(&claims, self.max_custom_claims);
+        let clusters: Api<ManagedCluster> = Api::all(self.hub.clone());
+        let name = &self.cluster_name;
+        let cluster = clusters
+            .get(name)
+            .await
+            .map_err(kube_error(format!("get ManagedCluster {name}")))?;
+        let have = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.cluster_claims.clone())
+            .unwrap_or_default();
+        if have == want {
+            return Ok(0);
+        }
+        let patch = json!({"status": {"clusterClaims": want}});
+        clusters
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(kube_error(format!(
+                "update claims of ManagedCluster {name}"
+            )))?;
+        Ok(1)
+    }
+
+    /// Syncs whenever a ClusterClaim changes and at least every `resync`, until `shutdown`
+    /// completes.
+    pub async fn run(
+        self,
+        resync: Duration,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        use futures::StreamExt;
+        use kube::runtime::{WatchStreamExt, watcher};
+        let mut changes = watcher(
+            Api::<ClusterClaim>::all(self.spoke.clone()),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .boxed();
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            if let Err(error) = self.sync().await {
+                tracing::warn!(%error, cluster = %self.cluster_name, "claim sync failed");
+            }
+            tokio::select! {
+                _ = changes.next() => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                _ = tokio::time::sleep(resync) => {}
                 _ = &mut shutdown => break,
             }
         }

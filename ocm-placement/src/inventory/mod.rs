@@ -14,8 +14,9 @@
 //! * [`plan`]: all of the above over a whole hub, as a list of [`InventoryChange`]s;
 //! * [`claims::cluster_claims_status`] and [`score::normalize`]: the managed-cluster side.
 //!
-//! The I/O shells (feature `controller`) are [`ClusterInventoryController`] on the hub,
-//! [`claims::ClusterClaimReporter`] and [`score::ScoreWriter`] for the managed cluster.
+//! The I/O shells (feature `controller`) are [`ClusterInventoryController`] on the hub and
+//! [`score::ScoreWriter`] for the managed cluster; the ClusterClaim reporter of the managed
+//! cluster is `ocm_work::registration::ClusterClaimReporter`.
 //!
 //! # Fidelity
 //!

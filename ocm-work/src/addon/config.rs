@@ -31,13 +31,13 @@ use ocm_api::addon::v1beta1::{
     AddOnConfig, ClusterManagementAddOn, ConfigReference, ConfigSpecHash, DefaultConfigReference,
     ManagedClusterAddOn,
 };
-use ocm_api::cluster::v1alpha1::{RolloutProgressive, RolloutStrategy, RolloutType};
+use ocm_api::cluster::v1alpha1::{
+    ClusterRolloutStatus, GroupKey, RolloutError, RolloutHandler, RolloutProgressive,
+    RolloutResult, RolloutStatus, RolloutStrategy, RolloutType,
+};
+use ocm_api::cluster::v1beta1::{ClustersTracker, DecisionClusters};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::addon as ac;
-use ocm_placement::consumer::DecisionClusters;
-use ocm_placement::rollout::{
-    ClusterRolloutStatus, GroupKey, RolloutError, RolloutHandler, RolloutResult, RolloutStatus,
-};
 use serde_json::Value;
 
 /// The spec hash of a configuration object (upstream's `GetSpecHash`): SHA-256, hex, of the
@@ -592,7 +592,7 @@ pub fn plan(
                 }
                 strategy.progressive = Some(progressive);
             }
-            let tracker = ocm_placement::consumer::ClustersTracker::with_groups(
+            let tracker = ClustersTracker::with_groups(
                 &input.strategy.namespace,
                 &input.strategy.name,
                 input.decisions.clone(),

@@ -20,12 +20,12 @@ use ocm_api::addon::v1beta1::{
 };
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1beta1::DecisionClusters;
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{addon as ac, groups, labels};
 use ocm_api::work::split::WorkSplitter;
 use ocm_api::work::v1::{Manifest, ManifestWork};
-use ocm_placement::consumer::DecisionClusters;
 use serde_json::{Value, json};
 
 use super::agent::{AddonConfigs, AgentAddon, AgentAddonOptions, ConfigGvr, ResolvedConfig};

@@ -13,7 +13,8 @@
 //! * resolves the configurations of each addon (defaults < placement configs < the addon's
 //!   own `spec.configs`), hashes them (`specHash`), and rolls changes out with the
 //!   placement's rollout strategy (`All`, `Progressive`, `ProgressivePerGroup`, through
-//!   [`ocm_placement::rollout`]): `configReferences` and `Configured`;
+//!   [`RolloutHandler`](ocm_api::cluster::v1alpha1::RolloutHandler)): `configReferences` and
+//!   `Configured`;
 //! * writes `supportedConfigs`, `registrations`, `namespace`, the hub RBAC of the agent and
 //!   `RegistrationApplied`;
 //! * renders the manifests into the ManifestWorks `addon-<name>-deploy-<n>` (split at 80 % of

@@ -19,6 +19,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
+use ocm_api::cluster::v1alpha1::{ClusterGroups, GroupKey, RolloutHandler, RolloutStatus};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, labels, replicaset as rc};
@@ -27,7 +28,6 @@ use ocm_api::work::v1alpha1::{
     CascadeDeletionPolicy, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus,
     ManifestWorkReplicaSetSummary, PlacementSummary,
 };
-use ocm_placement::rollout::{ClusterGroups, GroupKey, RolloutHandler, RolloutStatus};
 use serde_json::json;
 
 use super::status::{self, WorkCounts};

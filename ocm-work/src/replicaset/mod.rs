@@ -16,12 +16,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use ocm_api::cluster::v1alpha1::{ClusterRolloutStatus, GroupKey, RolloutStatus};
 use ocm_api::conditions::{self, ConditionStatus};
 use ocm_api::constants::{labels, work as wc};
 use ocm_api::validation::names;
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
 use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
-use ocm_placement::rollout::{ClusterRolloutStatus, GroupKey, RolloutStatus};
 use serde_json::Value;
 
 pub mod controller;

@@ -273,14 +273,26 @@ impl HubMetrics {
     }
 }
 
-impl ocm_placement::controller::ScheduleObserver for HubMetrics {
-    fn scheduled(&self, _namespace: &str, _name: &str, elapsed: Duration, succeeded: bool) {
+impl HubMetrics {
+    /// Records that scheduling one placement took `elapsed` and succeeded or not (what the
+    /// Placement controller reports through its `ScheduleObserver` hook).
+    pub fn scheduled(&self, _namespace: &str, _name: &str, elapsed: Duration, succeeded: bool) {
         self.schedule_duration.observe(elapsed.as_secs_f64());
         let result = if succeeded { "success" } else { "error" };
         self.schedules
             .get_or_create(&vec![("result", result.to_string())])
             .inc();
         self.reconcile.observe("placement", elapsed, succeeded);
+    }
+}
+
+/// Feature `placement`: connects the metrics to ocm-placement's Placement controller
+/// (`PlacementController::with_observer`).
+#[cfg(feature = "placement")]
+#[cfg_attr(docsrs, doc(cfg(feature = "placement")))]
+impl ocm_placement::controller::ScheduleObserver for HubMetrics {
+    fn scheduled(&self, namespace: &str, name: &str, elapsed: Duration, succeeded: bool) {
+        HubMetrics::scheduled(self, namespace, name, elapsed, succeeded);
     }
 }
 
@@ -363,7 +375,6 @@ impl Collector for LeaderCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ocm_placement::controller::ScheduleObserver;
 
     #[test]
     fn agent_and_hub_series_are_encoded_with_their_labels() {

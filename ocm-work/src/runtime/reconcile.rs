@@ -6,7 +6,11 @@
 //! |---|---|---|---|
 //! | ManifestWork (managed cluster side) | [`work`] | [`work_error_policy`] | [`WorkAgent`] |
 //! | ManifestWorkReplicaSet | [`replica_set`] | [`replica_set_error_policy`] | [`ReplicaSetController`] |
-//! | Placement | [`placement`] | [`placement_error_policy`] | [`PlacementController`] |
+//! | Placement (feature `placement`) | `placement` | `placement_error_policy` | `PlacementController` |
+//!
+//! The Placement row is ocm-placement's reconciler, re-exported here with the `placement`
+//! feature so that the hub's reconcilers are in one place; an agent built without the feature
+//! does not compile the scheduler.
 //!
 //! Each `run` of the SDK is such a controller with the watches the component needs; these
 //! functions are the same reconciles without them. A reconciler mounted on its own does not
@@ -24,6 +28,8 @@ use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 pub use crate::agent::{error_policy as work_error_policy, reconcile as work};
 use crate::replicaset::controller::ReplicaSetController;
 use crate::{Error, Result};
+#[cfg(feature = "placement")]
+#[cfg_attr(docsrs, doc(cfg(feature = "placement")))]
 pub use ocm_placement::controller::{
     PlacementController, placement_error_policy, reconcile_placement as placement,
 };

@@ -1,11 +1,12 @@
-//! The decided clusters of one Placement, by decision group, and how they change.
+//! The decided clusters of one Placement, by decision group, and how they change (upstream's
+//! `PlacementDecisionClustersTracker` of its cluster `v1beta1` API helpers). The overview is in
+//! the [parent module](super)'s docs.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ocm_api::cluster::v1beta1::PlacementDecision;
-use ocm_api::constants::labels;
-
-use crate::rollout::{ClusterGroups, GroupKey, RolloutError};
+use super::PlacementDecision;
+use crate::cluster::v1alpha1::{ClusterGroups, GroupKey, RolloutError};
+use crate::constants::labels;
 
 /// The decided clusters of a Placement, grouped by decision group (sdk-go's
 /// `ClusterGroupsMap`).
@@ -28,7 +29,7 @@ impl DecisionClusters {
     ) -> Result<Self, RolloutError> {
         let mut out = Self::default();
         for decision in decisions {
-            let key = group_key_of(decision)?;
+            let key = GroupKey::of_decision(decision)?;
             let set = out.groups.entry(key).or_default();
             for d in decision
                 .status
@@ -142,7 +143,7 @@ impl ClusterChanges {
 ///
 /// ```
 /// use ocm_api::cluster::v1beta1::PlacementDecision;
-/// use ocm_placement::consumer::{ClustersTracker, GroupRef};
+/// use ocm_api::cluster::v1beta1::{ClustersTracker, GroupRef};
 ///
 /// let decision = |n: usize, group: &str, index: usize, clusters: &[&str]| -> PlacementDecision {
 ///     serde_json::from_value(serde_json::json!({
@@ -163,7 +164,7 @@ impl ClusterChanges {
 /// let changes = tracker.cluster_changes(&[decision(1, "canary", 0, &["c1", "c4"])])?;
 /// assert_eq!(changes.added.into_iter().collect::<Vec<_>>(), ["c4"]);
 /// assert_eq!(changes.removed.into_iter().collect::<Vec<_>>(), ["c2", "c3"]);
-/// # Ok::<(), ocm_placement::rollout::RolloutError>(())
+/// # Ok::<(), ocm_api::cluster::v1alpha1::RolloutError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct ClustersTracker {
@@ -361,24 +362,6 @@ impl ClustersTracker {
             v.sort_unstable();
         }
     }
-}
-
-fn group_key_of(decision: &PlacementDecision) -> Result<GroupKey, RolloutError> {
-    let labels_map = decision.metadata.labels.as_ref();
-    let index_text = labels_map
-        .and_then(|l| l.get(labels::DECISION_GROUP_INDEX))
-        .map(String::as_str)
-        .unwrap_or("");
-    let index: i32 = index_text.parse().map_err(|_| {
-        RolloutError::GroupIndex(format!(
-            "strconv.Atoi: parsing \"{index_text}\": invalid syntax"
-        ))
-    })?;
-    let name = labels_map
-        .and_then(|l| l.get(labels::DECISION_GROUP_NAME))
-        .cloned()
-        .unwrap_or_default();
-    Ok(GroupKey::new(name, index))
 }
 
 #[cfg(test)]

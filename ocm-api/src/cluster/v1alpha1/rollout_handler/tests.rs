@@ -1,5 +1,5 @@
 use super::*;
-use ocm_api::cluster::v1alpha1::{
+use crate::cluster::v1alpha1::{
     MandatoryDecisionGroups, RolloutAll, RolloutConfig, RolloutProgressive,
     RolloutProgressivePerGroup,
 };
@@ -337,7 +337,7 @@ fn size_and_parse_errors() {
 
 #[test]
 fn groups_from_placement_decisions() {
-    use ocm_api::cluster::v1beta1::{ClusterDecision, PlacementDecision, PlacementDecisionStatus};
+    use crate::cluster::v1beta1::{ClusterDecision, PlacementDecision, PlacementDecisionStatus};
     let pd = |name: &str, index: Option<&str>, group: Option<&str>, clusters: &[&str]| {
         let mut labels = std::collections::BTreeMap::new();
         if let Some(i) = index {
