@@ -9,18 +9,19 @@
 //!
 //! | strategy | applier |
 //! |---|---|
-//! | `Update` (the default) | [`UpdateApplier`](super::update::UpdateApplier) |
-//! | `CreateOnly` | [`CreateOnlyApplier`](super::create_only::CreateOnlyApplier) |
-//! | `ServerSideApply` | [`ServerSideApplier`](super::server_side::ServerSideApplier) |
-//! | `ReadOnly` | [`ReadOnlyApplier`](super::read_only::ReadOnlyApplier) |
+//! | `Update` (the default) | [`UpdateApplier`] |
+//! | `CreateOnly` | [`CreateOnlyApplier`] |
+//! | `ServerSideApply` | [`ServerSideApplier`] |
+//! | `ReadOnly` | [`ReadOnlyApplier`] |
 //!
 //! # Custom appliers (our addition)
 //!
 //! Upstream's set of appliers is fixed. Here an applier is any type implementing [`Applier`],
 //! and [`Appliers`] can replace the one used for an update strategy
 //! ([`Appliers::with_strategy`]) or for one group and kind, whatever the strategy
-//! ([`Appliers::with_kind`], which wins over the strategy's). Give the registry to an engine
-//! with [`ApplyEngine::with_appliers`](super::engine::ApplyEngine::with_appliers).
+//! ([`Appliers::with_kind`], which wins over the strategy's). Give the registry to the agent
+//! with [`WorkAgent::with_appliers`](crate::agent::WorkAgent::with_appliers) (or to an engine
+//! with [`ApplyEngine::with_appliers`](super::engine::ApplyEngine::with_appliers)).
 //!
 //! An applier returns the object as it is on the cluster after the apply (or as it was read):
 //! its `metadata.uid` is recorded in the AppliedManifestWork (when absent, the agent reads the
@@ -52,7 +53,7 @@
 //! }
 //!
 //! let appliers = Appliers::default().with_kind("apps", "Deployment", Labelled);
-//! // ApplyEngine::new(client).with_appliers(appliers)
+//! // WorkAgent::new(hub, spoke, config).with_appliers(appliers)
 //! # let _ = appliers;
 //! ```
 
