@@ -89,6 +89,9 @@
 //!   each `DoNotSchedule` constraint's skew within `maxSkew` (selecting fewer clusters if need
 //!   be, and saying why in `PlacementSatisfied`) and prefers the least skew for
 //!   `ScheduleAnyway`, within the prioritizers' order and `numberOfClusters`.
+//! * `ocm_work::apply::applier::Appliers` (given to `ocm_work::agent::WorkAgent::with_appliers`):
+//!   custom appliers per update strategy or per group and kind (upstream's four appliers are
+//!   fixed); the default registry holds upstream's four.
 //! * `ocm_work::fanout::PlacementFanout`: one ManifestWork per decided cluster, cleaned up with
 //!   a label and a finalizer on the Placement (works live in cluster namespaces, so no
 //!   ownerReference is possible).
