@@ -113,6 +113,9 @@
 //!   gets its status in the same pass, no `ClusterProfileStatusUpdated` Event, and a claim the
 //!   CRD refuses as a property (empty, too long, a repeated name) is left out and reported
 //!   where upstream's whole status write fails and leaves the health condition stale.
+//! * `ocm_work::apply::applier::Appliers` (given to `ocm_work::agent::WorkAgent::with_appliers`):
+//!   custom appliers per update strategy or per group and kind (upstream's four appliers are
+//!   fixed); the default registry holds upstream's four.
 //! * `ocm_work::fanout::PlacementFanout`: one ManifestWork per decided cluster, cleaned up with
 //!   a label and a finalizer on the Placement (works live in cluster namespaces, so no
 //!   ownerReference is possible).

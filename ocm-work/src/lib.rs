@@ -1,11 +1,14 @@
 //! The Open Cluster Management work agent, apply engine and ManifestWorkReplicaSet controller.
 //!
 //! * [`agent::WorkAgent`] applies the ManifestWorks of one managed cluster's namespace on the
-//!   hub to that managed cluster: finalizers, the AppliedManifestWork record, the apply pass
-//!   ([`apply::engine`]: Update, CreateOnly, ServerSideApply, ReadOnly), bookkeeping and
-//!   garbage collection of removed manifests, resource availability, status feedback
-//!   ([`ocm_feedback`]), condition rules ([`rules`]), executor authorization ([`executor`]) and
-//!   the deletion flow with delete options (Foreground, Orphan, SelectivelyOrphan).
+//!   hub to that managed cluster, as a pipeline around a pure per-work plan ([`agent::plan`]):
+//!   finalizers, the AppliedManifestWork record, the apply pass ([`apply`]: one applier per
+//!   update strategy, Update, CreateOnly, ServerSideApply, ReadOnly, behind the
+//!   [`apply::applier::Applier`] trait, so you can plug in your own), bookkeeping and garbage
+//!   collection of removed manifests, resource availability, status feedback
+//!   ([`ocm_feedback`]) and condition rules ([`rules`]) put together by the pure
+//!   [`status::StatusBuilder`], executor authorization ([`executor`]) and the deletion flow
+//!   with delete options (Foreground, Orphan, SelectivelyOrphan).
 //! * [`replicaset::controller::ReplicaSetController`] fans a ManifestWorkReplicaSet out to the
 //!   clusters its placements select, with the rollout engine of
 //!   [`ocm_api::cluster::v1alpha1`].
@@ -18,8 +21,9 @@
 //!   [`api_errors`] classifies API errors.
 //! * The pure building blocks are public too: [`identity`] (hub hash, names), [`order`]
 //!   (kind-ranked apply order), [`config`] (manifest config lookup with wildcards), [`owner`]
-//!   (owner references and delete options), [`status`] (condition merging and aggregation),
-//!   [`apply::update`] and [`apply::hash`].
+//!   (owner references and delete options), [`status`] (condition merging and aggregation,
+//!   the status builder), the plan of each update strategy ([`apply::update`],
+//!   [`apply::create_only`], [`apply::server_side`]) and [`apply::hash`].
 //!
 //! * [`runtime`] is what binaries need on real clusters: graceful shutdown, leader election
 //!   with a Lease, `/healthz`, `/readyz` and `/metrics`, and every reconciler in

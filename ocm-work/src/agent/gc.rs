@@ -7,6 +7,7 @@ use kube::core::ApiResource;
 use ocm_api::work::v1::AppliedManifestResourceMeta;
 use serde_json::json;
 
+use crate::apply::reader::ObjectReader;
 use crate::owner::{APPLIED_MANIFEST_WORK_API_VERSION, APPLIED_MANIFEST_WORK_KIND};
 use crate::{Error, Result};
 
@@ -63,10 +64,27 @@ pub async fn delete_applied_resources_with(
     owner_uid: &str,
     on_request: &(dyn Fn(&'static str) + Send + Sync),
 ) -> (Vec<AppliedManifestResourceMeta>, Vec<Error>) {
+    delete_through(
+        &ObjectReader::new(client.clone()),
+        resources,
+        owner_uid,
+        on_request,
+    )
+    .await
+}
+
+/// [`delete_applied_resources_with`] reading through `reader` (garbage collection always reads
+/// fresh, never from an informer).
+pub(crate) async fn delete_through(
+    reader: &ObjectReader,
+    resources: &[AppliedManifestResourceMeta],
+    owner_uid: &str,
+    on_request: &(dyn Fn(&'static str) + Send + Sync),
+) -> (Vec<AppliedManifestResourceMeta>, Vec<Error>) {
     let mut pending = Vec::new();
     let mut errors = Vec::new();
     for resource in resources {
-        let api = api_for(client, resource);
+        let api = api_for(reader.client(), resource);
         let what = format!(
             "{}/{} {}",
             resource.resource,
@@ -74,7 +92,7 @@ pub async fn delete_applied_resources_with(
             resource.name
         );
         on_request("get");
-        let live = match api.get_opt(&resource.name).await {
+        let live = match reader.get_fresh(&api, &resource.name).await {
             Ok(Some(live)) => live,
             Ok(None) => continue,
             Err(e) => {

@@ -1,4 +1,4 @@
-//! Label and annotation handling shared by the update strategies.
+//! Label, annotation and owner-reference handling shared by the update strategies.
 //!
 //! In a manifest, a label or annotation key ending in `-` is an instruction: delete the key
 //! without the suffix from the object on the managed cluster. Such keys are never written
@@ -6,7 +6,39 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use serde_json::{Map, Value, json};
+
+use crate::owner::merge_owner_refs;
+
+/// The owner references of `object` (none when missing or malformed).
+pub fn owner_references(object: &Value) -> Vec<OwnerReference> {
+    object
+        .get("metadata")
+        .and_then(|m| m.get("ownerReferences"))
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// The JSON merge patch that merges `owner` (or removes it, for a removal marker) into the
+/// owner references of `object`, carrying the object's uid and resourceVersion as
+/// preconditions; `None` when the owner references would not change.
+///
+/// `CreateOnly` and `ServerSideApply` set the work's owner this way on an object they did not
+/// otherwise change.
+pub fn owner_references_patch(object: &Value, owner: &OwnerReference) -> Option<Value> {
+    let (merged, changed) =
+        merge_owner_refs(&owner_references(object), std::slice::from_ref(owner));
+    if !changed {
+        return None;
+    }
+    let metadata = object.get("metadata");
+    Some(json!({"metadata": {
+        "uid": metadata.and_then(|m| m.get("uid")),
+        "resourceVersion": metadata.and_then(|m| m.get("resourceVersion")),
+        "ownerReferences": merged,
+    }}))
+}
 
 /// Merges `required` into `existing`: every required key sets its value, and a key ending in
 /// `-` deletes the key without the suffix. Returns whether `existing` changed.
@@ -157,6 +189,28 @@ mod tests {
             "spec": {"template": {"metadata": {"labels": {"a": "b"}}}},
             "keep": {"creationTimestamp": null}})
         );
+    }
+
+    #[test]
+    fn owner_patches_only_when_the_references_change() {
+        use crate::owner::{applied_manifest_work_ref, removal_marker};
+        let owner = applied_manifest_work_ref("h-w", "amw-uid");
+        let object = json!({"metadata": {"name": "c", "uid": "u", "resourceVersion": "3"}});
+        let patch = owner_references_patch(&object, &owner).unwrap();
+        assert_eq!(patch["metadata"]["uid"], "u");
+        assert_eq!(patch["metadata"]["resourceVersion"], "3");
+        assert_eq!(patch["metadata"]["ownerReferences"][0]["uid"], "amw-uid");
+        let mut owned = object.clone();
+        owned["metadata"]["ownerReferences"] = patch["metadata"]["ownerReferences"].clone();
+        assert_eq!(owner_references(&owned), vec![owner.clone()]);
+        assert!(owner_references_patch(&owned, &owner).is_none());
+        // The removal marker removes it, and then has nothing left to do.
+        let released = owner_references_patch(&owned, &removal_marker(&owner)).unwrap();
+        assert_eq!(released["metadata"]["ownerReferences"], json!([]));
+        assert!(owner_references_patch(&object, &removal_marker(&owner)).is_none());
+        // Malformed references count as none.
+        let malformed = json!({"metadata": {"ownerReferences": "nope"}});
+        assert!(owner_references(&malformed).is_empty());
     }
 
     #[test]

@@ -11,12 +11,19 @@
 //!
 //! Owner references written in the manifest itself are discarded for this strategy; the work's
 //! owner reference (or its removal marker) is the only one required.
+//!
+//! [`plan_update`] is the decision; [`UpdateApplier`] carries it out.
 
+use futures::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::PostParams;
 use serde_json::Value;
 
+use super::applier::{Applier, ApplyRequest};
+use super::engine::ApplyError;
 use super::metadata::{
-    merge_map, metadata_mut, set_string_map, string_map, strip_removal_instructions,
+    merge_map, metadata_mut, owner_references, set_string_map, string_map,
+    strip_removal_instructions,
 };
 use crate::owner::merge_owner_refs;
 
@@ -68,14 +75,6 @@ pub fn is_same(required: &Value, live: &Value) -> bool {
     content(a) == content(b)
 }
 
-fn owner_refs(object: &Value) -> Vec<OwnerReference> {
-    object
-        .get("metadata")
-        .and_then(|m| m.get("ownerReferences"))
-        .and_then(|r| serde_json::from_value(r.clone()).ok())
-        .unwrap_or_default()
-}
-
 /// Decides what the `Update` strategy does for `required` with the work's `owner` reference
 /// (or its removal marker), given the `live` object if it exists.
 pub fn plan_update(required: &Value, owner: &OwnerReference, live: Option<&Value>) -> UpdatePlan {
@@ -96,7 +95,8 @@ pub fn plan_update(required: &Value, owner: &OwnerReference, live: Option<&Value
         changed |= merge_map(&mut merged, &string_map(&required, field));
         set_string_map(&mut required, field, &merged);
     }
-    let (refs, refs_changed) = merge_owner_refs(&owner_refs(live), std::slice::from_ref(owner));
+    let (refs, refs_changed) =
+        merge_owner_refs(&owner_references(live), std::slice::from_ref(owner));
     changed |= refs_changed;
     let live_meta = live.get("metadata");
     if let Some(metadata) = metadata_mut(&mut required) {
@@ -127,6 +127,63 @@ pub fn plan_update(required: &Value, owner: &OwnerReference, live: Option<&Value
         metadata.insert("resourceVersion".into(), rv.clone());
     }
     UpdatePlan::Replace(required)
+}
+
+/// The `Update` strategy (upstream's default): reads the live object and creates, leaves
+/// alone or replaces it as [`plan_update`] decides. A create or replace planned from an
+/// informer's copy that the server refuses as stale (conflict, or not found) is planned again
+/// from a fresh read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UpdateApplier;
+
+impl Applier for UpdateApplier {
+    fn apply<'a>(&'a self, request: ApplyRequest<'a>) -> BoxFuture<'a, Result<Value, ApplyError>> {
+        Box::pin(async move {
+            let mut fresh = false;
+            loop {
+                let (live, cached) = request.read(fresh).await?;
+                // A refusal caused by a stale cached copy is retried once against the server.
+                let retry = |e: &kube::Error, code: u16| {
+                    cached && matches!(e, kube::Error::Api(s) if s.code == code)
+                };
+                match plan_update(&request.required, request.owner, live.as_deref()) {
+                    UpdatePlan::Create(object) => {
+                        request.count("create");
+                        match request
+                            .api()
+                            .create(&PostParams::default(), &super::engine::from_value(object)?)
+                            .await
+                        {
+                            Ok(created) => return request.written(&created),
+                            Err(e) if retry(&e, 409) => fresh = true,
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    UpdatePlan::Replace(object) => {
+                        request.count("update");
+                        match request
+                            .api()
+                            .replace(
+                                request.name(),
+                                &PostParams::default(),
+                                &super::engine::from_value(object)?,
+                            )
+                            .await
+                        {
+                            Ok(replaced) => return request.written(&replaced),
+                            Err(e) if retry(&e, 409) || retry(&e, 404) => fresh = true,
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    UpdatePlan::Unchanged => {
+                        return live.map(|l| (*l).clone()).ok_or_else(|| {
+                            ApplyError::Api(format!("{} vanished", request.name()))
+                        });
+                    }
+                }
+            }
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,13 @@
 //! ManifestWork status bookkeeping: merging manifest conditions across syncs and aggregating
 //! manifest conditions into work conditions, with upstream's rules, reasons and messages.
 //!
-//! Everything here is pure; `now` is passed in.
+//! Everything here is pure; `now` is passed in. [`StatusBuilder`] puts the pieces together the
+//! way the work agent's sync does: from the apply results and the live objects it builds each
+//! manifest's conditions and feedback and the work's aggregated conditions.
+
+mod build;
+
+pub use build::{Observed, StatusBuilder, prune_stale_rule_conditions, with_every_field};
 
 use std::collections::{BTreeMap, HashMap};
 
