@@ -913,6 +913,36 @@ impl Store {
         user.is_master() || self.read().allows(user, req)
     }
 
+    /// Watch several resources in every namespace, without selectors, through one channel:
+    /// their objects now (with the GVR each is watched as), then every change of them. What
+    /// the workload simulators run on (one channel, where a watch per resource would take five).
+    pub(crate) fn watch_resources(
+        &self,
+        gvrs: &[Gvr],
+    ) -> (
+        Vec<(Gvr, Arc<Value>)>,
+        mpsc::UnboundedReceiver<Arc<StoredEvent>>,
+    ) {
+        let mut inner = self.write();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut initial = Vec::new();
+        for gvr in gvrs {
+            let Ok(info) = inner.resolve(gvr) else {
+                continue;
+            };
+            let gr = info.storage_resource();
+            if let Some(objects) = inner.objects.get(&gr) {
+                initial.extend(objects.values().map(|e| (gvr.clone(), e.value())));
+            }
+            inner.watchers.push(WatcherSlot {
+                group_resource: gr,
+                namespace: None,
+                tx: tx.clone(),
+            });
+        }
+        (initial, rx)
+    }
+
     /// Start a watch, in one namespace or (with `None`) across all.
     pub fn watch(
         &self,
