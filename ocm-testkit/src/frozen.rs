@@ -282,6 +282,11 @@ fn same(a: &Frozen, b: &Frozen) -> bool {
     }
 }
 
+/// The shared copy of `s` (for other compact records, such as the request journal's).
+pub(crate) fn shared_str(s: &str) -> Arc<str> {
+    intern_str(s)
+}
+
 /// The shared copy of `s`.
 fn intern_str(s: &str) -> Arc<str> {
     let hash = hash_str(s);
