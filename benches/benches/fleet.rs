@@ -44,12 +44,32 @@ use serde_json::{Value, json};
 const NS: &str = "apps";
 
 fn clusters() -> usize {
+    if let Some(n) = std::env::var("FLEET_BENCH_CLUSTERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        return n;
+    }
     // Criterion passes `--bench` when benchmarking; without it this is a test run.
     if std::env::args().any(|a| a == "--bench") {
         1_000
     } else {
         20
     }
+}
+
+/// With `FLEET_BENCH_PAUSE=<seconds>`, the sample stops that long at each point where memory
+/// is measured (after printing which), so that a heap profiler can take a snapshot there
+/// (`vgdb --pid=<pid> detailed_snapshot <file>` under `valgrind --tool=massif`).
+async fn pause(point: &str) {
+    let Some(secs) = std::env::var("FLEET_BENCH_PAUSE")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    else {
+        return;
+    };
+    eprintln!("fleet-bench: paused at {point} for {secs} s");
+    tokio::time::sleep(Duration::from_secs(secs)).await;
 }
 
 fn fleet(n: usize) -> Fleet {
@@ -164,6 +184,7 @@ async fn one_sample(n: usize) -> Duration {
         f.bytes_per_cluster
             .push(after.saturating_sub(before) / n as u64)
     });
+    pause("ready").await;
     let hub = fleet.hub_client();
     fleet
         .hub()
@@ -194,6 +215,7 @@ async fn one_sample(n: usize) -> Duration {
         f.bytes_per_cluster_converged
             .push(converged.saturating_sub(before) / n as u64)
     });
+    pause("converged").await;
 
     // Steady state: once the replica set's summary has caught up, no writes anywhere while
     // nothing changes.

@@ -346,7 +346,7 @@ impl Inner {
         if let Some(objects) = self.objects.get(&gr) {
             let all: Vec<(ObjectKey, Arc<Value>)> = objects
                 .iter()
-                .map(|(k, v)| (k.clone(), v.obj.clone()))
+                .map(|(k, v)| (k.clone(), v.value()))
                 .collect();
             for (k, v) in all {
                 self.commit(&gr, &k, v.as_ref().clone(), EventType::Deleted, Some(v));

@@ -145,18 +145,20 @@ impl FakeClusterBuilder {
             }
             Arc::new(Authn::new(ids))
         });
+        let state = Arc::new(ServerState {
+            auth,
+            store,
+            journal: Arc::new(Journal::with_capacity(
+                self.journal_capacity
+                    .unwrap_or(crate::journal::DEFAULT_JOURNAL_CAPACITY),
+            )),
+            faults: Arc::new(Faults::default()),
+            options: self.server,
+        });
         FakeCluster {
             name: Arc::from(self.name.as_deref().unwrap_or(DEFAULT_NAME)),
-            state: Arc::new(ServerState {
-                auth,
-                store,
-                journal: Arc::new(Journal::with_capacity(
-                    self.journal_capacity
-                        .unwrap_or(crate::journal::DEFAULT_JOURNAL_CAPACITY),
-                )),
-                faults: Arc::new(Faults::default()),
-                options: self.server,
-            }),
+            router: router(state.clone()),
+            state,
         }
     }
 }
@@ -168,6 +170,9 @@ impl FakeClusterBuilder {
 pub struct FakeCluster {
     name: Arc<str>,
     state: Arc<ServerState>,
+    /// The one router of the cluster, shared by its clients and servers (cloning a router is
+    /// cheap; building one is not).
+    router: axum::Router,
 }
 
 /// The name of a cluster built without [`FakeClusterBuilder::name`].
@@ -221,7 +226,7 @@ impl FakeCluster {
 
     /// The axum Router serving this cluster (a `tower::Service`).
     pub fn router(&self) -> axum::Router {
-        router(self.state.clone())
+        self.router.clone()
     }
 
     /// A `kube::Client` talking to this cluster in-process, with `default` as
@@ -254,8 +259,38 @@ impl FakeCluster {
         namespace: Option<&str>,
         watched: Arc<std::sync::atomic::AtomicBool>,
     ) -> kube::Client {
-        let value = token.and_then(|t| http::HeaderValue::from_str(&format!("Bearer {t}")).ok());
         let scope = namespace.map(|ns| format!("/namespaces/{ns}/"));
+        self.client_on_watch(token, move |path| {
+            if scope.as_deref().is_none_or(|s| path.contains(s)) {
+                watched.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    }
+
+    /// An in-process client without credentials, shared by several users that each watch in
+    /// their own namespace: the flag of a namespace is set once a watch in it is opened.
+    pub(crate) fn client_watching_namespaces(
+        &self,
+        watched: std::collections::HashMap<String, Arc<std::sync::atomic::AtomicBool>>,
+    ) -> kube::Client {
+        self.client_on_watch(None, move |path| {
+            let namespace = path
+                .split_once("/namespaces/")
+                .and_then(|(_, rest)| rest.split('/').next());
+            if let Some(flag) = namespace.and_then(|ns| watched.get(ns)) {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    }
+
+    /// An in-process client (with `token`, if any) that calls `on_watch` with the path of
+    /// every watch it opens.
+    fn client_on_watch(
+        &self,
+        token: Option<&str>,
+        on_watch: impl Fn(&str) + Clone + Send + Sync + 'static,
+    ) -> kube::Client {
+        let value = token.and_then(|t| http::HeaderValue::from_str(&format!("Bearer {t}")).ok());
         let service = tower::ServiceBuilder::new()
             .map_request(move |mut req: http::Request<kube::client::Body>| {
                 if let Some(v) = &value {
@@ -267,11 +302,8 @@ impl FakeCluster {
                 let watch = query
                     .split('&')
                     .any(|p| p == "watch=true" || p == "watch=1");
-                let in_scope = scope
-                    .as_deref()
-                    .is_none_or(|s| req.uri().path().contains(s));
-                if watch && in_scope {
-                    watched.store(true, std::sync::atomic::Ordering::SeqCst);
+                if watch {
+                    on_watch(req.uri().path());
                 }
                 req
             })

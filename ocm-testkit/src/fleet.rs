@@ -111,7 +111,8 @@ pub struct FleetCluster {
     /// The managed cluster's name (`cluster1`, …), also its namespace on the hub.
     pub name: String,
     /// A client of the hub: as the cluster's agent identity with
-    /// [authentication](FleetBuilder::authentication), as the administrator otherwise.
+    /// [authentication](FleetBuilder::authentication); as the administrator otherwise, then one
+    /// client shared by every agent.
     pub hub: kube::Client,
     /// A client of the managed cluster.
     pub spoke: kube::Client,
@@ -211,19 +212,29 @@ impl FleetBuilder {
         let mut simulators = Vec::new();
         let mut components = Vec::new();
         if let Some(start) = &self.agents {
-            for (name, cluster) in hub.clusters() {
+            let flags: Vec<(String, Arc<AtomicBool>)> = hub
+                .clusters()
+                .map(|(name, _)| (name.to_string(), Arc::new(AtomicBool::new(false))))
+                .collect();
+            // Without authentication every agent acts as the administrator, so they share one
+            // client of the hub (a kube client costs a request buffer of several KiB); with it,
+            // each has its own identity and client.
+            let shared = (!self.authentication).then(|| {
+                hub.hub()
+                    .client_watching_namespaces(flags.iter().cloned().collect())
+            });
+            for ((name, cluster), (_, watched)) in hub.clusters().zip(flags) {
                 if self.simulators {
                     simulators.push(cluster.simulate_workloads());
                 }
-                let watched = Arc::new(AtomicBool::new(false));
-                let token = if self.authentication {
-                    Some(hub.hub().identity(&FakeHub::agent_user(name))?.token)
-                } else {
-                    None
+                let client = match &shared {
+                    Some(client) => client.clone(),
+                    None => {
+                        let token = hub.hub().identity(&FakeHub::agent_user(name))?.token;
+                        hub.hub()
+                            .client_watching(Some(&token), Some(name), watched.clone())
+                    }
                 };
-                let client =
-                    hub.hub()
-                        .client_watching(token.as_deref(), Some(name), watched.clone());
                 let task = tokio::spawn(start(FleetCluster {
                     name: name.to_string(),
                     hub: client,

@@ -194,13 +194,18 @@ fn error_response(e: &ApiError) -> Response {
     r
 }
 
-/// The JSON of a stored object as seen through `version` of `info` (cached when it
-/// was stored in that version).
+/// The JSON of a stored object as seen through `version` of `info` (serialized straight from
+/// the stored form when it was stored in that version).
 fn encode(entry: &Entry, info: &ResourceInfo, version: &str) -> Bytes {
-    match entry.obj.get("apiVersion").and_then(Value::as_str) {
-        Some(av) if av != info.api_version(version) => Bytes::from(
-            serde_json::to_vec(&*versioned(&entry.obj, info, version)).unwrap_or_default(),
-        ),
+    match entry
+        .obj
+        .get("apiVersion")
+        .and_then(crate::frozen::Frozen::as_str)
+    {
+        Some(av) if av != info.api_version(version) => {
+            let obj = entry.value();
+            Bytes::from(serde_json::to_vec(&*versioned(&obj, info, version)).unwrap_or_default())
+        }
         _ => entry.json(),
     }
 }
@@ -706,7 +711,7 @@ fn resource_request(
         ("get", Some(name)) => {
             let entry = store.get_entry(gvr, ns, name)?;
             if table::wants_table(ctx.accept) {
-                let obj = entry.obj.clone();
+                let obj = entry.value();
                 let rv = meta_str(&obj, "resourceVersion")
                     .and_then(|r| r.parse().ok())
                     .unwrap_or(0);
@@ -731,7 +736,7 @@ fn resource_request(
             let opts = ctx.list_options()?;
             let list = store.list_entries(gvr, (!ns.is_empty()).then_some(ns), &opts)?;
             if table::wants_table(ctx.accept) {
-                let objs: Vec<Arc<Value>> = list.entries.iter().map(|e| e.obj.clone()).collect();
+                let objs: Vec<Arc<Value>> = list.entries.iter().map(Entry::value).collect();
                 let columns = store.crd_columns(info, &gvr.version);
                 let t = table::table(
                     info,

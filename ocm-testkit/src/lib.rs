@@ -210,6 +210,7 @@ pub mod field_validation;
 mod fieldset;
 pub mod fleet;
 mod format;
+pub(crate) mod frozen;
 pub mod http;
 pub mod journal;
 pub mod limits;

@@ -64,7 +64,7 @@ impl Store {
             .into_iter()
             .flat_map(|(gr, objs)| {
                 objs.values().map(move |e| {
-                    json!({"group": gr.group, "resource": gr.resource, "object": e.obj.as_ref()})
+                    json!({"group": gr.group, "resource": gr.resource, "object": e.obj.thaw()})
                 })
             })
             .collect();
@@ -114,7 +114,7 @@ impl Store {
         }
         let mut inner = self.write();
         let mut registry = Registry::with_builtins();
-        let mut objects: HashMap<GroupResource, std::collections::BTreeMap<ObjectKey, Arc<Entry>>> =
+        let mut objects: HashMap<GroupResource, std::collections::BTreeMap<ObjectKey, Entry>> =
             HashMap::new();
         let mut uids = HashMap::new();
         let mut dependents: HashMap<String, HashSet<(GroupResource, ObjectKey)>> = HashMap::new();
@@ -138,7 +138,7 @@ impl Store {
             objects
                 .entry(gr.clone())
                 .or_default()
-                .insert(key.clone(), Arc::new(Entry::new(obj)));
+                .insert(key.clone(), Entry::new(&obj));
         }
         inner.registry = registry;
         inner.objects = objects;
@@ -146,6 +146,7 @@ impl Store {
         inner.dependents = dependents;
         inner.rv = inner.rv.max(rv);
         inner.history = VecDeque::new();
+        inner.forget_rbac_views();
         inner.history_times = VecDeque::new();
         inner.compacted_rv = inner.rv;
         // New uids must not repeat the restored ones: continue from another seed.

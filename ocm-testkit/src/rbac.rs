@@ -18,7 +18,7 @@ use crate::registry::{GroupResource, ResourceInfo};
 use crate::selector::LabelSelector;
 use crate::store::Inner;
 
-const RBAC: &str = "rbac.authorization.k8s.io";
+pub(crate) const RBAC: &str = "rbac.authorization.k8s.io";
 
 fn strs(v: &Value, key: &str) -> Vec<String> {
     v.get(key)
@@ -125,11 +125,28 @@ fn subject_matches(subject: &Value, a: &Attributes, binding_ns: &str) -> bool {
 }
 
 impl Inner {
-    fn rbac_objects(&self, resource: &str) -> Vec<Arc<Value>> {
-        self.objects
-            .get(&GroupResource::new(RBAC, resource))
-            .map(|m| m.values().map(|e| e.obj.clone()).collect())
-            .unwrap_or_default()
+    /// The objects of an RBAC resource (read through a view kept until one of them changes).
+    fn rbac_objects(&self, resource: &str) -> Arc<Vec<Arc<Value>>> {
+        let mut views = self.rbac_views.lock().unwrap_or_else(|e| e.into_inner());
+        views
+            .entry(resource.to_string())
+            .or_insert_with(|| {
+                Arc::new(
+                    self.objects
+                        .get(&GroupResource::new(RBAC, resource))
+                        .map(|m| m.values().map(crate::store::Entry::value).collect())
+                        .unwrap_or_default(),
+                )
+            })
+            .clone()
+    }
+
+    /// Forgets the views of the RBAC objects (one of them changed).
+    pub(crate) fn forget_rbac_views(&mut self) {
+        self.rbac_views
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// The rules of a ClusterRole, following `aggregationRule`.
@@ -151,7 +168,7 @@ impl Inner {
                 .iter()
                 .filter_map(|s| LabelSelector::from_json(s).ok())
                 .collect();
-            for other in &roles {
+            for other in roles.iter() {
                 if s(other, "/metadata/name") == name {
                     continue;
                 }
@@ -179,7 +196,7 @@ impl Inner {
             return (true, String::new());
         }
         let who = |subject: &Value| format!("{} {:?}", s(subject, "/kind"), s(subject, "/name"));
-        for b in self.rbac_objects("clusterrolebindings") {
+        for b in self.rbac_objects("clusterrolebindings").iter() {
             let Some(subject) = b
                 .get("subjects")
                 .and_then(Value::as_array)
@@ -206,7 +223,7 @@ impl Inner {
         if a.namespace.is_empty() || a.path.is_some() {
             return (false, String::new());
         }
-        for b in self.rbac_objects("rolebindings") {
+        for b in self.rbac_objects("rolebindings").iter() {
             if s(&b, "/metadata/namespace") != a.namespace {
                 continue;
             }
@@ -473,13 +490,13 @@ impl Inner {
                 .and_then(Value::as_array)
                 .is_some_and(|ss| ss.iter().any(|x| subject_matches(x, &a, ns)))
         };
-        for b in self.rbac_objects("clusterrolebindings") {
+        for b in self.rbac_objects("clusterrolebindings").iter() {
             if bound(&b, "") {
                 rules.extend(self.cluster_role_rules(s(&b, "/roleRef/name")));
             }
         }
         if !namespace.is_empty() {
-            for b in self.rbac_objects("rolebindings") {
+            for b in self.rbac_objects("rolebindings").iter() {
                 if s(&b, "/metadata/namespace") != namespace || !bound(&b, namespace) {
                     continue;
                 }

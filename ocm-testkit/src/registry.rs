@@ -156,23 +156,32 @@ impl ResourceInfo {
     }
 }
 
+/// The resources of a registry, by group and plural.
+type ResourceMap = BTreeMap<GroupResource, Arc<ResourceInfo>>;
+
 /// Every resource a fake cluster serves, keyed by group and plural.
+///
+/// Registries share what they hold: every registry starts from one set of built-in entries,
+/// equal resources (the same CRD installed in many clusters) are one [`ResourceInfo`], and
+/// registries that made the same changes to the same registry end up as one map, so a fleet
+/// of clusters with the same CRDs holds one registry between them. Cloning is cheap.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
-    by_gr: BTreeMap<GroupResource, Arc<ResourceInfo>>,
+    by_gr: Arc<ResourceMap>,
 }
 
 impl Registry {
     /// A registry holding only the built-in kinds (shared by every registry: each store
     /// holds references to one set of built-in entries).
     pub fn with_builtins() -> Self {
-        static BUILTINS: std::sync::OnceLock<BTreeMap<GroupResource, Arc<ResourceInfo>>> =
-            std::sync::OnceLock::new();
+        static BUILTINS: std::sync::OnceLock<Arc<ResourceMap>> = std::sync::OnceLock::new();
         let by_gr = BUILTINS.get_or_init(|| {
-            crate::builtin::builtin_resources()
-                .into_iter()
-                .map(|info| (info.group_resource(), Arc::new(info)))
-                .collect()
+            Arc::new(
+                crate::builtin::builtin_resources()
+                    .into_iter()
+                    .map(|info| (info.group_resource(), Arc::new(info)))
+                    .collect(),
+            )
         });
         Self {
             by_gr: by_gr.clone(),
@@ -181,12 +190,19 @@ impl Registry {
 
     /// Add or replace a resource.
     pub fn insert(&mut self, info: ResourceInfo) {
-        self.by_gr.insert(info.group_resource(), Arc::new(info));
+        let info = shared_info(info);
+        let gr = info.group_resource();
+        if self.by_gr.get(&gr).is_some_and(|i| Arc::ptr_eq(i, &info)) {
+            return;
+        }
+        self.by_gr = with_resource(&self.by_gr, gr, info);
     }
 
     /// Remove a resource.
     pub fn remove(&mut self, gr: &GroupResource) -> Option<Arc<ResourceInfo>> {
-        self.by_gr.remove(gr)
+        let old = self.by_gr.get(gr).cloned()?;
+        Arc::make_mut(&mut self.by_gr).remove(gr);
+        Some(old)
     }
 
     /// Look a resource up by group and plural.
@@ -235,6 +251,81 @@ impl Registry {
         }
         out
     }
+}
+
+/// The one shared copy of a resource equal to `info`.
+fn shared_info(info: ResourceInfo) -> Arc<ResourceInfo> {
+    use std::sync::{Mutex, OnceLock, Weak};
+    type Infos = std::collections::HashMap<GroupResource, Vec<Weak<ResourceInfo>>>;
+    static INFOS: OnceLock<Mutex<Infos>> = OnceLock::new();
+    let mut infos = INFOS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let same = infos.entry(info.group_resource()).or_default();
+    same.retain(|w| w.strong_count() > 0);
+    if let Some(found) = same.iter().filter_map(Weak::upgrade).find(|i| **i == info) {
+        return found;
+    }
+    let info = Arc::new(info);
+    same.push(Arc::downgrade(&info));
+    info
+}
+
+/// `base` with `info` served as `gr`, as the one shared map equal to it (while anyone holds
+/// it): registries that end up with the same resources share one map.
+fn with_resource(
+    base: &Arc<ResourceMap>,
+    gr: GroupResource,
+    info: Arc<ResourceInfo>,
+) -> Arc<ResourceMap> {
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Mutex, OnceLock, Weak};
+    struct Maps {
+        by_hash: HashMap<u64, Vec<Weak<ResourceMap>>>,
+        sweep_at: usize,
+    }
+    static MAPS: OnceLock<Mutex<Maps>> = OnceLock::new();
+    let mut map = ResourceMap::clone(base);
+    map.insert(gr, info);
+    // The resources are shared (`shared_info`), so their addresses tell maps apart.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for (gr, info) in &map {
+        gr.hash(&mut hasher);
+        (Arc::as_ptr(info) as usize).hash(&mut hasher);
+    }
+    let hash = hasher.finish();
+    let mut maps = MAPS
+        .get_or_init(|| {
+            Mutex::new(Maps {
+                by_hash: HashMap::new(),
+                sweep_at: 64,
+            })
+        })
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let same = maps.by_hash.entry(hash).or_default();
+    same.retain(|w| w.strong_count() > 0);
+    let found = same.iter().filter_map(Weak::upgrade).find(|m| {
+        m.len() == map.len()
+            && m.iter()
+                .zip(&map)
+                .all(|((ga, ia), (gb, ib))| ga == gb && Arc::ptr_eq(ia, ib))
+    });
+    if let Some(found) = found {
+        return found;
+    }
+    let map = Arc::new(map);
+    same.push(Arc::downgrade(&map));
+    if maps.by_hash.len() >= maps.sweep_at {
+        maps.by_hash.retain(|_, same| {
+            same.retain(|w| w.strong_count() > 0);
+            !same.is_empty()
+        });
+        maps.sweep_at = (2 * maps.by_hash.len()).max(64);
+    }
+    map
 }
 
 /// A group, version and plural resource: what a request path names.

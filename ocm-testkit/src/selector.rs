@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::api_error::{ApiError, ApiResult};
+use crate::frozen::Frozen;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Op {
@@ -130,6 +131,14 @@ impl LabelSelector {
         self.reqs
             .iter()
             .all(|r| r.matches(labels.and_then(|l| l.get(&r.key)).and_then(Value::as_str)))
+    }
+
+    /// Whether a stored (frozen) object matches.
+    pub(crate) fn matches_frozen(&self, obj: &Frozen) -> bool {
+        let labels = obj.pointer("/metadata/labels");
+        self.reqs
+            .iter()
+            .all(|r| r.matches(labels.and_then(|l| l.get(&r.key)).and_then(Frozen::as_str)))
     }
 
     /// Whether a label map matches.
@@ -315,6 +324,22 @@ impl FieldSelector {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => String::new(),
                 Some(v) => v.to_string(),
+            };
+            (have == *want) == *eq
+        })
+    }
+
+    /// Whether a stored (frozen) object matches.
+    pub(crate) fn matches_frozen(&self, obj: &Frozen) -> bool {
+        self.reqs.iter().all(|(field, eq, want)| {
+            let mut cur = Some(obj);
+            for seg in field.split('.') {
+                cur = cur.and_then(|c| c.get(seg));
+            }
+            let have = match cur {
+                Some(Frozen::String(s)) => s.to_string(),
+                Some(Frozen::Null) | None => String::new(),
+                Some(v) => serde_json::to_string(v).unwrap_or_default(),
             };
             (have == *want) == *eq
         })

@@ -18,13 +18,12 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::clock::format_time;
 use crate::registry::Gvr;
 use crate::store::{DeleteOptions, Store, WriteOptions};
-use crate::watch::{EventType, WatchOptions};
+use crate::watch::EventType;
 
 /// The field manager simulators write status with.
 pub const SIMULATOR_MANAGER: &str = "ocm-testkit-simulator";
@@ -226,31 +225,25 @@ impl WorkloadSimulator {
     }
 
     fn spawn(store: Arc<Store>, pods: bool) -> Self {
-        let mut streams = Vec::new();
-        for gvr in workloads() {
-            if let Ok(sub) = store.watch(&gvr, None, WatchOptions::default()) {
-                let initial = futures::stream::iter(sub.initial.clone());
-                let live = futures::stream::unfold(sub, |mut sub| async move {
-                    let (t, o, _) = sub.next_event().await?;
-                    Some(((t, o), sub))
-                });
-                let g = gvr.clone();
-                streams.push(
-                    initial
-                        .chain(live)
-                        .map(move |(t, o)| (g.clone(), t, o))
-                        .boxed(),
-                );
-            }
-        }
+        let gvrs = workloads();
+        let (initial, mut changes) = store.watch_resources(&gvrs);
         let task = tokio::spawn(async move {
-            let mut all = futures::stream::select_all(streams);
-            while let Some((gvr, t, obj)) = all.next().await {
-                match t {
-                    EventType::Added | EventType::Modified => reconcile(&store, &gvr, &obj, pods),
+            for (gvr, obj) in initial {
+                reconcile(&store, &gvr, &obj, pods);
+            }
+            while let Some(ev) = changes.recv().await {
+                let Some(gvr) = gvrs.iter().find(|g| {
+                    g.group == ev.group_resource.group && g.resource == ev.group_resource.resource
+                }) else {
+                    continue;
+                };
+                match ev.event_type {
+                    EventType::Added | EventType::Modified => {
+                        reconcile(&store, gvr, &ev.object, pods);
+                    }
                     // A ReplicaSet replaces the Pods it loses.
                     EventType::Deleted if pods && gvr.resource == "pods" => {
-                        replace_pod(&store, &obj);
+                        replace_pod(&store, &ev.object);
                     }
                     _ => {}
                 }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use crate::api_error::{ApiError, ApiResult, Cause};
 use crate::clock::{Clock, SystemClock, format_time};
 use crate::field_validation::{FieldValidation, Warnings};
+use crate::frozen::Frozen;
 use crate::patch::{self, PatchKind};
 use crate::registry::{GroupResource, Gvr, Registry, ResourceInfo};
 use crate::schema::Shape;
@@ -199,46 +200,79 @@ pub enum DeleteOutcome {
     Pending(Value),
 }
 
-/// A stored object with its JSON encoding, computed once on first read.
-#[derive(Debug)]
+/// A stored object, frozen (see [`crate::frozen`]): cheap to clone, shared with the other
+/// versions and clusters that hold the same parts.
+#[derive(Debug, Clone)]
 pub(crate) struct Entry {
-    pub(crate) obj: Arc<Value>,
-    json: std::sync::OnceLock<bytes::Bytes>,
+    pub(crate) obj: Frozen,
 }
 
 impl Entry {
-    pub(crate) fn new(obj: Arc<Value>) -> Self {
+    pub(crate) fn new(obj: &Value) -> Self {
         Self {
-            obj,
-            json: std::sync::OnceLock::new(),
+            obj: Frozen::freeze(obj),
         }
+    }
+
+    /// The object as a `Value`.
+    pub(crate) fn value(&self) -> Arc<Value> {
+        Arc::new(self.obj.thaw())
     }
 
     /// The object serialized as JSON.
     pub(crate) fn json(&self) -> bytes::Bytes {
-        self.json
-            .get_or_init(|| bytes::Bytes::from(serde_json::to_vec(&*self.obj).unwrap_or_default()))
-            .clone()
+        bytes::Bytes::from(serde_json::to_vec(&self.obj).unwrap_or_default())
     }
 }
 
 /// A page of a list, as stored entries (for the HTTP front door).
 pub(crate) struct EntryList {
-    pub(crate) entries: Vec<Arc<Entry>>,
+    pub(crate) entries: Vec<Entry>,
     pub(crate) resource_version: u64,
     pub(crate) continue_token: Option<String>,
     pub(crate) remaining_item_count: Option<usize>,
 }
 
+/// One change kept in the store's history, for watches that resume from a resourceVersion.
+#[derive(Debug)]
+pub(crate) struct HistoryEvent {
+    pub(crate) resource_version: u64,
+    pub(crate) event_type: EventType,
+    pub(crate) group_resource: GroupResource,
+    pub(crate) namespace: String,
+    /// The object after the change (the last state for deletions).
+    pub(crate) object: Frozen,
+    /// The object before the change, for modifications.
+    pub(crate) previous: Option<Frozen>,
+}
+
+impl HistoryEvent {
+    /// The event as watchers get it; the previous state only when `with_previous`.
+    fn stored(&self, with_previous: bool) -> StoredEvent {
+        StoredEvent {
+            resource_version: self.resource_version,
+            event_type: self.event_type,
+            group_resource: self.group_resource.clone(),
+            namespace: self.namespace.clone(),
+            object: Arc::new(self.object.thaw()),
+            previous: self
+                .previous
+                .as_ref()
+                .filter(|_| with_previous)
+                .map(|p| Arc::new(p.thaw())),
+        }
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) registry: Registry,
-    pub(crate) objects: HashMap<GroupResource, BTreeMap<ObjectKey, Arc<Entry>>>,
+    pub(crate) objects: HashMap<GroupResource, BTreeMap<ObjectKey, Entry>>,
     /// uid → where the object lives.
     pub(crate) uids: HashMap<String, (GroupResource, ObjectKey)>,
     /// owner uid → dependents.
     pub(crate) dependents: HashMap<String, HashSet<(GroupResource, ObjectKey)>>,
     pub(crate) rv: u64,
-    pub(crate) history: VecDeque<Arc<StoredEvent>>,
+    pub(crate) history: VecDeque<HistoryEvent>,
     /// When each history event was recorded (kept only with `watch_history_age`).
     pub(crate) history_times: VecDeque<jiff::Timestamp>,
     pub(crate) compacted_rv: u64,
@@ -247,6 +281,9 @@ pub(crate) struct Inner {
     pub(crate) config: StoreConfig,
     /// How garbage is collected, and the deferred collection work.
     pub(crate) gc: crate::deletion::GcState,
+    /// The RBAC objects as `Value`s, by resource, while none of them changes (the authorizer
+    /// reads them on every request; the store keeps them frozen).
+    pub(crate) rbac_views: std::sync::Mutex<HashMap<String, Arc<Vec<Arc<Value>>>>>,
 }
 
 /// One fake cluster's objects, registry, history and watchers.
@@ -407,6 +444,7 @@ impl Store {
                 uidgen,
                 config,
                 gc: Default::default(),
+                rbac_views: Default::default(),
             }),
         };
         let ns = Gvr::new("", "v1", "namespaces");
@@ -466,15 +504,10 @@ impl Store {
     pub fn get(&self, gvr: &Gvr, namespace: &str, name: &str) -> ApiResult<Arc<Value>> {
         let info = self.resolve(gvr)?;
         self.get_entry(gvr, namespace, name)
-            .map(|e| in_version(&info, &gvr.version, e.obj.clone()))
+            .map(|e| in_version(&info, &gvr.version, e.value()))
     }
 
-    pub(crate) fn get_entry(
-        &self,
-        gvr: &Gvr,
-        namespace: &str,
-        name: &str,
-    ) -> ApiResult<Arc<Entry>> {
+    pub(crate) fn get_entry(&self, gvr: &Gvr, namespace: &str, name: &str) -> ApiResult<Entry> {
         let inner = self.read();
         let info = inner.resolve(gvr)?;
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
@@ -500,7 +533,7 @@ impl Store {
             items: l
                 .entries
                 .iter()
-                .map(|e| in_version(&info, &gvr.version, e.obj.clone()))
+                .map(|e| in_version(&info, &gvr.version, e.value()))
                 .collect(),
             resource_version: l.resource_version,
             continue_token: l.continue_token,
@@ -575,8 +608,8 @@ impl Store {
                 break;
             }
             if filtering
-                && !(opts.label_selector.matches_object(&v.obj)
-                    && opts.field_selector.matches_object(&v.obj))
+                && !(opts.label_selector.matches_frozen(&v.obj)
+                    && opts.field_selector.matches_frozen(&v.obj))
             {
                 continue;
             }
@@ -880,6 +913,36 @@ impl Store {
         user.is_master() || self.read().allows(user, req)
     }
 
+    /// Watch several resources in every namespace, without selectors, through one channel:
+    /// their objects now (with the GVR each is watched as), then every change of them. What
+    /// the workload simulators run on (one channel, where a watch per resource would take five).
+    pub(crate) fn watch_resources(
+        &self,
+        gvrs: &[Gvr],
+    ) -> (
+        Vec<(Gvr, Arc<Value>)>,
+        mpsc::UnboundedReceiver<Arc<StoredEvent>>,
+    ) {
+        let mut inner = self.write();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut initial = Vec::new();
+        for gvr in gvrs {
+            let Ok(info) = inner.resolve(gvr) else {
+                continue;
+            };
+            let gr = info.storage_resource();
+            if let Some(objects) = inner.objects.get(&gr) {
+                initial.extend(objects.values().map(|e| (gvr.clone(), e.value())));
+            }
+            inner.watchers.push(WatcherSlot {
+                group_resource: gr,
+                namespace: None,
+                tx: tx.clone(),
+            });
+        }
+        (initial, rx)
+    }
+
     /// Start a watch, in one namespace or (with `None`) across all.
     pub fn watch(
         &self,
@@ -939,10 +1002,10 @@ impl Store {
                     if namespace.as_ref().is_some_and(|ns| *ns != k.namespace) {
                         continue;
                     }
-                    if opts.label_selector.matches_object(&v.obj)
-                        && opts.field_selector.matches_object(&v.obj)
+                    if opts.label_selector.matches_frozen(&v.obj)
+                        && opts.field_selector.matches_frozen(&v.obj)
                     {
-                        sub.initial.push((EventType::Added, v.obj.clone()));
+                        sub.initial.push((EventType::Added, v.value()));
                     }
                 }
             }
@@ -960,14 +1023,18 @@ impl Store {
                 return Ok(sub);
             }
             sub.start_resource_version = since;
-            for ev in &inner.history {
-                if ev.resource_version <= since || ev.group_resource != gr {
+            let selecting = !(opts.label_selector.is_empty() && opts.field_selector.is_empty());
+            let first = inner
+                .history
+                .partition_point(|ev| ev.resource_version <= since);
+            for ev in inner.history.range(first..) {
+                if ev.group_resource != gr {
                     continue;
                 }
                 if namespace.as_ref().is_some_and(|ns| *ns != ev.namespace) {
                     continue;
                 }
-                if let Some(t) = sub.translate(ev) {
+                if let Some(t) = sub.translate(&ev.stored(selecting)) {
                     sub.initial.push(t);
                 }
             }
@@ -1073,22 +1140,32 @@ impl Inner {
         }
     }
 
+    /// The stored object `key` of `gr`, as a `Value`.
     pub(crate) fn lookup(&self, gr: &GroupResource, key: &ObjectKey) -> Option<Arc<Value>> {
-        self.objects
-            .get(gr)
-            .and_then(|m| m.get(key))
-            .map(|e| e.obj.clone())
+        self.entry(gr, key).map(Entry::value)
+    }
+
+    /// The stored object `key` of `gr`, frozen.
+    pub(crate) fn entry(&self, gr: &GroupResource, key: &ObjectKey) -> Option<&Entry> {
+        self.objects.get(gr).and_then(|m| m.get(key))
+    }
+
+    /// Whether the object `key` of `gr` exists.
+    pub(crate) fn contains(&self, gr: &GroupResource, key: &ObjectKey) -> bool {
+        self.entry(gr, key).is_some()
     }
 
     fn now(&self) -> String {
         format_time(self.config.clock.now())
     }
 
-    pub(crate) fn namespace_state(&self, ns: &str) -> Option<Arc<Value>> {
-        self.lookup(
+    /// The namespace `ns`, if it exists.
+    pub(crate) fn namespace_state(&self, ns: &str) -> Option<Frozen> {
+        self.entry(
             &GroupResource::new("", "namespaces"),
             &ObjectKey::new("", ns),
         )
+        .map(|e| e.obj.clone())
     }
 
     /// Store a new state of an object (or remove it), bump the resourceVersion,
@@ -1117,6 +1194,12 @@ impl Inner {
                 }
             }
         }
+        let entry = Entry::new(&obj);
+        // The history keeps the state before a modification as it was stored.
+        let prior = match event_type {
+            EventType::Modified => self.entry(gr, key).map(|e| e.obj.clone()),
+            _ => None,
+        };
         if event_type == EventType::Deleted {
             if let Some(m) = self.objects.get_mut(gr) {
                 m.remove(key);
@@ -1132,20 +1215,22 @@ impl Inner {
             self.objects
                 .entry(gr.clone())
                 .or_default()
-                .insert(key.clone(), Arc::new(Entry::new(obj.clone())));
+                .insert(key.clone(), entry.clone());
             if !uid.is_empty() {
                 self.uids.insert(uid, (gr.clone(), key.clone()));
             }
         }
-        let ev = Arc::new(StoredEvent {
+        if gr.group == crate::rbac::RBAC {
+            self.forget_rbac_views();
+        }
+        self.history.push_back(HistoryEvent {
             resource_version: rv,
             event_type,
             group_resource: gr.clone(),
             namespace: key.namespace.clone(),
-            object: obj.clone(),
-            previous,
+            object: entry.obj,
+            previous: prior,
         });
-        self.history.push_back(ev.clone());
         if self.config.watch_history_age.is_some() {
             self.history_times.push_back(self.config.clock.now());
             self.expire_history();
@@ -1156,8 +1241,22 @@ impl Inner {
             }
             self.history_times.pop_front();
         }
-        self.watchers
-            .retain(|w| !w.wants(&ev) || w.tx.send(ev.clone()).is_ok());
+        if self
+            .watchers
+            .iter()
+            .any(|w| w.wants_change(gr, &key.namespace))
+        {
+            let ev = Arc::new(StoredEvent {
+                resource_version: rv,
+                event_type,
+                group_resource: gr.clone(),
+                namespace: key.namespace.clone(),
+                object: obj.clone(),
+                previous,
+            });
+            self.watchers
+                .retain(|w| !w.wants(&ev) || w.tx.send(ev.clone()).is_ok());
+        }
         if self.watchers.len() > 64 {
             self.watchers.retain(|w| !w.tx.is_closed());
         }
@@ -1265,7 +1364,7 @@ impl Inner {
             loop {
                 let candidate = format!("{prefix}{}", self.uidgen.name_suffix());
                 let k = ObjectKey::new(if info.namespaced { namespace } else { "" }, &candidate);
-                if self.lookup(&gr, &k).is_none() {
+                if !self.contains(&gr, &k) {
                     name = candidate;
                     break;
                 }
@@ -1310,7 +1409,7 @@ impl Inner {
             ));
         }
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, &name);
-        if self.lookup(&gr, &key).is_some() {
+        if self.contains(&gr, &key) {
             return Err(ApiError::already_exists(&gr, &name));
         }
         if info.namespaced {

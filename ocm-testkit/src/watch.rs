@@ -95,7 +95,7 @@ impl EventType {
     }
 }
 
-/// One change recorded in the store's history.
+/// One change of a store, as its watchers receive it.
 #[derive(Debug, Clone)]
 pub struct StoredEvent {
     /// The resourceVersion the change produced.
@@ -122,8 +122,13 @@ pub(crate) struct WatcherSlot {
 
 impl WatcherSlot {
     pub(crate) fn wants(&self, ev: &StoredEvent) -> bool {
-        self.group_resource == ev.group_resource
-            && self.namespace.as_ref().is_none_or(|ns| *ns == ev.namespace)
+        self.wants_change(&ev.group_resource, &ev.namespace)
+    }
+
+    /// Whether a change of `group_resource` in `namespace` concerns this watcher.
+    pub(crate) fn wants_change(&self, group_resource: &GroupResource, namespace: &str) -> bool {
+        self.group_resource == *group_resource
+            && self.namespace.as_ref().is_none_or(|ns| *ns == namespace)
     }
 }
 

@@ -315,7 +315,9 @@ impl Inner {
         if accepting {
             const ACCEPT: &str = "managedclusters/accept";
             let terminating = self.namespace_state(name).is_some_and(|ns| {
-                ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+                ns.pointer("/status/phase")
+                    .and_then(crate::frozen::Frozen::as_str)
+                    == Some("Terminating")
             });
             if terminating {
                 return Err(forbidden(

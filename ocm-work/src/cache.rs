@@ -732,7 +732,11 @@ async fn watch_until_dropped<T: CacheEntry>(
                 }
             });
         let went_back = server_went_back(api.clone(), highest, check, what.clone());
-        match feed(weak.clone(), stream.take_until(went_back), decode, &what).await {
+        // Boxed once here, so that the task holds the stream's state once (a stream passed by
+        // value would take its size twice over in `feed`'s state): about 3 KiB a cache instead
+        // of 10.
+        let stream: futures::stream::BoxStream<'_, _> = Box::pin(stream.take_until(went_back));
+        match feed(weak.clone(), stream, decode, &what).await {
             Some(back) => decode = back,
             None => return,
         }
@@ -760,7 +764,11 @@ async fn server_went_back(
         if seen == 0 {
             continue;
         }
-        let current = match api.list(&kube::api::ListParams::default().limit(1)).await {
+        // Boxed: the request's state (over a KiB) is only held while it runs, not while the
+        // check sleeps.
+        let params = kube::api::ListParams::default().limit(1);
+        let list = Box::pin(api.list(&params));
+        let current = match list.await {
             Ok(list) => numeric_version(list.metadata.resource_version.as_deref()),
             Err(error) => {
                 tracing::debug!(resource = %what, %error, "resource version check failed");

@@ -150,3 +150,38 @@ async fn readiness_names_components_that_never_watch_or_end() {
     );
     assert_eq!(ends.finished(), ["hub controller #1"]);
 }
+
+/// Without authentication the agents share one hub client; each is still ready only once it
+/// watches in its own namespace.
+#[tokio::test]
+async fn a_shared_hub_client_tells_the_agents_watches_apart() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, WatchParams};
+    for authentication in [false, true] {
+        let fleet = Fleet::builder(3)
+            .authentication(authentication)
+            .agents(|c| async move {
+                // cluster2's stand-in agent watches cluster1's namespace, not its own.
+                let ns = if c.name == "cluster2" {
+                    "cluster1"
+                } else {
+                    c.name.as_str()
+                };
+                let api: Api<ConfigMap> = Api::namespaced(c.hub, ns);
+                let _watch = api.watch(&WatchParams::default(), "0").await;
+                c.shutdown.await;
+            })
+            .start()
+            .unwrap();
+        let err = fleet
+            .wait_ready(Duration::from_millis(300))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("(no watch on the hub yet): agent of cluster2"),
+            "{authentication}: {err}"
+        );
+        fleet.shutdown().await;
+    }
+}
