@@ -110,37 +110,54 @@ fn replica_set(image: &str) -> Value {
 }
 
 /// How many works report `Applied` and `Available` with the feedback image `image`.
+///
+/// Read a page of 100 works at a time: one list of every work would make this probe, run every
+/// 20 ms, the largest transient allocation of the whole process (and so of its resident memory).
 async fn done(hub: &Client, image: &str) -> usize {
-    let works = Api::<ManifestWork>::all(hub.clone())
-        .list(&ListParams::default())
-        .await
-        .expect("list works");
-    works
-        .items
-        .iter()
-        .filter(|w| {
-            let Some(status) = &w.status else {
-                return false;
-            };
-            let conds = status.conditions.as_deref().unwrap_or_default();
-            let feedback_image = status
-                .resource_status
-                .as_ref()
-                .and_then(|r| r.manifests.as_ref())
-                .into_iter()
-                .flatten()
-                .flat_map(|m| {
-                    m.status_feedbacks
-                        .iter()
-                        .flat_map(|f| f.values.iter().flatten())
-                })
-                .find(|v| v.name == "image")
-                .and_then(|v| v.field_value.string.clone());
-            ocm_api::conditions::is_true(conds, "Applied")
-                && ocm_api::conditions::is_true(conds, "Available")
-                && feedback_image.as_deref() == Some(image)
+    let api = Api::<ManifestWork>::all(hub.clone());
+    let mut count = 0;
+    let mut params = ListParams::default().limit(100);
+    loop {
+        let page = match api.list(&params).await {
+            Ok(page) => page,
+            // A continue token can expire (410) while the hub's history moves on: count again.
+            Err(kube::Error::Api(e)) if e.code == 410 => {
+                count = 0;
+                params = ListParams::default().limit(100);
+                continue;
+            }
+            Err(e) => panic!("list works: {e}"),
+        };
+        count += page.items.iter().filter(|w| reports(w, image)).count();
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return count,
+        }
+    }
+}
+
+/// Whether `w` is `Applied` and `Available` with the feedback image `image`.
+fn reports(w: &ManifestWork, image: &str) -> bool {
+    let Some(status) = &w.status else {
+        return false;
+    };
+    let conds = status.conditions.as_deref().unwrap_or_default();
+    let feedback_image = status
+        .resource_status
+        .as_ref()
+        .and_then(|r| r.manifests.as_ref())
+        .into_iter()
+        .flatten()
+        .flat_map(|m| {
+            m.status_feedbacks
+                .iter()
+                .flat_map(|f| f.values.iter().flatten())
         })
-        .count()
+        .find(|v| v.name == "image")
+        .and_then(|v| v.field_value.string.clone());
+    ocm_api::conditions::is_true(conds, "Applied")
+        && ocm_api::conditions::is_true(conds, "Available")
+        && feedback_image.as_deref() == Some(image)
 }
 
 async fn wait_until(what: &str, limit: Duration, mut check: impl AsyncFnMut() -> bool) {
@@ -269,7 +286,7 @@ async fn one_sample(n: usize) -> Duration {
     let works: Api<ManifestWork> = Api::all(hub.clone());
     wait_until("delete", Duration::from_secs(300), async || {
         works
-            .list(&ListParams::default())
+            .list(&ListParams::default().limit(1))
             .await
             .is_ok_and(|l| l.items.is_empty())
             && fleet.hub().clusters().all(|(_, c)| {

@@ -194,9 +194,16 @@ fn error_response(e: &ApiError) -> Response {
     r
 }
 
-/// The JSON of a stored object as seen through `version` of `info` (serialized straight from
-/// the stored form when it was stored in that version).
+/// The JSON of a stored object as seen through `version` of `info`.
 fn encode(entry: &Entry, info: &ResourceInfo, version: &str) -> Bytes {
+    let mut buf = Vec::new();
+    encode_into(&mut buf, entry, info, version);
+    Bytes::from(buf)
+}
+
+/// Writes the JSON of a stored object as seen through `version` of `info` to `buf` (straight
+/// from the stored form when it was stored in that version).
+fn encode_into(buf: &mut Vec<u8>, entry: &Entry, info: &ResourceInfo, version: &str) {
     match entry
         .obj
         .get("apiVersion")
@@ -204,9 +211,11 @@ fn encode(entry: &Entry, info: &ResourceInfo, version: &str) -> Bytes {
     {
         Some(av) if av != info.api_version(version) => {
             let obj = entry.value();
-            Bytes::from(serde_json::to_vec(&*versioned(&obj, info, version)).unwrap_or_default())
+            let _ = serde_json::to_writer(buf, &*versioned(&obj, info, version));
         }
-        _ => entry.json(),
+        _ => {
+            let _ = serde_json::to_writer(buf, &entry.obj);
+        }
     }
 }
 
@@ -756,13 +765,7 @@ fn resource_request(
             if let Some(n) = list.remaining_item_count {
                 meta["remainingItemCount"] = json!(n);
             }
-            let encoded: Vec<Bytes> = list
-                .entries
-                .iter()
-                .map(|e| encode(e, info, &gvr.version))
-                .collect();
-            let size: usize = encoded.iter().map(Bytes::len).sum();
-            let mut buf = Vec::with_capacity(128 + size + encoded.len());
+            let mut buf = Vec::with_capacity(256);
             buf.extend_from_slice(b"{\"kind\":");
             let _ = serde_json::to_writer(&mut buf, &format!("{}List", info.kind));
             buf.extend_from_slice(b",\"apiVersion\":");
@@ -770,11 +773,12 @@ fn resource_request(
             buf.extend_from_slice(b",\"metadata\":");
             let _ = serde_json::to_writer(&mut buf, &meta);
             buf.extend_from_slice(b",\"items\":[");
-            for (i, item) in encoded.iter().enumerate() {
+            // Each item is written straight into the body (no copy of it on the side).
+            for (i, entry) in list.entries.iter().enumerate() {
                 if i > 0 {
                     buf.push(b',');
                 }
-                buf.extend_from_slice(item);
+                encode_into(&mut buf, entry, info, &gvr.version);
             }
             buf.extend_from_slice(b"]}");
             Ok(json_bytes(StatusCode::OK, buf, "application/json"))

@@ -218,11 +218,6 @@ impl Entry {
     pub(crate) fn value(&self) -> Arc<Value> {
         Arc::new(self.obj.thaw())
     }
-
-    /// The object serialized as JSON.
-    pub(crate) fn json(&self) -> bytes::Bytes {
-        bytes::Bytes::from(serde_json::to_vec(&self.obj).unwrap_or_default())
-    }
 }
 
 /// A page of a list, as stored entries (for the HTTP front door).
