@@ -135,6 +135,19 @@ async fn probes_and_metrics_answer_with_the_expected_series() {
         .await
     );
 
+    // A reconcile is counted when it returns, which is after its status write: wait until the
+    // finalizer pass and the apply pass have both been counted.
+    assert!(
+        support::eventually(20, || async {
+            let (_, _, text) = http(addr, "GET", "/metrics", "text/plain").await;
+            sample(
+                &text,
+                "ocm_reconcile_total{controller=\"manifestwork\",result=\"success\"}",
+            )
+            .is_some_and(|n| n >= 2.0)
+        })
+        .await
+    );
     let (status, head, text) = http(addr, "GET", "/metrics", "text/plain").await;
     assert_eq!(status, 200);
     assert!(
