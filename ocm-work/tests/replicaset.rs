@@ -153,7 +153,7 @@ async fn create_replica_set(client: &Client, name: &str, refs: Vec<LocalPlacemen
         spec: ManifestWorkReplicaSetSpec {
             manifest_work_template: Some(template()),
             placement_refs: refs,
-            cascade_deletion_policy: None,
+            ..Default::default()
         },
         status: None,
     };
