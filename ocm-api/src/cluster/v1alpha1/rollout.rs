@@ -344,4 +344,40 @@ mod tests {
                 .is_empty()
         );
     }
+
+    #[test]
+    fn failure_strategy_round_trips_and_keeps_unknown_values() {
+        let json = serde_json::json!({"type": "All", "failureStrategy": "AbortAll"});
+        let s: RolloutStrategy = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(s.failure_strategy, Some(FailureStrategy::AbortAll));
+        assert_eq!(serde_json::to_value(&s).unwrap(), json);
+        let later = serde_json::json!({"type": "All", "failureStrategy": "RollbackSome"});
+        let s: RolloutStrategy = serde_json::from_value(later.clone()).unwrap();
+        assert_eq!(
+            s.failure_strategy,
+            Some(FailureStrategy::Unknown("RollbackSome".into()))
+        );
+        assert_eq!(serde_json::to_value(&s).unwrap(), later);
+        let none: RolloutStrategy = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(none.failure_strategy, None);
+        assert!(
+            serde_json::to_value(&none)
+                .unwrap()
+                .get("failureStrategy")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn only_the_replica_set_schema_has_failure_strategy() {
+        let shared = serde_json::to_value(schemars::schema_for!(RolloutStrategy)).unwrap();
+        assert!(shared["properties"].get("failureStrategy").is_none());
+        let mut generator = SchemaGenerator::default();
+        let mwrs =
+            serde_json::to_value(rollout_strategy_with_failure_strategy(&mut generator)).unwrap();
+        assert_eq!(
+            mwrs["properties"]["failureStrategy"]["enum"],
+            serde_json::json!(["AbortAll"])
+        );
+    }
 }
