@@ -80,6 +80,19 @@
 //!   `Progressing` condition counts as rolled out once Applied and Available at its
 //!   generation, so progressive rollouts advance without a condition rule (works that carry
 //!   `Progressing` are judged by upstream's rule).
+//! * `ocm_work::replicaset::controller::ReplicaSetController::with_rollback` (module
+//!   `ocm_work::replicaset::rollback`): ManifestWorkReplicaSet rollback as upstream's accepted
+//!   proposal (enhancements #229) describes it, which upstream's controller does not implement
+//!   yet. The template's revisions are kept as ControllerRevisions (pruned to
+//!   `spec.revisionHistoryLimit`, default 10), works carry the
+//!   `work.open-cluster-management.io/controller-hash` label, the status gets
+//!   `currentRevision`, `updateRevision`, `collisionCount`, `abortedTime`, `summary.updated`
+//!   and a `Progressing` condition, a `maxFailures` breach is `PlacementRolledOut=False/
+//!   RolloutDegraded`, and with `rolloutStrategy.failureStrategy: AbortAll` a breach restores
+//!   the current revision on every cluster at once. These spec and status fields are in our
+//!   ManifestWorkReplicaSet CRD only (`failureStrategy` not in the shared rollout strategy of
+//!   other CRDs); the revision hash is FNV-1a over canonical JSON, so its values differ from
+//!   the proposal's Go hash.
 //! * `ocm_placement::plugins::Filter` and `ocm_placement::plugins::Prioritizer`: custom
 //!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
 //!   cluster was or was not chosen.
