@@ -41,6 +41,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
@@ -64,6 +65,14 @@ pub enum SimError {
         /// The object (`Kind namespace/name`, or its position when it has no name).
         object: String,
         /// What is wrong.
+        message: String,
+    },
+    /// An input could not be read, or is not valid YAML or JSON.
+    #[error("{source_name}: {message}")]
+    Read {
+        /// The file (and, for YAML, the document and its first line).
+        source_name: String,
+        /// What went wrong.
         message: String,
     },
     /// A placement could not be scheduled at all.
@@ -132,6 +141,44 @@ impl SimInput {
     /// skipped.
     pub fn add_document(&mut self, source_name: &str, document: Value) -> Result<(), SimError> {
         self.add_value(source_name, document, "")
+    }
+
+    /// Reads one file as `ocm-placement-sim` does: a `.json` file as one JSON document, any
+    /// other as a YAML stream (one or more documents separated by `---`). Errors name the file
+    /// and, for YAML, the document and the line it starts on.
+    pub fn add_file(&mut self, path: &Path) -> Result<(), SimError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| SimError::Read {
+            source_name: name.clone(),
+            message: e.to_string(),
+        })?;
+        if path.extension().and_then(|e| e.to_str()) == Some("json") {
+            self.add_json(&name, &text)
+        } else {
+            self.add_yaml(&name, &text)
+        }
+    }
+
+    /// Adds the documents of a YAML stream read from `source_name`.
+    pub fn add_yaml(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
+        for (number, line, body) in yaml_documents(text) {
+            let source = format!("{source_name} (document {number}, line {line})");
+            let value: Value = serde_saphyr::from_str(&body).map_err(|e| SimError::Read {
+                source_name: source.clone(),
+                message: format!("invalid YAML: {e}"),
+            })?;
+            self.add_document(&source, value)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the JSON document read from `source_name`.
+    pub fn add_json(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| SimError::Read {
+            source_name: source_name.to_string(),
+            message: format!("invalid JSON: {e}"),
+        })?;
+        self.add_document(source_name, value)
     }
 
     fn add_value(&mut self, source: &str, value: Value, position: &str) -> Result<(), SimError> {
@@ -284,6 +331,43 @@ impl SimInput {
                 source,
             })
     }
+}
+
+/// Splits a YAML stream at document markers; returns `(number, first line, text)` for each
+/// document that has content.
+fn yaml_documents(text: &str) -> Vec<(usize, usize, String)> {
+    let mut docs = Vec::new();
+    let mut body = String::new();
+    let mut first_line = 1;
+    for (i, line) in text.lines().enumerate() {
+        let marker = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
+        if marker || line == "..." {
+            docs.push((first_line, std::mem::take(&mut body)));
+            first_line = i + 2;
+            if marker {
+                let rest = line[3..].trim_start();
+                if !rest.is_empty() && !rest.starts_with('#') {
+                    body.push_str(rest);
+                    body.push('\n');
+                    first_line = i + 1;
+                }
+            }
+            continue;
+        }
+        body.push_str(line);
+        body.push('\n');
+    }
+    docs.push((first_line, body));
+    docs.into_iter()
+        .filter(|(_, t)| {
+            t.lines().any(|l| {
+                let l = l.trim();
+                !l.is_empty() && !l.starts_with('#')
+            })
+        })
+        .enumerate()
+        .map(|(i, (line, t))| (i + 1, line, t))
+        .collect()
 }
 
 fn key_of(placement: &Placement) -> String {
@@ -487,6 +571,13 @@ mod tests {
     fn placement_doc(spec: Value) -> Value {
         json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
             "metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+    }
+
+    #[test]
+    fn documents_are_split_at_markers() {
+        let docs = yaml_documents("# head\n---\na: 1\n---\n\n--- b: 2\n...\n---\nc: 3\n");
+        let texts: Vec<_> = docs.iter().map(|(n, l, t)| (*n, *l, t.trim())).collect();
+        assert_eq!(texts, [(1, 3, "a: 1"), (2, 6, "b: 2"), (3, 9, "c: 3")]);
     }
 
     #[test]
