@@ -26,7 +26,9 @@
 //!
 //! `OCM_PLACEMENT_FIXTURE_DIR=<dir> cargo bench -p ocm-benches --bench placement` writes the
 //! fixture instead (`hub-10000.json`, `hub-100000.json`, `hub-100000.yaml`: one `List` each)
-//! for the side-by-side runs, and measures nothing.
+//! for the side-by-side runs, and measures nothing; `OCM_PLACEMENT_OUTCOMES=<dir>` writes what
+//! every placement decides over 10 000 clusters (`rust-outcomes-10000.json`, the shape of the
+//! Go harness's `go-outcomes-10000.json`), and measures nothing.
 #![allow(missing_docs)]
 
 #[path = "placement/fixture.rs"]
@@ -394,6 +396,36 @@ fn load_child(path: &Path) {
     drop(loaded);
 }
 
+/// `OCM_PLACEMENT_OUTCOMES=<dir>`: schedules every placement of the fixture over 10 000
+/// clusters once and writes `rust-outcomes-10000.json` there, in the shape the Go harness
+/// writes `go-outcomes-10000.json` (per placement: the clusters of the decision slices in
+/// slice order, the satisfied condition's reason and message, the numbers of groups and
+/// slices), so that both can be compared.
+fn outcomes(dir: &Path) {
+    let n = SIZES[0];
+    let snapshot = Hub::new(n).snapshot();
+    let scheduler = Scheduler::new();
+    let mut out = serde_json::Map::new();
+    for (name, p) in placements() {
+        let r = scheduler.schedule(&p, &snapshot, now()).expect("schedule");
+        let selected: Vec<&str> = r
+            .slices
+            .iter()
+            .flat_map(|s| s.clusters.iter().map(|&id| r.cluster_name(id)))
+            .collect();
+        out.insert(
+            name,
+            json!({"selected": selected, "satisfied": r.satisfied.reason,
+                   "message": r.satisfied.message, "groups": r.groups.len(),
+                   "slices": r.slices.len()}),
+        );
+    }
+    let path = dir.join(format!("rust-outcomes-{n}.json"));
+    let text = serde_json::to_string_pretty(&Value::Object(out)).expect("JSON");
+    std::fs::write(&path, text).expect("write outcomes");
+    eprintln!("outcomes written to {}", path.display());
+}
+
 /// `OCM_PLACEMENT_PROFILE=<placement>/<clusters>/<runs>[/cold]`: schedules one placement of
 /// the fixture that many times and nothing else, for a profiler (`perf`, `valgrind`).
 fn profile(spec: &str) {
@@ -443,6 +475,10 @@ fn main() {
         }
         write_list(&dir.join(format!("hub-{LOAD_SIZE}.yaml")), LOAD_SIZE, true);
         eprintln!("fixture written to {}", dir.display());
+        return;
+    }
+    if let Some(dir) = std::env::var_os("OCM_PLACEMENT_OUTCOMES") {
+        outcomes(Path::new(&dir));
         return;
     }
     if let Some(path) = std::env::var_os(LOAD_CHILD) {
