@@ -43,19 +43,19 @@ pub fn cluster_name(i: usize) -> String {
 pub fn cluster(i: usize) -> Value {
     let name = cluster_name(i);
     let mut taints = vec![];
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         taints.push(
             json!({"key": "maintenance", "value": "planned", "effect": "NoSelect",
             "timeAdded": TAINT_TIME}),
         );
     }
-    if i % 97 == 0 {
+    if i.is_multiple_of(97) {
         taints.push(
             json!({"key": "cluster.open-cluster-management.io/unreachable",
             "effect": "NoSelect", "timeAdded": TAINT_TIME}),
         );
     }
-    if i % 13 == 0 {
+    if i.is_multiple_of(13) {
         taints.push(
             json!({"key": "gpu", "value": "true", "effect": "PreferNoSelect",
             "timeAdded": TAINT_TIME}),

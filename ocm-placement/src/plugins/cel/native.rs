@@ -2534,7 +2534,7 @@ mod tests {
     fn check(source: &str, expr: &CompiledExpression, over_map: bool) -> Result<(), TestCaseError> {
         {
             let budgets: &[(u64, u64)] = if over_map { &BUDGETS[..1] } else { BUDGETS };
-            for (i, (interpreted, native)) in outcomes(&expr, budgets).into_iter().enumerate() {
+            for (i, (interpreted, native)) in outcomes(expr, budgets).into_iter().enumerate() {
                 if over_map {
                     prop_assert_eq!(interpreted.0, native.0, "{} on cluster {}", source, i);
                 } else {
