@@ -166,7 +166,7 @@ impl SimInput {
         for (number, line, body) in yaml_documents(text) {
             let source = format!("{source_name} (document {number}, line {line})");
             let streamed = self.stream_list(&source, |seed| {
-                serde_saphyr::with_deserializer_from_str(&body, |de| {
+                serde_saphyr::with_deserializer_from_str_with_options(&body, yaml_options(), |de| {
                     serde::de::DeserializeSeed::deserialize(seed, de)
                 })
                 .ok()
@@ -175,10 +175,13 @@ impl SimInput {
                 result?;
                 continue;
             }
-            let value: Value = serde_saphyr::from_str(&body).map_err(|e| SimError::Read {
-                source_name: source.clone(),
-                message: format!("invalid YAML: {e}"),
-            })?;
+            let value: Value =
+                serde_saphyr::from_str_with_options(&body, yaml_options()).map_err(|e| {
+                    SimError::Read {
+                        source_name: source.clone(),
+                        message: format!("invalid YAML: {e}"),
+                    }
+                })?;
             self.add_document(&source, value)?;
         }
         Ok(())
@@ -410,6 +413,20 @@ impl SimInput {
                 source,
             })
     }
+}
+
+/// How YAML documents are parsed: the parser's defaults, but without its limits on the size
+/// of one document (250 000 nodes, a million events, 64 MiB of scalars), which a `List` of a
+/// few tens of thousands of clusters exceeds. The limits on aliases, anchors and nesting
+/// (against "billion laughs" inputs) stay.
+fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = usize::MAX;
+    budget.max_events = usize::MAX;
+    budget.max_total_scalar_bytes = usize::MAX;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
 }
 
 /// What reading a document as a `List` saw: its last `kind` (when a string) and how many
@@ -833,6 +850,21 @@ mod tests {
             .add_json("f.json", "{\"items\": [")
             .unwrap_err();
         assert!(e.to_string().starts_with("f.json: invalid JSON"), "{e}");
+    }
+
+    /// A YAML List larger than the parser's default limits (250 000 nodes) is read.
+    #[test]
+    fn large_yaml_lists_are_read() {
+        let n = 40_000;
+        let mut text = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c{i}\n    namespace: x\n"
+            ));
+        }
+        let mut input = SimInput::new();
+        input.add_yaml("big.yaml", &text).unwrap();
+        assert_eq!(input.ignored().get("ConfigMap"), Some(&n));
     }
 
     #[test]
