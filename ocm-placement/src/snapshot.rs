@@ -20,7 +20,7 @@ use ocm_api::constants::{cluster as cluster_consts, labels};
 
 use crate::quantity::approximate_f64;
 use crate::selector::{CompiledSelector, SelectorSpec};
-use crate::symbols::{Sym, SymMap, Symbols};
+use crate::symbols::{ABSENT, Sym, SymMap, Symbols};
 
 /// Index of a cluster in a [`Snapshot`]; clusters are numbered in name order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,6 +52,13 @@ pub(crate) struct CompactTaint {
 pub(crate) struct ClusterEntry {
     pub(crate) labels: SymMap,
     pub(crate) claims: SymMap,
+    /// `status.clusterClaims` as listed (order and repeats kept), `(name, value)` with
+    /// [`ABSENT`](crate::symbols::ABSENT) for an unset one: what CEL selectors read.
+    pub(crate) claim_list: Box<[(Sym, Sym)]>,
+    /// Whether `metadata.labels` is set (an empty map included).
+    pub(crate) has_labels: bool,
+    /// Whether `status.clusterClaims` is set (an empty list included).
+    pub(crate) has_claims: bool,
     pub(crate) taints: Box<[CompactTaint]>,
     pub(crate) cpu: Option<f64>,
     pub(crate) memory: Option<f64>,
@@ -245,6 +252,7 @@ impl Snapshot {
                 std::mem::size_of::<ClusterEntry>()
                     + c.labels.heap_bytes()
                     + c.claims.heap_bytes()
+                    + c.claim_list.len() * std::mem::size_of::<(Sym, Sym)>()
                     + c.taints.len() * std::mem::size_of::<CompactTaint>()
             })
             .sum();
@@ -583,17 +591,21 @@ fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> Cluste
             .collect(),
     );
     let status = source.status.as_ref();
+    let claim_list: Box<[(Sym, Sym)]> = status
+        .and_then(|s| s.cluster_claims.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let mut sym = |s: Option<&String>| s.map_or(ABSENT, |s| symbols.intern(s));
+            (sym(c.name.as_ref()), sym(c.value.as_ref()))
+        })
+        .collect();
+    let empty = symbols.intern("");
+    let or_empty = |s: Sym| if s == ABSENT { empty } else { s };
     let claims = SymMap::from_pairs(
-        status
-            .and_then(|s| s.cluster_claims.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                (
-                    symbols.intern(c.name.as_deref().unwrap_or_default()),
-                    symbols.intern(c.value.as_deref().unwrap_or_default()),
-                )
-            })
+        claim_list
+            .iter()
+            .map(|&(n, v)| (or_empty(n), or_empty(v)))
             .collect(),
     );
     let taints = source
@@ -619,8 +631,11 @@ fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> Cluste
     ClusterEntry {
         cpu: resource(cluster_consts::RESOURCE_CPU),
         memory: resource(cluster_consts::RESOURCE_MEMORY),
+        has_labels: source.metadata.labels.is_some(),
+        has_claims: status.is_some_and(|s| s.cluster_claims.is_some()),
         labels,
         claims,
+        claim_list,
         taints,
         source,
     }
