@@ -904,10 +904,7 @@ impl Store {
     /// Watch several resources in every namespace, without selectors, through one channel:
     /// their objects now (with the GVR each is watched as), then every change of them. What
     /// the workload simulators run on (one channel, where a watch per resource would take five).
-    pub(crate) fn watch_resources(
-        &self,
-        gvrs: &[Gvr],
-    ) -> (Vec<(Gvr, Arc<Value>)>, EventReceiver) {
+    pub(crate) fn watch_resources(&self, gvrs: &[Gvr]) -> (Vec<(Gvr, Arc<Value>)>, EventReceiver) {
         let mut inner = self.write();
         let (tx, rx) = mpsc::unbounded_channel();
         let mut initial = Vec::new();
