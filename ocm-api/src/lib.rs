@@ -63,6 +63,7 @@ pub mod constants;
 pub mod crd;
 pub mod differences;
 mod error;
+pub mod k8s;
 pub mod multicluster;
 pub mod schema;
 pub mod validation;

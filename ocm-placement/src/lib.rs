@@ -97,7 +97,6 @@ pub mod inventory;
 pub mod plugins;
 mod policy;
 pub mod profile;
-pub mod quantity;
 mod result;
 pub mod rollout;
 mod scheduler;

@@ -18,9 +18,9 @@ use ocm_api::cluster::v1beta1::PlacementDecision;
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding, SelectorType};
 use ocm_api::constants::{cluster as cluster_consts, labels};
 
-use crate::quantity::approximate_f64;
 use crate::selector::{CompiledSelector, SelectorSpec};
 use crate::symbols::{ABSENT, Sym, SymMap, Symbols};
+use ocm_api::k8s::quantity::approximate_f64;
 
 /// Index of a cluster in a [`Snapshot`]; clusters are numbered in name order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
