@@ -916,6 +916,7 @@ impl Store {
     /// Watch several resources in every namespace, without selectors, through one channel:
     /// their objects now (with the GVR each is watched as), then every change of them. What
     /// the workload simulators run on (one channel, where a watch per resource would take five).
+    #[allow(clippy::type_complexity)]
     pub(crate) fn watch_resources(
         &self,
         gvrs: &[Gvr],
