@@ -65,6 +65,7 @@ pub mod differences;
 mod error;
 pub mod multicluster;
 pub mod schema;
+mod string_enum;
 pub mod validation;
 pub mod work;
 
