@@ -111,6 +111,9 @@ mod symbols;
 #[cfg(feature = "controller")]
 mod watch;
 
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
+pub use error::ControllerError;
 pub use error::{ConsumerError, Error, Result};
 pub use explain::{ClusterExplanation, Outcome};
 pub use result::{
