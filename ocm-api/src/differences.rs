@@ -36,6 +36,30 @@
 //!   the JSONPath, jq and CEL parsers gets an error, never a stack overflow (tested at 10,000
 //!   levels).
 //!
+//! ## Enum values a newer OCM may send (`ocm_api`)
+//!
+//! Every enum that holds a CRD string value (update strategies, feedback and condition rule
+//! types, delete propagation policies, taint effects, score coordinate types, …) keeps a
+//! value it does not know in its `Unknown(String)` variant and writes it back unchanged, so
+//! one new value does not make a list or a watch fail; the generated CRDs list only the known
+//! values. Upstream's Go strings behave the same way until a consumer looks at them; where
+//! our consumers do, they act as follows:
+//!
+//! * the work agent reports a manifest whose update strategy has no applier as not applied
+//!   (`Failed to apply manifest: no applier for the update strategy <type>`), and reports a
+//!   condition rule of an unknown type as upstream does (`ConditionRuleInvalid`, `unrecognized
+//!   condition rule type <type>`); an unknown delete propagation policy orphans only what the
+//!   orphaning rules name, as upstream's;
+//! * a feedback rule of an unknown type makes `StatusFeedbackSynced` `False` with
+//!   `unrecognized feedback rule type <type>` (upstream reads nothing and reports no error);
+//! * an executor subject of an unknown type without a service account is refused by name
+//!   (upstream's webhook would dereference nil);
+//! * the scheduler reports an unknown score coordinate type as `PlacementMisconfigured`
+//!   (`incorrect score coordinate type: <type>`; upstream treats every type but `BuiltIn` as
+//!   `AddOn`), an unknown cluster set selector type with upstream's `selectorType is not
+//!   right` error, and treats an unknown taint effect like upstream's string comparison (it
+//!   must be tolerated).
+//!
 //! ## Placement (`ocm_placement`)
 //!
 //! * The controller reschedules every placement on any change (upstream fans events out to the

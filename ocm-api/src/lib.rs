@@ -66,6 +66,7 @@ mod error;
 pub mod k8s;
 pub mod multicluster;
 pub mod schema;
+mod string_enum;
 pub mod validation;
 pub mod work;
 

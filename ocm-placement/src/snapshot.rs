@@ -38,7 +38,7 @@ impl ClusterId {
 pub(crate) const GO_ZERO_TIME_NANOS: i128 = -62_135_596_800 * 1_000_000_000;
 
 /// A taint in compact form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CompactTaint {
     pub(crate) key: Sym,
     pub(crate) value: Sym,
@@ -303,6 +303,8 @@ impl Snapshot {
 enum SetSelectorInput {
     Exclusive,
     Labels(Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>),
+    /// A `selectorType` this SDK does not know, as written.
+    Unknown(String),
 }
 
 /// Collects hub objects into a [`Snapshot`].
@@ -339,9 +341,11 @@ impl SnapshotBuilder {
         let name = set.metadata.name.clone().unwrap_or_default();
         let selector = match set.spec.cluster_selector.as_ref() {
             None => SetSelectorInput::Exclusive,
-            Some(s) => match s.selector_type {
+            Some(s) => match &s.selector_type {
                 SelectorType::ExclusiveClusterSetLabel => SetSelectorInput::Exclusive,
                 SelectorType::LabelSelector => SetSelectorInput::Labels(s.label_selector.clone()),
+                // A selector type this SDK does not know: the set cannot be evaluated.
+                other => SetSelectorInput::Unknown(other.to_string()),
             },
         };
         self.sets.push((name, selector));
@@ -456,6 +460,10 @@ impl SnapshotBuilder {
                     SetMembers::Members(ids)
                 }
                 SetSelectorInput::Labels(None) => SetMembers::Members(Vec::new()),
+                // Upstream's error for a selector type it does not know.
+                SetSelectorInput::Unknown(t) => {
+                    SetMembers::Invalid(format!("selectorType is not right: {t}"))
+                }
                 SetSelectorInput::Labels(Some(sel)) => {
                     match SelectorSpec::from_label_selector(Some(&sel)) {
                         Ok(spec) => {
@@ -614,7 +622,7 @@ fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> Cluste
         .map(|t| CompactTaint {
             key: symbols.intern(&t.key),
             value: symbols.intern(t.value.as_deref().unwrap_or_default()),
-            effect: t.effect,
+            effect: t.effect.clone(),
             time_added: t
                 .time_added
                 .as_ref()

@@ -52,6 +52,7 @@ pub fn is_member(
                 Some(selector) => selector_matches(selector, cluster_labels),
             }
         }
+        other => Err(InventoryError::UnknownSelectorType(other.to_string())),
     }
 }
 
