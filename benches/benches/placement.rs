@@ -1,246 +1,235 @@
 //! Placement scheduler benchmarks (run with `cargo bench -p ocm-benches --bench placement`).
 //!
-//! Targets (release, one core): a placement with a label selector, tolerations and Additive
-//! prioritizers including an AddOn score over 10 000 clusters < 2.5 ms and over 100 000
-//! clusters < 30 ms; with a CEL selector over 10 000 clusters < 50 ms; snapshot memory
-//! < 2 KiB per cluster (printed once, measured by `Snapshot::heap_bytes`; the growth of the
-//! resident memory while building it, objects included, and after the first CEL schedule is
-//! printed too).
+//! Every placement of the side-by-side fixture (see `placement/fixture.rs`: label selector,
+//! claim selector, two predicates with decision groups, no predicate, and eight CEL shapes) is
+//! scheduled over 10 000 and 100 000 clusters:
+//!
+//! * `placement/<name>/<n>`: warm (for CEL placements, the snapshot's CEL values already
+//!   built by an earlier schedule);
+//! * `placement_cold/<name>/<n>`: CEL placements only, the first schedule on a fresh
+//!   snapshot (the snapshot is built outside the measured time);
+//! * `snapshot_build/<n>`: building the snapshot from the hub objects;
+//! * `sim_load/<format>/100000`: the simulator reading the 100 000-cluster hub from a YAML
+//!   or JSON file (as `kubectl get -o yaml|json` prints it) and building its snapshot. Its
+//!   memory is measured in a fresh process (this binary run again with
+//!   `OCM_PLACEMENT_SIM_LOAD=<file>`): the peak resident set is printed before the
+//!   benchmarks run.
+//!
+//! Targets (release, one core): every non-CEL placement over 100 000 clusters < 30 ms; CEL
+//! placements at least 20 times faster than upstream's Go scheduler on the same fixture,
+//! cold as well as warm; the 100 000-cluster simulator load five times faster and leaner
+//! than Go's.
 //!
 //! Topology spread (our opt-in, `Scheduler::with_topology_spread`) is measured against the
 //! same placement without it on 10 000 clusters: `cargo bench -p ocm-benches --bench
 //! placement -- spread`. So are scores in decisions (`Scheduler::with_decision_scores` with
 //! `sortBy: Score`): `cargo bench -p ocm-benches --bench placement -- decisions`.
+//!
+//! `OCM_PLACEMENT_FIXTURE_DIR=<dir> cargo bench -p ocm-benches --bench placement` writes the
+//! fixture instead (`hub-10000.json`, `hub-100000.json`, `hub-100000.yaml`: one `List` each)
+//! for the side-by-side runs, and measures nothing; `OCM_PLACEMENT_OUTCOMES=<dir>` writes what
+//! every placement decides over 10 000 clusters (`rust-outcomes-10000.json`, the shape of the
+//! Go harness's `go-outcomes-10000.json`), and measures nothing.
 #![allow(missing_docs)]
 
+#[path = "placement/fixture.rs"]
+mod fixture;
+
 use std::hint::black_box;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use criterion::{Criterion, criterion_group, criterion_main};
-use ocm_api::cluster::v1beta1::Placement;
-use ocm_placement::{Scheduler, Snapshot, SnapshotBuilder};
-use serde_json::json;
+use criterion::{BatchSize, Criterion, criterion_group};
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use ocm_placement::{Scheduler, Snapshot};
+use serde_json::{Value, json};
 
-const NS: &str = "bench";
+use fixture::now;
 
-fn now() -> jiff::Timestamp {
-    "2024-01-01T00:00:00Z".parse().expect("timestamp")
+/// The sizes every placement is scheduled over.
+const SIZES: [usize; 2] = [10_000, 100_000];
+
+/// The size of the simulator load.
+const LOAD_SIZE: usize = 100_000;
+
+/// Environment variable that makes this binary load one file as the simulator does and print
+/// its peak resident set (the memory measurement of `sim_load`).
+const LOAD_CHILD: &str = "OCM_PLACEMENT_SIM_LOAD";
+
+/// A fixture object, typed.
+macro_rules! typed {
+    ($v:expr) => {
+        serde_json::from_value($v).expect("fixture object")
+    };
 }
 
-/// A hub of `n` clusters: six labels, two claims, resources, an AddOn score each, a taint on
-/// one cluster in ten (most tolerated), and other placements' decisions for Balance.
-fn hub(n: usize) -> SnapshotBuilder {
-    let envs = ["prod", "staging", "dev", "test"];
-    let clouds = ["Amazon", "Azure", "Google"];
-    let mut b = Snapshot::builder()
-        .cluster_set(
-            &serde_json::from_value(json!({"metadata": {"name": "default"}, "spec": {}}))
-                .expect("set"),
-        )
-        .binding(
-            &serde_json::from_value(json!({"metadata": {"name": "default", "namespace": NS},
-            "spec": {"clusterSet": "default"}}))
-            .expect("binding"),
-        );
-    for i in 0..n {
-        let name = format!("cluster-{i:06}");
-        let mut taints = vec![];
-        if i % 10 == 0 {
-            taints.push(
-                json!({"key": "maintenance", "value": "planned", "effect": "NoSelect",
-                "timeAdded": "2023-12-31T23:00:00Z"}),
-            );
-        }
-        if i % 97 == 0 {
-            taints.push(json!({"key": "cluster.open-cluster-management.io/unreachable", "effect": "NoSelect",
-                "timeAdded": "2023-12-31T23:00:00Z"}));
-        }
-        let cluster: ocm_api::cluster::v1::ManagedCluster = serde_json::from_value(json!({
-            "metadata": {"name": name, "labels": {
-                "cluster.open-cluster-management.io/clusterset": "default",
-                "open-cluster-management.io/cluster-name": name,
-                "env": envs[i % 4], "cloud": clouds[i % 3], "region": format!("region-{}", i % 12),
-                "vendor": "OpenShift"}},
-            "spec": {"hubAcceptsClient": true, "taints": taints},
-            "status": {
-                "conditions": [{"type": "ManagedClusterConditionAvailable", "status": "True",
-                    "reason": "ManagedClusterAvailable", "message": "ok",
-                    "lastTransitionTime": "2023-12-01T00:00:00Z"}],
-                "clusterClaims": [{"name": "id.k8s.io", "value": format!("id-{i}")},
-                                  {"name": "platform.open-cluster-management.io", "value": clouds[i % 3]}],
-                "allocatable": {"cpu": format!("{}", 4 + i % 60), "memory": format!("{}Gi", 8 + i % 250)},
-                "capacity": {"cpu": "64", "memory": "256Gi"},
-                "version": {"kubernetes": "v1.30.0"}
+/// The fixture's objects, typed.
+struct Hub {
+    clusters: Vec<Arc<ManagedCluster>>,
+    scores: Vec<AddOnPlacementScore>,
+    sets: Vec<ManagedClusterSet>,
+    bindings: Vec<ManagedClusterSetBinding>,
+    decisions: Vec<PlacementDecision>,
+}
+
+impl Hub {
+    fn new(n: usize) -> Self {
+        let mut sets = Vec::new();
+        let mut bindings = Vec::new();
+        for object in fixture::sets_and_bindings() {
+            if object["kind"] == "ManagedClusterSet" {
+                sets.push(typed!(object));
+            } else {
+                bindings.push(typed!(object));
             }
-        }))
-        .expect("cluster");
-        b.add_cluster(cluster);
-        let score = serde_json::from_value(json!({
-            "metadata": {"name": "demo", "namespace": format!("cluster-{i:06}")},
-            "status": {"scores": [{"name": "demo", "value": (i * 37 % 201) as i32 - 100}],
-                       "validUntil": "2024-01-02T00:00:00Z"}
-        }))
-        .expect("score");
-        b.add_addon_score(&score);
+        }
+        Hub {
+            clusters: (0..n)
+                .map(|i| Arc::new(typed!(fixture::cluster(i))))
+                .collect(),
+            scores: (0..n).map(|i| typed!(fixture::score(i))).collect(),
+            sets,
+            bindings,
+            decisions: fixture::decisions(n)
+                .into_iter()
+                .map(|d| typed!(d))
+                .collect(),
+        }
     }
-    // Other placements' decisions over a tenth of the clusters.
-    for (k, chunk) in (0..n)
-        .step_by(10)
-        .collect::<Vec<_>>()
-        .chunks(100)
-        .enumerate()
-    {
-        let decisions: Vec<_> = chunk
-            .iter()
-            .map(|i| json!({"clusterName": format!("cluster-{i:06}"), "reason": ""}))
-            .collect();
-        let pd = serde_json::from_value(json!({
-            "metadata": {"name": format!("other-decision-{}", k + 1), "namespace": "elsewhere",
-                "labels": {"cluster.open-cluster-management.io/placement": "other"}},
-            "status": {"decisions": decisions}
-        }))
-        .expect("decision");
-        b.add_placement_decision(&pd);
+
+    /// A fresh snapshot (the cluster objects are shared, not copied).
+    fn snapshot(&self) -> Snapshot {
+        let mut b = Snapshot::builder();
+        for c in &self.clusters {
+            b.add_cluster(Arc::clone(c));
+        }
+        for s in &self.sets {
+            b.add_cluster_set(s);
+        }
+        for x in &self.bindings {
+            b.add_binding(x);
+        }
+        for s in &self.scores {
+            b.add_addon_score(s);
+        }
+        for d in &self.decisions {
+            b.add_placement_decision(d);
+        }
+        b.build()
     }
-    b
 }
 
-fn labelled_placement() -> Placement {
-    serde_json::from_value(json!({
-        "metadata": {"name": "bench", "namespace": NS},
-        "spec": {
-            "predicates": [{"requiredClusterSelector": {"labelSelector": {
-                "matchLabels": {"vendor": "OpenShift"},
-                "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "staging", "dev"]}]}}}],
-            "tolerations": [{"key": "maintenance", "operator": "Exists", "tolerationSeconds": 7200},
-                            {"key": "gpu", "operator": "Equal", "value": "true"}],
-            "prioritizerPolicy": {"mode": "Additive", "configurations": [
-                {"scoreCoordinate": {"type": "BuiltIn", "builtIn": "ResourceAllocatableMemory"}, "weight": 1},
-                {"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "demo", "scoreName": "demo"}}, "weight": 2}]}
-        }
-    }))
-    .expect("placement")
+fn placements() -> Vec<(String, Placement)> {
+    fixture::placements()
+        .into_iter()
+        .map(|(name, p)| (name, typed!(p)))
+        .collect()
 }
 
-fn cel_placement() -> Placement {
-    serde_json::from_value(json!({
-        "metadata": {"name": "bench-cel", "namespace": NS},
-        "spec": {
-            "predicates": [{"requiredClusterSelector": {"celSelector": {"celExpressions": [
-                "managedCluster.metadata.labels[\"env\"] == \"prod\" || managedCluster.status.clusterClaims.exists(c, c.name == \"platform.open-cluster-management.io\" && c.value == \"Azure\")"]}}}],
-            "tolerations": [{"key": "maintenance", "operator": "Exists"}],
-            "prioritizerPolicy": {"mode": "Additive", "configurations": [
-                {"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "demo", "scoreName": "demo"}}, "weight": 1}]}
-        }
-    }))
-    .expect("placement")
+/// The hub of each size and its snapshot, built the first time a benchmark that needs it runs
+/// (so that filtering benchmarks skips the setup of the others).
+struct Hubs(
+    std::cell::OnceCell<(Hub, Snapshot)>,
+    std::cell::OnceCell<(Hub, Snapshot)>,
+);
+
+impl Hubs {
+    fn get(&self, n: usize) -> &(Hub, Snapshot) {
+        let cell = if n == SIZES[0] { &self.0 } else { &self.1 };
+        cell.get_or_init(|| {
+            let hub = Hub::new(n);
+            let before = ocm_benches::resident_bytes();
+            let snapshot = hub.snapshot();
+            let after = ocm_benches::resident_bytes();
+            eprintln!(
+                "snapshot of {n} clusters: {} bytes per cluster (index and string table, excluding shared ManagedCluster objects)",
+                snapshot.heap_bytes() / n
+            );
+            if let (Some(before), Some(after)) = (before, after) {
+                eprintln!(
+                    "  resident memory grew by {} bytes per cluster building it",
+                    after.saturating_sub(before) / n as u64
+                );
+            }
+            (hub, snapshot)
+        })
+    }
 }
 
 fn bench(c: &mut Criterion) {
     let scheduler = Scheduler::new();
+    let placements = placements();
+    let hubs = Hubs(Default::default(), Default::default());
     let mut group = c.benchmark_group("placement");
     group.sample_size(20);
-    for &n in &[10_000usize, 100_000] {
-        let before = ocm_benches::resident_bytes();
-        let snapshot = hub(n).build();
-        let after = ocm_benches::resident_bytes();
-        eprintln!(
-            "snapshot of {n} clusters: {} bytes per cluster (index and string table, excluding shared ManagedCluster objects)",
-            snapshot.heap_bytes() / n
-        );
-        if let (Some(before), Some(after)) = (before, after) {
-            eprintln!(
-                "  resident memory grew by {} bytes per cluster building it (ManagedCluster objects, AddOn scores and decisions included)",
-                after.saturating_sub(before) / n as u64
-            );
-        }
-        let p = labelled_placement();
-        let r = scheduler.schedule(&p, &snapshot, now()).expect("schedule");
-        eprintln!(
-            "  label placement selects {} clusters in {} slices",
-            r.selected.len(),
-            r.slices.len()
-        );
-        group.bench_function(
-            format!("schedule_label_tolerations_additive_addon/{n}"),
-            |b| {
-                b.iter(|| {
-                    black_box(
-                        scheduler
-                            .schedule(black_box(&p), &snapshot, now())
-                            .expect("schedule"),
-                    )
-                })
-            },
-        );
-        if n == 10_000 {
-            let p = cel_placement();
-            let before = ocm_benches::resident_bytes();
-            let r = scheduler.schedule(&p, &snapshot, now()).expect("schedule");
-            let after = ocm_benches::resident_bytes();
-            eprintln!("  CEL placement selects {} clusters", r.selected.len());
-            if let (Some(before), Some(after)) = (before, after) {
-                eprintln!(
-                    "  its first schedule grew resident memory by {} bytes per cluster (the CEL value cache)",
-                    after.saturating_sub(before) / n as u64
-                );
-            }
-            group.bench_function(format!("schedule_cel/{n}"), |b| {
-                b.iter(|| {
-                    black_box(
-                        scheduler
-                            .schedule(black_box(&p), &snapshot, now())
-                            .expect("schedule"),
-                    )
-                })
-            });
-            // First CEL schedule on a fresh snapshot: includes converting every candidate to
-            // its (then cached) CEL form.
-            group.bench_function(format!("schedule_cel_cold/{n}"), |b| {
-                b.iter_batched_ref(
-                    || hub(n).build(),
-                    |fresh| black_box(scheduler.schedule(&p, fresh, now()).expect("schedule")),
-                    criterion::BatchSize::PerIteration,
-                )
-            });
-            // Single-expression variants: a constant, a label lookup, a claim comprehension.
-            for (label, expr) in [
-                ("true", "true"),
-                (
-                    "label",
-                    "managedCluster.metadata.labels[\"env\"] == \"prod\"",
-                ),
-                (
-                    "exists",
-                    "managedCluster.status.clusterClaims.exists(c, c.name == \"platform.open-cluster-management.io\" && c.value == \"Azure\")",
-                ),
-            ] {
-                let p: Placement = serde_json::from_value(json!({"metadata": {"name": "x", "namespace": NS},
-                    "spec": {"predicates": [{"requiredClusterSelector": {"celSelector": {"celExpressions": [expr]}}}]}})).expect("p");
-                group.bench_function(format!("schedule_cel_{label}/{n}"), |b| {
-                    b.iter(|| {
-                        black_box(
-                            scheduler
-                                .schedule(black_box(&p), &snapshot, now())
-                                .expect("schedule"),
-                        )
-                    })
+    for n in SIZES {
+        for (name, p) in &placements {
+            let first = std::cell::OnceCell::new();
+            group.bench_function(format!("{name}/{n}"), |b| {
+                let (_, snapshot) = hubs.get(n);
+                first.get_or_init(|| {
+                    let before = ocm_benches::resident_bytes();
+                    let r = scheduler.schedule(p, snapshot, now()).expect("schedule");
+                    let after = ocm_benches::resident_bytes();
+                    eprintln!(
+                        "  {name}: {} selected, {} slices, {}",
+                        r.selected.len(),
+                        r.slices.len(),
+                        r.satisfied.reason
+                    );
+                    if fixture::is_cel(name)
+                        && let (Some(before), Some(after)) = (before, after)
+                    {
+                        eprintln!(
+                            "    its first schedule grew resident memory by {} bytes per cluster",
+                            after.saturating_sub(before) / n as u64
+                        );
+                    }
                 });
-            }
-            group.bench_function(format!("snapshot_build/{n}"), |b| {
-                b.iter_batched(
-                    || hub(n),
-                    |builder| black_box(builder.build()),
-                    criterion::BatchSize::LargeInput,
+                b.iter(|| {
+                    black_box(
+                        scheduler
+                            .schedule(black_box(p), snapshot, now())
+                            .expect("schedule"),
+                    )
+                })
+            });
+        }
+        group.bench_function(format!("snapshot_build/{n}"), |b| {
+            let (hub, _) = hubs.get(n);
+            b.iter(|| black_box(hub.snapshot()))
+        });
+    }
+    group.finish();
+
+    let mut cold = c.benchmark_group("placement_cold");
+    cold.sample_size(10);
+    for n in SIZES {
+        for (name, p) in placements.iter().filter(|(name, _)| fixture::is_cel(name)) {
+            cold.bench_function(format!("{name}/{n}"), |b| {
+                let (hub, _) = hubs.get(n);
+                b.iter_batched_ref(
+                    || hub.snapshot(),
+                    |fresh| black_box(scheduler.schedule(p, fresh, now()).expect("schedule")),
+                    BatchSize::PerIteration,
                 )
             });
         }
     }
-    group.finish();
+    cold.finish();
 }
 
 /// The labelled placement choosing 1 000 clusters, with `spread` as its spread constraints.
-fn top_1000(spread: Option<serde_json::Value>) -> Placement {
-    let mut p = labelled_placement();
+fn top_1000(spread: Option<Value>) -> Placement {
+    let (_, label) = fixture::placements()
+        .into_iter()
+        .find(|(name, _)| name == "label")
+        .expect("the label placement");
+    let mut p: Placement = typed!(label);
     p.spec.number_of_clusters = Some(1000);
     if let Some(terms) = spread {
         p.spec.spread_policy = Some(
@@ -256,7 +245,6 @@ fn top_1000(spread: Option<serde_json::Value>) -> Placement {
 /// each cluster (the worst case: one domain per cluster).
 fn spread_bench(c: &mut Criterion) {
     let n = 10_000;
-    let snapshot = hub(n).build();
     let upstream = Scheduler::new();
     let spread = Scheduler::new().with_topology_spread(true);
     let regions = top_1000(Some(json!([
@@ -268,20 +256,27 @@ fn spread_bench(c: &mut Criterion) {
          "maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"}
     ])));
     let plain = top_1000(None);
-    for (label, p) in [("regions", &regions), ("unique", &unique)] {
-        let r = spread.schedule(p, &snapshot, now()).expect("schedule");
-        let outcome = r.spread.as_ref().expect("spread outcome");
-        eprintln!(
-            "  spread over {label}: {} of {} selected, skews {:?}",
-            outcome.selected,
-            outcome.wanted,
-            outcome
-                .constraints
-                .iter()
-                .map(|c| c.skew)
-                .collect::<Vec<_>>()
-        );
-    }
+    let snapshot = std::cell::OnceCell::new();
+    let snapshot = || {
+        snapshot.get_or_init(|| {
+            let snapshot = Hub::new(n).snapshot();
+            for (label, p) in [("regions", &regions), ("unique", &unique)] {
+                let r = spread.schedule(p, &snapshot, now()).expect("schedule");
+                let outcome = r.spread.as_ref().expect("spread outcome");
+                eprintln!(
+                    "  spread over {label}: {} of {} selected, skews {:?}",
+                    outcome.selected,
+                    outcome.wanted,
+                    outcome
+                        .constraints
+                        .iter()
+                        .map(|c| c.skew)
+                        .collect::<Vec<_>>()
+                );
+            }
+            snapshot
+        })
+    };
     let mut group = c.benchmark_group("placement");
     group.sample_size(20);
     for (name, scheduler, p) in [
@@ -290,10 +285,11 @@ fn spread_bench(c: &mut Criterion) {
         ("schedule_top1000_spread_unique_key", &spread, &unique),
     ] {
         group.bench_function(format!("{name}/{n}"), |b| {
+            let snapshot = snapshot();
             b.iter(|| {
                 black_box(
                     scheduler
-                        .schedule(black_box(p), &snapshot, now())
+                        .schedule(black_box(p), snapshot, now())
                         .expect("schedule"),
                 )
             })
@@ -302,22 +298,29 @@ fn spread_bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Scores in decisions on 10 000 clusters: scheduling the labelled placement (`sortBy:
-/// Score`) and building the PlacementDecisions the controller writes, upstream (name order,
-/// no scores) and with `Scheduler::with_decision_scores` (score order, scores written).
+/// Scores in decisions on 10 000 clusters: scheduling the labelled placement (1 000 clusters
+/// wanted, `sortBy: Score`) and building the PlacementDecisions the controller writes,
+/// upstream (name order, no scores) and with `Scheduler::with_decision_scores` (score order,
+/// scores written).
 fn scores_bench(c: &mut Criterion) {
     let n = 10_000;
-    let snapshot = hub(n).build();
-    let mut p = labelled_placement();
+    let snapshot = std::cell::OnceCell::new();
+    let mut p = top_1000(None);
     p.spec.sort_by = Some(ocm_api::cluster::v1beta1::SortBy::Score);
     let upstream = Scheduler::new();
     let scored = Scheduler::new().with_decision_scores(true);
-    let r = scored.schedule(&p, &snapshot, now()).expect("schedule");
-    eprintln!(
-        "  scored decisions: {} clusters in {} PlacementDecisions",
-        r.selected.len(),
-        r.slices.len()
-    );
+    let snapshot = || {
+        snapshot.get_or_init(|| {
+            let snapshot = Hub::new(n).snapshot();
+            let r = scored.schedule(&p, &snapshot, now()).expect("schedule");
+            eprintln!(
+                "  scored decisions: {} clusters in {} PlacementDecisions",
+                r.selected.len(),
+                r.slices.len()
+            );
+            snapshot
+        })
+    };
     let mut group = c.benchmark_group("placement");
     group.sample_size(20);
     for (name, scheduler) in [
@@ -325,16 +328,228 @@ fn scores_bench(c: &mut Criterion) {
         ("decisions_scored_sort_by_score", &scored),
     ] {
         group.bench_function(format!("{name}/{n}"), |b| {
+            let snapshot = snapshot();
             b.iter(|| {
                 let r = scheduler
-                    .schedule(black_box(&p), &snapshot, now())
+                    .schedule(black_box(&p), snapshot, now())
                     .expect("schedule");
-                black_box(r.placement_decisions(&p, &snapshot))
+                black_box(r.placement_decisions(&p, snapshot))
             })
         });
     }
     group.finish();
 }
 
-criterion_group!(benches, bench, spread_bench, scores_bench);
-criterion_main!(benches);
+/// Writes the hub of `n` clusters as one `List`, JSON or YAML.
+fn write_list(path: &Path, n: usize, yaml: bool) {
+    let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
+        "items": fixture::objects(n).collect::<Vec<_>>()});
+    let text = if yaml {
+        serde_saphyr::to_string(&list).expect("YAML")
+    } else {
+        serde_json::to_string_pretty(&list).expect("JSON")
+    };
+    let mut file = std::fs::File::create(path).expect("fixture file");
+    file.write_all(text.as_bytes()).expect("write fixture");
+}
+
+/// The fixture file of the simulator load, written once under the target directory.
+fn load_file(yaml: bool) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("placement-fixture");
+    std::fs::create_dir_all(&dir).expect("fixture directory");
+    let path = dir.join(format!(
+        "hub-{LOAD_SIZE}.{}",
+        if yaml { "yaml" } else { "json" }
+    ));
+    if !path.exists() {
+        write_list(&path, LOAD_SIZE, yaml);
+    }
+    path
+}
+
+/// Loads one file as `ocm-placement-sim` does and builds the snapshot.
+fn sim_load(path: &Path) -> (ocm_placement::sim::SimInput, Snapshot) {
+    let mut input = ocm_placement::sim::SimInput::new();
+    input.add_file(path).expect("load");
+    let snapshot = input.snapshot();
+    (input, snapshot)
+}
+
+/// `VmHWM` and `VmRSS` of this process, in bytes.
+fn peak_and_resident() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or(0, |kib| kib * 1024)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+fn sim_load_bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sim_load");
+    group.sample_size(10);
+    for (format, yaml) in [("yaml", true), ("json", false)] {
+        let measured = std::cell::OnceCell::new();
+        group.bench_function(format!("{format}/{LOAD_SIZE}"), |b| {
+            let path = measured.get_or_init(|| {
+                let path = load_file(yaml);
+                // Memory: a fresh process loads the file.
+                let exe = std::env::current_exe().expect("this binary");
+                let output = std::process::Command::new(exe)
+                    .env(LOAD_CHILD, &path)
+                    .output()
+                    .expect("child process");
+                eprintln!(
+                    "sim load of {} ({} MiB): {}",
+                    path.display(),
+                    std::fs::metadata(&path).map_or(0, |m| m.len() >> 20),
+                    String::from_utf8_lossy(&output.stdout).trim()
+                );
+                path
+            });
+            b.iter_batched(
+                || (),
+                |()| black_box(sim_load(path)),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+/// The child of [`sim_load_bench`]: loads `path` and prints the peak resident set.
+fn load_child(path: &Path) {
+    let (peak_before, _) = peak_and_resident();
+    let start = std::time::Instant::now();
+    let loaded = sim_load(path);
+    let elapsed = start.elapsed();
+    let (peak, resident) = peak_and_resident();
+    println!(
+        "{} clusters in {:.2} s, peak resident set {} MiB ({} MiB before loading), {} MiB resident after",
+        loaded.1.cluster_count(),
+        elapsed.as_secs_f64(),
+        peak >> 20,
+        peak_before >> 20,
+        resident >> 20
+    );
+    drop(loaded);
+}
+
+/// `OCM_PLACEMENT_OUTCOMES=<dir>`: schedules every placement of the fixture over 10 000
+/// clusters once and writes `rust-outcomes-10000.json` there, in the shape the Go harness
+/// writes `go-outcomes-10000.json` (per placement: the clusters of the decision slices in
+/// slice order, the satisfied condition's reason and message, the numbers of groups and
+/// slices), so that both can be compared.
+fn outcomes(dir: &Path) {
+    let n = SIZES[0];
+    let snapshot = Hub::new(n).snapshot();
+    let scheduler = Scheduler::new();
+    let mut out = serde_json::Map::new();
+    for (name, p) in placements() {
+        let r = scheduler.schedule(&p, &snapshot, now()).expect("schedule");
+        let selected: Vec<&str> = r
+            .slices
+            .iter()
+            .flat_map(|s| s.clusters.iter().map(|&id| r.cluster_name(id)))
+            .collect();
+        out.insert(
+            name,
+            json!({"selected": selected, "satisfied": r.satisfied.reason,
+                   "message": r.satisfied.message, "groups": r.groups.len(),
+                   "slices": r.slices.len()}),
+        );
+    }
+    let path = dir.join(format!("rust-outcomes-{n}.json"));
+    let text = serde_json::to_string_pretty(&Value::Object(out)).expect("JSON");
+    std::fs::write(&path, text).expect("write outcomes");
+    eprintln!("outcomes written to {}", path.display());
+}
+
+/// `OCM_PLACEMENT_PROFILE=<placement>/<clusters>/<runs>[/cold]`: schedules one placement of
+/// the fixture that many times and nothing else, for a profiler (`perf`, `valgrind`), and
+/// prints the mean wall time and time on CPU of one schedule (for `cold`, a fresh snapshot is
+/// built before each, outside the measured time).
+fn profile(spec: &str) {
+    let parts: Vec<&str> = spec.split('/').collect();
+    let (name, n, runs) = match parts.as_slice() {
+        [name, n, runs, ..] => (
+            *name,
+            n.parse::<usize>().expect("clusters"),
+            runs.parse::<usize>().expect("runs"),
+        ),
+        _ => panic!("OCM_PLACEMENT_PROFILE=<placement>/<clusters>/<runs>[/cold]"),
+    };
+    let cold = parts.get(3) == Some(&"cold");
+    let (_, p) = placements()
+        .into_iter()
+        .find(|(p, _)| p == name)
+        .expect("a placement of the fixture");
+    let hub = Hub::new(n);
+    let scheduler = Scheduler::new();
+    let mut snapshot = hub.snapshot();
+    let mut wall = std::time::Duration::ZERO;
+    let mut cpu_ns = 0u64;
+    let mut selected = 0;
+    for _ in 0..runs {
+        if cold {
+            snapshot = hub.snapshot();
+        }
+        let (cpu_before, start) = (cpu_time_ns(), std::time::Instant::now());
+        selected = scheduler
+            .schedule(&p, &snapshot, now())
+            .expect("schedule")
+            .selected
+            .len();
+        wall += start.elapsed();
+        cpu_ns += cpu_time_ns().saturating_sub(cpu_before);
+    }
+    eprintln!(
+        "{name}/{n}{}: {runs} runs, {selected} selected, {:.3} ms each (wall), {:.3} ms each (on CPU)",
+        if cold { " cold" } else { "" },
+        wall.as_secs_f64() * 1000.0 / runs as f64,
+        cpu_ns as f64 / 1e6 / runs as f64
+    );
+}
+
+/// The time this thread has spent on a CPU, in nanoseconds (the first field of
+/// `/proc/thread-self/schedstat`; 0 where there is none): unlike wall time, it does not grow
+/// while other processes hold the cores.
+fn cpu_time_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+criterion_group!(benches, bench, spread_bench, scores_bench, sim_load_bench);
+
+fn main() {
+    if let Some(dir) = std::env::var_os("OCM_PLACEMENT_FIXTURE_DIR") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("fixture directory");
+        for n in SIZES {
+            write_list(&dir.join(format!("hub-{n}.json")), n, false);
+        }
+        write_list(&dir.join(format!("hub-{LOAD_SIZE}.yaml")), LOAD_SIZE, true);
+        eprintln!("fixture written to {}", dir.display());
+        return;
+    }
+    if let Some(dir) = std::env::var_os("OCM_PLACEMENT_OUTCOMES") {
+        outcomes(Path::new(&dir));
+        return;
+    }
+    if let Some(path) = std::env::var_os(LOAD_CHILD) {
+        load_child(Path::new(&path));
+        return;
+    }
+    if let Ok(spec) = std::env::var("OCM_PLACEMENT_PROFILE") {
+        profile(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

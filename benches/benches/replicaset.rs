@@ -114,7 +114,7 @@ async fn hub() -> (FakeCluster, Client) {
                 name: "p".into(),
                 rollout_strategy: None,
             }],
-            cascade_deletion_policy: None,
+            ..Default::default()
         },
         status: None,
     };

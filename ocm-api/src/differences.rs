@@ -36,6 +36,30 @@
 //!   the JSONPath, jq and CEL parsers gets an error, never a stack overflow (tested at 10,000
 //!   levels).
 //!
+//! ## Enum values a newer OCM may send (`ocm_api`)
+//!
+//! Every enum that holds a CRD string value (update strategies, feedback and condition rule
+//! types, delete propagation policies, taint effects, score coordinate types, …) keeps a
+//! value it does not know in its `Unknown(String)` variant and writes it back unchanged, so
+//! one new value does not make a list or a watch fail; the generated CRDs list only the known
+//! values. Upstream's Go strings behave the same way until a consumer looks at them; where
+//! our consumers do, they act as follows:
+//!
+//! * the work agent reports a manifest whose update strategy has no applier as not applied
+//!   (`Failed to apply manifest: no applier for the update strategy <type>`), and reports a
+//!   condition rule of an unknown type as upstream does (`ConditionRuleInvalid`, `unrecognized
+//!   condition rule type <type>`); an unknown delete propagation policy orphans only what the
+//!   orphaning rules name, as upstream's;
+//! * a feedback rule of an unknown type makes `StatusFeedbackSynced` `False` with
+//!   `unrecognized feedback rule type <type>` (upstream reads nothing and reports no error);
+//! * an executor subject of an unknown type without a service account is refused by name
+//!   (upstream's webhook would dereference nil);
+//! * the scheduler reports an unknown score coordinate type as `PlacementMisconfigured`
+//!   (`incorrect score coordinate type: <type>`; upstream treats every type but `BuiltIn` as
+//!   `AddOn`), an unknown cluster set selector type with upstream's `selectorType is not
+//!   right` error, and treats an unknown taint effect like upstream's string comparison (it
+//!   must be tolerated).
+//!
 //! ## Placement (`ocm_placement`)
 //!
 //! * The controller reschedules every placement on any change (upstream fans events out to the
@@ -80,6 +104,19 @@
 //!   `Progressing` condition counts as rolled out once Applied and Available at its
 //!   generation, so progressive rollouts advance without a condition rule (works that carry
 //!   `Progressing` are judged by upstream's rule).
+//! * `ocm_work::replicaset::controller::ReplicaSetController::with_rollback` (module
+//!   `ocm_work::replicaset::rollback`): ManifestWorkReplicaSet rollback as upstream's accepted
+//!   proposal (enhancements #229) describes it, which upstream's controller does not implement
+//!   yet. The template's revisions are kept as ControllerRevisions (pruned to
+//!   `spec.revisionHistoryLimit`, default 10), works carry the
+//!   `work.open-cluster-management.io/controller-hash` label, the status gets
+//!   `currentRevision`, `updateRevision`, `collisionCount`, `abortedTime`, `summary.updated`
+//!   and a `Progressing` condition, a `maxFailures` breach is `PlacementRolledOut=False/
+//!   RolloutDegraded`, and with `rolloutStrategy.failureStrategy: AbortAll` a breach restores
+//!   the current revision on every cluster at once. These spec and status fields are in our
+//!   ManifestWorkReplicaSet CRD only (`failureStrategy` not in the shared rollout strategy of
+//!   other CRDs); the revision hash is FNV-1a over canonical JSON, so its values differ from
+//!   the proposal's Go hash.
 //! * `ocm_placement::plugins::Filter` and `ocm_placement::plugins::Prioritizer`: custom
 //!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
 //!   cluster was or was not chosen.
@@ -141,6 +178,12 @@
 //!   only: running it with the `SIGPlacementDecision` or `ClusterProfile` gate also needs
 //!   RBAC for `placementdecisions` / `clusterprofiles` of `multicluster.x-k8s.io` (and `get`
 //!   on namespaces), and `--install-crds` or `ocm-crdgen --multicluster` for their CRDs.
+//! * Resource quantities (`ocm_api::k8s::quantity`) keep the values Kubernetes keeps in
+//!   arbitrary precision in 127 bits: a quantity of more than about 38 significant digits is
+//!   refused (the scheduler then treats the resource as absent) where Kubernetes accepts it.
+//! * The ManifestWorkReplicaSet's `InvalidManifestWorkName` message says a too-long owner
+//!   label "must be no more than 63 characters"; apimachinery v0.36, which upstream is built
+//!   with, says "bytes" (`ocm_api::k8s::names::label_value_errors` does).
 //! * The addon framework has no registration (CSR) side, no Helm or Go-template factories, no
 //!   cloudevents transport and no addon webhooks; the addon manager reads and writes the
 //!   `v1beta1` addon API only.

@@ -51,6 +51,22 @@ pub enum Error {
         message: String,
     },
 
+    /// A label selector is not valid; the message is the API server's.
+    #[error("{message}")]
+    InvalidLabelSelector {
+        /// What is wrong, in apimachinery's words.
+        message: String,
+    },
+
+    /// A string is not a Kubernetes resource quantity.
+    #[error("quantity {value:?}: {reason}")]
+    Quantity {
+        /// The string as given.
+        value: String,
+        /// Why it is refused; its `Display` is Kubernetes' message.
+        reason: crate::k8s::quantity::QuantityReason,
+    },
+
     /// A value could not be serialised.
     #[error("cannot serialize {what}: {source}")]
     Serialize {

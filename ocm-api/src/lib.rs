@@ -63,8 +63,10 @@ pub mod constants;
 pub mod crd;
 pub mod differences;
 mod error;
+pub mod k8s;
 pub mod multicluster;
 pub mod schema;
+mod string_enum;
 pub mod validation;
 pub mod work;
 

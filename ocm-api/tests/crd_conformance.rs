@@ -11,6 +11,9 @@
 //!
 //! The SIG-Multicluster CRDs (`ocm_api::multicluster::crds()`) are compared the same way with
 //! cluster-inventory-api's, kept (without their descriptions) in `tests/reference/`.
+//!
+//! Deliberate additions to upstream's schemas are listed one by one in [`ADDITIONS`], each
+//! with its reason; nothing else may differ, and every listed addition must still be there.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -157,6 +160,61 @@ fn short(v: &Value) -> String {
     }
 }
 
+/// The schema of the first (only) served version, as `diff` names paths.
+const V0: &str = "spec.versions[0].schema.openAPIV3Schema.properties";
+
+/// Every deliberate addition to an upstream CRD: (CRD, path of the added property, why). The
+/// comparison reports each as `<path>: extra in ours`; these, and only these, are allowed.
+const ADDITIONS: &[(&str, &str, &str)] = &[
+    (
+        "manifestworkreplicasets.work.open-cluster-management.io",
+        "spec.properties.revisionHistoryLimit",
+        "rollback, from upstream's accepted proposal (enhancements #229)",
+    ),
+    (
+        "manifestworkreplicasets.work.open-cluster-management.io",
+        "spec.properties.placementRefs.items.properties.rolloutStrategy.properties.failureStrategy",
+        "rollback, from upstream's accepted proposal (enhancements #229)",
+    ),
+    (
+        "manifestworkreplicasets.work.open-cluster-management.io",
+        "status.properties.collisionCount",
+        "rollback, from upstream's accepted proposal (enhancements #229)",
+    ),
+    (
+        "manifestworkreplicasets.work.open-cluster-management.io",
+        "status.properties.currentRevision",
+        "rollback, from upstream's accepted proposal (enhancements #229)",
+    ),
+    (
+        "manifestworkreplicasets.work.open-cluster-management.io",
+        "status.properties.updateRevision",
+        "rollback, from upstream's accepted proposal (enhancements #229)",
+    ),
+    (
+        "manifestworkreplicasets.work.open-cluster-management.io",
+        "status.properties.abortedTime",
+        "rollback, from upstream's accepted proposal (enhancements #229)",
+    ),
+];
+
+/// Splits `out` into the listed additions of CRD `name` (by index into [`ADDITIONS`]) and
+/// the differences that are not listed.
+fn split_additions(name: &str, out: Vec<String>) -> (Vec<usize>, Vec<String>) {
+    let mut seen = Vec::new();
+    let mut rest = Vec::new();
+    for line in out {
+        let listed = ADDITIONS.iter().position(|(crd, path, _)| {
+            *crd == name && line.starts_with(&format!("{V0}.{path}: extra in ours"))
+        });
+        match listed {
+            Some(i) => seen.push(i),
+            None => rest.push(line),
+        }
+    }
+    (seen, rest)
+}
+
 fn compare(name: &str) {
     let Some(dir) = reference_dir() else { return };
     compare_in(name, &load_reference(&dir), &ours(), &dir);
@@ -177,6 +235,17 @@ fn compare_in(
     let mut out = Vec::new();
     // Only the spec is compared: upstream files carry an empty status and no labels.
     diff("spec", &mine["spec"], &theirs["spec"], &mut out);
+    let (seen, out) = split_additions(name, out);
+    let gone: Vec<String> = ADDITIONS
+        .iter()
+        .enumerate()
+        .filter(|(i, (crd, _, _))| *crd == name && !seen.contains(i))
+        .map(|(_, (_, path, why))| format!("{path} ({why})"))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "{name}: listed additions no longer generated (remove them from ADDITIONS): {gone:?}"
+    );
     if !out.is_empty() {
         panic!(
             "{name}: {} structural difference(s) from upstream:\n  {}",
@@ -264,4 +333,25 @@ fn sig_placementdecisions() {
         &ours_multicluster(),
         &dir,
     );
+}
+
+#[test]
+fn additions_are_recognised_only_at_their_path() {
+    let name = "manifestworkreplicasets.work.open-cluster-management.io";
+    let out = vec![
+        format!("{V0}.spec.properties.revisionHistoryLimit: extra in ours ({{}})"),
+        format!("{V0}.spec.properties.revisionHistoryLimitX: extra in ours ({{}})"),
+        format!("{V0}.status.properties.currentRevision: ours 1 upstream 2"),
+    ];
+    let (seen, rest) = split_additions(name, out);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    let (seen, rest) = split_additions(
+        "manifestworks.work.open-cluster-management.io",
+        vec![format!(
+            "{V0}.spec.properties.revisionHistoryLimit: extra in ours ({{}})"
+        )],
+    );
+    assert!(seen.is_empty());
+    assert_eq!(rest.len(), 1);
 }

@@ -969,7 +969,7 @@ fn manifest_work_with_every_field_round_trips() {
         .as_ref()
         .expect("feedback")
         .values();
-    let types: Vec<_> = values.iter().map(|v| v.field_value.type_).collect();
+    let types: Vec<_> = values.iter().map(|v| v.field_value.type_.clone()).collect();
     assert_eq!(
         types,
         [
@@ -1124,12 +1124,23 @@ fn applied_manifest_work_round_trips() {
     }));
 }
 
+/// An enum value a newer OCM may send is kept (one new value must not break a list or a
+/// watch) and written back unchanged; a value of the wrong JSON type is still an error.
 #[test]
-fn unknown_enum_values_are_rejected() {
+fn unknown_enum_values_are_kept_and_round_trip() {
+    use ocm_api::work::v1::{ManifestWorkSpec, PropagationPolicy};
     let mut spec = full_spec();
     spec["deleteOption"]["propagationPolicy"] = json!("Background");
-    let err = serde_json::from_value::<ocm_api::work::v1::ManifestWorkSpec>(spec).unwrap_err();
-    assert!(err.to_string().contains("Background"), "{err}");
+    let decoded = serde_json::from_value::<ManifestWorkSpec>(spec.clone()).unwrap();
+    let policy = decoded
+        .delete_option
+        .as_ref()
+        .and_then(|d| d.propagation_policy.clone())
+        .unwrap();
+    assert_eq!(policy, PropagationPolicy::Unknown("Background".into()));
+    assert_eq!(serde_json::to_value(&decoded).unwrap(), spec);
+    spec["deleteOption"]["propagationPolicy"] = json!(3);
+    assert!(serde_json::from_value::<ManifestWorkSpec>(spec).is_err());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,13 @@ pub enum Error {
         /// The resource's group, version and kind, Go-formatted.
         gvk: String,
     },
+    /// A rule's `type` is one this SDK does not know (a newer OCM may send one); upstream's
+    /// agent reads nothing for such a rule and reports no error.
+    #[error("unrecognized feedback rule type {type_}")]
+    UnknownRuleType {
+        /// The type as written in the rule.
+        type_: String,
+    },
     /// A JSONPath names a `version` other than the resource's.
     #[error("version set in the path {name} is not matched for the related resource")]
     VersionMismatch {

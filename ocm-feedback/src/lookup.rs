@@ -80,7 +80,7 @@ pub fn feedback_json(work: &ManifestWork, identifier: &ResourceIdentifier) -> Va
 
 /// A feedback value as plain JSON: an integer as a number, a string as a string, a boolean as
 /// a boolean, a `JsonRaw` value parsed (kept as a string when it is not valid JSON). A value
-/// whose `type` names a missing field is `null`.
+/// whose `type` names a missing field, or is a type this SDK does not know, is `null`.
 ///
 /// ```
 /// use ocm_api::work::v1::FieldValue;
@@ -89,7 +89,7 @@ pub fn feedback_json(work: &ManifestWork, identifier: &ResourceIdentifier) -> Va
 /// assert_eq!(to_json(&FieldValue::json_raw(r#"{"a":[1]}"#)), serde_json::json!({"a": [1]}));
 /// ```
 pub fn to_json(value: &FieldValue) -> Value {
-    match value.type_ {
+    match &value.type_ {
         ValueType::Integer => value.integer.map_or(Value::Null, Value::from),
         ValueType::String => value.string.clone().map_or(Value::Null, Value::String),
         ValueType::Boolean => value.boolean.map_or(Value::Null, Value::Bool),
@@ -99,6 +99,7 @@ pub fn to_json(value: &FieldValue) -> Value {
             }
             None => Value::Null,
         },
+        _ => Value::Null,
     }
 }
 
@@ -106,6 +107,14 @@ pub fn to_json(value: &FieldValue) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_value_of_a_type_this_sdk_does_not_know_reads_as_null() {
+        let value: FieldValue =
+            serde_json::from_value(json!({"type": "Float", "string": "1.5"})).unwrap();
+        assert_eq!(value.type_.as_str(), "Float");
+        assert_eq!(to_json(&value), Value::Null);
+    }
 
     #[test]
     fn lookup_matches_every_identifier_field() {

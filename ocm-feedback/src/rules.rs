@@ -26,6 +26,8 @@ pub struct CompiledRules {
 enum CompiledRule {
     WellKnown,
     JsonPaths(Vec<FeedbackPath>),
+    /// A rule type this SDK does not know, as written.
+    Unknown(String),
 }
 
 impl CompiledRules {
@@ -34,7 +36,7 @@ impl CompiledRules {
     pub fn new(rules: &[FeedbackRule]) -> Self {
         let rules = rules
             .iter()
-            .map(|rule| match rule.type_ {
+            .map(|rule| match &rule.type_ {
                 FeedbackType::WellKnownStatus => CompiledRule::WellKnown,
                 FeedbackType::JsonPaths => CompiledRule::JsonPaths(
                     rule.json_paths
@@ -43,6 +45,7 @@ impl CompiledRules {
                         .map(FeedbackPath::from_api)
                         .collect(),
                 ),
+                other => CompiledRule::Unknown(other.to_string()),
             })
             .collect();
         Self { rules }
@@ -198,6 +201,12 @@ impl<'r> FeedbackReader<'r> {
                 }
             },
             CompiledRule::JsonPaths(paths) => (paths.as_slice(), true),
+            CompiledRule::Unknown(type_) => {
+                errors.push(Error::UnknownRuleType {
+                    type_: type_.clone(),
+                });
+                return errors;
+            }
         };
         for path in paths {
             if check_version && path.version().is_some_and(|v| v != gvk.version) {
@@ -350,5 +359,32 @@ fn aggregate<'e>(errors: impl Iterator<Item = &'e Error>) -> String {
         joined
     } else {
         format!("[{joined}]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ocm_api::work::v1::{FeedbackType, JsonPath};
+    use serde_json::json;
+
+    #[test]
+    fn a_rule_type_this_sdk_does_not_know_is_reported_and_the_others_still_read() {
+        let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
+            "status": {"succeeded": 1}});
+        let mut unknown = FeedbackRule::json_paths([JsonPath::new("name", ".metadata.name")]);
+        unknown.type_ = FeedbackType::from("CELExpressions");
+        let rules = [
+            unknown,
+            FeedbackRule::json_paths([JsonPath::new("name", ".metadata.name")]),
+        ];
+        let feedback = FeedbackReader::new().read(&job, &rules);
+        assert!(!feedback.is_synced());
+        assert_eq!(
+            feedback.error_message().as_deref(),
+            Some("unrecognized feedback rule type CELExpressions")
+        );
+        assert_eq!(feedback.values().len(), 1);
+        assert_eq!(feedback.values()[0].name, "name");
     }
 }

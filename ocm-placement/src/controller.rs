@@ -85,37 +85,8 @@ pub const EVENT_REPORTER: &str = "placement-controller";
 /// margin below the API server's 1024-character limit on notes).
 pub const MAX_SCORE_NOTE_LEN: usize = 1000;
 
-/// What can go wrong in the controller.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ControllerError {
-    /// A Kubernetes API call failed.
-    #[error("{action}: {source}")]
-    Kube {
-        /// What was being done.
-        action: String,
-        /// kube's error.
-        #[source]
-        source: kube::Error,
-    },
-    /// Scheduling a placement failed.
-    #[error("schedule placement {placement}: {source}")]
-    Schedule {
-        /// `namespace/name` of the placement.
-        placement: String,
-        /// The scheduler's error.
-        #[source]
-        source: crate::Error,
-    },
-    /// Several placements failed; each error is kept.
-    #[error("{} placements failed; first: {}", .0.len(), .0.first().map(ToString::to_string).unwrap_or_default())]
-    Several(Vec<ControllerError>),
-}
-
-fn kube_error(action: impl Into<String>) -> impl FnOnce(kube::Error) -> ControllerError {
-    let action = action.into();
-    move |source| ControllerError::Kube { action, source }
-}
+pub use crate::error::ControllerError;
+use crate::error::kube_error;
 
 impl HubState {
     /// Lists everything from the hub.

@@ -25,6 +25,44 @@ pub enum Error {
     MissingPlacementMetadata(&'static str),
 }
 
+/// What can go wrong in the hub controllers of this crate (placement, inventory, SIG
+/// outputs, ClusterProfiles, score writer, cluster lease): the shared error of the crate's
+/// I/O shell.
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ControllerError {
+    /// A Kubernetes API call failed.
+    #[error("{action}: {source}")]
+    Kube {
+        /// What was being done.
+        action: String,
+        /// kube's error.
+        #[source]
+        source: kube::Error,
+    },
+    /// Scheduling a placement failed.
+    #[error("schedule placement {placement}: {source}")]
+    Schedule {
+        /// `namespace/name` of the placement.
+        placement: String,
+        /// The scheduler's error.
+        #[source]
+        source: crate::Error,
+    },
+    /// Several placements failed; each error is kept.
+    #[error("{} placements failed; first: {}", .0.len(), .0.first().map(ToString::to_string).unwrap_or_default())]
+    Several(Vec<ControllerError>),
+}
+
+/// Wraps a kube error with what was being done.
+#[cfg(feature = "controller")]
+pub(crate) fn kube_error(action: impl Into<String>) -> impl FnOnce(kube::Error) -> ControllerError {
+    let action = action.into();
+    move |source| ControllerError::Kube { action, source }
+}
+
 /// Result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

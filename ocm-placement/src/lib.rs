@@ -67,9 +67,9 @@
 //! implement; see [`decisions`]). The SIG-Multicluster outputs upstream writes behind its
 //! `SIGPlacementDecision` and `ClusterProfile` gates are in [`sig`] and [`profile`].
 //! Approximations: CEL runs on the `cel` crate, whose cost is a static estimate (see
-//! [`plugins::CelLimits`]). Of the Kubernetes CEL libraries upstream enables, we provide
-//! Quantity, Semver, Lists, Regex, IP and CIDR with Kubernetes' semantics; URL and Format are
-//! missing. A compile error from an undeclared identifier is detected, an unknown function only
+//! [`plugins::CelLimits`]). The Kubernetes CEL libraries upstream enables (Lists, Regex, URLs,
+//! Quantity, IP, CIDR, Format and Semver) come from `ocm_api::cel`, with Kubernetes'
+//! semantics. A compile error from an undeclared identifier is detected, an unknown function only
 //! fails at evaluation (no match).
 //!
 //! # Performance
@@ -97,7 +97,6 @@ pub mod inventory;
 pub mod plugins;
 mod policy;
 pub mod profile;
-pub mod quantity;
 mod result;
 pub mod rollout;
 mod scheduler;
@@ -111,6 +110,9 @@ mod symbols;
 #[cfg(feature = "controller")]
 mod watch;
 
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
+pub use error::ControllerError;
 pub use error::{ConsumerError, Error, Result};
 pub use explain::{ClusterExplanation, Outcome};
 pub use result::{

@@ -6,6 +6,8 @@
 //! name overrides an earlier one, while every coordinate that carries an `addOn` is a key of its
 //! own (upstream keys by a struct holding a pointer), so two identical AddOn entries both count.
 //! A weight of 0 disables the prioritizer (an unknown built-in name with weight 0 is ignored).
+//! A score coordinate type this SDK does not know makes the placement Misconfigured
+//! (`incorrect score coordinate type: <type>`).
 
 use std::sync::Arc;
 
@@ -94,7 +96,7 @@ pub(crate) fn enabled(
         let c = &config.score_coordinate;
         let key = match &c.add_on {
             Some(_) => Key::Unique(i),
-            None => Key::Plain(c.type_, c.built_in.clone()),
+            None => Key::Plain(c.type_.clone(), c.built_in.clone()),
         };
         upsert(
             &mut weights,
@@ -110,10 +112,10 @@ pub(crate) fn enabled(
             continue;
         }
         let (type_, built_in) = match &key {
-            Key::Plain(t, b) => (*t, b.clone().unwrap_or_default()),
+            Key::Plain(t, b) => (t.clone(), b.clone().unwrap_or_default()),
             Key::Unique(i) => {
                 let c = &configs[*i].score_coordinate;
-                (c.type_, c.built_in.clone().unwrap_or_default())
+                (c.type_.clone(), c.built_in.clone().unwrap_or_default())
             }
         };
         let kind = match type_ {
@@ -134,6 +136,9 @@ pub(crate) fn enabled(
                 },
                 None => return Err("addOn should not be empty".to_string()),
             },
+            // A type this scheduler does not know (a newer OCM may add one). Upstream treats
+            // every type but `BuiltIn` as `AddOn`; here the placement is Misconfigured.
+            other => return Err(format!("incorrect score coordinate type: {other}")),
         };
         out.push(Enabled { kind, weight });
     }
@@ -268,5 +273,19 @@ mod tests {
             s(policy(Some("Exact"), vec![missing])),
             Err("addOn should not be empty".into())
         );
+    }
+
+    #[test]
+    fn a_score_coordinate_type_this_sdk_does_not_know_is_a_misconfiguration() {
+        let s = |p: PrioritizerPolicy| summary(enabled(Some(&p), &[]));
+        let mut newer = addon_cfg("demo", "demo", 1);
+        newer.score_coordinate.type_ = ScoreCoordinateType::from("Metric");
+        assert_eq!(
+            s(policy(None, vec![newer.clone()])),
+            Err("incorrect score coordinate type: Metric".into())
+        );
+        // Disabled (weight 0), it is ignored like any other disabled entry.
+        newer.weight = Some(0);
+        assert!(s(policy(None, vec![newer])).is_ok());
     }
 }

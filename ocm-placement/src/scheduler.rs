@@ -443,9 +443,46 @@ impl Scheduler {
     }
 }
 
-/// Sorts by total descending, then id (= name) ascending. Packs both into one integer key so
-/// the sort compares plain integers.
+/// Sorts by total descending, then id (= name) ascending.
+///
+/// Totals are sums of a few weighted scores in [-100, 100], so they usually span a range not
+/// much wider than the number of clusters: then a counting sort by total, which keeps the
+/// input's (ascending) id order among equal totals, does it in linear time. Otherwise both are
+/// packed into one integer key so the sort compares plain integers.
 fn sort_by_score(scored: &mut [ScoredCluster]) {
+    if scored.len() >= 64 && scored.is_sorted_by_key(|s| s.cluster) {
+        let min = scored.iter().map(|s| s.total).min().unwrap_or(0);
+        let max = scored.iter().map(|s| s.total).max().unwrap_or(0);
+        let span = i128::from(max) - i128::from(min);
+        if span < 4 * scored.len() as i128 + 1024 {
+            counting_sort_by_score(scored, max, span as usize);
+            return;
+        }
+    }
+    sort_by_packed_key(scored);
+}
+
+/// [`sort_by_score`] for input in id order whose totals lie in `max - span ..= max`.
+fn counting_sort_by_score(scored: &mut [ScoredCluster], max: i64, span: usize) {
+    let slot = |total: i64| (i128::from(max) - i128::from(total)) as usize;
+    // starts[k]: where the clusters of the k-th highest total start.
+    let mut starts = vec![0usize; span + 2];
+    for s in scored.iter() {
+        starts[slot(s.total) + 1] += 1;
+    }
+    for k in 1..starts.len() {
+        starts[k] += starts[k - 1];
+    }
+    let input = scored.to_vec();
+    for s in input {
+        let k = slot(s.total);
+        scored[starts[k]] = s;
+        starts[k] += 1;
+    }
+}
+
+/// Packs total and id into one integer key so the sort compares plain integers.
+fn sort_by_packed_key(scored: &mut [ScoredCluster]) {
     let mut keys: Vec<u128> = scored
         .iter()
         .map(|s| {
@@ -536,6 +573,36 @@ fn eligible_clusters(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Both sorts order like the comparator, for narrow and wide ranges of totals.
+        #[test]
+        fn sorts_match_the_comparator(
+            totals in proptest::collection::vec(
+                proptest::prop_oneof![-300i64..300, proptest::num::i64::ANY], 0..300),
+        ) {
+            let mut scored: Vec<ScoredCluster> = totals
+                .iter()
+                .enumerate()
+                .map(|(i, &total)| ScoredCluster { cluster: ClusterId(i as u32), total })
+                .collect();
+            let mut expected = scored.clone();
+            expected.sort_by(|a, b| b.total.cmp(&a.total).then(a.cluster.cmp(&b.cluster)));
+            let mut packed = scored.clone();
+            sort_by_packed_key(&mut packed);
+            proptest::prop_assert_eq!(&packed, &expected);
+            if let (Some(min), Some(max)) = (totals.iter().min(), totals.iter().max()) {
+                let span = i128::from(*max) - i128::from(*min);
+                if span < 100_000 {
+                    let mut counted = scored.clone();
+                    counting_sort_by_score(&mut counted, *max, span as usize);
+                    proptest::prop_assert_eq!(&counted, &expected);
+                }
+            }
+            sort_by_score(&mut scored);
+            proptest::prop_assert_eq!(scored, expected);
+        }
+    }
 
     #[test]
     fn packed_sort_matches_comparator() {

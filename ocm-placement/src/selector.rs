@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
+use ocm_api::k8s::labels::{self, Expression};
+
 use crate::symbols::{ABSENT, Sym, SymMap, Symbols};
 
 /// Operator of one compiled requirement.
@@ -84,29 +86,10 @@ impl SelectorSpec {
         match_labels: Option<&BTreeMap<String, String>>,
         expressions: &[LabelSelectorRequirement],
     ) -> Result<Self, String> {
-        let mut requirements = Vec::new();
-        for (k, v) in match_labels.into_iter().flatten() {
-            validate_requirement(k, Op::In, std::slice::from_ref(v))?;
-            requirements.push((k.clone(), Op::In, vec![v.clone()]));
-        }
-        for expr in expressions {
-            let op = match expr.operator.as_str() {
-                "In" => Op::In,
-                "NotIn" => Op::NotIn,
-                "Exists" => Op::Exists,
-                "DoesNotExist" => Op::DoesNotExist,
-                other => {
-                    return Err(format!(
-                        "{} is not a valid label selector operator",
-                        go_quote(other)
-                    ));
-                }
-            };
-            let values = expr.values.clone().unwrap_or_default();
-            validate_requirement(&expr.key, op, &values)?;
-            requirements.push((expr.key.clone(), op, values));
-        }
-        Ok(SelectorSpec { requirements })
+        Self::from_selector(&LabelSelector {
+            match_labels: match_labels.cloned(),
+            match_expressions: Some(expressions.to_vec()),
+        })
     }
 
     /// Parses an optional `metav1.LabelSelector`; `None` gives the empty (match-all) spec.
@@ -115,11 +98,26 @@ impl SelectorSpec {
             None => Ok(SelectorSpec {
                 requirements: Vec::new(),
             }),
-            Some(s) => Self::parse(
-                s.match_labels.as_ref(),
-                s.match_expressions.as_deref().unwrap_or_default(),
-            ),
+            Some(s) => Self::from_selector(s),
         }
+    }
+
+    /// The requirements of kube's [`Selector`](labels::Selector) that
+    /// [`ocm_api::k8s::labels::selector`] validates and builds.
+    fn from_selector(selector: &LabelSelector) -> Result<Self, String> {
+        let selector = labels::selector(selector).map_err(|e| e.to_string())?;
+        let requirements = selector
+            .into_iter()
+            .map(|expression| match expression {
+                Expression::Equal(key, value) => (key, Op::In, vec![value]),
+                Expression::NotEqual(key, value) => (key, Op::NotIn, vec![value]),
+                Expression::In(key, values) => (key, Op::In, values.into_iter().collect()),
+                Expression::NotIn(key, values) => (key, Op::NotIn, values.into_iter().collect()),
+                Expression::Exists(key) => (key, Op::Exists, Vec::new()),
+                Expression::DoesNotExist(key) => (key, Op::DoesNotExist, Vec::new()),
+            })
+            .collect();
+        Ok(SelectorSpec { requirements })
     }
 
     /// Translates the spec into symbols of `symbols` (lookup only; nothing is added).
@@ -158,238 +156,6 @@ impl SelectorSpec {
             }
         })
     }
-}
-
-fn validate_requirement(key: &str, op: Op, values: &[String]) -> Result<(), String> {
-    let mut errors = Vec::new();
-    let key_problems = label_key_errors(key);
-    if !key_problems.is_empty() {
-        errors.push(format!(
-            "key: Invalid value: {}: {}",
-            go_quote(key),
-            key_problems.join("; ")
-        ));
-    }
-    match op {
-        Op::In | Op::NotIn if values.is_empty() => errors.push(format!(
-            "values: Invalid value: {}: for 'in', 'notin' operators, values set can't be empty",
-            go_json_strings(values)
-        )),
-        Op::Exists | Op::DoesNotExist if !values.is_empty() => errors.push(format!(
-            "values: Invalid value: {}: values set must be empty for exists and does not exist",
-            go_json_strings(values)
-        )),
-        _ => {}
-    }
-    for (i, v) in values.iter().enumerate() {
-        let problems = label_value_errors(v);
-        if !problems.is_empty() {
-            errors.push(format!(
-                "values[{i}][{key}]: Invalid value: {}: {}",
-                go_quote(v),
-                problems.join("; ")
-            ));
-        }
-    }
-    // `ErrorList.ToAggregate`: repeated messages once; one message alone, several in brackets.
-    let mut unique: Vec<String> = Vec::with_capacity(errors.len());
-    for e in errors {
-        if !unique.contains(&e) {
-            unique.push(e);
-        }
-    }
-    match unique.len() {
-        0 => Ok(()),
-        1 => Err(unique.remove(0)),
-        _ => Err(format!("[{}]", unique.join(", "))),
-    }
-}
-
-/// How apimachinery's field errors print a `[]string` bad value: as JSON (`encoding/json`,
-/// which escapes `<`, `>`, `&`, U+2028 and U+2029). Requirement values are copied with
-/// `append([]string(nil), ...)`, so an empty list is a nil slice and prints `null`.
-fn go_json_strings(values: &[String]) -> String {
-    if values.is_empty() {
-        return "null".to_string();
-    }
-    let json = serde_json::to_string(values).unwrap_or_default();
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Go's `%q` of a string (`strconv.Quote`): printable characters as they are, the usual
-/// backslash escapes, other characters as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            ' '..='~' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if go_printable(c) => out.push(c),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Go's `unicode.IsPrint` for non-ASCII characters, close enough: not a control, format,
-/// separator or private-use character.
-fn go_printable(c: char) -> bool {
-    !(c.is_control()
-        || c.is_whitespace()
-        || matches!(c as u32,
-            0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e | 0x200b..=0x200f
-            | 0x202a..=0x202e | 0x2060..=0x206f | 0xfeff | 0xfff9..=0xfffb
-            | 0xe000..=0xf8ff | 0xf0000..=0x10ffff))
-}
-
-// apimachinery's messages (k8s.io/apimachinery/pkg/api/validate/content).
-const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const SUBDOMAIN_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-
-/// `RegexError`: the message, the examples and the pattern.
-fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
-    let mut out = format!("{message} (e.g. ");
-    for (i, e) in examples.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" or ");
-        }
-        out.push('\'');
-        out.push_str(e);
-        out.push_str("', ");
-    }
-    out.push_str("regex used for validation is '");
-    out.push_str(pattern);
-    out.push_str("')");
-    out
-}
-
-fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} bytes")
-}
-
-/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`
-fn is_name_token(s: &str) -> bool {
-    let b = s.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(f), Some(l)) => {
-            f.is_ascii_alphanumeric()
-                && l.is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        }
-        _ => false,
-    }
-}
-
-/// Lowercase RFC 1123 subdomain pattern (no length check).
-fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            match (b.first(), b.last()) {
-                (Some(f), Some(l)) => {
-                    (f.is_ascii_lowercase() || f.is_ascii_digit())
-                        && (l.is_ascii_lowercase() || l.is_ascii_digit())
-                        && b.iter()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-                }
-                _ => false,
-            }
-        })
-}
-
-/// `content.IsLabelKey`: what is wrong with a label key (`[prefix/]name`), in apimachinery's
-/// order and words; empty when the key is valid.
-pub(crate) fn label_key_errors(key: &str) -> Vec<String> {
-    let name_error = || {
-        regex_error(
-            LABEL_KEY_MSG,
-            LABEL_KEY_FMT,
-            &["MyName", "my.name", "123-abc"],
-        )
-    };
-    let mut errors = Vec::new();
-    let mut parts = key.split('/');
-    let (first, second, third) = (parts.next(), parts.next(), parts.next());
-    let name = match (first, second, third) {
-        (Some(name), None, _) => name,
-        (Some(prefix), Some(name), None) => {
-            if prefix.is_empty() {
-                errors.push("prefix part must be non-empty".to_string());
-            } else {
-                if prefix.len() > 253 {
-                    errors.push(format!("prefix part {}", max_len_error(253)));
-                }
-                if !is_dns1123_subdomain(prefix) {
-                    errors.push(format!(
-                        "prefix part {}",
-                        regex_error(SUBDOMAIN_MSG, SUBDOMAIN_FMT, &["example.com"])
-                    ));
-                }
-            }
-            name
-        }
-        _ => {
-            return vec![format!(
-                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                name_error()
-            )];
-        }
-    };
-    if name.is_empty() {
-        errors.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        errors.push(format!("name part {}", max_len_error(63)));
-    }
-    if !is_name_token(name) {
-        errors.push(format!("name part {}", name_error()));
-    }
-    errors
-}
-
-/// `content.IsLabelValue`: what is wrong with a label value; empty when it is valid.
-pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
-    let mut errors = Vec::new();
-    if value.len() > 63 {
-        errors.push(max_len_error(63));
-    }
-    if !value.is_empty() && !is_name_token(value) {
-        errors.push(regex_error(
-            LABEL_VALUE_MSG,
-            LABEL_VALUE_FMT,
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errors
 }
 
 #[cfg(test)]
@@ -517,9 +283,10 @@ mod tests {
         assert!(both.contains(", values[0][k]: Invalid value: \"a b\": a valid label"));
         assert!(both.ends_with("]"));
         // Go escapes in quoted and JSON values.
-        assert_eq!(go_quote("a\tb\"é\u{200b}"), "\"a\\tb\\\"é\\u200b\"");
+        use ocm_api::k8s::gojson;
+        assert_eq!(gojson::quote("a\tb\"é\u{200b}"), "\"a\\tb\\\"é\\u200b\"");
         assert_eq!(
-            go_json_strings(&["<&>".to_string()]),
+            gojson::string_array(&["<&>".to_string()]),
             r#"["\u003c\u0026\u003e"]"#
         );
     }

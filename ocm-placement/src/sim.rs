@@ -41,6 +41,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
@@ -64,6 +65,14 @@ pub enum SimError {
         /// The object (`Kind namespace/name`, or its position when it has no name).
         object: String,
         /// What is wrong.
+        message: String,
+    },
+    /// An input could not be read, or is not valid YAML or JSON.
+    #[error("{source_name}: {message}")]
+    Read {
+        /// The file (and, for YAML, the document and its first line).
+        source_name: String,
+        /// What went wrong.
         message: String,
     },
     /// A placement could not be scheduled at all.
@@ -132,6 +141,126 @@ impl SimInput {
     /// skipped.
     pub fn add_document(&mut self, source_name: &str, document: Value) -> Result<(), SimError> {
         self.add_value(source_name, document, "")
+    }
+
+    /// Reads one file as `ocm-placement-sim` does: a `.json` file as one JSON document, any
+    /// other as a YAML stream (one or more documents separated by `---`). Errors name the file
+    /// and, for YAML, the document and the line it starts on.
+    pub fn add_file(&mut self, path: &Path) -> Result<(), SimError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| SimError::Read {
+            source_name: name.clone(),
+            message: e.to_string(),
+        })?;
+        if path.extension().and_then(|e| e.to_str()) == Some("json") {
+            self.add_json(&name, &text)
+        } else {
+            self.add_yaml(&name, &text)
+        }
+    }
+
+    /// Adds the documents of a YAML stream read from `source_name`.
+    ///
+    /// A `List` is read item by item (see [`SimInput::add_json`]).
+    pub fn add_yaml(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
+        for (number, line, body) in yaml_documents(text) {
+            let source = format!("{source_name} (document {number}, line {line})");
+            let streamed = self.stream_list(&source, |seed| {
+                serde_saphyr::with_deserializer_from_str_with_options(&body, yaml_options(), |de| {
+                    serde::de::DeserializeSeed::deserialize(seed, de)
+                })
+                .ok()
+            });
+            if let Some(result) = streamed {
+                result?;
+                continue;
+            }
+            let value: Value =
+                serde_saphyr::from_str_with_options(&body, yaml_options()).map_err(|e| {
+                    SimError::Read {
+                        source_name: source.clone(),
+                        message: format!("invalid YAML: {e}"),
+                    }
+                })?;
+            self.add_document(&source, value)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the JSON document read from `source_name`.
+    ///
+    /// A `List` is read item by item: only one item's document tree is in memory at a time,
+    /// not the whole list's. The result is the one [`SimInput::add_document`] gives for the
+    /// whole document (anything else than a well-formed `List` is read as a whole).
+    pub fn add_json(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
+        let streamed = self.stream_list(source_name, |seed| {
+            let mut de = serde_json::Deserializer::from_str(text);
+            let outcome = serde::de::DeserializeSeed::deserialize(seed, &mut de).ok()?;
+            de.end().ok()?;
+            Some(outcome)
+        });
+        if let Some(result) = streamed {
+            return result;
+        }
+        let value: Value = serde_json::from_str(text).map_err(|e| SimError::Read {
+            source_name: source_name.to_string(),
+            message: format!("invalid JSON: {e}"),
+        })?;
+        self.add_document(source_name, value)
+    }
+
+    /// Reads one document with `parse` as a `List`, adding its items as they are decoded.
+    /// Returns `None`, with nothing added, when the document is not a well-formed `List` (or
+    /// does not parse): the caller then reads it as a whole, which gives the result (or the
+    /// error) of [`SimInput::add_document`].
+    fn stream_list(
+        &mut self,
+        source: &str,
+        parse: impl FnOnce(ListSeed<'_, '_>) -> Option<ListOutcome>,
+    ) -> Option<Result<(), SimError>> {
+        let mark = self.mark();
+        let mut first_error = None;
+        let outcome = parse(ListSeed {
+            input: &mut *self,
+            source,
+            first_error: &mut first_error,
+        });
+        let is_list = outcome.is_some_and(|o| {
+            o.items == 1 && o.kind.as_deref().is_some_and(|k| k.ends_with("List"))
+        });
+        if !is_list {
+            self.rollback(mark);
+            return None;
+        }
+        Some(first_error.map_or(Ok(()), Err))
+    }
+
+    /// What [`SimInput::rollback`] restores.
+    fn mark(&self) -> ([usize; 6], BTreeMap<String, usize>) {
+        let h = &self.hub;
+        (
+            [
+                h.clusters.len(),
+                h.sets.len(),
+                h.bindings.len(),
+                h.placements.len(),
+                h.decisions.len(),
+                h.scores.len(),
+            ],
+            self.ignored.clone(),
+        )
+    }
+
+    /// Forgets what was added since `mark`.
+    fn rollback(&mut self, (lengths, ignored): ([usize; 6], BTreeMap<String, usize>)) {
+        let h = &mut self.hub;
+        h.clusters.truncate(lengths[0]);
+        h.sets.truncate(lengths[1]);
+        h.bindings.truncate(lengths[2]);
+        h.placements.truncate(lengths[3]);
+        h.decisions.truncate(lengths[4]);
+        h.scores.truncate(lengths[5]);
+        self.ignored = ignored;
     }
 
     fn add_value(&mut self, source: &str, value: Value, position: &str) -> Result<(), SimError> {
@@ -284,6 +413,158 @@ impl SimInput {
                 source,
             })
     }
+}
+
+/// How YAML documents are parsed: the parser's defaults, but without its limits on the size
+/// of one document (250 000 nodes, a million events, 64 MiB of scalars), which a `List` of a
+/// few tens of thousands of clusters exceeds. The limits on aliases, anchors and nesting
+/// (against "billion laughs" inputs) stay.
+fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = usize::MAX;
+    budget.max_events = usize::MAX;
+    budget.max_total_scalar_bytes = usize::MAX;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
+/// What reading a document as a `List` saw: its last `kind` (when a string) and how many
+/// `items` keys it has (with a list value; any other value fails the read).
+struct ListOutcome {
+    kind: Option<String>,
+    items: usize,
+}
+
+/// Reads a document as a `List`, adding each item to `input` as soon as it is decoded (the
+/// `items` of kubectl's output come before its `kind`: [`SimInput::stream_list`] undoes them
+/// when the document turns out not to be a `List`).
+struct ListSeed<'i, 's> {
+    input: &'i mut SimInput,
+    source: &'s str,
+    /// The first item that could not be added; later items are then skipped, as
+    /// [`SimInput::add_document`] stops there.
+    first_error: &'i mut Option<SimError>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ListSeed<'_, '_> {
+    type Value = ListOutcome;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<ListOutcome, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ListSeed<'_, '_> {
+    type Value = ListOutcome;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a List")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ListOutcome, A::Error> {
+        let mut outcome = ListOutcome {
+            kind: None,
+            items: 0,
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "kind" => {
+                    outcome.kind = match map.next_value::<Value>()? {
+                        Value::String(k) => Some(k),
+                        _ => None,
+                    }
+                }
+                "items" => {
+                    outcome.items += 1;
+                    map.next_value_seed(ItemsSeed {
+                        input: &mut *self.input,
+                        source: self.source,
+                        first_error: &mut *self.first_error,
+                    })?;
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(outcome)
+    }
+}
+
+/// The `items` of a [`ListSeed`].
+struct ItemsSeed<'i, 's> {
+    input: &'i mut SimInput,
+    source: &'s str,
+    first_error: &'i mut Option<SimError>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ItemsSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        while let Some(item) = seq.next_element::<Value>()? {
+            i += 1;
+            if self.first_error.is_none()
+                && let Err(e) = self
+                    .input
+                    .add_value(self.source, item, &format!("item {i}"))
+            {
+                *self.first_error = Some(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits a YAML stream at document markers; returns `(number, first line, text)` for each
+/// document that has content.
+fn yaml_documents(text: &str) -> Vec<(usize, usize, String)> {
+    let mut docs = Vec::new();
+    let mut body = String::new();
+    let mut first_line = 1;
+    for (i, line) in text.lines().enumerate() {
+        let marker = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
+        if marker || line == "..." {
+            docs.push((first_line, std::mem::take(&mut body)));
+            first_line = i + 2;
+            if marker {
+                let rest = line[3..].trim_start();
+                if !rest.is_empty() && !rest.starts_with('#') {
+                    body.push_str(rest);
+                    body.push('\n');
+                    first_line = i + 1;
+                }
+            }
+            continue;
+        }
+        body.push_str(line);
+        body.push('\n');
+    }
+    docs.push((first_line, body));
+    docs.into_iter()
+        .filter(|(_, t)| {
+            t.lines().any(|l| {
+                let l = l.trim();
+                !l.is_empty() && !l.starts_with('#')
+            })
+        })
+        .enumerate()
+        .map(|(i, (line, t))| (i + 1, line, t))
+        .collect()
 }
 
 fn key_of(placement: &Placement) -> String {
@@ -487,6 +768,103 @@ mod tests {
     fn placement_doc(spec: Value) -> Value {
         json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
             "metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+    }
+
+    #[test]
+    fn documents_are_split_at_markers() {
+        let docs = yaml_documents("# head\n---\na: 1\n---\n\n--- b: 2\n...\n---\nc: 3\n");
+        let texts: Vec<_> = docs.iter().map(|(n, l, t)| (*n, *l, t.trim())).collect();
+        assert_eq!(texts, [(1, 3, "a: 1"), (2, 6, "b: 2"), (3, 9, "c: 3")]);
+    }
+
+    /// What an input holds, for comparing two.
+    fn state(input: &SimInput) -> String {
+        format!("{:?} {:?}", input.hub, input.ignored)
+    }
+
+    /// Reading a List item by item gives what reading the whole document gives: the same
+    /// objects, or the same error after the same objects; a document that is not a List is
+    /// read as a whole.
+    #[test]
+    fn streamed_lists_read_like_whole_documents() {
+        let cluster = |name: &str| {
+            json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                "metadata": {"name": name, "labels": {"a": "b"}}})
+        };
+        let bad = json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
+            "kind": "Placement", "metadata": {"namespace": "x"}});
+        let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let docs = [
+            json!({"apiVersion": "v1", "items": [cluster("a"), other, placement_doc(json!({}))],
+                "kind": "List", "metadata": {}}),
+            json!({"items": [cluster("a"), bad.clone(), cluster("b")], "kind": "List"}),
+            json!({"items": [cluster("a"), {"kind": "ManagedClusterList",
+                "items": [cluster("b"), bad]}], "kind": "List"}),
+            json!({"items": [], "kind": "ManagedClusterList"}),
+            json!({"items": [cluster("a")], "kind": "Placement"}),
+            json!({"items": [cluster("a")]}),
+            json!({"items": [cluster("a")], "kind": 3}),
+            json!({"items": null, "kind": "List"}),
+            json!({"items": [1, cluster("a")], "kind": "List"}),
+            json!({"kind": "List"}),
+            cluster("a"),
+            json!([cluster("a")]),
+            Value::Null,
+        ];
+        for doc in docs {
+            let mut whole = SimInput::new();
+            whole.add_document("f", cluster("before")).unwrap();
+            let mut json_read = whole.clone();
+            let mut yaml_read = whole.clone();
+            let expected = whole
+                .add_document("f", doc.clone())
+                .map_err(|e| e.to_string());
+            let text = serde_json::to_string(&doc).unwrap();
+            let got = json_read.add_json("f", &text).map_err(|e| e.to_string());
+            assert_eq!(got, expected, "{doc}");
+            assert_eq!(state(&json_read), state(&whole), "{doc}");
+            let yaml = serde_saphyr::to_string(&doc).unwrap();
+            let got = yaml_read.add_yaml("f", &yaml).map_err(|e| e.to_string());
+            // The YAML source also names the document.
+            let got = got.map_err(|e| e.replace(" (document 1, line 1)", ""));
+            assert_eq!(got, expected, "{doc}");
+            assert_eq!(state(&yaml_read), state(&whole), "{doc}");
+        }
+        // A List is read item by item, anything else as a whole.
+        let streams = |doc: Value| {
+            let text = doc.to_string();
+            SimInput::new()
+                .stream_list("f", |seed| {
+                    let mut de = serde_json::Deserializer::from_str(&text);
+                    serde::de::DeserializeSeed::deserialize(seed, &mut de).ok()
+                })
+                .is_some()
+        };
+        assert!(streams(json!({"items": [cluster("a")], "kind": "List"})));
+        assert!(!streams(
+            json!({"items": [cluster("a")], "kind": "Placement"})
+        ));
+        assert!(!streams(cluster("a")));
+        // Invalid text is an error that names the file.
+        let e = SimInput::new()
+            .add_json("f.json", "{\"items\": [")
+            .unwrap_err();
+        assert!(e.to_string().starts_with("f.json: invalid JSON"), "{e}");
+    }
+
+    /// A YAML List larger than the parser's default limits (250 000 nodes) is read.
+    #[test]
+    fn large_yaml_lists_are_read() {
+        let n = 40_000;
+        let mut text = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c{i}\n    namespace: x\n"
+            ));
+        }
+        let mut input = SimInput::new();
+        input.add_yaml("big.yaml", &text).unwrap();
+        assert_eq!(input.ignored().get("ConfigMap"), Some(&n));
     }
 
     #[test]

@@ -18,9 +18,9 @@ use ocm_api::cluster::v1beta1::PlacementDecision;
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding, SelectorType};
 use ocm_api::constants::{cluster as cluster_consts, labels};
 
-use crate::quantity::approximate_f64;
 use crate::selector::{CompiledSelector, SelectorSpec};
-use crate::symbols::{Sym, SymMap, Symbols};
+use crate::symbols::{ABSENT, Sym, SymMap, Symbols};
+use ocm_api::k8s::quantity::approximate_f64;
 
 /// Index of a cluster in a [`Snapshot`]; clusters are numbered in name order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -38,7 +38,7 @@ impl ClusterId {
 pub(crate) const GO_ZERO_TIME_NANOS: i128 = -62_135_596_800 * 1_000_000_000;
 
 /// A taint in compact form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CompactTaint {
     pub(crate) key: Sym,
     pub(crate) value: Sym,
@@ -52,6 +52,13 @@ pub(crate) struct CompactTaint {
 pub(crate) struct ClusterEntry {
     pub(crate) labels: SymMap,
     pub(crate) claims: SymMap,
+    /// `status.clusterClaims` as listed (order and repeats kept), `(name, value)` with
+    /// [`ABSENT`](crate::symbols::ABSENT) for an unset one: what CEL selectors read.
+    pub(crate) claim_list: Box<[(Sym, Sym)]>,
+    /// Whether `metadata.labels` is set (an empty map included).
+    pub(crate) has_labels: bool,
+    /// Whether `status.clusterClaims` is set (an empty list included).
+    pub(crate) has_claims: bool,
     pub(crate) taints: Box<[CompactTaint]>,
     pub(crate) cpu: Option<f64>,
     pub(crate) memory: Option<f64>,
@@ -245,6 +252,7 @@ impl Snapshot {
                 std::mem::size_of::<ClusterEntry>()
                     + c.labels.heap_bytes()
                     + c.claims.heap_bytes()
+                    + c.claim_list.len() * std::mem::size_of::<(Sym, Sym)>()
                     + c.taints.len() * std::mem::size_of::<CompactTaint>()
             })
             .sum();
@@ -295,6 +303,8 @@ impl Snapshot {
 enum SetSelectorInput {
     Exclusive,
     Labels(Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>),
+    /// A `selectorType` this SDK does not know, as written.
+    Unknown(String),
 }
 
 /// Collects hub objects into a [`Snapshot`].
@@ -331,9 +341,11 @@ impl SnapshotBuilder {
         let name = set.metadata.name.clone().unwrap_or_default();
         let selector = match set.spec.cluster_selector.as_ref() {
             None => SetSelectorInput::Exclusive,
-            Some(s) => match s.selector_type {
+            Some(s) => match &s.selector_type {
                 SelectorType::ExclusiveClusterSetLabel => SetSelectorInput::Exclusive,
                 SelectorType::LabelSelector => SetSelectorInput::Labels(s.label_selector.clone()),
+                // A selector type this SDK does not know: the set cannot be evaluated.
+                other => SetSelectorInput::Unknown(other.to_string()),
             },
         };
         self.sets.push((name, selector));
@@ -448,6 +460,10 @@ impl SnapshotBuilder {
                     SetMembers::Members(ids)
                 }
                 SetSelectorInput::Labels(None) => SetMembers::Members(Vec::new()),
+                // Upstream's error for a selector type it does not know.
+                SetSelectorInput::Unknown(t) => {
+                    SetMembers::Invalid(format!("selectorType is not right: {t}"))
+                }
                 SetSelectorInput::Labels(Some(sel)) => {
                     match SelectorSpec::from_label_selector(Some(&sel)) {
                         Ok(spec) => {
@@ -583,17 +599,21 @@ fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> Cluste
             .collect(),
     );
     let status = source.status.as_ref();
+    let claim_list: Box<[(Sym, Sym)]> = status
+        .and_then(|s| s.cluster_claims.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let mut sym = |s: Option<&String>| s.map_or(ABSENT, |s| symbols.intern(s));
+            (sym(c.name.as_ref()), sym(c.value.as_ref()))
+        })
+        .collect();
+    let empty = symbols.intern("");
+    let or_empty = |s: Sym| if s == ABSENT { empty } else { s };
     let claims = SymMap::from_pairs(
-        status
-            .and_then(|s| s.cluster_claims.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                (
-                    symbols.intern(c.name.as_deref().unwrap_or_default()),
-                    symbols.intern(c.value.as_deref().unwrap_or_default()),
-                )
-            })
+        claim_list
+            .iter()
+            .map(|&(n, v)| (or_empty(n), or_empty(v)))
             .collect(),
     );
     let taints = source
@@ -602,7 +622,7 @@ fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> Cluste
         .map(|t| CompactTaint {
             key: symbols.intern(&t.key),
             value: symbols.intern(t.value.as_deref().unwrap_or_default()),
-            effect: t.effect,
+            effect: t.effect.clone(),
             time_added: t
                 .time_added
                 .as_ref()
@@ -619,8 +639,11 @@ fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> Cluste
     ClusterEntry {
         cpu: resource(cluster_consts::RESOURCE_CPU),
         memory: resource(cluster_consts::RESOURCE_MEMORY),
+        has_labels: source.metadata.labels.is_some(),
+        has_claims: status.is_some_and(|s| s.cluster_claims.is_some()),
         labels,
         claims,
+        claim_list,
         taints,
         source,
     }

@@ -35,7 +35,8 @@
 //!   followed by `: ` and [`SpreadOutcome::message`], which names the constraint, the counts
 //!   per domain and the clusters without the key.
 //! * A constraint the CRD would reject (`maxSkew` below 1, an empty `topologyKey`, more than
-//!   8 constraints) makes the placement misconfigured: `PlacementMisconfigured` says
+//!   8 constraints), or one with a `topologyKeyType` or `whenUnsatisfiable` this SDK does not
+//!   know, makes the placement misconfigured: `PlacementMisconfigured` says
 //!   `TopologySpread:<field error>` and nothing is selected, as for upstream's other plugins.
 //!
 //! Without the option, or without constraints, nothing changes; the `Spread` built-in
@@ -177,11 +178,8 @@ impl SpreadOutcome {
             .iter()
             .filter(|c| c.limited)
             .map(|c| {
-                // As the API spells it (also for a value a newer API may add).
-                let kind = serde_json::to_value(c.term.topology_key_type)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
+                // As the API spells it.
+                let kind = c.term.topology_key_type.as_str();
                 let shown: Vec<String> = c
                     .domains
                     .iter()
@@ -245,6 +243,19 @@ fn constraints(placement: &Placement, snapshot: &Snapshot) -> Result<Vec<Constra
             if t.topology_key.is_empty() {
                 return Err(format!(
                     "spreadConstraints[{i}].topologyKey: Required value"
+                ));
+            }
+            // Values a newer OCM may add: a constraint this scheduler cannot honour is a
+            // misconfiguration, in the Kubernetes field-error form.
+            if t.topology_key_type.is_unknown() {
+                return Err(format!(
+                    "spreadConstraints[{i}].topologyKeyType: Unsupported value: \"{}\": supported values: \"Label\", \"Claim\"",
+                    t.topology_key_type
+                ));
+            }
+            if let Some(action) = t.when_unsatisfiable.as_ref().filter(|a| a.is_unknown()) {
+                return Err(format!(
+                    "spreadConstraints[{i}].whenUnsatisfiable: Unsupported value: \"{action}\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""
                 ));
             }
             Ok(Constraint {

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use ocm_api::cluster::v1beta2::ManagedClusterSet;
 use ocm_placement::{Scheduler, Snapshot, StatusCode};
 use serde_json::json;
 
@@ -407,6 +408,27 @@ fn invalid_set_selector_is_an_error() {
         err.to_string()
             .starts_with("failed to get clusters from ClusterSet \"bad\": "),
         "{err}"
+    );
+}
+
+/// A `selectorType` a newer OCM may add decodes, and the scheduler reports the set as upstream
+/// reports a selector type it does not know.
+#[test]
+fn a_set_selector_type_this_sdk_does_not_know_is_an_error() {
+    let set: ManagedClusterSet = serde_json::from_value(json!({"metadata": {"name": "newer"},
+        "spec": {"clusterSelector": {"selectorType": "ClusterProfile"}}}))
+    .unwrap();
+    let snap = Snapshot::builder()
+        .cluster_set(&set)
+        .binding(&binding(NS, "newer"))
+        .cluster(cluster("c1").build())
+        .build();
+    let err = Scheduler::new()
+        .schedule(&placement("p", json!({})), &snap, now())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "failed to get clusters from ClusterSet \"newer\": selectorType is not right: ClusterProfile"
     );
 }
 

@@ -295,6 +295,35 @@ fn taint_without_time_added_is_never_tolerated_for_finite_seconds() {
     assert_eq!(selected(&schedule(&p, &snap)), ["c1"]);
 }
 
+/// A taint effect a newer OCM may add decodes, and is compared as a string as upstream does:
+/// the cluster is left out unless a toleration without effect, or with that effect, matches.
+#[test]
+fn a_taint_effect_this_sdk_does_not_know_must_be_tolerated() {
+    let now = Some(now());
+    let snap = hub(&[
+        member("c1").taint("key1", "", "NoSelectSoon", now),
+        member("c2"),
+    ])
+    .build();
+    assert_eq!(
+        selected(&schedule(&placement("p", json!({})), &snap)),
+        ["c2"]
+    );
+    let tolerate = |effect: Option<&str>| {
+        let mut t = json!({"key": "key1", "operator": "Exists"});
+        if let Some(e) = effect {
+            t["effect"] = json!(e);
+        }
+        selected(&schedule(
+            &placement("p", json!({"tolerations": [t]})),
+            &snap,
+        ))
+    };
+    assert_eq!(tolerate(None), ["c1", "c2"]);
+    assert_eq!(tolerate(Some("NoSelectSoon")), ["c1", "c2"]);
+    assert_eq!(tolerate(Some("NoSelect")), ["c2"]);
+}
+
 #[test]
 fn balance_plugin_cases() {
     let clusters = [member("cluster1"), member("cluster2"), member("cluster3")];

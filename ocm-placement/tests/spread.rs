@@ -259,6 +259,33 @@ fn invalid_constraints_are_misconfigured() {
     assert_eq!(selected(&r), ["a1"]);
 }
 
+/// A `topologyKeyType` or `whenUnsatisfiable` a newer OCM may add decodes (the Placement is
+/// not lost) and makes the placement misconfigured, naming the value.
+#[test]
+fn values_this_sdk_does_not_know_are_misconfigured() {
+    let snap = zones(&[("a1", Some("a"))]);
+    let p = placement(
+        "p",
+        json!({"spreadPolicy": {"spreadConstraints": [
+            {"topologyKey": "zone", "topologyKeyType": "Property"}]}}),
+    );
+    let r = spread(&p, &snap);
+    assert_eq!(r.misconfigured.status, ConditionStatus::True);
+    assert_eq!(
+        r.misconfigured.message,
+        "TopologySpread:spreadConstraints[0].topologyKeyType: Unsupported value: \"Property\": \
+         supported values: \"Label\", \"Claim\""
+    );
+    assert!(r.selected.is_empty());
+    let r = spread(&zone_placement(None, 1, "ScheduleLater"), &snap);
+    assert_eq!(
+        r.misconfigured.message,
+        "TopologySpread:spreadConstraints[0].whenUnsatisfiable: Unsupported value: \
+         \"ScheduleLater\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""
+    );
+    assert!(r.selected.is_empty());
+}
+
 /// Decision groups and `explain` work on a spread selection, which is not a prefix of the
 /// score order.
 #[test]

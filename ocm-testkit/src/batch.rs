@@ -275,11 +275,6 @@ pub(crate) fn generate_selector(job: &mut Value) {
     }
 }
 
-/// A Go string literal (`%q`).
-fn go_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
-}
-
 /// A label map as Go's `%#v` prints a `map[string]string`.
 fn go_string_map(m: Option<&Value>) -> String {
     match m.and_then(Value::as_object) {
@@ -287,12 +282,17 @@ fn go_string_map(m: Option<&Value>) -> String {
         Some(m) => {
             let mut pairs: Vec<(&String, String)> = m
                 .iter()
-                .map(|(k, v)| (k, go_quote(v.as_str().unwrap_or_default())))
+                .map(|(k, v)| {
+                    (
+                        k,
+                        ocm_api::k8s::gojson::quote(v.as_str().unwrap_or_default()),
+                    )
+                })
                 .collect();
             pairs.sort();
             let body: Vec<String> = pairs
                 .into_iter()
-                .map(|(k, v)| format!("{}:{v}", go_quote(k)))
+                .map(|(k, v)| format!("{}:{v}", ocm_api::k8s::gojson::quote(k)))
                 .collect();
             format!("map[string]string{{{}}}", body.join(", "))
         }
@@ -307,14 +307,19 @@ fn go_label_selector(sel: &Value) -> String {
             let items: Vec<String> = list
                 .iter()
                 .map(|e| {
-                    let s =
-                        |k: &str| go_quote(e.get(k).and_then(Value::as_str).unwrap_or_default());
+                    let s = |k: &str| {
+                        ocm_api::k8s::gojson::quote(
+                            e.get(k).and_then(Value::as_str).unwrap_or_default(),
+                        )
+                    };
                     let values = match e.get("values").and_then(Value::as_array) {
                         None => "[]string(nil)".to_string(),
                         Some(vs) => format!(
                             "[]string{{{}}}",
                             vs.iter()
-                                .map(|v| go_quote(v.as_str().unwrap_or_default()))
+                                .map(|v| ocm_api::k8s::gojson::quote(
+                                    v.as_str().unwrap_or_default()
+                                ))
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         ),
@@ -339,7 +344,7 @@ fn go_label_selector(sel: &Value) -> String {
 fn shown(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => "\"null\"".into(),
-        Some(Value::String(s)) => go_quote(s),
+        Some(Value::String(s)) => ocm_api::k8s::gojson::quote(s),
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::Bool(b)) => b.to_string(),
         Some(other) => other.to_string(),
@@ -473,7 +478,7 @@ fn check_spec(job: &Value, out: &mut Vec<Cause>) {
             reason: "FieldValueNotSupported".into(),
             message: format!(
                 "Unsupported value: {}: supported values: \"NonIndexed\", \"Indexed\"",
-                go_quote(other)
+                ocm_api::k8s::gojson::quote(other)
             ),
             field: "spec.completionMode".into(),
         }),
@@ -486,7 +491,7 @@ fn check_spec(job: &Value, out: &mut Vec<Cause>) {
             reason: "FieldValueNotSupported".into(),
             message: format!(
                 "Unsupported value: {}: supported values: \"Failed\", \"TerminatingOrFailed\"",
-                go_quote(p)
+                ocm_api::k8s::gojson::quote(p)
             ),
             field: "spec.podReplacementPolicy".into(),
         });
@@ -503,7 +508,7 @@ fn check_spec(job: &Value, out: &mut Vec<Cause>) {
         "OnFailure" if spec.get("podFailurePolicy").is_some_and(|p| !p.is_null()) => {
             out.push(invalid(
                 "spec.template.spec.restartPolicy",
-                go_quote(restart),
+                ocm_api::k8s::gojson::quote(restart),
                 "only \"Never\" is supported when podFailurePolicy is specified",
             ))
         }
@@ -512,7 +517,7 @@ fn check_spec(job: &Value, out: &mut Vec<Cause>) {
             reason: "FieldValueNotSupported".into(),
             message: format!(
                 "Unsupported value: {}: supported values: \"OnFailure\", \"Never\"",
-                go_quote(other)
+                ocm_api::k8s::gojson::quote(other)
             ),
             field: "spec.template.spec.restartPolicy".into(),
         }),

@@ -152,6 +152,18 @@ const BUILTINS: &[Builtin] = &[
         true,
         &["ds"],
     )),
+    // Kept by workload controllers as their revision history (and by the
+    // ManifestWorkReplicaSet controller's rollback opt-in).
+    b(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        true,
+        false,
+        false,
+        &[],
+    ),
     all(b("batch", "v1", "Job", "jobs", true, true, true, &[])),
     all(b(
         "batch",

@@ -27,16 +27,13 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess};
 use serde_json::Value;
 
+use ocm_api::k8s::gojson;
+
 use crate::api_error::ApiError;
 use crate::registry::{Gvr, ResourceInfo};
 
 /// The scheme name kube-apiserver's errors name for built-in kinds.
 const LEGACY_SCHEME: &str = "pkg/api/legacyscheme/scheme.go:30";
-
-/// Go's `%q` of a string (close enough: JSON escaping).
-pub(crate) fn go_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
-}
 
 /// kube-apiserver's `summarizeData(body, 30)`: the body itself when it is an object
 /// (cut at 30 bytes), otherwise its hex (cut likewise).
@@ -50,8 +47,7 @@ pub(crate) fn summarize(body: &[u8]) -> String {
     if body[0] == b'{' {
         format!("{}{more}", String::from_utf8_lossy(cut))
     } else {
-        let hex: String = cut.iter().map(|b| format!("{b:02x}")).collect();
-        format!("{hex}{more}")
+        format!("{}{more}", ocm_api::k8s::digest::hex(cut))
     }
 }
 
@@ -72,7 +68,7 @@ pub(crate) fn cannot_handle(
 ) -> ApiError {
     ApiError::bad_request(format!(
         "{data_kind} in version {} cannot be handled as a {kind}: {err}",
-        go_quote(data_version)
+        gojson::quote(data_version)
     ))
 }
 
@@ -185,9 +181,9 @@ pub(crate) fn type_meta(
     let err = if !is_builtin_kind(&group, &version, kind) {
         format!(
             "no kind {} is registered for version {} in scheme {}",
-            go_quote(kind),
-            go_quote(&data_gv),
-            go_quote(LEGACY_SCHEME)
+            gojson::quote(kind),
+            gojson::quote(&data_gv),
+            gojson::quote(LEGACY_SCHEME)
         )
     } else if kind == info.kind {
         // Another served version of the same kind decodes and converts, and is then refused.
@@ -214,7 +210,7 @@ pub(crate) fn patch_type_error(patched: &Value, e: &TypeError) -> ApiError {
         "",
         vec![crate::api_error::Cause {
             reason: "FieldValueInvalid".into(),
-            message: format!("Invalid value: {}: {}", go_quote(&json), e.go),
+            message: format!("Invalid value: {}: {}", gojson::quote(&json), e.go),
             field: "patch".into(),
         }],
     )
@@ -295,7 +291,7 @@ fn go_type_name(v: &Value) -> &'static str {
 /// Go's `%#v` of a decoded JSON value (approximately).
 fn go_sharp_v(v: &Value) -> String {
     match v {
-        Value::String(s) => go_quote(s),
+        Value::String(s) => gojson::quote(s),
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Null => "interface {}(nil)".into(),
@@ -306,7 +302,7 @@ fn go_sharp_v(v: &Value) -> String {
         Value::Object(m) => format!(
             "map[string]interface {{}}{{{}}}",
             m.iter()
-                .map(|(k, v)| format!("{}:{}", go_quote(k), go_sharp_v(v)))
+                .map(|(k, v)| format!("{}:{}", gojson::quote(k), go_sharp_v(v)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -565,59 +561,20 @@ fn expects<'de, V: de::Visitor<'de>>(visitor: &V) -> String {
     format!("{}", visitor as &dyn de::Expected)
 }
 
-/// Why a quantity string is refused, as `resource.ParseQuantity` words it.
-fn quantity_error(s: &str) -> Option<&'static str> {
-    const FORMAT: &str = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-    const SUFFIX: &str = "unable to parse quantity's suffix";
-    let s = s.trim();
-    let rest = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let num_len = rest
-        .bytes()
-        .take_while(|b| b.is_ascii_digit() || *b == b'.')
-        .count();
-    if num_len == 0 || rest[..num_len].bytes().filter(|b| *b == b'.').count() > 1 {
-        return Some(FORMAT);
+/// Why a quantity string is refused, as `resource.ParseQuantity` words it (after the
+/// whitespace trim of `Quantity.UnmarshalJSON`).
+fn quantity_error(s: &str) -> Option<String> {
+    use ocm_api::k8s::quantity::{Quantity, QuantityReason};
+    match Quantity::parse(s.trim()) {
+        // Beyond our 127 bits, but a quantity to Kubernetes.
+        Err(ocm_api::Error::Quantity {
+            reason: QuantityReason::OutOfRange,
+            ..
+        }) => None,
+        Err(ocm_api::Error::Quantity { reason, .. }) => Some(reason.to_string()),
+        Err(other) => Some(other.to_string()),
+        Ok(_) => None,
     }
-    let suffix = &rest[num_len..];
-    let letters = suffix
-        .bytes()
-        .take_while(|b| b"eEinumkKMGTP".contains(b))
-        .count();
-    let tail = &suffix[letters..];
-    let tail_ok = {
-        let t = tail.strip_prefix(['+', '-']).unwrap_or(tail);
-        t.bytes().all(|b| b.is_ascii_digit())
-    };
-    if !tail_ok {
-        return Some(FORMAT);
-    }
-    let known =
-        matches!(
-            suffix,
-            "" | "Ki"
-                | "Mi"
-                | "Gi"
-                | "Ti"
-                | "Pi"
-                | "Ei"
-                | "n"
-                | "u"
-                | "m"
-                | "k"
-                | "M"
-                | "G"
-                | "T"
-                | "P"
-                | "E"
-        ) || ((suffix.starts_with('e') || suffix.starts_with('E')) && suffix.len() > 1 && {
-            let e = &suffix[1..];
-            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-            !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())
-        });
-    if !known {
-        return Some(SUFFIX);
-    }
-    None
 }
 
 /// Where Go's base64 decoder stops on `s`, if it does.
@@ -810,13 +767,13 @@ impl<'de, 'v: 'de, 'c> de::Deserializer<'de> for De<'v, 'c> {
         match (name, self.v) {
             ("Quantity", Value::String(s)) => {
                 if let Some(e) = quantity_error(s) {
-                    return Err(self.fatal_plain(e.to_string()));
+                    return Err(self.fatal_plain(e));
                 }
                 visitor.visit_newtype_struct(self)
             }
             ("Quantity", Value::Number(_) | Value::Null) => visitor.visit_newtype_struct(self),
             ("Quantity", _) => {
-                Err(self.fatal_plain(quantity_error("x").unwrap_or_default().to_string()))
+                Err(self.fatal_plain(ocm_api::k8s::quantity::QuantityReason::Format.to_string()))
             }
             ("Time" | "MicroTime", v) if !v.is_string() && !v.is_null() => {
                 Err(self.fatal(self.kind(), "string", "string"))
@@ -1580,6 +1537,25 @@ mod tests {
             &json!({"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": 1, "memory": "1Gi"}}}]}})
         )
         .is_none());
+
+        // `ParseQuantity` reads a missing number as zero: these decode (the old checker here
+        // refused them), a suffix it does not know does not.
+        for zero in [".", "-", "Ki", " 1. "] {
+            assert!(
+                type_error(
+                    &pod,
+                    &json!({"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": zero}}}]}})
+                )
+                .is_none(),
+                "{zero}"
+            );
+        }
+        let e = type_error(
+            &pod,
+            &json!({"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": "1e"}}}]}}),
+        )
+        .unwrap();
+        assert_eq!(e.go, "unable to parse quantity's suffix");
 
         let cr = info("work.example.io", "Widget", true);
         let e = type_error(

@@ -923,7 +923,10 @@ fn resource_request(
 /// values: "All"`) and applies nothing. Returns whether the write is a dry run.
 fn dry_run_values(values: &[&str], causes: &mut Vec<crate::api_error::Cause>) -> bool {
     if values.iter().any(|v| *v != "All") {
-        let shown: Vec<String> = values.iter().map(|v| crate::decode::go_quote(v)).collect();
+        let shown: Vec<String> = values
+            .iter()
+            .map(|v| ocm_api::k8s::gojson::quote(v))
+            .collect();
         causes.push(crate::api_error::Cause {
             reason: "FieldValueNotSupported".into(),
             message: format!(

@@ -83,13 +83,13 @@ impl Query {
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(crate::api_error::ApiError::bad_request(format!(
                 "strconv.ParseInt: parsing {}: invalid syntax",
-                crate::decode::go_quote(v)
+                ocm_api::k8s::gojson::quote(v)
             )));
         }
         v.parse::<i64>().map(Some).map_err(|_| {
             crate::api_error::ApiError::bad_request(format!(
                 "strconv.ParseInt: parsing {}: value out of range",
-                crate::decode::go_quote(v)
+                ocm_api::k8s::gojson::quote(v)
             ))
         })
     }

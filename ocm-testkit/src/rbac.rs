@@ -204,7 +204,7 @@ impl Inner {
             else {
                 continue;
             };
-            let role = s(&b, "/roleRef/name");
+            let role = s(b, "/roleRef/name");
             if self
                 .cluster_role_rules(role)
                 .iter()
@@ -214,7 +214,7 @@ impl Inner {
                     true,
                     format!(
                         "RBAC: allowed by ClusterRoleBinding {:?} of ClusterRole {role:?} to {}",
-                        s(&b, "/metadata/name"),
+                        s(b, "/metadata/name"),
                         who(subject)
                     ),
                 );
@@ -224,7 +224,7 @@ impl Inner {
             return (false, String::new());
         }
         for b in self.rbac_objects("rolebindings").iter() {
-            if s(&b, "/metadata/namespace") != a.namespace {
+            if s(b, "/metadata/namespace") != a.namespace {
                 continue;
             }
             let Some(subject) = b
@@ -234,8 +234,8 @@ impl Inner {
             else {
                 continue;
             };
-            let role = s(&b, "/roleRef/name");
-            let (rules, kind) = match s(&b, "/roleRef/kind") {
+            let role = s(b, "/roleRef/name");
+            let (rules, kind) = match s(b, "/roleRef/kind") {
                 "ClusterRole" => (self.cluster_role_rules(role), "ClusterRole"),
                 _ => (self.role_rules(&a.namespace, role), "Role"),
             };
@@ -244,7 +244,7 @@ impl Inner {
                     true,
                     format!(
                         "RBAC: allowed by RoleBinding {:?} of {kind} {role:?} to {}",
-                        format!("{}/{}", s(&b, "/metadata/name"), a.namespace),
+                        format!("{}/{}", s(b, "/metadata/name"), a.namespace),
                         who(subject)
                     ),
                 );
@@ -385,7 +385,7 @@ impl PolicyRule {
             format!(
                 "[{}]",
                 v.iter()
-                    .map(|x| crate::decode::go_quote(x))
+                    .map(|x| ocm_api::k8s::gojson::quote(x))
                     .collect::<Vec<_>>()
                     .join(" ")
             )
@@ -491,17 +491,17 @@ impl Inner {
                 .is_some_and(|ss| ss.iter().any(|x| subject_matches(x, &a, ns)))
         };
         for b in self.rbac_objects("clusterrolebindings").iter() {
-            if bound(&b, "") {
-                rules.extend(self.cluster_role_rules(s(&b, "/roleRef/name")));
+            if bound(b, "") {
+                rules.extend(self.cluster_role_rules(s(b, "/roleRef/name")));
             }
         }
         if !namespace.is_empty() {
             for b in self.rbac_objects("rolebindings").iter() {
-                if s(&b, "/metadata/namespace") != namespace || !bound(&b, namespace) {
+                if s(b, "/metadata/namespace") != namespace || !bound(b, namespace) {
                     continue;
                 }
-                let role = s(&b, "/roleRef/name");
-                rules.extend(match s(&b, "/roleRef/kind") {
+                let role = s(b, "/roleRef/name");
+                rules.extend(match s(b, "/roleRef/kind") {
                     "ClusterRole" => self.cluster_role_rules(role),
                     _ => self.role_rules(namespace, role),
                 });
@@ -566,11 +566,11 @@ impl Inner {
         let groups: Vec<String> = user
             .groups
             .iter()
-            .map(|g| crate::decode::go_quote(g))
+            .map(|g| ocm_api::k8s::gojson::quote(g))
             .collect();
         Err(format!(
             "user {} (groups=[{}]) is attempting to grant RBAC permissions not currently held:\n{}",
-            crate::decode::go_quote(&user.name),
+            ocm_api::k8s::gojson::quote(&user.name),
             groups.join(" "),
             lines.join("\n")
         ))

@@ -81,47 +81,44 @@ impl LabelSelector {
         self.reqs.is_empty()
     }
 
-    /// Build from a `metav1.LabelSelector` JSON value (`matchLabels`, `matchExpressions`).
+    /// Build from a `metav1.LabelSelector` JSON value (`matchLabels`, `matchExpressions`),
+    /// refused as `LabelSelectorAsSelector` refuses it.
     pub fn from_json(sel: &Value) -> ApiResult<Self> {
-        let mut reqs = Vec::new();
-        if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
-            for (k, v) in m {
-                reqs.push(Requirement {
-                    key: k.clone(),
-                    op: Op::Eq(v.as_str().unwrap_or_default().to_string()),
-                });
-            }
-        }
-        if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
-            for e in exprs {
-                let key = e
-                    .get("key")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                let values: Vec<String> = e
-                    .get("values")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|v| v.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let op = match e.get("operator").and_then(Value::as_str) {
-                    Some("In") => Op::In(values),
-                    Some("NotIn") => Op::NotIn(values),
-                    Some("Exists") => Op::Exists,
-                    Some("DoesNotExist") => Op::DoesNotExist,
-                    other => {
-                        return Err(ApiError::bad_request(format!(
-                            "{other:?} is not a valid label selector operator"
-                        )));
-                    }
-                };
-                reqs.push(Requirement { key, op });
-            }
-        }
+        use ocm_api::k8s::labels::{self, Expression};
+        let selector: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
+            serde_json::from_value(sel.clone())
+                .map_err(|e| ApiError::bad_request(format!("invalid label selector: {e}")))?;
+        let selector =
+            labels::selector(&selector).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let reqs = selector
+            .into_iter()
+            .map(|expression| match expression {
+                Expression::Equal(key, value) => Requirement {
+                    key,
+                    op: Op::Eq(value),
+                },
+                Expression::NotEqual(key, value) => Requirement {
+                    key,
+                    op: Op::NotEq(value),
+                },
+                Expression::In(key, values) => Requirement {
+                    key,
+                    op: Op::In(values.into_iter().collect()),
+                },
+                Expression::NotIn(key, values) => Requirement {
+                    key,
+                    op: Op::NotIn(values.into_iter().collect()),
+                },
+                Expression::Exists(key) => Requirement {
+                    key,
+                    op: Op::Exists,
+                },
+                Expression::DoesNotExist(key) => Requirement {
+                    key,
+                    op: Op::DoesNotExist,
+                },
+            })
+            .collect();
         Ok(Self { reqs })
     }
 
@@ -350,6 +347,35 @@ impl FieldSelector {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// JSON selectors (Job selectors, aggregation rules) are checked as
+    /// `LabelSelectorAsSelector` checks them: the unknown-operator message quotes the operator
+    /// (it used to print `Some("Near")`), and a bad key no longer matches.
+    #[test]
+    fn json_selectors_are_checked_as_upstream() {
+        let e = LabelSelector::from_json(
+            &json!({"matchExpressions": [{"key": "a", "operator": "Near"}]}),
+        )
+        .unwrap_err();
+        assert_eq!(e.message, "\"Near\" is not a valid label selector operator");
+        let e = LabelSelector::from_json(
+            &json!({"matchExpressions": [{"key": "bad key", "operator": "Exists"}]}),
+        )
+        .unwrap_err();
+        assert!(
+            e.message.starts_with("key: Invalid value: \"bad key\""),
+            "{}",
+            e.message
+        );
+        let sel = LabelSelector::from_json(&json!({
+            "matchLabels": {"a": "1"},
+            "matchExpressions": [{"key": "b", "operator": "NotIn", "values": ["x"]}]
+        }))
+        .unwrap();
+        assert!(sel.matches_object(&obj(json!({"a": "1", "b": "y"}))));
+        assert!(!sel.matches_object(&obj(json!({"a": "1", "b": "x"}))));
+        assert!(!sel.matches_object(&obj(json!({"a": "2"}))));
+    }
 
     fn obj(labels: Value) -> Value {
         json!({"metadata": {"name": "n", "namespace": "ns", "labels": labels}})

@@ -22,6 +22,9 @@ use crate::ssa::{self, Writer};
 use crate::uid::UidGenerator;
 use crate::watch::{EventType, StoredEvent, Subscription, WatchOptions, WatcherSlot};
 
+/// The receiving end of a multi-resource watch.
+type EventReceiver = mpsc::UnboundedReceiver<Arc<StoredEvent>>;
+
 /// Namespace and name of a stored object (namespace empty when cluster-scoped).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
@@ -366,19 +369,6 @@ pub(crate) fn owner_uids(obj: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn is_dns_subdomain(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-                && !part.starts_with('-')
-                && !part.ends_with('-')
-        })
-}
-
 /// Everything but metadata (and status, when it is a subresource): what bumps generation.
 fn spec_part(obj: &Value, status_subresource: bool) -> Value {
     match obj {
@@ -394,10 +384,6 @@ fn spec_part(obj: &Value, status_subresource: bool) -> Value {
         ),
         other => other.clone(),
     }
-}
-
-fn hex_encode(s: &str) -> String {
-    s.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
 fn hex_decode(s: &str) -> Option<String> {
@@ -620,7 +606,9 @@ impl Store {
             last_key = Some(k.clone());
         }
         let continue_token = match (more, last_key) {
-            (true, Some(k)) => Some(hex_encode(&format!("{list_rv}/{}/{}", k.namespace, k.name))),
+            (true, Some(k)) => Some(ocm_api::k8s::digest::hex(
+                format!("{list_rv}/{}/{}", k.namespace, k.name).as_bytes(),
+            )),
             _ => None,
         };
         Ok(EntryList {
@@ -911,13 +899,7 @@ impl Store {
     /// Watch several resources in every namespace, without selectors, through one channel:
     /// their objects now (with the GVR each is watched as), then every change of them. What
     /// the workload simulators run on (one channel, where a watch per resource would take five).
-    pub(crate) fn watch_resources(
-        &self,
-        gvrs: &[Gvr],
-    ) -> (
-        Vec<(Gvr, Arc<Value>)>,
-        mpsc::UnboundedReceiver<Arc<StoredEvent>>,
-    ) {
+    pub(crate) fn watch_resources(&self, gvrs: &[Gvr]) -> (Vec<(Gvr, Arc<Value>)>, EventReceiver) {
         let mut inner = self.write();
         let (tx, rx) = mpsc::unbounded_channel();
         let mut initial = Vec::new();
@@ -1285,7 +1267,7 @@ impl Inner {
                     reason: "FieldValueInvalid".into(),
                     message: format!(
                         "Invalid value: {}: must be {}",
-                        crate::decode::go_quote(kind),
+                        ocm_api::k8s::gojson::quote(kind),
                         info.kind
                     ),
                     field: "kind".into(),
@@ -1389,7 +1371,7 @@ impl Inner {
                     }],
                 ));
             }
-        } else if !is_dns_subdomain(&name) {
+        } else if !ocm_api::k8s::names::dns1123_subdomain_errors(&name).is_empty() {
             return Err(ApiError::invalid(
                 &info.kind,
                 &info.group,
@@ -1529,7 +1511,7 @@ impl Inner {
                     reason: "FieldValueInvalid".into(),
                     message: format!(
                         "Invalid value: {}: must be {}",
-                        crate::decode::go_quote(kind),
+                        ocm_api::k8s::gojson::quote(kind),
                         info.kind
                     ),
                     field: "kind".into(),

@@ -457,6 +457,14 @@ impl Inner {
                 (ExecutorSubjectType::ServiceAccount, None) => {
                     return Err(bad_request(W, "executor service account can not be nil"));
                 }
+                // A subject type this hub does not know, with no service account: there is
+                // nobody to review (upstream's webhook would dereference nil).
+                (other, None) => {
+                    return Err(bad_request(
+                        W,
+                        format!("executor subject type {other} is not supported"),
+                    ));
+                }
                 (_, Some(sa)) => (sa.namespace.clone(), sa.name.clone()),
             },
         };

@@ -188,11 +188,7 @@ fn apply_body(work: &ManifestWork) -> Value {
 /// A hash of what the applier writes (sdk-go hashes the required object the same way, with
 /// MD5 over its JSON).
 fn required_hash(work: &ManifestWork) -> String {
-    use md5::{Digest, Md5};
     let mut text = String::new();
     ocm_feedback::jsonpath::go_json(&mut text, &apply_body(work));
-    Md5::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    ocm_api::k8s::digest::md5_hex(text.as_bytes())
 }

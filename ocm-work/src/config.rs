@@ -102,7 +102,7 @@ pub fn find_manifest_config(
         if found.update_strategy.is_none() && config.update_strategy.is_some() {
             found.update_strategy = config.update_strategy.clone();
         }
-        found.feedback_scrape_type = config.feedback_scrape_type;
+        found.feedback_scrape_type = config.feedback_scrape_type.clone();
     }
     let empty = found.condition_rules.is_none()
         && found.feedback_rules.is_none()

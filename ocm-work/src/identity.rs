@@ -1,7 +1,5 @@
 //! Who the work agent is: the hub hash, the agent id and AppliedManifestWork names.
 
-use ring::digest::{SHA256, digest};
-
 /// The hub hash: the lower-case hex SHA-256 of the hub's API server address, exactly as written
 /// in the hub kubeconfig (scheme and port included), e.g. `https://hub.example.com:6443`.
 ///
@@ -13,16 +11,8 @@ use ring::digest::{SHA256, digest};
 /// assert!(hash.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
 /// ```
 pub fn hub_hash(hub_host: &str) -> String {
-    let sum = digest(&SHA256, hub_host.as_bytes());
-    let mut out = String::with_capacity(64);
-    for byte in sum.as_ref() {
-        out.push(char::from(HEX[usize::from(byte >> 4)]));
-        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
-    }
-    out
+    ocm_api::k8s::digest::sha256_hex(hub_host.as_bytes())
 }
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// The agent id: the configured one, or the hub hash when none is configured.
 pub fn agent_id(configured: Option<&str>, hub_hash: &str) -> String {

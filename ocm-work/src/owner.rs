@@ -53,10 +53,12 @@ pub fn owned_by_the_work(
     let Some(option) = delete_option else {
         return true;
     };
-    match option.propagation_policy.unwrap_or_default() {
-        PropagationPolicy::Foreground => true,
-        PropagationPolicy::Orphan => false,
-        PropagationPolicy::SelectivelyOrphan => {
+    match option.propagation_policy.as_ref() {
+        None | Some(PropagationPolicy::Foreground) => true,
+        Some(PropagationPolicy::Orphan) => false,
+        // `SelectivelyOrphan`, and, as upstream, a policy this agent does not know: only the
+        // resources the orphaning rules name are left.
+        Some(_) => {
             let Some(selective) = &option.selectively_orphan else {
                 return true;
             };
@@ -174,6 +176,22 @@ mod tests {
             ttl_seconds_after_finished: None,
         };
         assert!(owned(Some(&unset)));
+    }
+
+    #[test]
+    fn an_unknown_policy_orphans_only_what_the_rules_name_as_upstream_does() {
+        let owned =
+            |o: Option<&DeleteOption>| owned_by_the_work("apps", "deployments", "ns", "web", o);
+        let rule = |name: &str| ResourceIdentifier {
+            group: Some("apps".into()),
+            resource: "deployments".into(),
+            name: name.into(),
+            namespace: Some("ns".into()),
+        };
+        let unknown = || PropagationPolicy::from("OrphanOnFridays");
+        assert!(owned(Some(&option(unknown(), None))));
+        assert!(owned(Some(&option(unknown(), Some(vec![rule("other")])))));
+        assert!(!owned(Some(&option(unknown(), Some(vec![rule("web")])))));
     }
 
     #[test]

@@ -194,7 +194,7 @@ fn evaluate_value(
     generation: i64,
     budget: &mut i64,
 ) -> Option<NewCondition> {
-    let (expressions, message_expression): (Vec<String>, Option<String>) = match rule.type_ {
+    let (expressions, message_expression): (Vec<String>, Option<String>) = match &rule.type_ {
         ConditionRuleType::WellKnownConditions => {
             let api_version = json
                 .get("apiVersion")
@@ -219,6 +219,18 @@ fn evaluate_value(
             rule.cel_expressions.clone().unwrap_or_default(),
             rule.message_expression.clone().filter(|m| !m.is_empty()),
         ),
+        // A type a newer OCM added (or any this agent does not know): upstream's message.
+        other => {
+            return Some(
+                NewCondition::new(
+                    rule.condition.clone(),
+                    ConditionStatus::Unknown,
+                    wc::REASON_CONDITION_RULE_INVALID,
+                    truncate(format!("unrecognized condition rule type {other}")),
+                )
+                .observed_generation(generation),
+            );
+        }
     };
     let condition = |status: ConditionStatus, reason: &str, message: String| {
         Some(
@@ -326,6 +338,21 @@ mod tests {
     fn show(c: Option<NewCondition>) -> (String, ConditionStatus, String, String) {
         let c = c.expect("a condition");
         (c.type_, c.status, c.reason, c.message)
+    }
+
+    #[test]
+    fn an_unknown_rule_type_reports_the_rule_invalid_as_upstream_does() {
+        let job = json!({"apiVersion": "batch/v1", "kind": "Job", "status": {}});
+        let r = rule(ConditionRuleType::from("Rego"), "Complete", &["true"]);
+        assert_eq!(
+            show(evaluate(&r, &job, 2)),
+            (
+                "Complete".into(),
+                ConditionStatus::Unknown,
+                "ConditionRuleInvalid".into(),
+                "unrecognized condition rule type Rego".into()
+            )
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ impl Applier for Labelling {
     ) -> BoxFuture<'a, Result<Value, ApplyError>> {
         Box::pin(async move {
             self.calls.fetch_add(1, Ordering::SeqCst);
-            let strategy = format!("{:?}", request.strategy());
+            let strategy = request.strategy().to_string();
             if let Some(meta) = request
                 .required
                 .get_mut("metadata")
@@ -242,4 +242,110 @@ async fn a_strategy_applier_and_its_errors_show_in_the_work_status() {
     let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
     assert!(configmaps.get_opt("ro").await.unwrap().is_none());
     assert!(configmaps.get_opt("rw").await.unwrap().is_some());
+}
+
+/// A hub whose ManifestWork CRD accepts one more update strategy, `Replace`, as a newer OCM's
+/// would; the agent runs with `appliers`.
+async fn newer_hub_setup(appliers: Appliers) -> (FakeCluster, FakeCluster, WorkAgent) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    fn add_replace(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map.iter_mut() {
+                    if k == "enum"
+                        && let Value::Array(values) = child
+                        && values.contains(&json!("ServerSideApply"))
+                    {
+                        values.push(json!("Replace"));
+                    } else {
+                        add_replace(child);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(add_replace),
+            _ => {}
+        }
+    }
+    let hub = FakeCluster::new();
+    let mut crd = serde_json::to_value(
+        ocm_api::crds()
+            .into_iter()
+            .find(|c| c.spec.names.kind == "ManifestWork")
+            .expect("ManifestWork CRD"),
+    )
+    .unwrap();
+    add_replace(&mut crd);
+    assert!(crd.to_string().contains("\"Replace\""));
+    let crd: CustomResourceDefinition = serde_json::from_value(crd).unwrap();
+    Api::<CustomResourceDefinition>::all(hub.client())
+        .create(&PostParams::default(), &crd)
+        .await
+        .expect("newer ManifestWork CRD");
+    ocm_testkit::install_crds(&hub).expect("crds");
+    let spoke = FakeCluster::new();
+    ocm_testkit::install_crds(&spoke).expect("crds");
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": CLUSTER}})).unwrap();
+    Api::<Namespace>::all(hub.client())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("namespace");
+    let config = AgentConfig::new(CLUSTER, hub_hash("https://hub.example.com:6443"))
+        .resync_interval(Duration::ZERO);
+    let agent = WorkAgent::new(hub.client(), spoke.client(), config).with_appliers(appliers);
+    (hub, spoke, agent)
+}
+
+fn replace_work() -> Value {
+    json!({"workload": {"manifests": [configmap("new", "v1"), configmap("old", "v1")]},
+        "manifestConfigs": [{"resourceIdentifier": {"resource": "configmaps",
+            "namespace": "default", "name": "new"}, "updateStrategy": {"type": "Replace"}}]})
+}
+
+#[tokio::test]
+async fn an_update_strategy_this_agent_does_not_know_leaves_the_manifest_not_applied() {
+    let (hub, spoke, agent) = newer_hub_setup(Appliers::default()).await;
+    create_work(&hub.client(), "newer", replace_work()).await;
+    agent.sync_all().await.expect("sync");
+    let w = work(&hub.client(), "newer").await;
+    // The work still decodes, and keeps the value it was given.
+    let strategy = &w.spec.manifest_configs.as_ref().unwrap()[0]
+        .update_strategy
+        .as_ref()
+        .unwrap()
+        .type_;
+    assert_eq!(strategy.as_str(), "Replace");
+    assert_eq!(
+        applied(&w, 0),
+        (
+            "False".to_string(),
+            "AppliedManifestFailed".to_string(),
+            "Failed to apply manifest: no applier for the update strategy Replace".to_string()
+        )
+    );
+    assert_eq!(applied(&w, 1).1, "AppliedManifestComplete");
+    let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
+    assert!(configmaps.get_opt("new").await.unwrap().is_none());
+    assert!(configmaps.get_opt("old").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn an_applier_registered_for_a_new_update_strategy_applies_it() {
+    let labelling = Labelling::default();
+    let calls = labelling.calls.clone();
+    let (hub, spoke, agent) = newer_hub_setup(
+        Appliers::default().with_strategy(UpdateStrategyType::from("Replace"), labelling),
+    )
+    .await;
+    create_work(&hub.client(), "newer", replace_work()).await;
+    agent.sync_all().await.expect("sync");
+    let w = work(&hub.client(), "newer").await;
+    assert_eq!(applied(&w, 0).1, "AppliedManifestComplete");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
+    let new = configmaps.get("new").await.unwrap();
+    assert_eq!(
+        new.labels().get("example.com/strategy").map(String::as_str),
+        Some("Replace")
+    );
 }

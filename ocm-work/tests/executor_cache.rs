@@ -212,6 +212,15 @@ async fn cached_validation_gives_the_same_answers_as_live_validation() {
         ))
     );
     assert_eq!(cache.len(), 1);
+    // A subject type a newer OCM may add, without a service account, is named.
+    broken.subject.as_mut().unwrap().type_ = "User".into();
+    assert_eq!(
+        cached.validate(Some(&broken), target, &secret("s")).await,
+        Err(ExecutorError::Invalid(
+            "the executor subject type User is not supported".into()
+        ))
+    );
+    assert_eq!(cache.len(), 1);
 
     // Allowed for another resource the executor may manage.
     create_role(&client, "secrets", &["secrets"], &ALL_VERBS).await;

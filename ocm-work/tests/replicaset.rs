@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -10,8 +11,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, ManualClock};
 use ocm_api::cluster::v1alpha1::{
-    MandatoryDecisionGroup, MandatoryDecisionGroups, RolloutConfig, RolloutProgressive,
-    RolloutProgressivePerGroup, RolloutStrategy, RolloutType,
+    FailureStrategy, MandatoryDecisionGroup, MandatoryDecisionGroups, RolloutConfig,
+    RolloutProgressive, RolloutProgressivePerGroup, RolloutStrategy, RolloutType,
 };
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions;
@@ -22,8 +23,8 @@ use ocm_api::work::v1alpha1::{
     ManifestWorkReplicaSetSpec,
 };
 use ocm_testkit::FakeCluster;
-use ocm_work::replicaset::SuccessCriteria;
 use ocm_work::replicaset::controller::ReplicaSetController;
+use ocm_work::replicaset::{SuccessCriteria, rollback};
 use serde_json::json;
 
 const NS: &str = "ocm-ns";
@@ -153,7 +154,7 @@ async fn create_replica_set(client: &Client, name: &str, refs: Vec<LocalPlacemen
         spec: ManifestWorkReplicaSetSpec {
             manifest_work_template: Some(template()),
             placement_refs: refs,
-            cascade_deletion_policy: None,
+            ..Default::default()
         },
         status: None,
     };
@@ -840,4 +841,338 @@ async fn the_run_loop_fans_out_and_follows_decision_changes() {
     wait_for(vec!["c01", "c02"]).await;
     let _ = stop.send(());
     task.await.unwrap();
+}
+
+// ---- The rollback opt-in (`ReplicaSetController::with_rollback`) ----
+
+/// The template with `data.v` set to `v`.
+fn template_v(v: &str) -> ManifestWorkSpec {
+    ManifestWorkSpec {
+        workload: Some(ManifestsTemplate {
+            manifests: Some(vec![Manifest::new(json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "cm", "namespace": "default"}, "data": {"v": v}
+            }))]),
+        }),
+        ..Default::default()
+    }
+}
+
+/// `data.v` of a work's ConfigMap.
+fn work_v(work: &ManifestWork) -> String {
+    work.spec.manifests()[0].as_value()["data"]["v"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Plays the work agent for every work not yet reported at its generation: applied and
+/// available when `data.v` is not `failing`, else failed to apply.
+async fn play_agent(hub: &Hub, failing: &str) {
+    let now = hub.clock.now_time().0.to_string();
+    for w in works(&hub.client).await {
+        let generation = w.metadata.generation;
+        let reported = w
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().all(|c| c.observed_generation == generation));
+        if reported {
+            continue;
+        }
+        if work_v(&w) == failing {
+            set_work_conditions(&hub.client, &w, &[("Applied", "False")], &now).await;
+        } else {
+            set_work_conditions(
+                &hub.client,
+                &w,
+                &[("Applied", "True"), ("Available", "True")],
+                &now,
+            )
+            .await;
+        }
+    }
+}
+
+/// Progressive, one cluster at a time, one failure tolerated, a one-minute deadline.
+fn progressive_one_by_one(failure_strategy: Option<FailureStrategy>) -> RolloutStrategy {
+    RolloutStrategy {
+        type_: Some(RolloutType::Progressive),
+        progressive: Some(RolloutProgressive {
+            max_concurrency: Some(IntOrString::Int(1)),
+            config: RolloutConfig {
+                max_failures: Some(IntOrString::Int(1)),
+                progress_deadline: Some("1m".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+        failure_strategy,
+        ..Default::default()
+    }
+}
+
+async fn set_template(client: &Client, name: &str, v: &str) {
+    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(client.clone(), NS);
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"manifestWorkTemplate": template_v(v)}})),
+    )
+    .await
+    .expect("new template");
+}
+
+async fn revisions(client: &Client) -> Vec<ControllerRevision> {
+    let api: Api<ControllerRevision> = Api::namespaced(client.clone(), NS);
+    api.list(&ListParams::default()).await.unwrap().items
+}
+
+/// Rolls `v` out until `PlacementRolledOut` is `True` (every work succeeds), at most 10 rounds.
+async fn roll_out_fine(
+    hub: &Hub,
+    controller: &ReplicaSetController,
+    name: &str,
+) -> ManifestWorkReplicaSet {
+    for _ in 0..10 {
+        let rs = settle(controller, &hub.client, name).await;
+        if condition(&rs, "PlacementRolledOut").0 == "True" {
+            return rs;
+        }
+        play_agent(hub, "none").await;
+    }
+    panic!("the rollout did not complete");
+}
+
+/// Rolls the current template out with every work failing, 4 rounds with the deadline
+/// passing in each, then lets the works at other templates succeed.
+async fn roll_out_failing(
+    hub: &Hub,
+    controller: &ReplicaSetController,
+    name: &str,
+    failing: &str,
+) -> ManifestWorkReplicaSet {
+    for _ in 0..4 {
+        settle(controller, &hub.client, name).await;
+        play_agent(hub, failing).await;
+        hub.clock.advance(std::time::Duration::from_secs(120));
+    }
+    settle(controller, &hub.client, name).await;
+    play_agent(hub, failing).await;
+    settle(controller, &hub.client, name).await
+}
+
+/// Four clusters, `v1` rolled out everywhere, then `v2` rolled out and failing everywhere.
+async fn failed_update(
+    rollback: bool,
+    failure_strategy: Option<FailureStrategy>,
+) -> (
+    Hub,
+    ReplicaSetController,
+    ManifestWorkReplicaSet,
+    ManifestWorkReplicaSet,
+) {
+    let clusters = names("c", 4);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(
+        &hub.client,
+        "mwrs",
+        vec![placement_ref(
+            "p1",
+            progressive_one_by_one(failure_strategy),
+        )],
+    )
+    .await;
+    set_template(&hub.client, "mwrs", "1").await;
+    let controller = ReplicaSetController::new(hub.client.clone())
+        .with_clock(hub.clock.clone())
+        .with_success_criteria(SuccessCriteria::AppliedAndAvailable)
+        .with_rollback(rollback);
+    let good = roll_out_fine(&hub, &controller, "mwrs").await;
+    set_template(&hub.client, "mwrs", "2").await;
+    let failed = roll_out_failing(&hub, &controller, "mwrs", "2").await;
+    (hub, controller, good, failed)
+}
+
+#[tokio::test]
+async fn rollback_puts_the_last_good_template_back_on_every_cluster() {
+    let (hub, _controller, good, rs) = failed_update(true, Some(FailureStrategy::AbortAll)).await;
+
+    // v1 reached every cluster: it became the current revision, recorded in the history.
+    let good_status = good.status.clone().unwrap();
+    let v1 = good_status
+        .current_revision
+        .clone()
+        .expect("current revision");
+    assert_eq!(good_status.update_revision.as_deref(), Some(v1.as_str()));
+    assert_eq!(good_status.summary.as_ref().unwrap().updated, Some(4));
+    assert_eq!(
+        condition(&good, "Progressing"),
+        ("True", "NewManifestWorkAvailable")
+    );
+
+    // v2 failed on two clusters (one more than maxFailures): aborted, v1 restored everywhere.
+    let status = rs.status.clone().unwrap();
+    let v2 = status.update_revision.clone().unwrap();
+    assert_ne!(v1, v2);
+    assert_eq!(status.current_revision.as_deref(), Some(v1.as_str()));
+    assert!(status.aborted_time.is_some());
+    assert_eq!(condition(&rs, "Progressing"), ("False", "RolloutAborted"));
+    assert_eq!(
+        condition(&rs, "PlacementRolledOut"),
+        ("False", "RolloutDegraded")
+    );
+    assert_eq!(status.summary.as_ref().unwrap().updated, Some(0));
+    let all = works(&hub.client).await;
+    assert_eq!(all.len(), 4);
+    for w in &all {
+        assert_eq!(work_v(w), "1", "{:?}", w.namespace());
+        assert_eq!(
+            w.labels().get(rollback::CONTROLLER_HASH_LABEL),
+            Some(&v1),
+            "{:?}",
+            w.namespace()
+        );
+    }
+    // The spec still holds v2: an abort does not rewrite it.
+    assert_eq!(
+        work_v(&ManifestWork {
+            metadata: Default::default(),
+            spec: rs.spec.manifest_work_template.clone().unwrap(),
+            status: None,
+        }),
+        "2"
+    );
+    let mut names: Vec<String> = revisions(&hub.client)
+        .await
+        .iter()
+        .map(|r| r.name_any())
+        .collect();
+    names.sort();
+    let mut want = vec![format!("mwrs-{v1}"), format!("mwrs-{v2}")];
+    want.sort();
+    assert_eq!(names, want);
+}
+
+#[tokio::test]
+async fn without_the_rollback_opt_in_a_failed_rollout_stops_as_upstream_does() {
+    // The same story, AbortAll written but the controller without the opt-in.
+    let (hub, _controller, good, rs) = failed_update(false, Some(FailureStrategy::AbortAll)).await;
+    for rs in [&good, &rs] {
+        let status = rs.status.clone().unwrap();
+        assert_eq!(status.current_revision, None);
+        assert_eq!(status.update_revision, None);
+        assert_eq!(status.aborted_time, None);
+        assert_eq!(status.collision_count, None);
+        assert_eq!(status.summary.as_ref().unwrap().updated, Some(0));
+        assert!(conditions::find(status.conditions.as_deref().unwrap(), "Progressing").is_none());
+    }
+    assert_eq!(
+        condition(&rs, "PlacementRolledOut"),
+        ("False", "Progressing")
+    );
+    let versions: Vec<String> = works(&hub.client).await.iter().map(work_v).collect();
+    assert_eq!(versions, ["2", "2", "1", "1"]);
+    assert!(
+        works(&hub.client)
+            .await
+            .iter()
+            .all(|w| !w.labels().contains_key(rollback::CONTROLLER_HASH_LABEL))
+    );
+    assert!(revisions(&hub.client).await.is_empty());
+}
+
+#[tokio::test]
+async fn with_rollback_but_no_failure_strategy_a_failed_rollout_stops_degraded() {
+    let (hub, _controller, _good, rs) = failed_update(true, None).await;
+    let status = rs.status.clone().unwrap();
+    assert!(status.aborted_time.is_none());
+    assert_ne!(status.current_revision, status.update_revision);
+    let (st, reason) = condition(&rs, "Progressing");
+    assert_eq!((st, reason), ("False", "ProgressDeadlineExceeded"));
+    assert_eq!(
+        condition(&rs, "PlacementRolledOut"),
+        ("False", "RolloutDegraded")
+    );
+    let versions: Vec<String> = works(&hub.client).await.iter().map(work_v).collect();
+    assert_eq!(versions, ["2", "2", "1", "1"]);
+}
+
+#[tokio::test]
+async fn undo_rolls_an_old_revision_out_again_and_the_history_is_pruned() {
+    let (hub, controller, good, rs) = failed_update(true, Some(FailureStrategy::AbortAll)).await;
+    let v1 = good.status.unwrap().current_revision.unwrap();
+    let v2 = rs.status.unwrap().update_revision.unwrap();
+    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(hub.client.clone(), NS);
+    api.patch(
+        "mwrs",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"revisionHistoryLimit": 1}})),
+    )
+    .await
+    .unwrap();
+
+    // Undo: the spec goes back to v1; the abort is over, and as every cluster holds v1 the
+    // rollout is complete at once.
+    set_template(&hub.client, "mwrs", "1").await;
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    let status = rs.status.clone().unwrap();
+    assert_eq!(status.update_revision.as_deref(), Some(v1.as_str()));
+    assert_eq!(status.current_revision.as_deref(), Some(v1.as_str()));
+    assert_eq!(status.aborted_time, None);
+    assert_eq!(
+        condition(&rs, "Progressing"),
+        ("True", "NewManifestWorkAvailable")
+    );
+    assert_eq!(condition(&rs, "PlacementRolledOut"), ("True", "Complete"));
+
+    let sorted_names = |revs: Vec<ControllerRevision>| {
+        let mut names: Vec<String> = revs.iter().map(|r| r.name_any()).collect();
+        names.sort();
+        names
+    };
+    let want = |hashes: &[&String]| {
+        let mut names: Vec<String> = hashes.iter().map(|h| format!("mwrs-{h}")).collect();
+        names.sort();
+        names
+    };
+
+    // A new template is a new revision.
+    set_template(&hub.client, "mwrs", "3").await;
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    let v3 = rs.status.clone().unwrap().update_revision.unwrap();
+    assert_eq!(
+        condition(&rs, "Progressing"),
+        ("True", "NewRevisionCreated")
+    );
+    assert_eq!(
+        sorted_names(revisions(&hub.client).await),
+        want(&[&v1, &v2, &v3])
+    );
+
+    // Another one: with a limit of 1, the oldest revision that is neither current nor
+    // update (v2) goes.
+    set_template(&hub.client, "mwrs", "4").await;
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    let v4 = rs.status.clone().unwrap().update_revision.unwrap();
+    assert_eq!(
+        sorted_names(revisions(&hub.client).await),
+        want(&[&v1, &v3, &v4])
+    );
+
+    // Back to v3, found in the history: it is renumbered as the newest.
+    set_template(&hub.client, "mwrs", "3").await;
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    assert_eq!(
+        rs.status.clone().unwrap().update_revision.as_deref(),
+        Some(v3.as_str())
+    );
+    assert_eq!(condition(&rs, "Progressing"), ("True", "FoundNewRevision"));
+    let numbers: BTreeMap<String, i64> = revisions(&hub.client)
+        .await
+        .iter()
+        .map(|r| (r.name_any(), rollback::revision_number(r)))
+        .collect();
+    assert!(numbers[&format!("mwrs-{v3}")] > numbers[&format!("mwrs-{v4}")]);
 }

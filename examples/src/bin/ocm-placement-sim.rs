@@ -102,64 +102,13 @@ fn files(path: &Path, recursive: bool, top: bool, out: &mut Vec<PathBuf>) -> Res
     Ok(())
 }
 
-/// Splits a YAML stream at document markers; returns `(number, first line, text)` for each
-/// document that has content.
-fn yaml_documents(text: &str) -> Vec<(usize, usize, String)> {
-    let mut docs = Vec::new();
-    let mut body = String::new();
-    let mut first_line = 1;
-    for (i, line) in text.lines().enumerate() {
-        let marker = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
-        if marker || line == "..." {
-            docs.push((first_line, std::mem::take(&mut body)));
-            first_line = i + 2;
-            if marker {
-                let rest = line[3..].trim_start();
-                if !rest.is_empty() && !rest.starts_with('#') {
-                    body.push_str(rest);
-                    body.push('\n');
-                    first_line = i + 1;
-                }
-            }
-            continue;
-        }
-        body.push_str(line);
-        body.push('\n');
-    }
-    docs.push((first_line, body));
-    docs.into_iter()
-        .filter(|(_, t)| {
-            t.lines().any(|l| {
-                let l = l.trim();
-                !l.is_empty() && !l.starts_with('#')
-            })
-        })
-        .enumerate()
-        .map(|(i, (line, t))| (i + 1, line, t))
-        .collect()
-}
-
 fn load(input: &mut SimInput, path: &Path) -> Result<(), String> {
-    let name = path.display().to_string();
-    let text = if path.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(|e| format!("standard input: {e}"))?
-    } else {
-        std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?
-    };
-    if path.extension().and_then(|e| e.to_str()) == Some("json") {
-        let value: Value =
-            serde_json::from_str(&text).map_err(|e| format!("{name}: invalid JSON: {e}"))?;
-        return input.add_document(&name, value).map_err(|e| e.to_string());
+    if path.as_os_str() == "-" {
+        let text = std::io::read_to_string(std::io::stdin())
+            .map_err(|e| format!("standard input: {e}"))?;
+        return input.add_yaml("-", &text).map_err(|e| e.to_string());
     }
-    for (number, line, body) in yaml_documents(&text) {
-        let source = format!("{name} (document {number}, line {line})");
-        let value: Value =
-            serde_saphyr::from_str(&body).map_err(|e| format!("{source}: invalid YAML: {e}"))?;
-        input
-            .add_document(&source, value)
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(())
+    input.add_file(path).map_err(|e| e.to_string())
 }
 
 fn median_and_min(mut samples: Vec<f64>) -> (f64, f64) {
@@ -262,17 +211,5 @@ fn main() -> ExitCode {
             eprintln!("ocm-placement-sim: {message}");
             ExitCode::FAILURE
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn documents_are_split_at_markers() {
-        let docs = yaml_documents("# head\n---\na: 1\n---\n\n--- b: 2\n...\n---\nc: 3\n");
-        let texts: Vec<_> = docs.iter().map(|(n, l, t)| (*n, *l, t.trim())).collect();
-        assert_eq!(texts, [(1, 3, "a: 1"), (2, 6, "b: 2"), (3, 9, "c: 3")]);
     }
 }

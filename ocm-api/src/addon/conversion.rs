@@ -181,7 +181,7 @@ impl From<v1alpha1::ManagedClusterAddOnStatus> for v1beta1::ManagedClusterAddOnS
         let driver = s.kube_client_driver;
         let registrations = s.registrations.map(|regs| {
             regs.into_iter()
-                .map(|r| registration_to_v1beta1(r, driver))
+                .map(|r| registration_to_v1beta1(r, driver.clone()))
                 .collect()
         });
         let config_references = s.config_references.map(|refs| {
@@ -219,7 +219,7 @@ impl From<v1beta1::ManagedClusterAddOnStatus> for v1alpha1::ManagedClusterAddOnS
                     r.type_ == v1beta1::RegistrationType::KubeClient && r.kube_client.is_some()
                 })
                 .and_then(|r| r.kube_client.as_ref())
-                .and_then(|k| k.driver)
+                .and_then(|k| k.driver.clone())
         });
         let registrations = s
             .registrations
@@ -307,7 +307,9 @@ fn registration_to_v1alpha1(r: v1beta1::RegistrationConfig) -> v1alpha1::Registr
                 }
             }),
         },
-        v1beta1::RegistrationType::CustomSigner => {
+        // A custom signer, or a type this SDK does not know (v1alpha1 has no type): the
+        // signer and subject it carries, if any, are kept.
+        v1beta1::RegistrationType::CustomSigner | v1beta1::RegistrationType::Unknown(_) => {
             let signer = r.custom_signer.unwrap_or_default();
             v1alpha1::RegistrationConfig {
                 signer_name: signer.signer_name,

@@ -36,10 +36,10 @@ use cel::{Env, ExecutionError};
 use super::program::children;
 
 /// Name of the hidden function charging an operand's size.
-pub(crate) const COST_FUNCTION: &str = "@ocm_cost";
+pub const COST_FUNCTION: &str = "@ocm_cost";
 
 /// Name of the hidden function charging a loop before it runs.
-pub(crate) const LOOP_COST_FUNCTION: &str = "@ocm_cost_each";
+pub const LOOP_COST_FUNCTION: &str = "@ocm_cost_each";
 
 /// The meter of the evaluation running on this thread.
 #[derive(Debug, Clone, Copy, Default)]

@@ -173,6 +173,31 @@ impl Program {
         self.depth
     }
 
+    /// The expression [`Program::evaluate`] runs: [`Program::expression`] with the hidden cost
+    /// charges around loop ranges and sized operands (see [`Budget`] and the
+    /// [module documentation](super)), for evaluators of their own that must charge what this
+    /// one charges.
+    pub fn executable(&self) -> &IdedExpr {
+        &self.executable
+    }
+
+    /// Units [`Program::evaluate`] charges once, before evaluating: the nodes outside loops.
+    pub fn base_cost(&self) -> u64 {
+        self.base_cost
+    }
+
+    /// Whether [`Program::executable`] charges anything itself (when it does not, an
+    /// evaluation costs exactly [`Program::base_cost`]).
+    pub fn charges(&self) -> bool {
+        self.charges
+    }
+
+    /// Runs `f` with a stack deep enough to walk or evaluate [`Program::executable`]
+    /// recursively (on the current stack when it has room, as [`Program::evaluate`] does).
+    pub fn with_stack<R>(&self, f: impl FnOnce() -> R) -> R {
+        with_stack(eval_stack(self.depth), f)
+    }
+
     /// The 1-based line and column (in code points) where the node `id` was written; `None`
     /// for a node the parser did not place (a node added by a rewrite).
     pub fn position(&self, id: u64) -> Option<(usize, usize)> {

@@ -19,6 +19,7 @@ use crate::cluster::v1::ManagedCluster;
 use crate::cluster::v1alpha1::{AddOnPlacementScore, ClusterClaim, RolloutConfig, RolloutStrategy};
 use crate::cluster::v1beta1::{Placement, Toleration};
 use crate::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use crate::k8s::names::{is_qualified_name, is_qualified_name_part};
 use crate::validation::{FieldErrors, names};
 
 /// Upstream's message when a ManagedClusterSetBinding is not named after its set.
@@ -528,32 +529,10 @@ fn check_namespace_name(errors: &mut FieldErrors, path: &str, name: &str) {
 // Matchers for the CRD patterns (the crate has no regex engine).
 // ---------------------------------------------------------------------------------------------
 
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
-fn is_dns_subdomain_like(s: &str) -> bool {
-    s.split('.').all(names::is_dns1123_label)
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
-fn is_name_part(s: &str) -> bool {
-    !s.is_empty()
-        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
-/// The taint key / topology key pattern: an optional `prefix/` then a name.
-pub(crate) fn is_qualified_name(s: &str) -> bool {
-    match s.split_once('/') {
-        Some((prefix, name)) => is_dns_subdomain_like(prefix) && is_name_part(name),
-        None => is_name_part(s),
-    }
-}
-
 /// `^[a-zA-Z0-9][-A-Za-z0-9_.]{0,61}[a-zA-Z0-9]$`
 fn is_decision_group_name(s: &str) -> bool {
     let len = s.chars().count();
-    (2..=63).contains(&len) && is_name_part(s)
+    (2..=63).contains(&len) && is_qualified_name_part(s)
 }
 
 /// `^((100|[1-9][0-9]{0,1})%|[1-9][0-9]*)$`

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use ocm_api::k8s::gojson::push_string;
 use serde_json::{Map, Value};
 
 use super::matches::{Match, Number, number};
@@ -36,7 +37,7 @@ pub fn go_json(out: &mut String, value: &Value) {
         match step {
             Step::Text(text) => out.push_str(text),
             Step::Key(key) => {
-                go_json_string(out, key);
+                push_string(out, key);
                 out.push(':');
             }
             Step::Value(value) => match value {
@@ -46,7 +47,7 @@ pub fn go_json(out: &mut String, value: &Value) {
                     Number::Int(i) => push_display(out, i),
                     Number::Float(f) => out.push_str(&go_json_float(f)),
                 },
-                Value::String(s) => go_json_string(out, s),
+                Value::String(s) => push_string(out, s),
                 Value::Array(items) => {
                     out.push('[');
                     push_items(&mut stack, items, ",", "]");
@@ -104,7 +105,7 @@ fn push_entries<'a>(
 pub(crate) fn go_json_match(out: &mut String, value: &Match<'_>) {
     match *value {
         Match::Json(v) => go_json(out, v),
-        Match::Text(s) => go_json_string(out, s),
+        Match::Text(s) => push_string(out, s),
         Match::Int(i) => push_display(out, i),
         Match::Float(f) => out.push_str(&go_json_float(f)),
         Match::Bool(b) => out.push_str(if b { "true" } else { "false" }),
@@ -181,41 +182,6 @@ fn go_number_text(out: &mut String, n: Number) {
         Number::Int(i) => push_display(out, i),
         Number::Float(f) => out.push_str(&go_float_text(f)),
     }
-}
-
-fn go_json_string(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
-    let mut run_start = 0;
-    for (i, c) in s.char_indices() {
-        let escape: Option<&str> = match c {
-            '"' => Some("\\\""),
-            '\\' => Some("\\\\"),
-            '\n' => Some("\\n"),
-            '\r' => Some("\\r"),
-            '\t' => Some("\\t"),
-            '\u{8}' => Some("\\b"),
-            '\u{c}' => Some("\\f"),
-            c if (c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
-                None
-            }
-            _ => continue,
-        };
-        out.push_str(&s[run_start..i]);
-        run_start = i + c.len_utf8();
-        match escape {
-            Some(e) => out.push_str(e),
-            None => {
-                let v = c as u32;
-                out.push_str("\\u");
-                for shift in [12, 8, 4, 0] {
-                    out.push(char::from(HEX[((v >> shift) & 0xf) as usize]));
-                }
-            }
-        }
-    }
-    out.push_str(&s[run_start..]);
-    out.push('"');
 }
 
 /// Shortest decimal digits of `f` (no sign) and the decimal exponent of the first digit.
@@ -352,7 +318,7 @@ mod tests {
     #[test]
     fn json_strings_like_go() {
         let mut s = String::new();
-        go_json_string(&mut s, "<a&b>\u{2028}\"\\\n\u{1}\u{8}");
+        push_string(&mut s, "<a&b>\u{2028}\"\\\n\u{1}\u{8}");
         assert_eq!(s, r#""\u003ca\u0026b\u003e\u2028\"\\\n\u0001\b""#);
     }
 }

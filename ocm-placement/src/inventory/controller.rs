@@ -13,16 +13,12 @@ use ocm_api::constants::{cluster as c, labels};
 use serde_json::json;
 
 use super::{InventoryChange, InventoryOptions, plan};
-use crate::controller::ControllerError;
+use crate::error::{ControllerError, kube_error};
 use crate::watch::{self, Round};
 
 /// How often [`ClusterInventoryController::run`] looks at the hub even without changes
 /// (upstream re-checks the well-known sets every 10 seconds).
 pub const INVENTORY_RESYNC_PERIOD: Duration = Duration::from_secs(10);
-
-fn kube_error(action: String) -> impl FnOnce(kube::Error) -> ControllerError {
-    move |source| ControllerError::Kube { action, source }
-}
 
 /// What one pass wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

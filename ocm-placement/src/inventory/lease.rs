@@ -156,7 +156,7 @@ mod controller {
     use serde_json::json;
 
     use super::{LEASE_NAME, LeaseVerdict, already_unknown, lease_verdict};
-    use crate::controller::ControllerError;
+    use crate::error::{ControllerError, kube_error};
     use crate::watch::{self, Round};
 
     /// What one pass of the lease controller did.
@@ -183,10 +183,6 @@ mod controller {
             f.debug_struct("ClusterLeaseController")
                 .finish_non_exhaustive()
         }
-    }
-
-    fn kube_error(action: String) -> impl FnOnce(kube::Error) -> ControllerError {
-        move |source| ControllerError::Kube { action, source }
     }
 
     impl ClusterLeaseController {

@@ -19,35 +19,15 @@ use super::{InventoryError, name_of};
 /// Whether `labels` satisfy `selector` with Kubernetes semantics (`matchLabels` and
 /// `matchExpressions` ANDed; `NotIn` and `DoesNotExist` hold when the key is absent).
 ///
-/// An unknown operator is an error, as it is for the API server.
+/// A selector the API server would refuse (an unknown operator, a bad label key or value, a
+/// wrong number of values) is an error with upstream's message, as
+/// `LabelSelectorAsSelector` gives it to upstream's cluster-set controller.
 pub fn selector_matches(
     selector: &LabelSelector,
     labels: &BTreeMap<String, String>,
 ) -> Result<bool, InventoryError> {
-    for (key, value) in selector.match_labels.iter().flatten() {
-        if labels.get(key) != Some(value) {
-            return Ok(false);
-        }
-    }
-    for expr in selector.match_expressions.iter().flatten() {
-        let found = labels.get(&expr.key);
-        let values = expr.values.as_deref().unwrap_or_default();
-        let ok = match expr.operator.as_str() {
-            "In" => found.is_some_and(|v| values.contains(v)),
-            "NotIn" => found.is_none_or(|v| !values.contains(v)),
-            "Exists" => found.is_some(),
-            "DoesNotExist" => found.is_none(),
-            other => {
-                return Err(InventoryError::InvalidSelector(format!(
-                    "{other:?} is not a valid label selector operator"
-                )));
-            }
-        };
-        if !ok {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    ocm_api::k8s::labels::matches(selector, labels)
+        .map_err(|e| InventoryError::InvalidSelector(e.to_string()))
 }
 
 /// Whether `set` selects `cluster`.
@@ -72,6 +52,7 @@ pub fn is_member(
                 Some(selector) => selector_matches(selector, cluster_labels),
             }
         }
+        other => Err(InventoryError::UnknownSelectorType(other.to_string())),
     }
 }
 
@@ -134,5 +115,50 @@ pub fn bound_condition(set_exists: bool) -> NewCondition {
             c::REASON_CLUSTER_SET_NOT_FOUND,
             "",
         )
+    }
+}
+
+#[cfg(test)]
+mod selector_tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+
+    use super::*;
+
+    fn one(key: &str, operator: &str, values: Option<Vec<String>>) -> LabelSelector {
+        LabelSelector {
+            match_labels: None,
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: key.into(),
+                operator: operator.into(),
+                values,
+            }]),
+        }
+    }
+
+    /// Upstream's cluster-set controller goes through `LabelSelectorAsSelector`, which refuses
+    /// a bad key or a missing value list; this copy used to match on them.
+    #[test]
+    fn invalid_selectors_are_refused_as_upstream_refuses_them() {
+        let labels = BTreeMap::from([("env".to_string(), "prod".to_string())]);
+        let err = selector_matches(&one("bad key", "Exists", None), &labels).unwrap_err();
+        assert!(
+            err.to_string().contains("key: Invalid value: \"bad key\""),
+            "{err}"
+        );
+        let err = selector_matches(&one("env", "In", None), &labels).unwrap_err();
+        assert!(
+            err.to_string().contains("values set can't be empty"),
+            "{err}"
+        );
+        let err = selector_matches(&one("env", "Near", None), &labels).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("\"Near\" is not a valid label selector operator"),
+            "{err}"
+        );
+        assert!(selector_matches(&one("env", "In", Some(vec!["prod".into()])), &labels).unwrap());
+        assert!(
+            !selector_matches(&one("env", "NotIn", Some(vec!["prod".into()])), &labels).unwrap()
+        );
     }
 }

@@ -82,6 +82,10 @@ pub enum InventoryError {
     /// A cluster set's label selector cannot be evaluated.
     #[error("invalid label selector: {0}")]
     InvalidSelector(String),
+    /// A cluster set's `selectorType` is one this SDK does not know (a newer OCM may add
+    /// one); the message is upstream's.
+    #[error("selectorType is not right: {0}")]
+    UnknownSelectorType(String),
     /// A score's bounds or value cannot be normalised.
     #[error("cannot normalise score: {0}")]
     InvalidScore(String),

@@ -90,7 +90,7 @@ mod writer {
     use serde_json::json;
 
     use super::merge_scores;
-    use crate::controller::ControllerError;
+    use crate::error::{ControllerError, kube_error};
 
     /// Writes AddOnPlacementScores for one managed cluster into its namespace on the hub.
     ///
@@ -111,10 +111,6 @@ mod writer {
                 .field("resource_name", &self.resource_name)
                 .finish_non_exhaustive()
         }
-    }
-
-    fn kube_error(action: String) -> impl FnOnce(kube::Error) -> ControllerError {
-        move |source| ControllerError::Kube { action, source }
     }
 
     impl ScoreWriter {

@@ -5,14 +5,12 @@
 //! `status.clusterClaims`, later duplicates winning) and all its CEL expressions match. No
 //! predicates, or no candidate clusters, let everything through without validating anything.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use cel::Value;
-use cel::objects::{Key, Map};
+use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta1::{ClusterPredicate, ClusterSelector};
 
-use super::cel::{CelLimits, CelSelector, ClusterInput, ClusterReads, score_items_value, to_val};
+use super::cel::{
+    CelLimits, CelSelector, ClusterInput, ClusterReads, Escapes, NativeInput, ScoresInput,
+};
 use crate::selector::{CompiledSelector, SelectorSpec};
 use crate::snapshot::{ClusterId, Snapshot};
 
@@ -84,8 +82,11 @@ pub(crate) struct PredicateEvaluator<'a> {
     snapshot: &'a Snapshot,
     limits: CelLimits,
     cel_root: Option<cel::Context<'static, 'static>>,
-    /// The parts of `managedCluster` the expressions read, with their cache columns.
+    /// The parts of `managedCluster` the expressions read from the snapshot's cache, with
+    /// their columns.
     cel_reads: ClusterReads,
+    /// The interpreter's context and memo of native evaluations.
+    escapes: Option<Escapes<'a>>,
     uses_scores: bool,
 }
 
@@ -104,17 +105,20 @@ impl<'a> PredicateEvaluator<'a> {
             snapshot,
             limits,
             cel_root: needs_cel.then(super::cel::root_context),
+            escapes: predicates
+                .iter()
+                .any(|p| p.cel.has_native())
+                .then(|| Escapes::new(super::cel::root_context())),
             uses_scores: predicates.iter().any(|p| p.cel.uses_scores()),
         }
     }
 
     /// Whether any predicate matches the cluster.
     #[inline]
-    pub(crate) fn matches(&self, id: ClusterId) -> bool {
+    pub(crate) fn matches(&'a self, id: ClusterId) -> bool {
         let Some(entry) = self.snapshot.clusters.get(id.index()) else {
             return false;
         };
-        let mut cel_input: Option<Option<ClusterInput<'_>>> = None;
         for p in self.predicates {
             if !p.labels.matches(&entry.labels) || !p.claims.matches(&entry.claims) {
                 continue;
@@ -125,40 +129,37 @@ impl<'a> PredicateEvaluator<'a> {
             let Some(root) = self.cel_root.as_ref() else {
                 continue;
             };
-            let Some(input) = cel_input.get_or_insert_with(|| self.cel_input(id)) else {
-                continue;
+            let source: &ManagedCluster = &entry.source;
+            let input = ClusterInput {
+                reads: &self.cel_reads,
+                index: id.index(),
+                source,
+                scores: if self.uses_scores {
+                    ScoresInput::Lazy {
+                        snapshot: self.snapshot,
+                        id,
+                        value: std::sync::OnceLock::new(),
+                    }
+                } else {
+                    ScoresInput::Value(None)
+                },
             };
-            if p.cel.evaluate(root, input, self.limits).0 {
+            let native = self.escapes.as_ref().map(|escapes| {
+                (
+                    NativeInput {
+                        cluster: source,
+                        entry,
+                        id,
+                        snapshot: self.snapshot,
+                        reads: &self.cel_reads,
+                    },
+                    escapes,
+                )
+            });
+            if p.cel.evaluate(root, &input, native, self.limits).0 {
                 return true;
             }
         }
         false
-    }
-
-    fn cel_input(&self, id: ClusterId) -> Option<ClusterInput<'_>> {
-        let source = self.snapshot.clusters.get(id.index())?.source.as_ref();
-        let scores = self.uses_scores.then(|| {
-            let mut map: HashMap<Key, Value> = HashMap::new();
-            for (resource, table) in &self.snapshot.scores {
-                if let Some(row) = table.row(id) {
-                    let items: Vec<(&str, i32)> = table
-                        .items(row)
-                        .iter()
-                        .map(|&(n, v)| (self.snapshot.symbols.resolve(n), v))
-                        .collect();
-                    map.insert(
-                        Key::String(Arc::new(resource.clone())),
-                        score_items_value(&items),
-                    );
-                }
-            }
-            to_val(Value::Map(Map { map: Arc::new(map) }))
-        });
-        Some(ClusterInput {
-            reads: &self.cel_reads,
-            index: id.index(),
-            source,
-            scores,
-        })
     }
 }

@@ -82,7 +82,7 @@ pub(crate) fn compile(tolerations: &[Toleration], symbols: &Symbols) -> Vec<Comp
                     _ => Operator::Other,
                 },
                 value: symbols.lookup(t.value.as_deref().unwrap_or_default()),
-                effect: t.effect,
+                effect: t.effect.clone(),
                 // Go multiplies a time.Duration (int64 nanoseconds), which wraps on overflow.
                 seconds_nanos: t.toleration_seconds.map(|s| s.wrapping_mul(1_000_000_000)),
             }
@@ -117,7 +117,7 @@ pub(crate) fn check(
         }
         let mut tolerated = false;
         for t in tolerations {
-            if t.effect.is_some_and(|e| e != taint.effect) {
+            if t.effect.as_ref().is_some_and(|e| *e != taint.effect) {
                 continue;
             }
             if t.key.is_some_and(|k| k != taint.key) {

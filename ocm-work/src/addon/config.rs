@@ -62,8 +62,7 @@ pub fn spec_hash(object: &Value) -> String {
     }
     let mut text = String::new();
     ocm_feedback::jsonpath::go_json(&mut text, &Value::Object(fields));
-    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
-    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+    ocm_api::k8s::digest::sha256_hex(text.as_bytes())
 }
 
 /// A configuration kind: `(group, resource)`, the group empty for the core group.

@@ -259,8 +259,8 @@ impl LeaseHealthChecker {
                 .status
                 .as_ref()
                 .and_then(|s| s.health_check.as_ref())
-                .and_then(|h| h.mode);
-            if mode == Some(HealthCheckMode::Customized) {
+                .and_then(|h| h.mode.as_ref());
+            if mode == Some(&HealthCheckMode::Customized) {
                 continue;
             }
             let name = addon.name_any();

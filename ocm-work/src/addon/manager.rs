@@ -1567,10 +1567,10 @@ pub fn build_registrations(
             .nth(kube_index)
             .and_then(|r| r.kube_client.as_ref());
         kube_index += 1;
-        if let Some(d) = existing_kc.and_then(|e| e.driver) {
+        if let Some(d) = existing_kc.and_then(|e| e.driver.clone()) {
             kc.driver = Some(d);
         }
-        match kc.driver {
+        match &kc.driver {
             Some(KubeClientDriver::Token) => {
                 kc.subject = existing_kc
                     .and_then(|e| e.subject.clone())
@@ -1588,7 +1588,8 @@ pub fn build_registrations(
                     });
                 }
             }
-            None => {}
+            // A driver this SDK does not know: the subject is left as configured.
+            Some(_) | None => {}
         }
         out.push(config);
     }

@@ -290,6 +290,8 @@ impl TemplateAddon {
                     volumes.push(json!({"name": name,
                         "secret": {"secretName": names::custom_signed_secret(&self.name, &cs.signer_name)}}));
                 }
+                // A type this SDK does not know has no credential to mount.
+                _ => {}
             }
         }
         let proxy_ca = values
@@ -367,7 +369,7 @@ impl AgentAddon for TemplateAddon {
             let cluster_name = cluster.metadata.name.clone().unwrap_or_default();
             let mut out: Vec<RegistrationConfig> = Vec::new();
             for r in template.spec.registration.iter().flatten() {
-                match r.type_ {
+                match &r.type_ {
                     RegistrationType::KubeClient => out.push(kube_client_registration(
                         names::default_user(&cluster_name, &addon_name, &agent_name),
                         names::default_groups(&cluster_name, &addon_name),
@@ -395,6 +397,12 @@ impl AgentAddon for TemplateAddon {
                             }),
                         });
                     }
+                    // As upstream: a type this SDK does not know is logged and skipped.
+                    other => tracing::info!(
+                        addon = %addon_name,
+                        type_ = %other,
+                        "unsupported registration type"
+                    ),
                 }
             }
             Ok(out)
@@ -431,6 +439,8 @@ impl AgentAddon for TemplateAddon {
                                     .map_err(|e| format!("invalid roleRef in hubPermissions: {e}"))?,
                             });
                         }
+                        // As upstream: a binding type this SDK does not know grants nothing.
+                        _ => {}
                     }
                 }
             }

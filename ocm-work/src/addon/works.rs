@@ -508,7 +508,7 @@ fn merge_feedback_rule(mut rules: Vec<FeedbackRule>, rule: FeedbackRule) -> Vec<
         .filter(|r| r.type_ == FeedbackType::JsonPaths)
         .flat_map(|r| r.json_paths.iter().flatten().map(|p| p.name.clone()))
         .collect();
-    match rule.type_ {
+    match &rule.type_ {
         FeedbackType::WellKnownStatus => {
             if !has_well_known {
                 rules.push(rule);
@@ -525,6 +525,8 @@ fn merge_feedback_rule(mut rules: Vec<FeedbackRule>, rule: FeedbackRule) -> Vec<
                 rules.push(FeedbackRule::json_paths(fresh));
             }
         }
+        // A type this SDK does not know is kept: the work agent reports it.
+        _ => rules.push(rule),
     }
     rules
 }

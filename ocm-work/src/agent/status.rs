@@ -141,8 +141,8 @@ impl WorkAgent {
             }
         };
         let watch = config
-            .and_then(|c| c.feedback_scrape_type)
-            .is_some_and(|t| t == FeedbackScrapeType::Watch);
+            .and_then(|c| c.feedback_scrape_type.as_ref())
+            .is_some_and(|t| *t == FeedbackScrapeType::Watch);
         let watched = match (&resolved, watch) {
             (Ok(resolved), true) => self.register_watch(work_name, &key, resolved, &namespace),
             _ => false,

@@ -113,7 +113,7 @@ impl ApplyRequest<'_> {
     pub fn strategy(&self) -> UpdateStrategyType {
         self.config
             .and_then(|c| c.update_strategy.as_ref())
-            .map(|s| s.type_)
+            .map(|s| s.type_.clone())
             .unwrap_or_default()
     }
 
@@ -247,7 +247,7 @@ impl Appliers {
     /// kind's override, else the strategy's; `None` when neither exists.
     pub fn get(
         &self,
-        strategy: UpdateStrategyType,
+        strategy: &UpdateStrategyType,
         group: &str,
         kind: &str,
     ) -> Option<&Arc<dyn Applier>> {
@@ -256,7 +256,7 @@ impl Appliers {
         {
             return Some(applier);
         }
-        self.by_strategy.get(&strategy)
+        self.by_strategy.get(strategy)
     }
 }
 
@@ -310,7 +310,7 @@ mod tests {
             namespace: "default",
             name: "x",
         };
-        match appliers.get(strategy, group, kind) {
+        match appliers.get(&strategy, group, kind) {
             Some(applier) => applier
                 .apply(request)
                 .await
@@ -352,5 +352,18 @@ mod tests {
             "required"
         );
         assert!(format!("{appliers:?}").contains("Deployment"));
+    }
+
+    #[tokio::test]
+    async fn a_strategy_this_sdk_does_not_know_has_an_applier_only_when_one_is_registered() {
+        let replace = UpdateStrategyType::from("Replace");
+        assert!(replace.is_unknown());
+        let appliers = Appliers::default();
+        assert_eq!(
+            picked(&appliers, replace.clone(), "", "ConfigMap").await,
+            Value::Null
+        );
+        let appliers = appliers.with_strategy(replace.clone(), Named("replace"));
+        assert_eq!(picked(&appliers, replace, "", "ConfigMap").await, "replace");
     }
 }

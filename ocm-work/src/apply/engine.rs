@@ -376,12 +376,14 @@ impl ApplyEngine {
         let config = identified.config.as_ref();
         let strategy = config
             .and_then(|c| c.update_strategy.as_ref())
-            .map(|s| s.type_)
+            .map(|s| s.type_.clone())
             .unwrap_or_default();
         let kind = meta.kind.as_deref().unwrap_or_default();
-        let Some(applier) = self.appliers.get(strategy, group, kind) else {
+        // A strategy with no applier (one a newer OCM added, or a custom one nobody
+        // registered) leaves the manifest not applied, with the strategy named.
+        let Some(applier) = self.appliers.get(&strategy, group, kind) else {
             return Err(ApplyError::Api(format!(
-                "no applier for the update strategy {strategy:?}"
+                "no applier for the update strategy {strategy}"
             )));
         };
         let request = ApplyRequest {

@@ -4,7 +4,6 @@
 //! (`&{map[...]}`) with MD5. Reproducing that text exactly lets this agent take over objects a
 //! Go agent applied without a spurious re-apply.
 
-use md5::{Digest, Md5};
 use serde_json::Value;
 
 /// The lower-case hex MD5 of the Go `%v` rendering of `object`.
@@ -16,13 +15,7 @@ use serde_json::Value;
 /// assert_eq!(ocm_work::apply::hash::config_hash(&cm), "4c07ba481d04e9c38e5ed3bf24139537");
 /// ```
 pub fn config_hash(object: &Value) -> String {
-    let text = go_unstructured_string(object);
-    let digest = Md5::digest(text.as_bytes());
-    let mut out = String::with_capacity(32);
-    for byte in digest.iter() {
-        out.push_str(&format!("{byte:02x}"));
-    }
-    out
+    ocm_api::k8s::digest::md5_hex(go_unstructured_string(object).as_bytes())
 }
 
 /// Go's `%v` rendering of a pointer to an unstructured object: `&{` + value + `}`.

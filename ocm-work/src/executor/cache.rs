@@ -177,7 +177,7 @@ impl Dimension {
                 out.push(',');
             }
             let _ = write!(out, "\"{key}\":");
-            go_json_string(&mut out, value);
+            ocm_api::k8s::gojson::push_string(&mut out, value);
         }
         let _ = write!(out, ",\"ExecuteAction\":{}}}", self.execute_action.code());
         out
@@ -185,37 +185,8 @@ impl Dimension {
 
     /// The key of this dimension in the cache: hex SHA-256 of [`to_go_json`](Self::to_go_json).
     pub fn hash(&self) -> String {
-        let digest = ring::digest::digest(&ring::digest::SHA256, self.to_go_json().as_bytes());
-        let mut hex = String::with_capacity(64);
-        for byte in digest.as_ref() {
-            let _ = write!(hex, "{byte:02x}");
-        }
-        hex
+        ocm_api::k8s::digest::sha256_hex(self.to_go_json().as_bytes())
     }
-}
-
-/// Appends `s` as a JSON string the way Go's `encoding/json` writes it (HTML-safe).
-fn go_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// The cache key of an executor: `"<saNamespace>/<saName>"`.

@@ -132,10 +132,17 @@ impl ExecutorValidator {
                 "the executor service account is nil".into(),
             ));
         };
+        // As upstream, the service account is used whatever the subject type says; a type
+        // this SDK does not know without one is named in the error.
         let Some(sa) = &subject.service_account else {
-            return Err(ExecutorError::Invalid(
-                "the executor service account is nil".into(),
-            ));
+            return Err(ExecutorError::Invalid(if subject.type_.is_unknown() {
+                format!(
+                    "the executor subject type {} is not supported",
+                    subject.type_
+                )
+            } else {
+                "the executor service account is nil".into()
+            }));
         };
         match &self.cache {
             None => {

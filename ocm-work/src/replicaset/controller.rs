@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
@@ -30,6 +31,7 @@ use ocm_api::work::v1alpha1::{
 };
 use serde_json::json;
 
+use super::rollback::{self, RollbackPlan};
 use super::status::{self, WorkCounts};
 use super::{
     SuccessCriteria, awaits_progressing, build_work, cluster_rollout_status, manifest_work_equal,
@@ -56,6 +58,7 @@ pub struct ReplicaSetController {
     client: Client,
     clock: Arc<dyn Clock>,
     criteria: SuccessCriteria,
+    rollback: bool,
     synced: Option<Arc<AtomicBool>>,
 }
 
@@ -63,8 +66,20 @@ impl std::fmt::Debug for ReplicaSetController {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReplicaSetController")
             .field("criteria", &self.criteria)
+            .field("rollback", &self.rollback)
             .finish_non_exhaustive()
     }
+}
+
+/// What the deploy step saw of the rollouts, for the rollback opt-in.
+#[derive(Default)]
+struct Observed {
+    /// Write `summary.updated` (the works succeeded at the template being rolled out).
+    count_updated: bool,
+    /// Some placement's rollout breached `maxFailures`.
+    breached: bool,
+    /// Some placement's rollout breached `maxFailures` with `failureStrategy: AbortAll`.
+    abort: bool,
 }
 
 /// The reconcile steps' verdict: go on with the next one, or stop here.
@@ -81,6 +96,7 @@ impl ReplicaSetController {
             client,
             clock: Arc::new(SystemClock),
             criteria: SuccessCriteria::default(),
+            rollback: false,
             synced: None,
         }
     }
@@ -96,6 +112,14 @@ impl ReplicaSetController {
     #[must_use]
     pub fn with_success_criteria(mut self, criteria: SuccessCriteria) -> Self {
         self.criteria = criteria;
+        self
+    }
+
+    /// Turns on revision history and rollback (our addition, from upstream's accepted
+    /// proposal; off by default): see [`super::rollback`].
+    #[must_use]
+    pub fn with_rollback(mut self, on: bool) -> Self {
+        self.rollback = on;
         self
     }
 
@@ -148,23 +172,43 @@ impl ReplicaSetController {
         let mut new_status = before.clone();
         let now = self.clock.now();
         let mut errors = Vec::new();
+        let plan = if self.rollback && validate_owner_label(&owner_label(replica_set)).is_ok() {
+            Some(self.revisions(replica_set, &mut new_status).await?)
+        } else {
+            None
+        };
+        let effective = plan.as_ref().map(|p| p.effective(replica_set));
+        let target = effective.as_ref().unwrap_or(replica_set);
+        let mut observed = Observed {
+            count_updated: plan.as_ref().is_some_and(|p| !p.aborted),
+            ..Observed::default()
+        };
         let deploy = self
-            .deploy(replica_set, &mut new_status, now, &mut errors)
+            .deploy(target, &mut new_status, now, &mut errors, &mut observed)
             .await;
         if let Ok((Step::Continue, requeue)) = &deploy {
             outcome.requeue_after = *requeue;
             if let Err(e) = self
-                .update_status_counts(replica_set, &mut new_status, now)
+                .update_status_counts(target, &mut new_status, now)
                 .await
             {
                 errors.push(e);
+            }
+            if let Some(plan) = &plan
+                && plan.finish(observed.breached, observed.abort, &mut new_status, now)
+            {
+                outcome.requeue_after = Some(Duration::ZERO);
             }
         }
         if let Err(e) = deploy {
             errors.push(e);
         }
         if new_status != before {
-            let patch = json!({ "status": new_status });
+            let mut patch = json!({ "status": new_status });
+            // A merge patch keeps what it does not mention: a cleared abort is written as null.
+            if before.aborted_time.is_some() && new_status.aborted_time.is_none() {
+                patch["status"]["abortedTime"] = serde_json::Value::Null;
+            }
             api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(|e| {
@@ -227,6 +271,174 @@ impl ReplicaSetController {
                 )
             })?;
         Ok(ReconcileOutcome::default())
+    }
+
+    /// The rollback opt-in's first step: records the spec's template as a revision (bumping
+    /// `status.collisionCount` on a hash collision), writes `status.updateRevision` (clearing
+    /// `abortedTime` when it changes), loads the current revision's template and prunes the
+    /// history to `spec.revisionHistoryLimit`.
+    async fn revisions(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+        new_status: &mut ManifestWorkReplicaSetStatus,
+    ) -> Result<RollbackPlan> {
+        let namespace = replica_set.namespace().unwrap_or_default();
+        let name = replica_set.name_any();
+        let api: Api<ControllerRevision> = Api::namespaced(self.client.clone(), &namespace);
+        let owner = owner_label(replica_set);
+        let history = api
+            .list(
+                &ListParams::default()
+                    .labels(&format!("{}={owner}", labels::MANIFEST_WORK_REPLICA_SET)),
+            )
+            .await
+            .map_err(|e| Error::kube(format!("list ControllerRevisions of {owner}"), e))?
+            .items;
+        let newest = history
+            .iter()
+            .map(rollback::revision_number)
+            .max()
+            .unwrap_or(0);
+        let template = replica_set
+            .spec
+            .manifest_work_template
+            .clone()
+            .unwrap_or_default();
+        let mut collisions = new_status.collision_count;
+        let mut created = false;
+        let mut found = None;
+        // A few rounds: a collision moves to the next hash, a lost create race re-reads.
+        for _ in 0..8 {
+            let hash = rollback::template_hash(&template, collisions);
+            let rev_name = rollback::revision_name(&name, &hash);
+            let get = api.get_opt(&rev_name).await.map_err(|e| {
+                Error::kube(format!("get ControllerRevision {namespace}/{rev_name}"), e)
+            })?;
+            match get {
+                Some(rev) => {
+                    let same =
+                        rollback::revision_template(&rev).is_ok_and(|t| spec_equal(&t, &template));
+                    if !same {
+                        collisions = Some(collisions.unwrap_or(0).saturating_add(1));
+                        continue;
+                    }
+                    if rollback::revision_number(&rev) < newest {
+                        let patch = json!({"revision": newest + 1});
+                        api.patch(&rev_name, &PatchParams::default(), &Patch::Merge(&patch))
+                            .await
+                            .map_err(|e| {
+                                Error::kube(
+                                    format!("renumber ControllerRevision {namespace}/{rev_name}"),
+                                    e,
+                                )
+                            })?;
+                    }
+                    found = Some(hash);
+                    break;
+                }
+                None => {
+                    let rev = rollback::build_revision(replica_set, &template, &hash, newest + 1)
+                        .map_err(|message| Error::InvalidObject {
+                        object: format!("ManifestWorkReplicaSet {namespace}/{name}"),
+                        message,
+                    })?;
+                    match api.create(&PostParams::default(), &rev).await {
+                        Ok(_) => {
+                            created = true;
+                            found = Some(hash);
+                            break;
+                        }
+                        Err(kube::Error::Api(status)) if status.code == 409 => continue,
+                        Err(e) => {
+                            return Err(Error::kube(
+                                format!("create ControllerRevision {namespace}/{rev_name}"),
+                                e,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        let Some(update) = found else {
+            return Err(Error::InvalidObject {
+                object: format!("ManifestWorkReplicaSet {namespace}/{name}"),
+                message: format!(
+                    "no free ControllerRevision name for spec.manifestWorkTemplate after {} \
+                     hash collisions",
+                    collisions.unwrap_or(0)
+                ),
+            });
+        };
+        new_status.collision_count = collisions;
+        let changed = new_status.update_revision.as_deref() != Some(update.as_str());
+        if changed {
+            new_status.aborted_time = None;
+        }
+        new_status.update_revision = Some(update.clone());
+
+        let mut current = None;
+        if let Some(hash) = new_status.current_revision.clone()
+            && hash != update
+        {
+            let rev_name = rollback::revision_name(&name, &hash);
+            let rev = api.get_opt(&rev_name).await.map_err(|e| {
+                Error::kube(format!("get ControllerRevision {namespace}/{rev_name}"), e)
+            })?;
+            match rev.map(|r| rollback::revision_template(&r)) {
+                Some(Ok(t)) => current = Some((hash, t)),
+                Some(Err(message)) => tracing::warn!(%message, "current revision unusable"),
+                None => tracing::warn!(
+                    revision = %rev_name,
+                    "the current revision's ControllerRevision is gone: nothing to roll back to"
+                ),
+            }
+        }
+
+        let keep_update = rollback::revision_name(&name, &update);
+        let keep_current = new_status
+            .current_revision
+            .as_deref()
+            .map(|h| rollback::revision_name(&name, h))
+            .unwrap_or_default();
+        let limit = replica_set
+            .spec
+            .revision_history_limit
+            .unwrap_or(rollback::DEFAULT_REVISION_HISTORY_LIMIT);
+        for old in rollback::revisions_to_prune(&history, &[&keep_update, &keep_current], limit) {
+            match api.delete(&old, &DeleteParams::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(e) => {
+                    return Err(Error::kube(
+                        format!("delete ControllerRevision {namespace}/{old}"),
+                        e,
+                    ));
+                }
+            }
+        }
+
+        let previous_reason = new_status
+            .conditions
+            .as_deref()
+            .and_then(|c| conditions::find(c, rollback::CONDITION_PROGRESSING))
+            .map(|c| c.reason.as_str());
+        let found_again = if changed {
+            !created
+        } else {
+            previous_reason == Some(rollback::REASON_FOUND_NEW_REVISION)
+        };
+        let progress_reason = if found_again {
+            rollback::REASON_FOUND_NEW_REVISION
+        } else {
+            rollback::REASON_NEW_REVISION_CREATED
+        };
+        let aborted = new_status.aborted_time.is_some() && current.is_some();
+        Ok(RollbackPlan {
+            update,
+            current,
+            aborted,
+            progress_reason,
+        })
     }
 
     async fn owned_works(&self, owner: &str) -> Result<Vec<ManifestWork>> {
@@ -299,6 +511,7 @@ impl ReplicaSetController {
         new_status: &mut ManifestWorkReplicaSetStatus,
         now: Timestamp,
         errors: &mut Vec<Error>,
+        observed: &mut Observed,
     ) -> Result<(Step, Option<Duration>)> {
         let now_time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now);
         let conditions = new_status.conditions.get_or_insert_with(Vec::new);
@@ -433,6 +646,8 @@ impl ReplicaSetController {
             if let Some(after) = result.recheck_after {
                 min_requeue = min_requeue.min(after);
             }
+            observed.breached |= result.max_failure_breach;
+            observed.abort |= rollback::abort_wanted(&strategy, &result);
             for cluster in result
                 .clusters_to_rollout
                 .iter()
@@ -490,6 +705,11 @@ impl ReplicaSetController {
                 )),
                 summary: Some(ManifestWorkReplicaSetSummary {
                     desired_total: Some(selected),
+                    updated: Some(if observed.count_updated {
+                        succeeded.len() as i64
+                    } else {
+                        0
+                    }),
                     ..summary_with_total(existing.len() as i64)
                 }),
             });
@@ -503,6 +723,9 @@ impl ReplicaSetController {
             .get_or_insert_with(|| summary_with_total(0));
         summary.total = Some(count as i64);
         summary.desired_total = Some(selected_total);
+        if observed.count_updated {
+            summary.updated = Some(succeeded_total as i64);
+        }
         if count == 0 {
             summary.applied = Some(0);
             summary.available = Some(0);

@@ -12,6 +12,9 @@
 //!   [`SuccessCriteria`] opt-in that fixes upstream's never-advancing progressive rollouts,
 //!   and [`awaits_progressing`], which spots the works such a rollout waits for in vain;
 //! * [`status`]: the summaries and conditions written to the replica set's status.
+//!
+//! Our addition, off by default: [`rollback`], the revision history and automatic abort of
+//! upstream's accepted rollback proposal (`ReplicaSetController::with_rollback`).
 
 use std::collections::BTreeMap;
 
@@ -25,6 +28,7 @@ use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 use serde_json::Value;
 
 pub mod controller;
+pub mod rollback;
 pub mod status;
 
 /// The value of the `work.open-cluster-management.io/manifestworkreplicaset` label on the works

@@ -23,7 +23,7 @@ fn rs(namespace: &str, name: &str) -> ManifestWorkReplicaSet {
                 name: "p1".into(),
                 rollout_strategy: None,
             }],
-            cascade_deletion_policy: None,
+            ..Default::default()
         },
     );
     rs.metadata.namespace = Some(namespace.into());

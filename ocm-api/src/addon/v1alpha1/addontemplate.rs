@@ -60,14 +60,37 @@ pub struct RegistrationSpec {
 }
 
 /// The kinds of credential an AddOnTemplate's agent can register for.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RegistrationType {
     /// A client certificate for the hub's API server, signed by
     /// `kubernetes.io/kube-apiserver-client`, with the permissions in `hubPermissions`.
     KubeClient,
     /// A client certificate signed with a CA the template names (`signingCA`).
     CustomSigner,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `RegistrationType`: its known values only, with the same name and docs.
+/// The kinds of credential an AddOnTemplate's agent can register for.
+#[derive(JsonSchema)]
+#[schemars(rename = "RegistrationType")]
+#[allow(dead_code)]
+enum RegistrationTypeSchema {
+    /// A client certificate for the hub's API server, signed by
+    /// `kubernetes.io/kube-apiserver-client`, with the permissions in `hubPermissions`.
+    KubeClient,
+    /// A client certificate signed with a CA the template names (`signingCA`).
+    CustomSigner,
+}
+
+crate::string_enum::string_enum!(RegistrationType, RegistrationTypeSchema {
+    KubeClient => "KubeClient",
+    CustomSigner => "CustomSigner",
+});
 
 /// A hub API client credential and the permissions it is granted.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
@@ -98,13 +121,35 @@ pub struct HubPermissionConfig {
 }
 
 /// Where a hub permission applies.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HubPermissionsBindingType {
     /// In the hub namespace of the managed cluster the agent runs on.
     CurrentCluster,
     /// In one fixed hub namespace.
     SingleNamespace,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `HubPermissionsBindingType`: its known values only, with the same name and docs.
+/// Where a hub permission applies.
+#[derive(JsonSchema)]
+#[schemars(rename = "HubPermissionsBindingType")]
+#[allow(dead_code)]
+enum HubPermissionsBindingTypeSchema {
+    /// In the hub namespace of the managed cluster the agent runs on.
+    CurrentCluster,
+    /// In one fixed hub namespace.
+    SingleNamespace,
+}
+
+crate::string_enum::string_enum!(HubPermissionsBindingType, HubPermissionsBindingTypeSchema {
+    CurrentCluster => "CurrentCluster",
+    SingleNamespace => "SingleNamespace",
+});
 
 /// A ClusterRole bound in the namespace of the agent's own managed cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]

@@ -104,12 +104,13 @@ pub struct InstallStrategy {
 impl InstallStrategy {
     /// The install strategy in effect: `type`, or `Manual` when it is absent.
     pub fn strategy_type(&self) -> InstallStrategyType {
-        self.type_.unwrap_or_default()
+        self.type_.clone().unwrap_or_default()
     }
 }
 
 /// The ways an addon can be installed on managed clusters.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum InstallStrategyType {
     /// Users enable the addon per cluster by creating ManagedClusterAddOns (upstream default).
     #[default]
@@ -117,7 +118,29 @@ pub enum InstallStrategyType {
     /// The addon manager installs the addon on every cluster that the listed Placements
     /// select.
     Placements,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `InstallStrategyType`: its known values only, with the same name and docs.
+/// The ways an addon can be installed on managed clusters.
+#[derive(JsonSchema)]
+#[schemars(rename = "InstallStrategyType")]
+#[allow(dead_code)]
+enum InstallStrategyTypeSchema {
+    /// Users enable the addon per cluster by creating ManagedClusterAddOns (upstream default).
+    Manual,
+    /// The addon manager installs the addon on every cluster that the listed Placements
+    /// select.
+    Placements,
+}
+
+crate::string_enum::string_enum!(InstallStrategyType, InstallStrategyTypeSchema {
+    Manual => "Manual",
+    Placements => "Placements",
+});
 
 /// One Placement whose clusters get the addon.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

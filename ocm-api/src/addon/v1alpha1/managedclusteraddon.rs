@@ -201,7 +201,8 @@ pub struct Subject {
 }
 
 /// How an addon agent authenticates to the hub's API server.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum KubeClientDriver {
     /// A client certificate obtained through a CertificateSigningRequest.
     #[serde(rename = "csr")]
@@ -209,7 +210,30 @@ pub enum KubeClientDriver {
     /// A service account token.
     #[serde(rename = "token")]
     Token,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `KubeClientDriver`: its known values only, with the same name and docs.
+/// How an addon agent authenticates to the hub's API server.
+#[derive(JsonSchema)]
+#[schemars(rename = "KubeClientDriver")]
+#[allow(dead_code)]
+enum KubeClientDriverSchema {
+    /// A client certificate obtained through a CertificateSigningRequest.
+    #[serde(rename = "csr")]
+    Csr,
+    /// A service account token.
+    #[serde(rename = "token")]
+    Token,
+}
+
+crate::string_enum::string_enum!(KubeClientDriver, KubeClientDriverSchema {
+    Csr => "csr",
+    Token => "token",
+});
 
 /// How the hub judges an addon's health on a cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
@@ -222,7 +246,8 @@ pub struct HealthCheck {
 }
 
 /// The ways the hub can judge an addon's health.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HealthCheckMode {
     /// The agent renews a Lease on the managed cluster; the cluster's registration agent
     /// reports the addon unavailable when the lease expires (upstream default).
@@ -230,4 +255,26 @@ pub enum HealthCheckMode {
     Lease,
     /// The addon's own hub controller sets the `Available` condition.
     Customized,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `HealthCheckMode`: its known values only, with the same name and docs.
+/// The ways the hub can judge an addon's health.
+#[derive(JsonSchema)]
+#[schemars(rename = "HealthCheckMode")]
+#[allow(dead_code)]
+enum HealthCheckModeSchema {
+    /// The agent renews a Lease on the managed cluster; the cluster's registration agent
+    /// reports the addon unavailable when the lease expires (upstream default).
+    Lease,
+    /// The addon's own hub controller sets the `Available` condition.
+    Customized,
+}
+
+crate::string_enum::string_enum!(HealthCheckMode, HealthCheckModeSchema {
+    Lease => "Lease",
+    Customized => "Customized",
+});

@@ -136,14 +136,37 @@ pub struct RegistrationConfig {
 }
 
 /// The kinds of credential an addon agent can register for.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 #[serde(rename_all = "camelCase")]
 pub enum RegistrationType {
     /// A client of the hub's API server.
     KubeClient,
     /// A client certificate issued by a signer other than the hub API server's.
     CustomSigner,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `RegistrationType`: its known values only, with the same name and docs.
+/// The kinds of credential an addon agent can register for.
+#[derive(JsonSchema)]
+#[schemars(rename = "RegistrationType")]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
+enum RegistrationTypeSchema {
+    /// A client of the hub's API server.
+    KubeClient,
+    /// A client certificate issued by a signer other than the hub API server's.
+    CustomSigner,
+}
+
+crate::string_enum::string_enum!(RegistrationType, RegistrationTypeSchema {
+    KubeClient => "kubeClient",
+    CustomSigner => "customSigner",
+});
 
 /// A hub API client credential.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]

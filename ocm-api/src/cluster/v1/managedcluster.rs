@@ -102,7 +102,12 @@ pub struct Taint {
 }
 
 /// The effect of a [`Taint`] on scheduling.
-#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// The scheduler treats an effect it does not know (`Unknown`) as upstream's does, comparing
+/// effects as strings: the cluster is not selected unless a toleration with no effect or
+/// with that same effect tolerates the taint.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TaintEffect {
     /// Not selected unless tolerated; already selected clusters are dropped when the taint is
     /// not tolerated.
@@ -112,7 +117,33 @@ pub enum TaintEffect {
     /// Not newly selected unless tolerated, but clusters already selected by the Placement
     /// stay selected.
     NoSelectIfNew,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `TaintEffect`: its known values only, with the same name and docs.
+/// The effect of a [`Taint`] on scheduling.
+#[derive(JsonSchema)]
+#[schemars(rename = "TaintEffect")]
+#[allow(dead_code)]
+enum TaintEffectSchema {
+    /// Not selected unless tolerated; already selected clusters are dropped when the taint is
+    /// not tolerated.
+    NoSelect,
+    /// Meant as "avoid if possible"; the upstream scheduler currently ignores it.
+    PreferNoSelect,
+    /// Not newly selected unless tolerated, but clusters already selected by the Placement
+    /// stay selected.
+    NoSelectIfNew,
+}
+
+crate::string_enum::string_enum!(TaintEffect, TaintEffectSchema {
+    NoSelect => "NoSelect",
+    PreferNoSelect => "PreferNoSelect",
+    NoSelectIfNew => "NoSelectIfNew",
+});
 
 /// What the hub observed about a managed cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

@@ -66,6 +66,81 @@ pub struct RolloutStrategy {
     /// Settings of the `ProgressivePerGroup` strategy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progressive_per_group: Option<RolloutProgressivePerGroup>,
+
+    /// What to do when the rollout fails on more clusters than `maxFailures` allows: absent,
+    /// stop (upstream's behaviour); `AbortAll`, abort it and put the last revision that
+    /// reached every cluster back everywhere.
+    ///
+    /// From upstream's accepted rollback proposal, not in upstream's API yet (our addition):
+    /// only the ManifestWorkReplicaSet controller reads it, with its rollback opt-in on
+    /// (`ocm_work::replicaset::rollback`), and only the ManifestWorkReplicaSet CRD has it
+    /// (a ClusterManagementAddOn's install strategy does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub failure_strategy: Option<FailureStrategy>,
+}
+
+/// What a workload applier does when a rollout breaches `maxFailures` (our addition, from
+/// upstream's accepted rollback proposal; see [`RolloutStrategy::failure_strategy`]).
+///
+/// A value this version does not know is kept as [`FailureStrategy::Unknown`] (so a newer
+/// object still decodes) and treated as absent.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FailureStrategy {
+    /// Abort the rollout and restore the current revision on every cluster at once.
+    AbortAll,
+    /// A value this version does not know, as written.
+    Unknown(String),
+}
+
+impl FailureStrategy {
+    /// The value as written in JSON.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::AbortAll => "AbortAll",
+            Self::Unknown(s) => s,
+        }
+    }
+}
+
+impl Serialize for FailureStrategy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FailureStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(match text.as_str() {
+            "AbortAll" => Self::AbortAll,
+            _ => Self::Unknown(text),
+        })
+    }
+}
+
+/// The schema of `rolloutStrategy` in a ManifestWorkReplicaSet: the shared
+/// [`RolloutStrategy`] plus `failureStrategy` (enum `AbortAll`), which the shared schema
+/// leaves out.
+pub(crate) fn rollout_strategy_with_failure_strategy(generator: &mut SchemaGenerator) -> Schema {
+    let mut schema = generator.subschema_for::<RolloutStrategy>();
+    if let Some(properties) = schema
+        .ensure_object()
+        .entry("properties")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+    {
+        properties.insert(
+            "failureStrategy".into(),
+            json!({
+                "description": "What to do when the rollout fails on more clusters than maxFailures allows: absent, stop; AbortAll, abort it and restore the current revision on every cluster at once (our addition, from upstream's accepted rollback proposal).",
+                "type": "string",
+                "enum": ["AbortAll"],
+            }),
+        );
+    }
+    schema
 }
 
 impl RolloutStrategy {
@@ -267,6 +342,42 @@ mod tests {
             RolloutStrategy::default()
                 .mandatory_decision_groups()
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn failure_strategy_round_trips_and_keeps_unknown_values() {
+        let json = serde_json::json!({"type": "All", "failureStrategy": "AbortAll"});
+        let s: RolloutStrategy = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(s.failure_strategy, Some(FailureStrategy::AbortAll));
+        assert_eq!(serde_json::to_value(&s).unwrap(), json);
+        let later = serde_json::json!({"type": "All", "failureStrategy": "RollbackSome"});
+        let s: RolloutStrategy = serde_json::from_value(later.clone()).unwrap();
+        assert_eq!(
+            s.failure_strategy,
+            Some(FailureStrategy::Unknown("RollbackSome".into()))
+        );
+        assert_eq!(serde_json::to_value(&s).unwrap(), later);
+        let none: RolloutStrategy = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(none.failure_strategy, None);
+        assert!(
+            serde_json::to_value(&none)
+                .unwrap()
+                .get("failureStrategy")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn only_the_replica_set_schema_has_failure_strategy() {
+        let shared = serde_json::to_value(schemars::schema_for!(RolloutStrategy)).unwrap();
+        assert!(shared["properties"].get("failureStrategy").is_none());
+        let mut generator = SchemaGenerator::default();
+        let mwrs =
+            serde_json::to_value(rollout_strategy_with_failure_strategy(&mut generator)).unwrap();
+        assert_eq!(
+            mwrs["properties"]["failureStrategy"]["enum"],
+            serde_json::json!(["AbortAll"])
         );
     }
 }

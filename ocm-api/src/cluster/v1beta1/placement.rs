@@ -114,14 +114,36 @@ pub struct PlacementSpec {
 }
 
 /// The order of clusters in a Placement's decisions.
-#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SortBy {
     /// By cluster name (the default).
     #[default]
     ClusterName,
     /// By score, best first.
     Score,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `SortBy`: its known values only, with the same name and docs.
+/// The order of clusters in a Placement's decisions.
+#[derive(JsonSchema)]
+#[schemars(rename = "SortBy")]
+#[allow(dead_code)]
+enum SortBySchema {
+    /// By cluster name (the default).
+    ClusterName,
+    /// By score, best first.
+    Score,
+}
+
+crate::string_enum::string_enum!(SortBy, SortBySchema {
+    ClusterName => "ClusterName",
+    Score => "Score",
+});
 
 /// One way for a cluster to be feasible.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -231,14 +253,36 @@ pub struct ScoreCoordinate {
 }
 
 /// The kind of a [`ScoreCoordinate`].
-#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ScoreCoordinateType {
     /// A prioritizer built into the scheduler.
     #[default]
     BuiltIn,
     /// A score published by an addon in an AddOnPlacementScore.
     AddOn,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `ScoreCoordinateType`: its known values only, with the same name and docs.
+/// The kind of a [`ScoreCoordinate`].
+#[derive(JsonSchema)]
+#[schemars(rename = "ScoreCoordinateType")]
+#[allow(dead_code)]
+enum ScoreCoordinateTypeSchema {
+    /// A prioritizer built into the scheduler.
+    BuiltIn,
+    /// A score published by an addon in an AddOnPlacementScore.
+    AddOn,
+}
+
+crate::string_enum::string_enum!(ScoreCoordinateType, ScoreCoordinateTypeSchema {
+    BuiltIn => "BuiltIn",
+    AddOn => "AddOn",
+});
 
 /// A score published in an AddOnPlacementScore.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
@@ -285,24 +329,68 @@ pub struct SpreadConstraintsTerm {
 }
 
 /// Where a spread constraint's topology key is looked up.
-#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TopologyKeyType {
     /// A ManagedCluster label.
     #[default]
     Label,
     /// A cluster claim.
     Claim,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
 
+// The schema of `TopologyKeyType`: its known values only, with the same name and docs.
+/// Where a spread constraint's topology key is looked up.
+#[derive(JsonSchema)]
+#[schemars(rename = "TopologyKeyType")]
+#[allow(dead_code)]
+enum TopologyKeyTypeSchema {
+    /// A ManagedCluster label.
+    Label,
+    /// A cluster claim.
+    Claim,
+}
+
+crate::string_enum::string_enum!(TopologyKeyType, TopologyKeyTypeSchema {
+    Label => "Label",
+    Claim => "Claim",
+});
+
 /// What to do when a spread constraint cannot be met.
-#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum UnsatisfiableMaxSkewAction {
     /// Select fewer clusters rather than break the constraint.
     DoNotSchedule,
     /// Select anyway, keeping the skew as small as possible (the default).
     #[default]
     ScheduleAnyway,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `UnsatisfiableMaxSkewAction`: its known values only, with the same name and docs.
+/// What to do when a spread constraint cannot be met.
+#[derive(JsonSchema)]
+#[schemars(rename = "UnsatisfiableMaxSkewAction")]
+#[allow(dead_code)]
+enum UnsatisfiableMaxSkewActionSchema {
+    /// Select fewer clusters rather than break the constraint.
+    DoNotSchedule,
+    /// Select anyway, keeping the skew as small as possible (the default).
+    ScheduleAnyway,
+}
+
+crate::string_enum::string_enum!(UnsatisfiableMaxSkewAction, UnsatisfiableMaxSkewActionSchema {
+    DoNotSchedule => "DoNotSchedule",
+    ScheduleAnyway => "ScheduleAnyway",
+});
 
 /// A taint a Placement tolerates.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]

@@ -63,7 +63,8 @@ pub struct ManagedClusterSelector {
 }
 
 /// How a cluster set chooses its members.
-#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SelectorType {
     /// Clusters whose `cluster.open-cluster-management.io/clusterset` label equals the set's
     /// name. A cluster has at most one such set.
@@ -71,7 +72,29 @@ pub enum SelectorType {
     ExclusiveClusterSetLabel,
     /// Clusters matching the set's `labelSelector`.
     LabelSelector,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `SelectorType`: its known values only, with the same name and docs.
+/// How a cluster set chooses its members.
+#[derive(JsonSchema)]
+#[schemars(rename = "SelectorType")]
+#[allow(dead_code)]
+enum SelectorTypeSchema {
+    /// Clusters whose `cluster.open-cluster-management.io/clusterset` label equals the set's
+    /// name. A cluster has at most one such set.
+    ExclusiveClusterSetLabel,
+    /// Clusters matching the set's `labelSelector`.
+    LabelSelector,
+}
+
+crate::string_enum::string_enum!(SelectorType, SelectorTypeSchema {
+    ExclusiveClusterSetLabel => "ExclusiveClusterSetLabel",
+    LabelSelector => "LabelSelector",
+});
 
 /// A namespace a cluster set asks its member clusters to manage.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
@@ -98,7 +121,7 @@ impl ManagedClusterSet {
         self.spec
             .cluster_selector
             .as_ref()
-            .map(|s| s.selector_type)
+            .map(|s| s.selector_type.clone())
             .unwrap_or_default()
     }
 }

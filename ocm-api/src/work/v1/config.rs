@@ -52,14 +52,36 @@ impl ManifestConfigOption {
 }
 
 /// How feedback values are collected.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FeedbackScrapeType {
     /// Re-read the resource periodically (the default).
     #[default]
     Poll,
     /// Watch the resource and report changes as they happen.
     Watch,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `FeedbackScrapeType`: its known values only, with the same name and docs.
+/// How feedback values are collected.
+#[derive(JsonSchema)]
+#[schemars(rename = "FeedbackScrapeType")]
+#[allow(dead_code)]
+enum FeedbackScrapeTypeSchema {
+    /// Re-read the resource periodically (the default).
+    Poll,
+    /// Watch the resource and report changes as they happen.
+    Watch,
+}
+
+crate::string_enum::string_enum!(FeedbackScrapeType, FeedbackScrapeTypeSchema {
+    Poll => "Poll",
+    Watch => "Watch",
+});
 
 /// A rule that sets one manifest condition from the state of the applied resource.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
@@ -97,7 +119,8 @@ pub struct ConditionRule {
 }
 
 /// The kind of a [`ConditionRule`].
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ConditionRuleType {
     /// `WellKnownConditions`: the agent's built-in rule for the live object's kind and the
     /// rule's `condition` (upstream has `Complete` for Jobs and Pods). Without a built-in
@@ -106,7 +129,31 @@ pub enum ConditionRuleType {
     /// `CEL`: the rule's own CEL expressions.
     #[serde(rename = "CEL")]
     Cel,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `ConditionRuleType`: its known values only, with the same name and docs.
+/// The kind of a [`ConditionRule`].
+#[derive(JsonSchema)]
+#[schemars(rename = "ConditionRuleType")]
+#[allow(dead_code)]
+enum ConditionRuleTypeSchema {
+    /// `WellKnownConditions`: the agent's built-in rule for the live object's kind and the
+    /// rule's `condition` (upstream has `Complete` for Jobs and Pods). Without a built-in
+    /// rule no condition is set.
+    WellKnownConditions,
+    /// `CEL`: the rule's own CEL expressions.
+    #[serde(rename = "CEL")]
+    Cel,
+}
+
+crate::string_enum::string_enum!(ConditionRuleType, ConditionRuleTypeSchema {
+    WellKnownConditions => "WellKnownConditions",
+    Cel => "CEL",
+});
 
 /// How the agent applies a resource to the managed cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
@@ -133,7 +180,8 @@ impl UpdateStrategy {
 }
 
 /// The strategy of an [`UpdateStrategy`].
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum UpdateStrategyType {
     /// Create the resource, and update it whenever it differs from the manifest (the
     /// default).
@@ -147,7 +195,37 @@ pub enum UpdateStrategyType {
     /// Never create or change the resource; only read it (for feedback and condition rules).
     /// The manifest counts as applied even when the resource does not exist.
     ReadOnly,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `UpdateStrategyType`: its known values only, with the same name and docs.
+/// The strategy of an [`UpdateStrategy`].
+#[derive(JsonSchema)]
+#[schemars(rename = "UpdateStrategyType")]
+#[allow(dead_code)]
+enum UpdateStrategyTypeSchema {
+    /// Create the resource, and update it whenever it differs from the manifest (the
+    /// default).
+    Update,
+    /// Create the resource if it does not exist; never update it afterwards. A resource
+    /// that already exists is adopted as is (it gets the work as owner).
+    CreateOnly,
+    /// Apply the manifest with Kubernetes server-side apply.
+    ServerSideApply,
+    /// Never create or change the resource; only read it (for feedback and condition rules).
+    /// The manifest counts as applied even when the resource does not exist.
+    ReadOnly,
+}
+
+crate::string_enum::string_enum!(UpdateStrategyType, UpdateStrategyTypeSchema {
+    Update => "Update",
+    CreateOnly => "CreateOnly",
+    ServerSideApply => "ServerSideApply",
+    ReadOnly => "ReadOnly",
+});
 
 /// Server-side apply settings.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
@@ -192,7 +270,8 @@ pub struct IgnoreField {
 }
 
 /// When an [`IgnoreField`] applies.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum IgnoreFieldsCondition {
     /// The fields are sent only when the resource is created; later changes to them, on the
     /// hub or on the managed cluster, are never applied (the default).
@@ -202,4 +281,28 @@ pub enum IgnoreFieldsCondition {
     /// unchanged (the agent skips the apply); once the manifest changes, the whole resource,
     /// these fields included, is applied again.
     OnSpokeChange,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `IgnoreFieldsCondition`: its known values only, with the same name and docs.
+/// When an [`IgnoreField`] applies.
+#[derive(JsonSchema)]
+#[schemars(rename = "IgnoreFieldsCondition")]
+#[allow(dead_code)]
+enum IgnoreFieldsConditionSchema {
+    /// The fields are sent only when the resource is created; later changes to them, on the
+    /// hub or on the managed cluster, are never applied (the default).
+    OnSpokePresent,
+    /// Changes made on the managed cluster survive as long as the manifest on the hub is
+    /// unchanged (the agent skips the apply); once the manifest changes, the whole resource,
+    /// these fields included, is applied again.
+    OnSpokeChange,
+}
+
+crate::string_enum::string_enum!(IgnoreFieldsCondition, IgnoreFieldsConditionSchema {
+    OnSpokePresent => "OnSpokePresent",
+    OnSpokeChange => "OnSpokeChange",
+});

@@ -42,7 +42,8 @@ impl FeedbackRule {
 }
 
 /// The kind of a [`FeedbackRule`].
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FeedbackType {
     /// `WellKnownStatus`: report the status fields the agent knows for common kinds (for
     /// example a Deployment's replica counts, a Job's completion counts).
@@ -50,7 +51,30 @@ pub enum FeedbackType {
     /// `JSONPaths`: report the values found at the rule's JSONPaths.
     #[serde(rename = "JSONPaths")]
     JsonPaths,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `FeedbackType`: its known values only, with the same name and docs.
+/// The kind of a [`FeedbackRule`].
+#[derive(JsonSchema)]
+#[schemars(rename = "FeedbackType")]
+#[allow(dead_code)]
+enum FeedbackTypeSchema {
+    /// `WellKnownStatus`: report the status fields the agent knows for common kinds (for
+    /// example a Deployment's replica counts, a Job's completion counts).
+    WellKnownStatus,
+    /// `JSONPaths`: report the values found at the rule's JSONPaths.
+    #[serde(rename = "JSONPaths")]
+    JsonPaths,
+}
+
+crate::string_enum::string_enum!(FeedbackType, FeedbackTypeSchema {
+    WellKnownStatus => "WellKnownStatus",
+    JsonPaths => "JSONPaths",
+});
 
 /// One named value to read from an applied resource with a Kubernetes JSONPath.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
@@ -192,7 +216,8 @@ impl FieldValue {
 impl std::fmt::Display for FieldValue {
     /// The value as text, without its type: an integer in decimal, a string as is, a boolean
     /// as `true`/`false`, a `JsonRaw` value as its JSON text (our addition; upstream has no
-    /// text form). A value whose `type` names a missing field prints nothing.
+    /// text form). A value whose `type` names a missing field, or is a type this SDK does not
+    /// know, prints nothing.
     ///
     /// ```
     /// use ocm_api::work::v1::FieldValue;
@@ -201,7 +226,7 @@ impl std::fmt::Display for FieldValue {
     /// assert_eq!(FieldValue::json_raw("[1,2]").to_string(), "[1,2]");
     /// ```
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.type_ {
+        match &self.type_ {
             ValueType::Integer => match self.integer {
                 Some(i) => write!(f, "{i}"),
                 None => Ok(()),
@@ -212,12 +237,14 @@ impl std::fmt::Display for FieldValue {
                 None => Ok(()),
             },
             ValueType::JsonRaw => f.write_str(self.json_raw.as_deref().unwrap_or("")),
+            ValueType::Unknown(_) => Ok(()),
         }
     }
 }
 
 /// The type of a [`FieldValue`].
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ValueType {
     /// A 64-bit signed integer, in `integer`.
     Integer,
@@ -227,4 +254,31 @@ pub enum ValueType {
     Boolean,
     /// A JSON-encoded object or list, in `jsonRaw`.
     JsonRaw,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `ValueType`: its known values only, with the same name and docs.
+/// The type of a [`FieldValue`].
+#[derive(JsonSchema)]
+#[schemars(rename = "ValueType")]
+#[allow(dead_code)]
+enum ValueTypeSchema {
+    /// A 64-bit signed integer, in `integer`.
+    Integer,
+    /// A string, in `string`.
+    String,
+    /// A boolean, in `boolean`.
+    Boolean,
+    /// A JSON-encoded object or list, in `jsonRaw`.
+    JsonRaw,
+}
+
+crate::string_enum::string_enum!(ValueType, ValueTypeSchema {
+    Integer => "Integer",
+    String => "String",
+    Boolean => "Boolean",
+    JsonRaw => "JsonRaw",
+});

@@ -171,7 +171,8 @@ pub struct DeleteOption {
 }
 
 /// How the resources of a deleted ManifestWork are treated.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PropagationPolicy {
     /// Delete every resource, waiting for their dependents (the default).
     #[default]
@@ -180,7 +181,31 @@ pub enum PropagationPolicy {
     Orphan,
     /// Leave the resources listed in the orphaning rules; delete the others.
     SelectivelyOrphan,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `PropagationPolicy`: its known values only, with the same name and docs.
+/// How the resources of a deleted ManifestWork are treated.
+#[derive(JsonSchema)]
+#[schemars(rename = "PropagationPolicy")]
+#[allow(dead_code)]
+enum PropagationPolicySchema {
+    /// Delete every resource, waiting for their dependents (the default).
+    Foreground,
+    /// Leave every resource on the managed cluster.
+    Orphan,
+    /// Leave the resources listed in the orphaning rules; delete the others.
+    SelectivelyOrphan,
+}
+
+crate::string_enum::string_enum!(PropagationPolicy, PropagationPolicySchema {
+    Foreground => "Foreground",
+    Orphan => "Orphan",
+    SelectivelyOrphan => "SelectivelyOrphan",
+});
 
 /// The resources to orphan under the `SelectivelyOrphan` policy.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
@@ -283,12 +308,31 @@ pub struct ManifestWorkExecutorSubject {
 }
 
 /// The kind of a [`ManifestWorkExecutorSubject`].
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ExecutorSubjectType {
     /// A service account on the managed cluster.
     #[default]
     ServiceAccount,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `ExecutorSubjectType`: its known values only, with the same name and docs.
+/// The kind of a [`ManifestWorkExecutorSubject`].
+#[derive(JsonSchema)]
+#[schemars(rename = "ExecutorSubjectType")]
+#[allow(dead_code)]
+enum ExecutorSubjectTypeSchema {
+    /// A service account on the managed cluster.
+    ServiceAccount,
+}
+
+crate::string_enum::string_enum!(ExecutorSubjectType, ExecutorSubjectTypeSchema {
+    ServiceAccount => "ServiceAccount",
+});
 
 /// A service account on the managed cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]

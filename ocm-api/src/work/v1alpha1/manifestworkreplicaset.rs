@@ -1,7 +1,7 @@
 //! ManifestWorkReplicaSet: one ManifestWork template fanned out to every cluster that some
 //! Placements select, rolled out with a strategy.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::CustomResource;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -29,6 +29,14 @@ hub's `ManifestWorkReplicaSet` feature gate is on.
 The desired state is [`ManifestWorkReplicaSetSpec`], the observed state
 [`ManifestWorkReplicaSetStatus`]; [`ManifestWorkReplicaSet::validate`] applies upstream's
 admission checks.
+
+# Our additions
+
+Fields upstream's CRD does not have (yet), each read and written only by this SDK's controller
+with the matching opt-in (`ocm_work::replicaset`), and each listed in the CRD conformance test:
+from upstream's accepted rollback proposal, `spec.revisionHistoryLimit`,
+`spec.placementRefs[].rolloutStrategy.failureStrategy` and `status.currentRevision`,
+`updateRevision`, `collisionCount` and `abortedTime`.
 
 # Example
 
@@ -83,6 +91,15 @@ pub struct ManifestWorkReplicaSetSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "Background"))]
     pub cascade_deletion_policy: Option<CascadeDeletionPolicy>,
+
+    /// How many template revisions to keep besides the current and update ones (10 when
+    /// unset).
+    ///
+    /// Our addition, from upstream's accepted rollback proposal (not in upstream's API yet):
+    /// read only by a controller with rollback on (`ocm_work::replicaset::rollback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("minimum" = 0))]
+    pub revision_history_limit: Option<i32>,
 }
 
 impl ManifestWorkReplicaSet {
@@ -117,9 +134,13 @@ pub struct LocalPlacementReference {
     pub name: String,
 
     /// How the ManifestWorks are rolled out to the selected clusters; `All` at once, with no
-    /// progress deadline, when absent.
+    /// progress deadline, when absent. Here the strategy may also carry `failureStrategy`
+    /// (our addition, see [`RolloutStrategy::failure_strategy`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = {"type": "All", "all": {"progressDeadline": "None"}}))]
+    #[schemars(
+        schema_with = "crate::cluster::v1alpha1::rollout_strategy_with_failure_strategy",
+        extend("default" = {"type": "All", "all": {"progressDeadline": "None"}})
+    )]
     pub rollout_strategy: Option<RolloutStrategy>,
 }
 
@@ -155,6 +176,25 @@ pub struct ManifestWorkReplicaSetStatus {
         rename = "placementSummary"
     )]
     pub placements_summary: Option<Vec<PlacementSummary>>,
+
+    /// Hash collisions met naming template revisions. Our addition from upstream's accepted
+    /// rollback proposal, written only with rollback on (`ocm_work::replicaset::rollback`),
+    /// as are the three fields below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collision_count: Option<i32>,
+
+    /// The hash of the last template revision that reached every selected cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_revision: Option<String>,
+
+    /// The hash of the template revision being rolled out (`spec.manifestWorkTemplate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_revision: Option<String>,
+
+    /// When the rollout of `updateRevision` was aborted (cleared when a new revision starts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::time")]
+    pub aborted_time: Option<Time>,
 }
 
 impl ManifestWorkReplicaSetStatus {
@@ -223,7 +263,9 @@ pub struct ManifestWorkReplicaSetSummary {
     #[schemars(schema_with = "count")]
     pub desired_total: Option<i64>,
 
-    /// Number of ManifestWorks at the latest template (never set by upstream).
+    /// Number of clusters whose work holds the update revision and succeeded (never set by
+    /// upstream; written by a controller with the rollback opt-in, as upstream's accepted
+    /// proposal describes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "count")]
     pub updated: Option<i64>,

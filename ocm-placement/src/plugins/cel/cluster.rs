@@ -210,8 +210,63 @@ pub(crate) struct ClusterInput<'a> {
     pub(crate) index: usize,
     /// The cluster object.
     pub(crate) source: &'a ManagedCluster,
-    /// resource name → list of `{name, value}`, when an expression calls `scores()`.
-    pub(crate) scores: Option<Box<dyn Val>>,
+    /// resource name → list of `{name, value}`, for `scores()`.
+    pub(crate) scores: ScoresInput<'a>,
+}
+
+/// The AddOn scores of one cluster as the interpreter's `scores()` reads them.
+pub(crate) enum ScoresInput<'a> {
+    /// Given (or none).
+    Value(Option<Box<dyn Val>>),
+    /// Built from the snapshot's tables the first time `scores()` asks.
+    Lazy {
+        snapshot: &'a crate::snapshot::Snapshot,
+        id: crate::snapshot::ClusterId,
+        value: OnceLock<Box<dyn Val>>,
+    },
+}
+
+impl ScoresInput<'_> {
+    fn get(&self) -> Option<&dyn Val> {
+        match self {
+            ScoresInput::Value(v) => v.as_deref(),
+            ScoresInput::Lazy {
+                snapshot,
+                id,
+                value,
+            } => Some(
+                value
+                    .get_or_init(|| super::scores_value(snapshot, *id))
+                    .as_ref(),
+            ),
+        }
+    }
+}
+
+impl ClusterReads {
+    /// The value of `read` for the cluster at `index` (`source`), built on first use: `None`
+    /// when no expression of the schedule reads it, `Some(None)` when the cluster has no value
+    /// there.
+    pub(crate) fn value<'s>(
+        &'s self,
+        read: &Read,
+        index: usize,
+        source: &ManagedCluster,
+    ) -> Option<Option<&'s (dyn Val + 'static)>> {
+        if matches!(read, Read::Path(p) if p.is_empty()) {
+            let slot = self.whole.as_ref()?.slots.get(index)?;
+            return Some(
+                slot.get_or_init(|| Some(Arc::from(whole_value(source))))
+                    .as_deref(),
+            );
+        }
+        let (_, _, column) = self.parts.iter().find(|(_, r, _)| r == read)?;
+        let slot = column.slots.get(index)?;
+        Some(
+            slot.get_or_init(|| read_value(source, read, &self.positions, column))
+                .as_deref(),
+        )
+    }
 }
 
 impl VariableResolver for ClusterInput<'_> {
@@ -238,7 +293,7 @@ impl VariableResolver for ClusterInput<'_> {
                     .map(CowVal::Borrowed),
                 None => Some(CowVal::Borrowed(self.reads.placeholder.as_ref())),
             },
-            SCORES_VARIABLE => self.scores.as_deref().map(CowVal::Borrowed),
+            SCORES_VARIABLE => self.scores.get().map(CowVal::Borrowed),
             _ => None,
         }
     }

@@ -37,6 +37,7 @@
 //! [`CelLimits`]).
 
 mod cluster;
+mod native;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
@@ -44,7 +45,8 @@ use std::sync::{Arc, OnceLock};
 use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr, IdedExpr};
 use cel::extractors::This;
 
-pub(crate) use self::cluster::{CelCache, ClusterInput, ClusterReads, Read};
+pub(crate) use self::cluster::{CelCache, ClusterInput, ClusterReads, Read, ScoresInput};
+pub(crate) use self::native::{Escapes, NativeInput};
 use cel::objects::{Key, Map};
 use cel::{Context, ExecutionError, FunctionContext, Value};
 use ocm_api::cel::{Budget, Cache, Program};
@@ -91,6 +93,9 @@ pub(crate) struct CompiledExpression {
     uses_scores: bool,
     /// Paths below `managedCluster` the expression reads (see [`cluster`]).
     reads: BTreeSet<Read>,
+    /// The rewritten expression compiled for native evaluation (see [`native`]), when it can
+    /// be.
+    native: Option<native::NativeProgram>,
 }
 
 /// Compiles one expression, returning upstream-style error text on failure; cached by
@@ -116,12 +121,14 @@ fn compile_uncached(source: &str) -> Result<CompiledExpression, String> {
     rewritten
         .rewrite(|e| cluster::rewrite_reads(e, &mut Vec::new(), &mut reads))
         .map_err(failed)?;
+    let native = native::compile(&rewritten, &reads);
     Ok(CompiledExpression {
         program,
         rewritten,
         cost,
         uses_scores,
         reads,
+        native,
     })
 }
 
@@ -146,62 +153,116 @@ impl CelSelector {
         self.expressions.is_empty()
     }
 
-    /// Whether any expression calls `scores()`.
+    /// Whether any expression the interpreter evaluates calls `scores()`.
     pub(crate) fn uses_scores(&self) -> bool {
-        self.expressions.iter().any(|e| e.uses_scores)
+        self.expressions
+            .iter()
+            .any(|e| e.uses_scores && e.native.is_none())
     }
 
-    /// The paths below `managedCluster` the expressions read.
+    /// Whether some expression is evaluated natively.
+    pub(crate) fn has_native(&self) -> bool {
+        self.expressions.iter().any(|e| e.native.is_some())
+    }
+
+    /// The paths below `managedCluster` whose values the expressions need from the snapshot's
+    /// cache: all the reads of those the interpreter evaluates, the reads a native one does not
+    /// build itself.
     pub(crate) fn reads(&self) -> impl Iterator<Item = &Read> {
-        self.expressions.iter().flat_map(|e| e.reads.iter())
+        self.expressions
+            .iter()
+            .flat_map(|e| -> Box<dyn Iterator<Item = &Read> + '_> {
+                match &e.native {
+                    Some(n) => Box::new(n.cached_reads()),
+                    None => Box::new(e.reads.iter()),
+                }
+            })
     }
 
-    /// Evaluates the expressions in order against one cluster. Returns whether all matched and
-    /// the cost spent.
-    pub(crate) fn evaluate(
-        &self,
+    /// Evaluates the expressions in order against one cluster: natively where they compiled
+    /// so (`native` given), else with the interpreter. Returns whether all matched and the
+    /// cost spent.
+    pub(crate) fn evaluate<'a>(
+        &'a self,
         root: &Context<'_, '_>,
         cluster: &ClusterInput<'_>,
+        native: Option<(NativeInput<'a>, &'a Escapes<'a>)>,
         limits: CelLimits,
     ) -> (bool, u64) {
-        self.evaluate_as(root, cluster, limits, true)
+        let (matched, spent, _) = self.evaluate_as(root, cluster, native, limits, true);
+        (matched, spent)
     }
 
     /// [`Self::evaluate`], of the rewritten expressions or of the compiled ones as written
     /// (which read `managedCluster` as a whole).
-    fn evaluate_as(
-        &self,
+    fn evaluate_as<'a>(
+        &'a self,
         root: &Context<'_, '_>,
         cluster: &ClusterInput<'_>,
+        native: Option<(NativeInput<'a>, &'a Escapes<'a>)>,
         limits: CelLimits,
         rewritten: bool,
-    ) -> (bool, u64) {
+    ) -> (bool, u64, u64) {
         let mut spent: u64 = 0;
-        if self.expressions.is_empty() {
-            return (true, 0);
-        }
-        let mut scope = root.new_inner_scope();
-        scope.set_variable_resolver(cluster);
         // The runtime cost, with upstream's limits: one budget for the expressions of the
         // predicate, a limit for each.
         let mut budget = Budget::new(limits.per_cluster_budget, limits.per_expression);
+        if self.expressions.is_empty() {
+            return (true, 0, budget.remaining());
+        }
+        // The interpreter's scope, made when an expression needs it.
+        let mut scope: Option<Context<'_, '_>> = None;
         for expr in &self.expressions {
             spent = spent.saturating_add(expr.cost);
             if expr.cost > limits.per_expression || spent > limits.per_cluster_budget {
-                return (false, spent);
+                return (false, spent, budget.remaining());
             }
+            if rewritten && let (Some(program), Some((input, escapes))) = (&expr.native, native) {
+                if !program.evaluate(input, escapes, &mut budget) {
+                    return (false, spent, budget.remaining());
+                }
+                continue;
+            }
+            let scope = scope.get_or_insert_with(|| {
+                let mut scope = root.new_inner_scope();
+                scope.set_variable_resolver(cluster);
+                scope
+            });
             let result = if rewritten {
-                expr.rewritten.evaluate(&scope, &mut budget)
+                expr.rewritten.evaluate(scope, &mut budget)
             } else {
-                expr.program.evaluate(&scope, &mut budget)
+                expr.program.evaluate(scope, &mut budget)
             };
             match result {
                 Ok(Value::Bool(true)) => {}
-                _ => return (false, spent),
+                _ => return (false, spent, budget.remaining()),
             }
         }
-        (true, spent)
+        (true, spent, budget.remaining())
     }
+}
+
+/// The map `scores()` reads for one cluster: each AddOnPlacementScore of the cluster, by
+/// name, as the list of its `{name, value}` items.
+pub(crate) fn scores_value(
+    snapshot: &crate::snapshot::Snapshot,
+    id: crate::snapshot::ClusterId,
+) -> Box<dyn cel::common::value::Val> {
+    let mut map: HashMap<Key, Value> = HashMap::new();
+    for (resource, table) in &snapshot.scores {
+        if let Some(row) = table.row(id) {
+            let items: Vec<(&str, i32)> = table
+                .items(row)
+                .iter()
+                .map(|&(n, v)| (snapshot.symbols.resolve(n), v))
+                .collect();
+            map.insert(
+                Key::String(Arc::new(resource.clone())),
+                score_items_value(&items),
+            );
+        }
+    }
+    to_val(Value::Map(Map { map: Arc::new(map) }))
 }
 
 pub(crate) use ocm_api::cel::{json_to_val, value_to_val as to_val};
@@ -311,60 +372,96 @@ fn static_cost(e: &IdedExpr) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cel::common::value::Val;
     use serde_json::json;
 
     use ocm_api::cluster::v1::ManagedCluster;
 
-    type Input = (ManagedCluster, Option<Box<dyn Val>>);
+    /// A snapshot of one cluster (and its AddOnPlacementScore, if any).
+    type Input = crate::snapshot::Snapshot;
 
     fn cluster(json: serde_json::Value, scores: Option<(&str, Vec<(&str, i32)>)>) -> Input {
-        (
-            serde_json::from_value(json).expect("a ManagedCluster"),
-            scores.map(|(res, items)| {
-                let mut m = HashMap::new();
-                m.insert(
-                    Key::String(Arc::new(res.to_string())),
-                    score_items_value(&items),
-                );
-                to_val(Value::Map(Map { map: Arc::new(m) }))
-            }),
-        )
+        let cluster: ManagedCluster = serde_json::from_value(json).expect("a ManagedCluster");
+        let name = cluster.metadata.name.clone().unwrap_or_default();
+        let mut b = crate::snapshot::Snapshot::builder().cluster(cluster);
+        if let Some((resource, items)) = scores {
+            let items: Vec<serde_json::Value> = items
+                .iter()
+                .map(|(n, v)| json!({"name": n, "value": v}))
+                .collect();
+            let score = serde_json::from_value(json!({
+                "metadata": {"name": resource, "namespace": name},
+                "status": {"scores": items}
+            }))
+            .expect("a score");
+            b.add_addon_score(&score);
+        }
+        b.build()
     }
 
-    /// Evaluates with the given reads (a fresh cache each time).
-    fn eval_with<'p>(
-        sel: &CelSelector,
-        reads: impl IntoIterator<Item = &'p Read>,
-        c: &Input,
-        limits: CelLimits,
-        rewritten: bool,
-    ) -> (bool, u64) {
+    /// How an expression is evaluated.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Mode {
+        /// Natively where it compiles so, else as the interpreter runs it in production.
+        Native,
+        /// The rewritten expression, by the interpreter, on the values of its reads.
+        Rewritten,
+        /// The expression as written, by the interpreter, on the whole object.
+        Whole,
+    }
+
+    /// Evaluates in `mode` (a fresh cache each time): whether it matched, the static cost and
+    /// the runtime budget left.
+    fn eval_with(sel: &CelSelector, c: &Input, limits: CelLimits, mode: Mode) -> (bool, u64, u64) {
+        let whole = [Read::Path(Vec::new())];
+        let reads: Vec<&Read> = match mode {
+            Mode::Native => sel.reads().collect(),
+            Mode::Rewritten => sel
+                .expressions
+                .iter()
+                .flat_map(|e| e.reads.iter())
+                .collect(),
+            Mode::Whole => whole.iter().collect(),
+        };
         let cache = CelCache::new(1);
         let reads = ClusterReads::new(reads, &cache);
+        let id = crate::snapshot::ClusterId(0);
+        let source = c.managed_cluster(id).expect("one cluster");
         let input = ClusterInput {
             reads: &reads,
             index: 0,
-            source: &c.0,
-            scores: c.1.as_ref().map(|v| v.clone_as_boxed()),
+            source,
+            scores: ScoresInput::Lazy {
+                snapshot: c,
+                id,
+                value: OnceLock::new(),
+            },
         };
-        sel.evaluate_as(&root_context(), &input, limits, rewritten)
+        let escapes = Escapes::new(root_context());
+        let native = (mode == Mode::Native).then_some((
+            NativeInput {
+                cluster: source,
+                entry: &c.clusters[0],
+                id,
+                snapshot: c,
+                reads: &reads,
+            },
+            &escapes,
+        ));
+        sel.evaluate_as(&root_context(), &input, native, limits, mode != Mode::Whole)
     }
 
-    /// Evaluates with the paths the expressions read, and checks that the result is the one
-    /// the whole object gives.
+    /// Evaluates natively, with the interpreter on the paths the expressions read and with the
+    /// interpreter on the whole object, checks that all three agree (the runtime cost of the
+    /// first two too), and returns the result.
     fn eval(exprs: &[&str], c: &Input) -> bool {
         let sel =
             CelSelector::compile(&exprs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        let lazy = eval_with(&sel, sel.reads(), c, CelLimits::default(), true);
-        let whole = eval_with(
-            &sel,
-            &[Read::Path(Vec::new())],
-            c,
-            CelLimits::default(),
-            false,
-        );
-        assert_eq!(lazy, whole, "{exprs:?}");
+        let native = eval_with(&sel, c, CelLimits::default(), Mode::Native);
+        let lazy = eval_with(&sel, c, CelLimits::default(), Mode::Rewritten);
+        let whole = eval_with(&sel, c, CelLimits::default(), Mode::Whole);
+        assert_eq!(native, lazy, "native and interpreted: {exprs:?}");
+        assert_eq!(lazy.0, whole.0, "{exprs:?}");
+        assert_eq!(lazy.1, whole.1, "{exprs:?}");
         lazy.0
     }
 
@@ -719,10 +816,13 @@ mod tests {
             per_expression: 1_000_000,
             per_cluster_budget: budget,
         };
-        assert!(eval_with(&sel, sel.reads(), &c, limits(2_000), true).0);
+        assert!(eval_with(&sel, &c, limits(2_000), Mode::Native).0);
+        assert!(eval_with(&sel, &c, limits(2_000), Mode::Rewritten).0);
         let twice = CelSelector::compile(&[loop_.to_string(), loop_.to_string()]).unwrap();
-        assert!(eval_with(&twice, twice.reads(), &c, limits(2_000), true).0);
-        assert!(!eval_with(&twice, twice.reads(), &c, limits(1_200), true).0);
+        for mode in [Mode::Native, Mode::Rewritten] {
+            assert!(eval_with(&twice, &c, limits(2_000), mode).0);
+            assert!(!eval_with(&twice, &c, limits(1_200), mode).0);
+        }
     }
 
     #[test]
@@ -734,21 +834,21 @@ mod tests {
             "2 == 2".to_string(),
         ])
         .unwrap();
-        let (ok, spent) = eval_with(&sel, sel.reads(), &c, CelLimits::default(), true);
+        let (ok, spent, _) = eval_with(&sel, &c, CelLimits::default(), Mode::Native);
         assert!(ok);
         assert_eq!(spent, 1 + 3 + 3);
         let tight = CelLimits {
             per_expression: 1_000_000,
             per_cluster_budget: 5,
         };
-        let (ok, spent) = eval_with(&sel, sel.reads(), &c, tight, true);
+        let (ok, spent, _) = eval_with(&sel, &c, tight, Mode::Native);
         assert!(!ok);
         assert!(spent > 5);
         let tiny = CelLimits {
             per_expression: 2,
             per_cluster_budget: 100,
         };
-        assert!(!eval_with(&sel, sel.reads(), &c, tiny, true).0);
+        assert!(!eval_with(&sel, &c, tiny, Mode::Native).0);
         // Comprehension bodies weigh more.
         assert!(compile("[1].all(x, x > 0)").unwrap().cost > 10);
     }

@@ -208,6 +208,11 @@ impl ClusterGroups {
         Ok(groups)
     }
 
+    /// Every cluster of every group, in name order.
+    pub fn clusters(&self) -> impl Iterator<Item = &str> {
+        self.members.keys().map(String::as_str)
+    }
+
     /// The number of clusters over all groups.
     pub fn cluster_count(&self) -> usize {
         self.groups.values().map(BTreeSet::len).sum()
