@@ -229,6 +229,19 @@ pub const HUB_RULES: &[Rule] = &[
     },
     Rule {
         api_groups: &[WORK],
+        resources: &["manifestworkreplicasets/finalizers"],
+        verbs: &["update"],
+        why: "ControllerRevisions owned by a ManifestWorkReplicaSet with blockOwnerDeletion \
+              (--rollback)",
+    },
+    Rule {
+        api_groups: &["apps"],
+        resources: &["controllerrevisions"],
+        verbs: &["get", "list", "create", "patch", "delete"],
+        why: "the template history of ManifestWorkReplicaSet rollback (--rollback)",
+    },
+    Rule {
+        api_groups: &[WORK],
         resources: &["manifestworkreplicasets/status"],
         verbs: &["patch", "update"],
         why: "ManifestWorkReplicaSet conditions and summary",

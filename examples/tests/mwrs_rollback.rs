@@ -1,7 +1,11 @@
 //! The `mwrs-rollback` example runs to completion: v1 rolls out, v2 fails on its first
-//! cluster and is rolled back there.
+//! cluster and is rolled back there. `ocm-hub-controller --rollback` records revisions.
+
+mod common;
 
 use std::process::Command;
+
+use common::{Fleet, FleetOptions, kubectl, kubectl_available, kubectl_stdin, kubectl_until, run};
 
 #[test]
 fn mwrs_rollback_restores_v1_after_the_failed_v2() {
@@ -56,4 +60,97 @@ fn mwrs_rollback_restores_v1_after_the_failed_v2() {
         last_round.contains(&format!("current={current} ")),
         "{stdout}"
     );
+}
+
+const REPLICA_SET: &str = r#"apiVersion: work.open-cluster-management.io/v1alpha1
+kind: ManifestWorkReplicaSet
+metadata:
+  name: web
+  namespace: apps
+spec:
+  revisionHistoryLimit: 3
+  placementRefs:
+    - name: nowhere
+      rolloutStrategy:
+        type: Progressive
+        failureStrategy: AbortAll
+  manifestWorkTemplate:
+    workload:
+      manifests:
+        - apiVersion: v1
+          kind: ConfigMap
+          metadata:
+            name: web
+            namespace: default
+          data:
+            version: v1
+"#;
+
+#[test]
+fn the_hub_controller_says_what_rollback_does() {
+    let help = run(env!("CARGO_BIN_EXE_ocm-hub-controller"), &["--help"]);
+    assert!(help.out().contains("--rollback"), "{}", help.stdout);
+    assert!(help.out().contains("revision history"), "{}", help.stdout);
+}
+
+/// `ocm-hub-controller --rollback` against `ocm-fake-apiserver`, read back with kubectl: the
+/// replica set's template is recorded as a ControllerRevision it owns, and its hash is the
+/// status's update revision.
+#[test]
+fn the_hub_controller_records_revisions_with_rollback_on() {
+    if !kubectl_available() {
+        return;
+    }
+    let mut options = FleetOptions::new(1).no_agents();
+    options.hub_controller = Some(vec!["--rollback".into()]);
+    let fleet = Fleet::start("mwrs-rollback-flag", options);
+    kubectl_stdin(
+        &fleet.hub,
+        &["apply", "-f", "-"],
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n",
+    )
+    .out();
+    kubectl_stdin(&fleet.hub, &["apply", "-f", "-"], REPLICA_SET).out();
+    let revision = kubectl_until(
+        &fleet.hub,
+        &[
+            "get",
+            "controllerrevisions",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ],
+        "the template's ControllerRevision",
+        |out| out.starts_with("web-") && !out.contains(' '),
+    );
+    // The status names the revision by its template hash (the revision is `<name>-<hash>`).
+    let hash = kubectl_until(
+        &fleet.hub,
+        &[
+            "get",
+            "manifestworkreplicaset",
+            "web",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.status.updateRevision}",
+        ],
+        "the update revision in the status",
+        |out| !out.is_empty(),
+    );
+    assert_eq!(revision.trim(), format!("web-{}", hash.trim()));
+    let owner = kubectl(
+        &fleet.hub,
+        &[
+            "get",
+            "controllerrevision",
+            revision.trim(),
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}",
+        ],
+    );
+    assert_eq!(owner.out().trim(), "ManifestWorkReplicaSet/web");
 }

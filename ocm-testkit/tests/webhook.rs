@@ -303,7 +303,8 @@ async fn client_config_urls_must_be_https() {
         message,
         format!("{CLUSTER_VALIDATOR}url \"http://example.com\" is invalid in client configs")
     );
-    // With client configs the name must also be a namespace name; both are reported.
+    // With client configs the name must also be a namespace name; both are reported (a valid
+    // subdomain that is not a label is told it "must not contain dots", as apimachinery says).
     let (_, _, message) = refused(
         c.create(
             &PostParams::default(),
@@ -317,7 +318,7 @@ async fn client_config_urls_must_be_https() {
     );
     assert!(
         message.starts_with(&format!(
-            "{CLUSTER_VALIDATOR}metadata.name format is not correct: a lowercase RFC 1123 label"
+            "{CLUSTER_VALIDATOR}metadata.name format is not correct: must not contain dots"
         )),
         "{message}"
     );

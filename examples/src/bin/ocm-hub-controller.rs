@@ -95,6 +95,13 @@ struct Args {
     #[arg(long)]
     no_replicaset: bool,
 
+    /// ManifestWorkReplicaSet rollback (ours, from upstream's accepted proposal; off by
+    /// default): keep a revision history of templates as ControllerRevisions (up to
+    /// spec.revisionHistoryLimit) and, for a rollout whose failureStrategy is AbortAll, put the
+    /// last good template back on every cluster once maxFailures is breached.
+    #[arg(long)]
+    rollback: bool,
+
     /// Do not run the cluster inventory controller (cluster-set conditions, bindings, the
     /// `default` and `global` sets, and the unavailable/unreachable taints).
     #[arg(long)]
@@ -342,9 +349,14 @@ async fn run_controllers(
         };
         let controller = ReplicaSetController::new(client.clone())
             .with_success_criteria(criteria)
+            .with_rollback(args.rollback)
             .with_synced_flag(synced.replicaset.clone());
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
-        tracing::info!(?criteria, "ManifestWorkReplicaSet controller started");
+        tracing::info!(
+            ?criteria,
+            rollback = args.rollback,
+            "ManifestWorkReplicaSet controller started"
+        );
     }
     for task in tasks {
         let _ = task.await;
