@@ -40,6 +40,32 @@ fn handle(result: io::Result<()>) {
     }
 }
 
+/// Runs a demo binary's `run` and reports it the same way for every demo: `<name> finished in
+/// <elapsed>` on standard output, or `<name> failed: <error>` on standard error, with exit
+/// code 0 or 1.
+///
+/// ```
+/// async fn demo() -> std::process::ExitCode {
+///     ocm_examples::output::run_demo("demo", async { Ok::<(), String>(()) }).await
+/// }
+/// ```
+pub async fn run_demo<E: std::fmt::Display>(
+    name: &str,
+    run: impl std::future::Future<Output = Result<(), E>>,
+) -> std::process::ExitCode {
+    let start = std::time::Instant::now();
+    match run.await {
+        Ok(()) => {
+            write_line(format_args!("\n{name} finished in {:.2?}", start.elapsed()));
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "{name} failed: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// `println!` that ends the process quietly when standard output is a closed pipe.
 ///
 /// ```

@@ -19,7 +19,7 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Parser;
 use k8s_openapi::api::apps::v1::ControllerRevision;
@@ -54,17 +54,7 @@ struct Args {}
 #[tokio::main]
 async fn main() -> ExitCode {
     let _args = Args::parse();
-    let start = Instant::now();
-    match run().await {
-        Ok(()) => {
-            outln!("\nmwrs-rollback finished in {:.2?}", start.elapsed());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("mwrs-rollback failed: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    ocm_examples::output::run_demo("mwrs-rollback", run()).await
 }
 
 async fn create<K>(api: &Api<K>, value: Value) -> Result<K, Failure>

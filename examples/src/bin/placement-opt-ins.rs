@@ -21,7 +21,7 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Parser;
 use k8s_openapi::api::core::v1::Namespace;
@@ -62,17 +62,7 @@ struct Args {}
 #[tokio::main]
 async fn main() -> ExitCode {
     let _args = Args::parse();
-    let start = Instant::now();
-    match run().await {
-        Ok(()) => {
-            outln!("\nplacement-opt-ins finished in {:.2?}", start.elapsed());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("placement-opt-ins failed: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    ocm_examples::output::run_demo("placement-opt-ins", run()).await
 }
 
 fn step(text: &str) {

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::Parser;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
@@ -61,17 +61,7 @@ struct Args {}
 #[tokio::main]
 async fn main() -> ExitCode {
     let _args = Args::parse();
-    let start = Instant::now();
-    match run().await {
-        Ok(()) => {
-            outln!("\nquickstart finished in {:.2?}", start.elapsed());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("quickstart failed: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    ocm_examples::output::run_demo("quickstart", run()).await
 }
 
 fn step(text: &str) {

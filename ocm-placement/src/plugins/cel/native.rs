@@ -1428,6 +1428,25 @@ fn try_bool(v: R<V<'_>>) -> R<bool> {
 }
 
 impl<'a> Eval<'a> {
+    /// `&&` (`short` false) and `||` (`short` true) as CEL evaluates them: the left side
+    /// equal to `short` decides alone; otherwise the right side decides, and an error on one
+    /// side is absorbed when the other side is `short` (commutative short-circuit).
+    fn logic(&mut self, x: &'a [Node; 2], short: bool) -> R<V<'a>> {
+        let left = try_bool(self.eval(&x[0]));
+        if left == Ok(short) {
+            return Ok(V::Bool(short));
+        }
+        let right = match self.eval(&x[1])? {
+            V::Bool(b) => Some(b),
+            _ => None,
+        };
+        match (left, right) {
+            (Ok(l), Some(r)) if l != short => Ok(V::Bool(r)),
+            (Err(_), Some(r)) if r == short => Ok(V::Bool(short)),
+            _ => Err(Failed),
+        }
+    }
+
     fn eval(&mut self, node: &'a Node) -> R<V<'a>> {
         match node {
             Node::Const(l) => Ok(match l {
@@ -1441,36 +1460,8 @@ impl<'a> Eval<'a> {
             Node::Var(slot) => self.vars.get(*slot).cloned().ok_or(Failed),
             Node::Read(i) => self.read(*i),
             Node::Cluster => self.cluster(),
-            Node::And(x) => {
-                let left = try_bool(self.eval(&x[0]));
-                if left == Ok(false) {
-                    return Ok(V::Bool(false));
-                }
-                let right = match self.eval(&x[1])? {
-                    V::Bool(b) => Some(b),
-                    _ => None,
-                };
-                match (left, right) {
-                    (Ok(true), Some(r)) => Ok(V::Bool(r)),
-                    (Err(_), Some(false)) => Ok(V::Bool(false)),
-                    _ => Err(Failed),
-                }
-            }
-            Node::Or(x) => {
-                let left = try_bool(self.eval(&x[0]));
-                if left == Ok(true) {
-                    return Ok(V::Bool(true));
-                }
-                let right = match self.eval(&x[1])? {
-                    V::Bool(b) => Some(b),
-                    _ => None,
-                };
-                match (left, right) {
-                    (Ok(false), Some(r)) => Ok(V::Bool(r)),
-                    (Err(_), Some(true)) => Ok(V::Bool(true)),
-                    _ => Err(Failed),
-                }
-            }
+            Node::And(x) => self.logic(x, false),
+            Node::Or(x) => self.logic(x, true),
             Node::Cond(x) => {
                 if try_bool(self.eval(&x[0]))? {
                     self.eval(&x[1])
