@@ -72,7 +72,7 @@ use ::cel::{Context, Env};
 pub use self::cache::Cache;
 pub use self::convert::{json_depth, json_to_val, json_to_value, value_to_val};
 pub use self::cost::{COST_FUNCTION, LOOP_COST_FUNCTION};
-pub use self::program::{Budget, Program};
+pub use self::program::{Budget, Program, children};
 pub use crate::error::{CelIssue, CompileError, EvalError};
 
 /// The environment every CEL expression of the SDK compiles and runs in, built once: the

@@ -366,8 +366,10 @@ fn parse_stack(shape: &Shape) -> usize {
         .saturating_add(shape.levels.saturating_mul(PARSE_STACK_PER_LEVEL))
 }
 
-/// The direct subexpressions of `e`.
-pub(crate) fn children(e: &IdedExpr) -> impl Iterator<Item = &IdedExpr> {
+/// The direct subexpressions of `e` (a call's target and arguments, a comprehension's five
+/// parts, list and map elements, struct fields, a selection's operand), for walks over an
+/// expression tree.
+pub fn children(e: &IdedExpr) -> impl Iterator<Item = &IdedExpr> {
     let mut out: Vec<&IdedExpr> = Vec::new();
     match &e.expr {
         Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) => {}

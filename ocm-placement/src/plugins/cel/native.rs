@@ -976,7 +976,7 @@ impl Compiler {
                 open = true;
                 break;
             }
-            stack.extend(ocm_children(x));
+            stack.extend(ocm_api::cel::children(x));
         }
         !open
     }
@@ -1128,30 +1128,6 @@ impl Compiler {
             append,
         })))
     }
-}
-
-/// The direct subexpressions of `e`.
-fn ocm_children(e: &IdedExpr) -> Vec<&IdedExpr> {
-    let mut out: Vec<&IdedExpr> = Vec::new();
-    match &e.expr {
-        Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) => {}
-        Expr::Call(call) => {
-            out.extend(call.target.as_deref());
-            out.extend(call.args.iter());
-        }
-        Expr::Comprehension(c) => out.extend([
-            &c.iter_range,
-            &c.accu_init,
-            &c.loop_cond,
-            &c.loop_step,
-            &c.result,
-        ]),
-        Expr::List(l) => out.extend(l.elements.iter()),
-        Expr::Map(m) => out.extend(super::entry_exprs(&m.entries)),
-        Expr::Struct(s) => out.extend(super::entry_exprs(&s.entries)),
-        Expr::Select(s) => out.push(&s.operand),
-    }
-    out
 }
 
 /// The interpreter's `LogicalFold::of`: a step `@accu && x` or `@accu || x`.
