@@ -44,6 +44,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
 use crate::constants::limits::MANIFEST_SIZE_LIMIT;
+use crate::k8s::yaml::{self, EntryError};
 use crate::work::v1::{
     DeleteOption, Manifest, ManifestConfigOption, ManifestWork, ManifestWorkExecutor,
     ManifestWorkSpec, ManifestsTemplate,
@@ -309,127 +310,67 @@ fn collect_files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Splits a YAML stream into documents: `(1-based index, first line, text)`.
-fn split_documents(text: &str) -> Vec<(usize, usize, String)> {
-    let mut docs = Vec::new();
-    let mut current = String::new();
-    let mut start_line = 1;
-    for (i, line) in text.lines().enumerate() {
-        let is_marker = line == "---" || line.starts_with("--- ") || line == "...";
-        if is_marker {
-            docs.push((start_line, std::mem::take(&mut current)));
-            start_line = i + 2;
-            // `--- value` starts a document on the marker line itself.
-            if let Some(rest) = line.strip_prefix("--- ") {
-                current.push_str(rest);
-                current.push('\n');
-                start_line = i + 1;
-            }
-            continue;
-        }
-        current.push_str(line);
-        current.push('\n');
-    }
-    docs.push((start_line, current));
-    docs.into_iter()
-        .filter(|(_, t)| {
-            t.lines()
-                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        })
-        .enumerate()
-        .map(|(i, (line, t))| (i + 1, line, t))
-        .collect()
-}
-
-/// Parses every document of `text` into manifests.
+/// Parses every document of `text` into manifests, under the rule of [`crate::k8s::yaml`].
 pub(crate) fn parse_documents(source_name: &str, text: &str) -> Result<Vec<Manifest>> {
     let mut out = Vec::new();
-    for (document, line, body) in split_documents(text) {
-        let value: Value = serde_saphyr::from_str(&body).map_err(|e| Error::Parse {
+    for doc in yaml::documents(text) {
+        let document = doc.index;
+        let value: Value = serde_saphyr::from_str(doc.text).map_err(|e| Error::Parse {
             source_name: source_name.to_string(),
             document,
-            message: format!("(starting at line {line}) {e}"),
+            message: format!("(starting at line {}) {e}", doc.line),
         })?;
         let not_object = |message: String| Error::NotAnObject {
             source_name: source_name.to_string(),
             document,
             message,
         };
-        push_object(value, &mut out, &not_object, "")?;
+        yaml::expand(
+            value,
+            "",
+            &mut |at, e| {
+                not_object(match e {
+                    EntryError::NotAnObject { found } => {
+                        format!("{at}expected a Kubernetes object (a mapping), found {found}")
+                    }
+                    e => format!("{at}{e}"),
+                })
+            },
+            &mut |at, object| check_object(object, at, &mut out).map_err(not_object),
+        )?;
     }
     Ok(out)
 }
 
-fn push_object(
-    value: Value,
-    out: &mut Vec<Manifest>,
-    not_object: &dyn Fn(String) -> Error,
+/// Checks one object of a document (`at` names its list item, if any) and adds it.
+fn check_object(
+    map: serde_json::Map<String, Value>,
     at: &str,
-) -> Result<()> {
-    let Value::Object(map) = value else {
-        return Err(not_object(format!(
-            "{at}expected a Kubernetes object (a mapping), found {}",
-            json_type(&value)
-        )));
-    };
+    out: &mut Vec<Manifest>,
+) -> std::result::Result<(), String> {
     let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
     if api_version.is_empty() {
-        return Err(not_object(format!("{at}object has no apiVersion")));
+        return Err(format!("{at}object has no apiVersion"));
     }
     if kind.is_empty() {
-        return Err(not_object(format!("{at}object has no kind")));
-    }
-    if api_version == "v1" && kind == "List" {
-        let items = match map.get("items") {
-            Some(Value::Array(items)) => items.clone(),
-            None | Some(Value::Null) => Vec::new(),
-            Some(other) => {
-                return Err(not_object(format!(
-                    "{at}List items must be a list, found {}",
-                    json_type(other)
-                )));
-            }
-        };
-        for (i, item) in items.into_iter().enumerate() {
-            push_object(item, out, not_object, &format!("{at}items[{i}]: "))?;
-        }
-        return Ok(());
+        return Err(format!("{at}object has no kind"));
     }
     if let Some(meta) = map.get("metadata")
         && !meta.is_object()
     {
-        return Err(not_object(format!(
+        return Err(format!(
             "{at}{kind} metadata must be a mapping, found {}",
-            json_type(meta)
-        )));
+            yaml::value_type(meta)
+        ));
     }
     out.push(Manifest::new(Value::Object(map)));
     Ok(())
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_documents_and_skips_empty_ones() {
-        let docs = split_documents("# c\n---\na: 1\n---\n\n---\nb: 2\n...\n");
-        assert_eq!(docs.len(), 2);
-        assert_eq!(docs[0], (1, 3, "a: 1\n".to_string()));
-        assert_eq!(docs[1], (2, 7, "b: 2\n".to_string()));
-    }
 
     #[test]
     fn list_items_are_expanded() {

@@ -66,6 +66,55 @@ pub(crate) fn kube_error(action: impl Into<String>) -> impl FnOnce(kube::Error) 
 /// Result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What can go wrong in the inventory's pure functions ([`crate::inventory`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InventoryError {
+    /// A cluster set's label selector cannot be evaluated.
+    #[error("invalid label selector: {0}")]
+    InvalidSelector(String),
+    /// A cluster set's `selectorType` is one this SDK does not know (a newer OCM may add
+    /// one); the message is upstream's.
+    #[error("selectorType is not right: {0}")]
+    UnknownSelectorType(String),
+    /// A score's bounds or value cannot be normalised.
+    #[error("cannot normalise score: {0}")]
+    InvalidScore(String),
+}
+
+/// What can go wrong reading simulator input or scheduling it ([`crate::sim`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    /// An object in the input is malformed.
+    #[error("{source_name}: {object}: {message}")]
+    Object {
+        /// Where the object came from (file and document).
+        source_name: String,
+        /// The object (`Kind namespace/name`, or its position when it has no name).
+        object: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An input could not be read, or is not valid YAML or JSON.
+    #[error("{source_name}: {message}")]
+    Read {
+        /// The file (and, for YAML, the document and its first line).
+        source_name: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A placement could not be scheduled at all.
+    #[error("schedule Placement {placement}: {source}")]
+    Schedule {
+        /// `namespace/name`.
+        placement: String,
+        /// The scheduler's error.
+        #[source]
+        source: crate::Error,
+    },
+}
+
 /// What can go wrong reading a placement's decisions ([`crate::consumer`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

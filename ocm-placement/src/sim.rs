@@ -47,44 +47,14 @@ use std::sync::Arc;
 use k8s_openapi::jiff::Timestamp;
 use ocm_api::cluster::v1beta1::Placement;
 use ocm_api::constants::groups;
+use ocm_api::k8s::yaml;
 use serde_json::{Map, Value, json};
 
 use crate::explain::Outcome;
 use crate::hub::HubState;
 use crate::{ScheduleResult, Scheduler, Snapshot};
 
-/// What can go wrong reading simulator input or scheduling it.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SimError {
-    /// An object in the input is malformed.
-    #[error("{source_name}: {object}: {message}")]
-    Object {
-        /// Where the object came from (file and document).
-        source_name: String,
-        /// The object (`Kind namespace/name`, or its position when it has no name).
-        object: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// An input could not be read, or is not valid YAML or JSON.
-    #[error("{source_name}: {message}")]
-    Read {
-        /// The file (and, for YAML, the document and its first line).
-        source_name: String,
-        /// What went wrong.
-        message: String,
-    },
-    /// A placement could not be scheduled at all.
-    #[error("schedule Placement {placement}: {source}")]
-    Schedule {
-        /// `namespace/name`.
-        placement: String,
-        /// The scheduler's error.
-        #[source]
-        source: crate::Error,
-    },
-}
+pub use crate::error::SimError;
 
 /// Hub objects collected from simulator input.
 #[derive(Debug, Clone, Default)]
@@ -137,8 +107,8 @@ impl SimInput {
     }
 
     /// Adds one decoded document from `source_name` (a file name, for error messages): an
-    /// object, or a `List` (any kind ending in `List` with `items`). Null documents are
-    /// skipped.
+    /// object, or a list (any kind ending in `List`), read as [`ocm_api::k8s::yaml`] says.
+    /// Null documents and items are skipped.
     pub fn add_document(&mut self, source_name: &str, document: Value) -> Result<(), SimError> {
         self.add_value(source_name, document, "")
     }
@@ -163,24 +133,24 @@ impl SimInput {
     ///
     /// A `List` is read item by item (see [`SimInput::add_json`]).
     pub fn add_yaml(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
-        for (number, line, body) in yaml_documents(text) {
-            let source = format!("{source_name} (document {number}, line {line})");
+        for doc in yaml::documents(text) {
+            let source = format!("{source_name} (document {}, line {})", doc.index, doc.line);
             let streamed = self.stream_list(&source, |seed| {
-                serde_saphyr::with_deserializer_from_str_with_options(&body, yaml_options(), |de| {
-                    serde::de::DeserializeSeed::deserialize(seed, de)
-                })
+                serde_saphyr::with_deserializer_from_str_with_options(
+                    doc.text,
+                    yaml_options(),
+                    |de| serde::de::DeserializeSeed::deserialize(seed, de),
+                )
                 .ok()
             });
             if let Some(result) = streamed {
                 result?;
                 continue;
             }
-            let value: Value =
-                serde_saphyr::from_str_with_options(&body, yaml_options()).map_err(|e| {
-                    SimError::Read {
-                        source_name: source.clone(),
-                        message: format!("invalid YAML: {e}"),
-                    }
+            let value: Value = serde_saphyr::from_str_with_options(doc.text, yaml_options())
+                .map_err(|e| SimError::Read {
+                    source_name: source.clone(),
+                    message: format!("invalid YAML: {e}"),
                 })?;
             self.add_document(&source, value)?;
         }
@@ -225,9 +195,8 @@ impl SimInput {
             source,
             first_error: &mut first_error,
         });
-        let is_list = outcome.is_some_and(|o| {
-            o.items == 1 && o.kind.as_deref().is_some_and(|k| k.ends_with("List"))
-        });
+        let is_list = outcome
+            .is_some_and(|o| o.items == 1 && o.kind.as_deref().is_some_and(yaml::is_list_kind));
         if !is_list {
             self.rollback(mark);
             return None;
@@ -276,36 +245,35 @@ impl SimInput {
                 format!("{what} ({position})")
             }
         };
-        let mut object = match value {
-            Value::Null => return Ok(()),
-            Value::Object(map) => map,
-            other => {
+        let object = match yaml::entry(value) {
+            Ok(yaml::Entry::Empty) => return Ok(()),
+            Ok(yaml::Entry::Object(object)) => object,
+            Ok(yaml::Entry::List(items)) => {
+                for (i, item) in items.into_iter().enumerate() {
+                    let inner = if position.is_empty() {
+                        format!("item {}", i + 1)
+                    } else {
+                        format!("{position}, item {}", i + 1)
+                    };
+                    self.add_value(source, item, &inner)?;
+                }
+                return Ok(());
+            }
+            Err(yaml::EntryError::ItemsNotAList { kind, .. }) => {
+                return Err(err(at(&kind), "items is not a list".into()));
+            }
+            Err(yaml::EntryError::NotAnObject { found }) => {
                 return Err(err(
                     at("document"),
-                    format!("expected an object, found {}", type_name(&other)),
+                    format!("expected an object, found {found}"),
                 ));
             }
+            Err(e) => return Err(err(at("document"), e.to_string())),
         };
         let kind = match object.get("kind") {
             Some(Value::String(k)) if !k.is_empty() => k.clone(),
             _ => return Err(err(at("object"), "has no kind".into())),
         };
-        if kind.ends_with("List")
-            && let Some(items) = object.remove("items")
-        {
-            let Value::Array(items) = items else {
-                return Err(err(at(&kind), "items is not a list".into()));
-            };
-            for (i, item) in items.into_iter().enumerate() {
-                let inner = if position.is_empty() {
-                    format!("item {}", i + 1)
-                } else {
-                    format!("{position}, item {}", i + 1)
-                };
-                self.add_value(source, item, &inner)?;
-            }
-            return Ok(());
-        }
         let api_version = object
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -530,60 +498,12 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_, '_> {
     }
 }
 
-/// Splits a YAML stream at document markers; returns `(number, first line, text)` for each
-/// document that has content.
-fn yaml_documents(text: &str) -> Vec<(usize, usize, String)> {
-    let mut docs = Vec::new();
-    let mut body = String::new();
-    let mut first_line = 1;
-    for (i, line) in text.lines().enumerate() {
-        let marker = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
-        if marker || line == "..." {
-            docs.push((first_line, std::mem::take(&mut body)));
-            first_line = i + 2;
-            if marker {
-                let rest = line[3..].trim_start();
-                if !rest.is_empty() && !rest.starts_with('#') {
-                    body.push_str(rest);
-                    body.push('\n');
-                    first_line = i + 1;
-                }
-            }
-            continue;
-        }
-        body.push_str(line);
-        body.push('\n');
-    }
-    docs.push((first_line, body));
-    docs.into_iter()
-        .filter(|(_, t)| {
-            t.lines().any(|l| {
-                let l = l.trim();
-                !l.is_empty() && !l.starts_with('#')
-            })
-        })
-        .enumerate()
-        .map(|(i, (line, t))| (i + 1, line, t))
-        .collect()
-}
-
 fn key_of(placement: &Placement) -> String {
     format!(
         "{}/{}",
         placement.metadata.namespace.as_deref().unwrap_or_default(),
         placement.metadata.name.as_deref().unwrap_or_default()
     )
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Fills in `default`s from an OpenAPI v3 `schema` the way the API server's structural
@@ -772,8 +692,8 @@ mod tests {
 
     #[test]
     fn documents_are_split_at_markers() {
-        let docs = yaml_documents("# head\n---\na: 1\n---\n\n--- b: 2\n...\n---\nc: 3\n");
-        let texts: Vec<_> = docs.iter().map(|(n, l, t)| (*n, *l, t.trim())).collect();
+        let docs = yaml::documents("# head\n---\na: 1\n---\n\n--- b: 2\n...\n---\nc: 3\n");
+        let texts: Vec<_> = docs.map(|d| (d.index, d.line, d.text.trim())).collect();
         assert_eq!(texts, [(1, 3, "a: 1"), (2, 6, "b: 2"), (3, 9, "c: 3")]);
     }
 

@@ -412,24 +412,18 @@ impl FakeCluster {
         crate::simulate::WorkloadSimulator::start_with_pods(self.state.store.clone())
     }
 
-    /// Load objects from YAML (several documents allowed, `kind: List` expanded)
-    /// or JSON, as forced server-side applies by the manager `ocm-testkit`.
+    /// Load objects from YAML (several documents allowed, lists expanded) or JSON, as forced
+    /// server-side applies by the manager `ocm-testkit`. Documents and lists are read as
+    /// [`ocm_api::k8s::yaml`] says; a document that is not an object is an error naming it.
     ///
     /// CRDs take effect at once, so a CRD and its objects can share one file.
     /// Namespaced objects without a namespace go to `default`.
     pub fn apply_yaml(&self, text: &str) -> Result<Vec<serde_json::Value>> {
-        let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text)
-            .map_err(|e| Error::Api(crate::ApiError::bad_request(format!("invalid YAML: {e}"))))?;
-        let mut objects = Vec::new();
-        for doc in docs {
-            if doc.get("kind").and_then(serde_json::Value::as_str) == Some("List") {
-                if let Some(items) = doc.get("items").and_then(serde_json::Value::as_array) {
-                    objects.extend(items.iter().cloned());
-                }
-            } else if doc.is_object() {
-                objects.push(doc);
-            }
-        }
+        let objects: Vec<serde_json::Value> = ocm_api::k8s::yaml::objects(text)
+            .map_err(|e| Error::Api(crate::ApiError::bad_request(format!("invalid YAML: {e}"))))?
+            .into_iter()
+            .map(serde_json::Value::Object)
+            .collect();
         let store = self.store();
         let mut out = Vec::with_capacity(objects.len());
         for obj in objects {

@@ -15,6 +15,8 @@
 //!   with apimachinery's messages.
 //! * [`quantity`]: parsing resource quantities the way `resource.ParseQuantity` does, and
 //!   `AsApproximateFloat64` to the last bit.
+//! * [`yaml`]: YAML document streams (markers, empty documents, document numbers in errors)
+//!   and `List` expansion, as `kubectl apply -f` reads a file.
 //!
 //! The CEL library's `format` and `quantity` functions (the `cel` feature) follow the
 //! kube-apiserver whose CEL environment they emulate, and keep their own wording.
@@ -24,3 +26,4 @@ pub mod gojson;
 pub mod labels;
 pub mod names;
 pub mod quantity;
+pub mod yaml;

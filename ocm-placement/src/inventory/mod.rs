@@ -75,21 +75,7 @@ pub use membership::{
 pub use plan::{InventoryChange, InventoryOptions, InventoryPlan, plan};
 pub use taints::{Health, desired_health_taints, health, health_taint, same_taint};
 
-/// What can go wrong in the inventory's pure functions.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum InventoryError {
-    /// A cluster set's label selector cannot be evaluated.
-    #[error("invalid label selector: {0}")]
-    InvalidSelector(String),
-    /// A cluster set's `selectorType` is one this SDK does not know (a newer OCM may add
-    /// one); the message is upstream's.
-    #[error("selectorType is not right: {0}")]
-    UnknownSelectorType(String),
-    /// A score's bounds or value cannot be normalised.
-    #[error("cannot normalise score: {0}")]
-    InvalidScore(String),
-}
+pub use crate::error::InventoryError;
 
 /// The object's name, or `""` when it has none.
 pub(crate) fn name_of(meta: &ObjectMeta) -> &str {
