@@ -101,12 +101,6 @@ impl fmt::Display for Node {
     }
 }
 
-/// Formats a list the way Go's `%v` prints a `[]string`: `[a b c]`.
-pub fn go_list<S: AsRef<str>>(items: &[S]) -> String {
-    let parts: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
-    format!("[{}]", parts.join(" "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,7 +140,5 @@ mod tests {
         let names: Vec<&str> = root.children().iter().map(Node::name).collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(root.children()[1].children().len(), 2);
-        assert_eq!(go_list(&["a", "b"]), "[a b]");
-        assert_eq!(go_list::<&str>(&[]), "[]");
     }
 }

@@ -110,39 +110,13 @@ fn format_labels(map: Option<&Value>) -> String {
     none_if_empty(pairs.join(","))
 }
 
-/// `metav1.LabelSelectorAsSelector(...).String()`.
+/// `metav1.FormatLabelSelector` ([`ocm_api::k8s::labels::format_selector`]).
 fn format_selector(sel: Option<&Value>) -> String {
-    let Some(sel) = sel else {
-        return "<none>".into();
-    };
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in m {
-            parts.push(format!("{k}={}", v.as_str().unwrap_or_default()));
-        }
+    match sel.map(|sel| serde_json::from_value(sel.clone())) {
+        None => ocm_api::k8s::labels::format_selector(None),
+        Some(Ok(sel)) => ocm_api::k8s::labels::format_selector(Some(&sel)),
+        Some(Err(_)) => "<error>".to_string(),
     }
-    for e in sel
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let key = s(e, "/key");
-        let values: Vec<&str> = e
-            .get("values")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        parts.push(match s(e, "/operator") {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_string(),
-            "DoesNotExist" => format!("!{key}"),
-            _ => continue,
-        });
-    }
-    parts.sort();
-    none_if_empty(parts.join(","))
 }
 
 fn template_containers(o: &Value, ptr: &str) -> (String, String) {
@@ -791,7 +765,8 @@ mod tests {
         let sel = json!({"matchLabels": {"b": "2", "a": "1"},
             "matchExpressions": [{"key": "env", "operator": "In", "values": ["x", "y"]},
                                  {"key": "gone", "operator": "DoesNotExist"}]});
-        assert_eq!(format_selector(Some(&sel)), "!gone,a=1,b=2,env in (x,y)");
+        // Sorted by key, as `LabelSelectorAsSelector` sorts the requirements.
+        assert_eq!(format_selector(Some(&sel)), "a=1,b=2,env in (x,y),!gone");
         assert_eq!(format_labels(None), "<none>");
     }
 

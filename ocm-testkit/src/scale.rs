@@ -16,43 +16,13 @@ fn lookup<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
     segments(path).iter().try_fold(obj, |v, k| v.get(*k))
 }
 
-/// `metav1.LabelSelector` rendered as kube's `labels.Selector.String()`: requirements
-/// sorted by key, `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`.
+/// `metav1.LabelSelector` rendered as kube's `labels.Selector.String()`
+/// ([`ocm_api::k8s::labels::selector_string`]); empty when it is not a valid selector.
 pub(crate) fn selector_string(sel: &Value) -> String {
-    let mut reqs: Vec<(String, String)> = Vec::new();
-    if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in m {
-            reqs.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or_default())));
-        }
-    }
-    if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
-        for e in exprs {
-            let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
-            let mut values: Vec<&str> = e
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            values.sort_unstable();
-            let text = match e
-                .get("operator")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-            {
-                "In" => format!("{key} in ({})", values.join(",")),
-                "NotIn" => format!("{key} notin ({})", values.join(",")),
-                "Exists" => key.to_string(),
-                "DoesNotExist" => format!("!{key}"),
-                _ => continue,
-            };
-            reqs.push((key.to_string(), text));
-        }
-    }
-    reqs.sort();
-    reqs.into_iter()
-        .map(|(_, t)| t)
-        .collect::<Vec<_>>()
-        .join(",")
+    serde_json::from_value(sel.clone())
+        .ok()
+        .and_then(|sel| ocm_api::k8s::labels::selector_string(&sel).ok())
+        .unwrap_or_default()
 }
 
 /// The `Scale` of `obj`.

@@ -189,6 +189,6 @@ fn apply_body(work: &ManifestWork) -> Value {
 /// MD5 over its JSON).
 fn required_hash(work: &ManifestWork) -> String {
     let mut text = String::new();
-    ocm_feedback::jsonpath::go_json(&mut text, &apply_body(work));
+    ocm_api::k8s::gojson::push_value(&mut text, &apply_body(work));
     ocm_api::k8s::digest::md5_hex(text.as_bytes())
 }

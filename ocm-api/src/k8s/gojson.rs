@@ -1,8 +1,10 @@
-//! Strings as Go prints them: `strconv.Quote` (`%q`) and `encoding/json`.
+//! Values as Go prints them: strings as `strconv.Quote` (`%q`) and `encoding/json` write them,
+//! whole JSON values as `encoding/json` writes them, and floats as `encoding/json` and
+//! `strconv.FormatFloat(f, 'g', -1, 64)` (`fmt.Print`) write them.
 //!
 //! Upstream messages embed values the Go way, and users compare those messages: a label
 //! selector error quotes the bad key with `%q` and prints the bad values as JSON; a hash is
-//! taken over Go's JSON of an object. These are the two string encodings, written once.
+//! taken over Go's JSON of an object. These encodings are written here once.
 //!
 //! ```
 //! use ocm_api::k8s::gojson;
@@ -15,6 +17,8 @@
 //! ```
 
 use std::fmt::Write as _;
+
+use serde_json::Value;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -49,6 +53,43 @@ pub fn quote(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// How Go's `time` package quotes a string in its errors (`time: invalid duration "1x"`):
+/// in double quotes, `"` and `\\` escaped, control and non-ASCII characters as the `\xNN` of
+/// each of their bytes.
+///
+/// ```
+/// assert_eq!(ocm_api::k8s::gojson::time_quote("1µ\"x"), r#""1\xc2\xb5\"x""#);
+/// ```
+pub fn time_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if c < ' ' || !c.is_ascii() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        } else {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A `[]string` as Go's `fmt` prints it with `%v`: `[a b c]`, the strings as they are.
+///
+/// ```
+/// assert_eq!(ocm_api::k8s::gojson::sprint_strings(&["a", "b"]), "[a b]");
+/// ```
+pub fn sprint_strings<S: AsRef<str>>(items: &[S]) -> String {
+    let parts: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+    format!("[{}]", parts.join(" "))
 }
 
 /// Go's `unicode.IsPrint` for non-ASCII characters, close enough: not a control, format,
@@ -111,6 +152,208 @@ pub fn string_array<S: AsRef<str>>(values: &[S]) -> String {
     out
 }
 
+/// Appends `value` as Go's `json.Marshal` encodes the same value decoded into Go's generic
+/// types (`map[string]interface{}`, `[]interface{}`, `int64` or `float64`): compact, map keys
+/// sorted, strings as [`push_string`] writes them, integers as they are and other numbers as
+/// [`float`] writes them (`-0` is the integer 0, as Go decodes it).
+///
+/// Written without recursion, so documents of any depth render on any stack. This is the one
+/// whole-value renderer of the SDK: kubectl's JSONPath output of maps and lists, `jsonRaw`
+/// feedback values, hashes taken over Go's JSON, and the manifest size upstream's webhook
+/// compares with its limit ([`crate::work::manifests_size`]).
+///
+/// ```
+/// use ocm_api::k8s::gojson;
+///
+/// let mut out = String::new();
+/// gojson::push_value(&mut out, &serde_json::json!({"b": [1, 2.0, 1e21, null], "a": "<x>"}));
+/// assert_eq!(out, r#"{"a":"\u003cx\u003e","b":[1,2,1e+21,null]}"#);
+/// ```
+pub fn push_value(out: &mut String, value: &Value) {
+    let mut stack = vec![Step::Value(value)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Text(text) => out.push_str(text),
+            Step::Key(key) => {
+                push_string(out, key);
+                out.push(':');
+            }
+            Step::Value(value) => match value {
+                Value::Null => out.push_str("null"),
+                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                Value::Number(n) => match n.as_i64() {
+                    Some(i) => {
+                        let _ = write!(out, "{i}");
+                    }
+                    None => match n.as_f64() {
+                        // serde_json reads `-0` as a float; Go reads it as the integer 0.
+                        Some(0.0) => out.push('0'),
+                        Some(f) => out.push_str(&float(f)),
+                        None => out.push_str("NaN"),
+                    },
+                },
+                Value::String(s) => push_string(out, s),
+                Value::Array(items) => {
+                    out.push('[');
+                    stack.push(Step::Text("]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        if i > 0 {
+                            stack.push(Step::Text(","));
+                        }
+                    }
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    let mut entries: Vec<_> = map.iter().collect();
+                    // Already sorted unless serde_json's `preserve_order` feature is on.
+                    if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+                        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                    }
+                    stack.push(Step::Text("}"));
+                    for (i, (key, item)) in entries.into_iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        stack.push(Step::Key(key));
+                        if i > 0 {
+                            stack.push(Step::Text(","));
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// [`push_value`] into a new string.
+pub fn value(value: &Value) -> String {
+    let mut out = String::new();
+    push_value(&mut out, value);
+    out
+}
+
+/// What is left to render of a value, innermost last.
+enum Step<'a> {
+    Value(&'a Value),
+    Text(&'static str),
+    Key(&'a str),
+}
+
+/// Shortest decimal digits of `f` (no sign) and the decimal exponent of the first digit.
+fn shortest_digits(f: f64) -> (String, i32) {
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (digits, exp.parse().unwrap_or(0))
+}
+
+fn special(f: f64) -> Option<&'static str> {
+    if f.is_nan() {
+        Some("NaN")
+    } else if f == f64::INFINITY {
+        Some("+Inf")
+    } else if f == f64::NEG_INFINITY {
+        Some("-Inf")
+    } else {
+        None
+    }
+}
+
+/// `d.ddde±XX`, Go's `%e` with the shortest digits.
+fn exponent_form(neg: bool, digits: &str, exp: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    let _ = write!(
+        out,
+        "e{}{:02}",
+        if exp < 0 { '-' } else { '+' },
+        exp.unsigned_abs()
+    );
+    out
+}
+
+/// Plain decimal form with the shortest digits.
+fn plain_form(neg: bool, digits: &str, exp: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    let point = exp + 1;
+    if point <= 0 {
+        out.push_str("0.");
+        for _ in 0..-point {
+            out.push('0');
+        }
+        out.push_str(digits);
+    } else {
+        let point = point as usize;
+        if point >= digits.len() {
+            out.push_str(digits);
+            for _ in digits.len()..point {
+                out.push('0');
+            }
+        } else {
+            out.push_str(&digits[..point]);
+            out.push('.');
+            out.push_str(&digits[point..]);
+        }
+    }
+    out
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, which is what `fmt.Print` uses for a float64:
+/// the shortest digits, in exponent form when the decimal exponent is below -4 or 6 and
+/// above (`1e+06`, `1e-05`), plain otherwise (`123456.789`, `0.0001`).
+pub fn format_float(f: f64) -> String {
+    if let Some(s) = special(f) {
+        return s.to_owned();
+    }
+    let neg = f.is_sign_negative();
+    if f == 0.0 {
+        return if neg { "-0".into() } else { "0".into() };
+    }
+    let (digits, exp) = shortest_digits(f);
+    if !(-4..6).contains(&exp) {
+        exponent_form(neg, &digits, exp)
+    } else {
+        plain_form(neg, &digits, exp)
+    }
+}
+
+/// Go's `encoding/json` form of a float64: the shortest digits, plain decimal from 1e-6 up to
+/// 1e21, exponent form (with `e-7`, not `e-07`) outside.
+pub fn float(f: f64) -> String {
+    if let Some(s) = special(f) {
+        return s.to_owned();
+    }
+    let neg = f.is_sign_negative();
+    if f == 0.0 {
+        return if neg { "-0".into() } else { "0".into() };
+    }
+    let (digits, exp) = shortest_digits(f);
+    let abs = f.abs();
+    if !(1e-6..1e21).contains(&abs) {
+        let mut s = exponent_form(neg, &digits, exp);
+        let n = s.len();
+        if n >= 4
+            && s.as_bytes()[n - 4] == b'e'
+            && s.as_bytes()[n - 3] == b'-'
+            && s.as_bytes()[n - 2] == b'0'
+        {
+            s.remove(n - 2);
+        }
+        s
+    } else {
+        plain_form(neg, &digits, exp)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +374,39 @@ mod tests {
     fn quote_is_not_json() {
         assert_eq!(quote("\u{1}<"), r#""\x01<""#);
         assert_ne!(quote("\u{1}<"), serde_json::to_string("\u{1}<").unwrap());
+    }
+
+    /// Moved from examples' `tree::go_list`.
+    #[test]
+    fn string_slices_like_fmt() {
+        assert_eq!(sprint_strings(&["a", "b"]), "[a b]");
+        assert_eq!(sprint_strings::<&str>(&[]), "[]");
+    }
+
+    /// Moved from ocm-feedback with its renderer.
+    #[test]
+    fn floats_like_go() {
+        assert_eq!(float(2.0), "2");
+        assert_eq!(float(1e21), "1e+21");
+        assert_eq!(float(1e20), "100000000000000000000");
+        assert_eq!(float(0.00001), "0.00001");
+        assert_eq!(float(1.5e-7), "1.5e-7");
+        assert_eq!(float(1.5e-10), "1.5e-10");
+        assert_eq!(float(123456.789), "123456.789");
+        assert_eq!(format_float(1e6), "1e+06");
+        assert_eq!(format_float(0.0001), "0.0001");
+        assert_eq!(format_float(123456.789), "123456.789");
+    }
+
+    /// Whole values, pinned: what ocm-feedback's `go_json` printed before it moved here.
+    #[test]
+    fn values_like_go() {
+        let v = serde_json::json!({"z": {"b": [true, null, -0.0, -3, 18446744073709551615u64, 0.5]},
+            "a": "\u{2028}&", "m": {}, "l": []});
+        assert_eq!(
+            value(&v),
+            r#"{"a":"\u2028\u0026","l":[],"m":{},"z":{"b":[true,null,0,-3,18446744073709552000,0.5]}}"#
+        );
     }
 
     #[test]

@@ -97,6 +97,62 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> c
     Ok(self::selector(selector)?.matches(labels))
 }
 
+/// The text of kube's `labels.Selector.String()` for the selector [`selector`] builds, as
+/// `LabelSelectorAsSelector` builds it: requirements sorted by key (`k=v`, `k in (a,b)`,
+/// `k notin (a,b)`, `k`, `!k`, the values of a set sorted), joined with commas. This is a scale
+/// subresource's `status.selector`. An invalid selector is [`selector`]'s error.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+/// use ocm_api::k8s::labels;
+///
+/// let selector = LabelSelector {
+///     match_labels: Some(BTreeMap::from([("b".into(), "2".into()), ("a".into(), "1".into())])),
+///     match_expressions: Some(vec![
+///         LabelSelectorRequirement { key: "t".into(), operator: "In".into(), values: Some(vec!["y".into(), "x".into()]) },
+///         LabelSelectorRequirement { key: "g".into(), operator: "DoesNotExist".into(), values: None },
+///     ]),
+/// };
+/// assert_eq!(labels::selector_string(&selector)?, "a=1,b=2,!g,t in (x,y)");
+/// assert_eq!(labels::format_selector(Some(&selector)), "a=1,b=2,!g,t in (x,y)");
+/// assert_eq!(labels::format_selector(None), "<none>");
+/// # Ok::<(), ocm_api::Error>(())
+/// ```
+pub fn selector_string(selector: &LabelSelector) -> crate::Result<String> {
+    let mut expressions: Vec<Expression> = self::selector(selector)?.into_iter().collect();
+    // Go sorts with `sort.Sort(ByKey(...))`; a stable sort keeps one order for equal keys.
+    expressions.sort_by(|a, b| expression_key(a).cmp(expression_key(b)));
+    Ok(expressions
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+/// `metav1.FormatLabelSelector`, what kubectl prints in a SELECTOR column: the
+/// [`selector_string`], `<none>` when that is empty (or the selector is absent), `<error>`
+/// when the selector is invalid.
+pub fn format_selector(selector: Option<&LabelSelector>) -> String {
+    match selector.map(selector_string) {
+        None => "<none>".to_string(),
+        Some(Ok(text)) if text.is_empty() => "<none>".to_string(),
+        Some(Ok(text)) => text,
+        Some(Err(_)) => "<error>".to_string(),
+    }
+}
+
+fn expression_key(expression: &Expression) -> &str {
+    match expression {
+        Expression::In(key, _)
+        | Expression::NotIn(key, _)
+        | Expression::Equal(key, _)
+        | Expression::NotEqual(key, _)
+        | Expression::Exists(key)
+        | Expression::DoesNotExist(key) => key,
+    }
+}
+
 /// `labels.NewRequirement`'s checks, aggregated as `ErrorList.ToAggregate` prints them.
 fn check_requirement(key: &str, operator: Operator, values: &[String]) -> Result<(), String> {
     let mut errors = Vec::new();

@@ -246,8 +246,8 @@ fn go_json_type(value: &Value) -> &'static str {
 /// manifests, i.e. for each manifest the length of its JSON encoding plus one tag byte plus
 /// the varint length prefix.
 ///
-/// The JSON length is the one of Go's encoder (compact, with `<`, `>`, `&`, U+2028 and U+2029
-/// escaped as `\uXXXX`).
+/// The JSON length is the one of Go's encoder, as [`crate::k8s::gojson::push_value`] writes it
+/// (compact, with `<`, `>`, `&`, U+2028 and U+2029 escaped as `\uXXXX`, floats in Go's form).
 ///
 /// ```
 /// use ocm_api::work::{manifests_size, v1::Manifest};
@@ -260,24 +260,10 @@ pub fn manifests_size(manifests: &[Manifest]) -> usize {
     manifests
         .iter()
         .map(|m| {
-            let len = go_json_len(m.as_value());
+            let len = crate::k8s::gojson::value(m.as_value()).len();
             len + 1 + varint_len(len)
         })
         .sum()
-}
-
-/// Length of the compact JSON encoding Go's `encoding/json` produces for `value`.
-fn go_json_len(value: &Value) -> usize {
-    let text = value.to_string();
-    let extra: usize = text
-        .chars()
-        .map(|c| match c {
-            '<' | '>' | '&' => 5,
-            '\u{2028}' | '\u{2029}' => 3,
-            _ => 0,
-        })
-        .sum();
-    text.len() + extra
 }
 
 /// Number of bytes of `n` as a protobuf varint.

@@ -49,5 +49,6 @@ mod template;
 
 pub use error::{EvalError, ParseError};
 pub use matches::Match;
-pub use render::{go_json, go_value};
+pub use ocm_api::k8s::gojson::push_value as go_json;
+pub use render::go_value;
 pub use template::Template;

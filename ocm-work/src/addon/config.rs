@@ -61,7 +61,7 @@ pub fn spec_hash(object: &Value) -> String {
         }
     }
     let mut text = String::new();
-    ocm_feedback::jsonpath::go_json(&mut text, &Value::Object(fields));
+    ocm_api::k8s::gojson::push_value(&mut text, &Value::Object(fields));
     ocm_api::k8s::digest::sha256_hex(text.as_bytes())
 }
 

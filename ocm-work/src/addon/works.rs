@@ -109,7 +109,7 @@ pub fn config_spec_hash_annotation(refs: &[ConfigReference]) -> Option<(String, 
             .collect(),
     );
     let mut text = String::new();
-    ocm_feedback::jsonpath::go_json(&mut text, &value);
+    ocm_api::k8s::gojson::push_value(&mut text, &value);
     Some((annotations::CONFIG_SPEC_HASH.to_string(), text))
 }
 

@@ -11,9 +11,10 @@ use ocm_api::cluster::v1beta2::{
 };
 use ocm_api::conditions;
 use ocm_api::constants::{cluster as cc, labels};
+use ocm_api::k8s::gojson::sprint_strings as go_list;
 use ocm_examples::output::write_out;
 use ocm_examples::table::Table;
-use ocm_examples::tree::{Node, go_list};
+use ocm_examples::tree::Node;
 use ocm_examples::{errors, outln};
 use serde::Serialize;
 

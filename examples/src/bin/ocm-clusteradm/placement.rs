@@ -8,9 +8,10 @@ use kube::{Client, ResourceExt};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions;
 use ocm_api::constants::{labels, placement as pc};
+use ocm_api::k8s::gojson::sprint_strings as go_list;
 use ocm_examples::output::write_out;
 use ocm_examples::table::Table;
-use ocm_examples::tree::{Node, go_list};
+use ocm_examples::tree::Node;
 
 use super::{Output, Result};
 use crate::cluster::print_yaml;

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::RolloutError;
+use crate::k8s::gojson;
 
 /// Parses a Go duration string (`"90s"`, `"1h30m"`, `"1.5h"`, `"300ms"`, `"0"`), as Go's
 /// `time.ParseDuration` does, including its error messages and its arithmetic: the whole part
@@ -10,7 +11,12 @@ use super::RolloutError;
 /// and ignored) and is scaled by the unit in `float64`, and the total must fit an `i64` of
 /// nanoseconds. Negative durations are rejected (rollout times cannot be negative).
 pub fn parse_go_duration(input: &str) -> Result<Duration, RolloutError> {
-    let invalid = || RolloutError::Duration(format!("time: invalid duration {}", go_quote(input)));
+    let invalid = || {
+        RolloutError::Duration(format!(
+            "time: invalid duration {}",
+            gojson::time_quote(input)
+        ))
+    };
     const LIMIT: u64 = 1 << 63;
     let mut s = input.as_bytes();
     let mut negative = false;
@@ -56,7 +62,7 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, RolloutError> {
         if unit_len == 0 {
             return Err(RolloutError::Duration(format!(
                 "time: missing unit in duration {}",
-                go_quote(input)
+                gojson::time_quote(input)
             )));
         }
         let (unit, rest) = s.split_at(unit_len);
@@ -73,8 +79,8 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, RolloutError> {
             _ => {
                 return Err(RolloutError::Duration(format!(
                     "time: unknown unit {} in duration {}",
-                    go_quote(&String::from_utf8_lossy(unit)),
-                    go_quote(input)
+                    gojson::time_quote(&String::from_utf8_lossy(unit)),
+                    gojson::time_quote(input)
                 )));
             }
         };
@@ -161,28 +167,6 @@ fn leading_fraction(s: &[u8]) -> (u64, f64, &[u8]) {
         scale *= 10.0;
     }
     (x, scale, &s[i..])
-}
-
-/// Go's `time` package quoting of a string in its errors: in double quotes, `"` and `\`
-/// escaped, control and non-ASCII characters as `\x..` bytes.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if c < ' ' || !c.is_ascii() {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("\\x{b:02x}"));
-            }
-        } else {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Parses a `progressDeadline`: empty or `None` means no deadline (`Ok(None)`).
