@@ -181,9 +181,6 @@
 //! * Resource quantities (`ocm_api::k8s::quantity`) keep the values Kubernetes keeps in
 //!   arbitrary precision in 127 bits: a quantity of more than about 38 significant digits is
 //!   refused (the scheduler then treats the resource as absent) where Kubernetes accepts it.
-//! * The ManifestWorkReplicaSet's `InvalidManifestWorkName` message says a too-long owner
-//!   label "must be no more than 63 characters"; apimachinery v0.36, which upstream is built
-//!   with, says "bytes" (`ocm_api::k8s::names::label_value_errors` does).
 //! * The addon framework has no registration (CSR) side, no Helm or Go-template factories, no
 //!   cloudevents transport and no addon webhooks; the addon manager reads and writes the
 //!   `v1beta1` addon API only.

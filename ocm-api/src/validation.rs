@@ -72,29 +72,12 @@ impl fmt::Display for FieldErrors {
 /// ```
 /// use ocm_api::validation::names;
 /// assert!(names::label_value_errors("ns.my-set").is_empty());
-/// assert_eq!(names::label_value_errors(&"x".repeat(64))[0], "must be no more than 63 characters");
+/// assert_eq!(names::label_value_errors(&"x".repeat(64))[0], "must be no more than 63 bytes");
 /// assert!(names::dns1123_label_errors("Cluster1").len() == 1);
 /// ```
 pub mod names {
     pub use crate::k8s::names::{
         dns1123_label_errors, dns1123_subdomain_errors, is_dns1123_label, is_label_value,
+        label_value_errors,
     };
-
-    /// [`crate::k8s::names::label_value_errors`], with the length message in the older
-    /// wording ("characters"; apimachinery v0.36, which upstream OCM is built with, says
-    /// "bytes"). The ManifestWorkReplicaSet controller's `InvalidManifestWorkName` message
-    /// is built from this; it moves to the upstream wording together with that controller's
-    /// tests.
-    pub fn label_value_errors(value: &str) -> Vec<String> {
-        let mut errors = crate::k8s::names::label_value_errors(value);
-        for error in &mut errors {
-            if let Some(n) = error
-                .strip_prefix("must be no more than ")
-                .and_then(|rest| rest.strip_suffix(" bytes"))
-            {
-                *error = format!("must be no more than {n} characters");
-            }
-        }
-        errors
-    }
 }

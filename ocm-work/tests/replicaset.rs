@@ -495,7 +495,7 @@ async fn an_owner_label_over_63_characters_is_reported() {
     .unwrap();
     assert_eq!(c.reason, "InvalidManifestWorkName");
     assert!(
-        c.message.contains("must be no more than 63 characters"),
+        c.message.contains("must be no more than 63 bytes"),
         "{}",
         c.message
     );

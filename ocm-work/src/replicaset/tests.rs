@@ -62,7 +62,7 @@ fn owner_label_and_its_length_rule() {
     assert!(validate_owner_label("ns.mwrs").is_ok());
     let long = format!("{}.{}", "n".repeat(40), "m".repeat(30));
     let err = validate_owner_label(&long).unwrap_err();
-    assert!(err.starts_with(&format!("ManifestWork owner reference \"{long}\" (namespace.name) is not a valid label value: must be no more than 63 characters; recreate")), "{err}");
+    assert!(err.starts_with(&format!("ManifestWork owner reference \"{long}\" (namespace.name) is not a valid label value: must be no more than 63 bytes; recreate")), "{err}");
 }
 
 #[test]
