@@ -67,6 +67,7 @@ pub(crate) use string_enum;
 mod tests {
     use crate::addon::{v1alpha1, v1beta1};
     use crate::cluster::v1::TaintEffect;
+    use crate::cluster::v1alpha1::RolloutType;
     use crate::cluster::v1beta1::{
         ScoreCoordinateType, SortBy, TopologyKeyType, UnsatisfiableMaxSkewAction,
     };
@@ -75,6 +76,7 @@ mod tests {
         ConditionRuleType, ExecutorSubjectType, FeedbackScrapeType, FeedbackType,
         IgnoreFieldsCondition, PropagationPolicy, UpdateStrategyType, ValueType,
     };
+    use crate::work::v1alpha1::CascadeDeletionPolicy;
     use serde::Serialize;
     use serde::de::DeserializeOwned;
     use std::fmt::{Debug, Display};
@@ -142,7 +144,9 @@ mod tests {
         SortBy,
         ScoreCoordinateType,
         TopologyKeyType,
-        UnsatisfiableMaxSkewAction
+        UnsatisfiableMaxSkewAction,
+        RolloutType,
+        CascadeDeletionPolicy
     );
 
     #[test]
@@ -167,6 +171,8 @@ mod tests {
         check::<ScoreCoordinateType>(&["BuiltIn", "AddOn"]);
         check::<TopologyKeyType>(&["Label", "Claim"]);
         check::<UnsatisfiableMaxSkewAction>(&["DoNotSchedule", "ScheduleAnyway"]);
+        check::<RolloutType>(&["All", "Progressive", "ProgressivePerGroup"]);
+        check::<CascadeDeletionPolicy>(&["Background", "Foreground"]);
     }
 
     #[test]

@@ -30,9 +30,8 @@ pub(crate) fn rollout_count(_: &mut SchemaGenerator) -> Schema {
 }
 
 /// How a change is rolled out to the selected clusters.
-#[derive(
-    Serialize, Deserialize, schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash,
-)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RolloutType {
     /// Every selected cluster at once (the default).
     #[default]
@@ -41,7 +40,32 @@ pub enum RolloutType {
     Progressive,
     /// Decision group by decision group, mandatory groups first.
     ProgressivePerGroup,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema. The rollout
+    /// engine refuses it with upstream's "incorrect rollout strategy type" error.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `RolloutType`: its known values only, with the same name and docs.
+/// How a change is rolled out to the selected clusters.
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "RolloutType")]
+#[allow(dead_code)]
+enum RolloutTypeSchema {
+    /// Every selected cluster at once (the default).
+    All,
+    /// Cluster by cluster, at most `maxConcurrency` at a time, mandatory decision groups first.
+    Progressive,
+    /// Decision group by decision group, mandatory groups first.
+    ProgressivePerGroup,
+}
+
+crate::string_enum::string_enum!(RolloutType, RolloutTypeSchema {
+    All => "All",
+    Progressive => "Progressive",
+    ProgressivePerGroup => "ProgressivePerGroup",
+});
 
 /// The rollout strategy of a workload applier.
 ///
@@ -146,11 +170,11 @@ pub(crate) fn rollout_strategy_with_failure_strategy(generator: &mut SchemaGener
 impl RolloutStrategy {
     /// The strategy in effect: `type`, or `All` when it is absent.
     pub fn rollout_type(&self) -> RolloutType {
-        self.type_.unwrap_or_default()
+        self.type_.clone().unwrap_or_default()
     }
 
     /// The timing and failure settings of the strategy in effect (defaults when its section is
-    /// absent).
+    /// absent, or the type is [unknown](RolloutType::Unknown)).
     pub fn config(&self) -> RolloutConfig {
         match self.rollout_type() {
             RolloutType::All => self.all.as_ref().map(|a| a.config.clone()),
@@ -159,14 +183,16 @@ impl RolloutStrategy {
                 .progressive_per_group
                 .as_ref()
                 .map(|p| p.config.clone()),
+            RolloutType::Unknown(_) => None,
         }
         .unwrap_or_default()
     }
 
-    /// The mandatory decision groups of the strategy in effect (empty for `All`).
+    /// The mandatory decision groups of the strategy in effect (empty for `All` and an
+    /// [unknown](RolloutType::Unknown) type).
     pub fn mandatory_decision_groups(&self) -> &[MandatoryDecisionGroup] {
         let groups = match self.rollout_type() {
-            RolloutType::All => None,
+            RolloutType::All | RolloutType::Unknown(_) => None,
             RolloutType::Progressive => self
                 .progressive
                 .as_ref()

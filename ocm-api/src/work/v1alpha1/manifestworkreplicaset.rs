@@ -114,7 +114,8 @@ impl ManifestWorkReplicaSet {
 }
 
 /// How the generated ManifestWorks are deleted with their ManifestWorkReplicaSet.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CascadeDeletionPolicy {
     /// Delete the ManifestWorkReplicaSet at once and its ManifestWorks afterwards (the
     /// default).
@@ -122,7 +123,30 @@ pub enum CascadeDeletionPolicy {
     Background,
     /// Delete the ManifestWorks first; the ManifestWorkReplicaSet goes once they are gone.
     Foreground,
+    /// A value this version of the SDK does not know (a newer OCM may send one), kept as
+    /// it was received so that it round-trips; it is not part of the CRD schema. Deletion
+    /// treats it as `Background`, as upstream treats every value but `Foreground`.
+    #[serde(untagged)]
+    Unknown(String),
 }
+
+// The schema of `CascadeDeletionPolicy`: its known values only, with the same name and docs.
+/// How the generated ManifestWorks are deleted with their ManifestWorkReplicaSet.
+#[derive(JsonSchema)]
+#[schemars(rename = "CascadeDeletionPolicy")]
+#[allow(dead_code)]
+enum CascadeDeletionPolicySchema {
+    /// Delete the ManifestWorkReplicaSet at once and its ManifestWorks afterwards (the
+    /// default).
+    Background,
+    /// Delete the ManifestWorks first; the ManifestWorkReplicaSet goes once they are gone.
+    Foreground,
+}
+
+crate::string_enum::string_enum!(CascadeDeletionPolicy, CascadeDeletionPolicySchema {
+    Background => "Background",
+    Foreground => "Foreground",
+});
 
 /// A Placement in the ManifestWorkReplicaSet's namespace, with the rollout strategy for the
 /// clusters it selects.

@@ -37,6 +37,9 @@ pub enum RolloutError {
     /// A PlacementDecision has no parseable decision-group index label.
     #[error("incorrect group index: {0}")]
     GroupIndex(String),
+    /// The strategy's `type` is not one this version knows ([`RolloutType::Unknown`]).
+    #[error("incorrect rollout strategy type {0}")]
+    UnknownType(String),
 }
 
 /// The rollout status of one cluster, in upstream's order.
@@ -578,7 +581,7 @@ impl<'a> RolloutHandler<'a> {
             }
         }
         let current = kept;
-        let mut result = match strategy.type_.unwrap_or(RolloutType::All) {
+        let mut result = match strategy.type_.as_ref().unwrap_or(&RolloutType::All) {
             RolloutType::All => {
                 let config = strategy.all.clone().unwrap_or_default().config;
                 let settings = Settings {
@@ -652,6 +655,7 @@ impl<'a> RolloutHandler<'a> {
                     progressive_per_group(rest, &max_failures, &settings, &current)?
                 }
             }
+            RolloutType::Unknown(other) => return Err(RolloutError::UnknownType(other.clone())),
         };
         result.clusters_removed = removed;
         Ok(result)

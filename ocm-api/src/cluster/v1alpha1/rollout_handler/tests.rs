@@ -106,6 +106,21 @@ fn untyped_strategy_defaults_to_all() {
     assert_eq!(names(&r.clusters_to_rollout), ["a", "b"]);
 }
 
+/// Upstream's `GetRolloutCluster` refuses a type it does not know; so does ours, with its
+/// message, instead of failing to decode the object.
+#[test]
+fn an_unknown_type_is_refused_with_upstreams_message() {
+    let g = groups(&[("", 0, &["a", "b"])]);
+    let strategy: RolloutStrategy =
+        serde_json::from_value(serde_json::json!({"type": "Canary"})).unwrap();
+    assert_eq!(strategy.type_, Some(RolloutType::Unknown("Canary".into())));
+    let err = RolloutHandler::new(&g)
+        .rollout(&strategy, &[], ts(NOW))
+        .unwrap_err();
+    assert_eq!(err, RolloutError::UnknownType("Canary".into()));
+    assert_eq!(err.to_string(), "incorrect rollout strategy type Canary");
+}
+
 #[test]
 fn progressive_respects_max_concurrency_batch_by_batch() {
     let g = groups(&[("", 0, &["c1", "c2", "c3", "c4", "c5", "c6"])]);
