@@ -82,6 +82,36 @@
 //! first time any placement reads them on that snapshot, and keep them (shared by clones of
 //! the snapshot); the first CEL schedule on a fresh snapshot of 10 000 clusters costs about
 //! twice the following ones.
+//!
+//! # The I/O shell (feature `controller`)
+//!
+//! The hub controllers are thin shells around the pure core above, and share one runtime:
+//!
+//! * **Errors.** Every error type of the crate is in one place (`error.rs`): [`Error`] (the
+//!   scheduler), [`ControllerError`] (every hub controller; a failed API call keeps its
+//!   `kube::Error` as the [`source`](std::error::Error::source)), [`ConsumerError`]
+//!   ([`consumer`]), [`inventory::InventoryError`] and [`sim::SimError`].
+//! * **Watches.** Every controller watches through kube-runtime: one `watcher` plus
+//!   `reflector` store per kind, restarted with kube-runtime's default backoff. None of them
+//!   uses kube-runtime's `Controller`, because each reconciles the whole hub from one snapshot
+//!   of its stores (the scheduler schedules every placement against the same snapshot, as
+//!   upstream's scheduler reads one informer cache) rather than one object per queue key.
+//!   The one loop that drives them is private to the crate and documented here: once every
+//!   store has listed, it runs a round; it runs the next one when any watch reports a change
+//!   (a burst of changes coalesces into one round), when the round asked to run again at a
+//!   given time (for example when a toleration expires), after a failed round with an
+//!   exponential backoff from 100 ms to 60 s, and at least once per resync period; it stops
+//!   when the shutdown future completes. The controllers that run on it:
+//!   [`controller::PlacementController::run`],
+//!   [`inventory::ClusterInventoryController::run`],
+//!   [`sig::SigPlacementDecisionController::run`] and
+//!   [`profile::ClusterProfileController::run`] and
+//!   [`inventory::lease::ClusterLeaseController::run`]. [`consumer::PlacementDecisionGetter`]
+//!   only lists, and does not watch.
+//!   For a per-object queue, mount [`controller::reconcile_placement`] in a kube-runtime
+//!   `Controller` of your own.
+//! * **kube features.** `client` and `runtime` only (no TLS stack: the binaries that build
+//!   the `kube::Client` choose one).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 

@@ -56,7 +56,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
@@ -371,43 +370,37 @@ impl PlacementFanout {
         resync: Duration,
         shutdown: impl std::future::Future<Output = ()> + Send,
     ) {
-        let decisions = watcher(
-            Api::<PlacementDecision>::namespaced(self.client.clone(), &self.namespace),
-            watcher::Config::default().labels(&format!("{}={}", labels::PLACEMENT, self.placement)),
-        )
-        .map(|_| ());
-        let placements = watcher(
-            Api::<Placement>::namespaced(self.client.clone(), &self.namespace),
-            watcher::Config::default().fields(&format!("metadata.name={}", self.placement)),
-        )
-        .map(|_| ());
-        let works = watcher(
-            Api::<ManifestWork>::all(self.client.clone()),
-            watcher::Config::default().labels(&self.selector()),
-        )
-        .map(|_| ());
-        let ticks = futures::stream::unfold((), move |()| async move {
-            tokio::time::sleep(resync).await;
-            Some(((), ()))
-        });
-        let mut events = futures::stream::select(
-            futures::stream::select(decisions, placements),
-            futures::stream::select(works, ticks),
-        )
-        .boxed();
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            match self.reconcile(render.as_ref()).await {
+        use crate::runtime::watch;
+        let changes = vec![
+            watch::changes(
+                Api::<PlacementDecision>::namespaced(self.client.clone(), &self.namespace),
+                watcher::Config::default().labels(&format!(
+                    "{}={}",
+                    labels::PLACEMENT,
+                    self.placement
+                )),
+            ),
+            watch::changes(
+                Api::<Placement>::namespaced(self.client.clone(), &self.namespace),
+                watcher::Config::default().fields(&format!("metadata.name={}", self.placement)),
+            ),
+            watch::changes(
+                Api::<ManifestWork>::all(self.client.clone()),
+                watcher::Config::default().labels(&self.selector()),
+            ),
+        ];
+        let this = &self;
+        let render = render.as_ref();
+        watch::run_rounds(changes, Duration::ZERO, shutdown, move || async move {
+            match this.reconcile(render).await {
                 Ok(o) if !o.failed.is_empty() => {
-                    tracing::warn!(owner = %self.owner, failed = ?o.failed, "fan-out round left clusters behind");
+                    tracing::warn!(owner = %this.owner, failed = ?o.failed, "fan-out round left clusters behind");
                 }
                 Ok(_) => {}
-                Err(error) => tracing::warn!(owner = %self.owner, %error, "fan-out round failed"),
+                Err(error) => tracing::warn!(owner = %this.owner, %error, "fan-out round failed"),
             }
-            tokio::select! {
-                _ = &mut shutdown => return,
-                next = events.next() => if next.is_none() { return },
-            }
-        }
+            resync
+        })
+        .await;
     }
 }

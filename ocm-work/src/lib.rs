@@ -19,11 +19,14 @@
 //! * [`fanout`] keeps one ManifestWork per cluster a Placement decides, with clean-up when
 //!   the Placement goes; [`applier`] applies ManifestWorks skipping no-op updates;
 //!   [`api_errors`] classifies API errors.
+//! * [`registration`] is the part of upstream's registration agent that runs beside the work
+//!   agent (opt-in): the cluster lease, the cluster's availability and ClusterClaims.
 //! * The pure building blocks are public too: [`identity`] (hub hash, names), [`order`]
 //!   (kind-ranked apply order), [`config`] (manifest config lookup with wildcards), [`owner`]
 //!   (owner references and delete options), [`status`] (condition merging and aggregation,
 //!   the status builder), the plan of each update strategy ([`apply::update`],
-//!   [`apply::create_only`], [`apply::server_side`]) and [`apply::hash`].
+//!   [`apply::create_only`], [`apply::server_side`]), [`apply::hash`], [`patch`] (two-way
+//!   JSON merge patches) and [`discovery`] (kind to resource resolution).
 //!
 //! * [`runtime`] is what binaries need on real clusters: graceful shutdown, leader election
 //!   with a Lease, `/healthz`, `/readyz` and `/metrics`, and every reconciler in
@@ -43,6 +46,37 @@
 //! [`agent`]); and retries after errors are bounded to seconds
 //! ([`cache::RETRY_BACKOFF_MAX`], [`agent::SYNC_RETRY_MAX`]) where upstream backs off for
 //! minutes.
+//!
+//! # The I/O shell
+//!
+//! * **Errors.** [`Error`] (in `error.rs`) is the error of every controller and I/O helper of
+//!   the crate; a failed API call keeps its `kube::Error` as the
+//!   [`source`](std::error::Error::source) ([`Error::Kube`]). The per-manifest outcomes the
+//!   agent writes into conditions ([`apply::engine::ApplyError`], [`executor::ExecutorError`],
+//!   [`apply::jq::JqError`], [`discovery::UnknownKind`]) are values with upstream's message,
+//!   cloned into status, and keep only the text of an API error.
+//! * **Watches**, all through kube-runtime's `watcher` (restarted with its default backoff):
+//!   - kube-runtime's `Controller`, one object per queue key:
+//!     [`replicaset::controller::ReplicaSetController::run`] and the work agent
+//!     ([`agent::WorkAgent::run`], a `Controller` fed by its own informers with
+//!     `for_stream` and `reconcile_on`, hence the `unstable-runtime` feature);
+//!   - [`cache::ObjectCache`], the agent's informers: a watcher of raw objects decoded one
+//!     at a time, with a stale-watch check (see [`cache`]);
+//!   - the executor cache's RBAC watch ([`executor::cache::CacheController`]), which reads
+//!     each event, and the ManifestWorkReplicaSet gauge of [`runtime::metrics`] (a reflector);
+//!   - one loop of the crate's own for the controllers that reconcile a whole set of objects
+//!     per round, as their upstream counterparts do from an informer cache: run a round, then
+//!     wait for a change (a burst of changes within a short settle time costs one round), the
+//!     round's requeue time or the shutdown. [`addon::AddonManager::run`],
+//!     [`fanout::PlacementFanout::run`] and [`registration::ClusterClaimReporter::run`] run on it;
+//!   - [`registration::RegistrationAgent::run`] keeps a loop of its own, as it runs two kinds
+//!     of round (the lease-timed registration round, and a claims-only round when a claim
+//!     changes).
+//!
+//!   The other loops of the crate are timers, not watches (leader election, addon lease
+//!   renewal and checks).
+//! * **kube features**: `client`, `runtime` and `unstable-runtime` (no TLS stack: the
+//!   binaries that build the `kube::Client` choose one).
 //!
 //! # Features
 //!

@@ -326,15 +326,11 @@ impl RegistrationAgent {
     /// whenever a ClusterClaim changes on the managed cluster.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
         use futures::StreamExt;
-        use kube::runtime::{WatchStreamExt, watcher};
         let mut changes = if self.claims {
-            watcher(
+            crate::runtime::watch::changes(
                 Api::<ClusterClaim>::all(self.spoke.clone()),
-                watcher::Config::default(),
+                kube::runtime::watcher::Config::default(),
             )
-            .default_backoff()
-            .map(|_| ())
-            .boxed()
         } else {
             futures::stream::pending().boxed()
         };
@@ -451,26 +447,23 @@ impl ClusterClaimReporter {
         resync: Duration,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) {
-        use futures::StreamExt;
-        use kube::runtime::{WatchStreamExt, watcher};
-        let mut changes = watcher(
+        use crate::runtime::watch;
+        let changes = watch::changes(
             Api::<ClusterClaim>::all(self.spoke.clone()),
-            watcher::Config::default(),
-        )
-        .default_backoff()
-        .boxed();
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            if let Err(error) = self.sync().await {
-                tracing::warn!(%error, cluster = %self.cluster_name, "claim sync failed");
-            }
-            tokio::select! {
-                _ = changes.next() => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+            kube::runtime::watcher::Config::default(),
+        );
+        let this = &self;
+        watch::run_rounds(
+            vec![changes],
+            Duration::from_millis(20),
+            shutdown,
+            move || async move {
+                if let Err(error) = this.sync().await {
+                    tracing::warn!(%error, cluster = %this.cluster_name, "claim sync failed");
                 }
-                _ = tokio::time::sleep(resync) => {}
-                _ = &mut shutdown => break,
-            }
-        }
+                resync
+            },
+        )
+        .await;
     }
 }

@@ -4,7 +4,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
@@ -1431,41 +1430,30 @@ impl AddonManager {
         resync: Duration,
         shutdown: impl std::future::Future<Output = ()> + Send,
     ) {
+        use crate::runtime::watch;
         let c = self.client.clone();
-        let mut streams: Vec<futures::stream::BoxStream<'static, ()>> = vec![
-            watcher(
+        let mut streams = vec![
+            watch::changes(
                 Api::<ClusterManagementAddOn>::all(c.clone()),
                 watcher::Config::default(),
-            )
-            .map(|_| ())
-            .boxed(),
-            watcher(
+            ),
+            watch::changes(
                 Api::<ManagedClusterAddOn>::all(c.clone()),
                 watcher::Config::default(),
-            )
-            .map(|_| ())
-            .boxed(),
-            watcher(
+            ),
+            watch::changes(
                 Api::<ManifestWork>::all(c.clone()),
                 watcher::Config::default().labels(ac::ADDON_LABEL),
-            )
-            .map(|_| ())
-            .boxed(),
-            watcher(Api::<Placement>::all(c.clone()), watcher::Config::default())
-                .map(|_| ())
-                .boxed(),
-            watcher(
+            ),
+            watch::changes(Api::<Placement>::all(c.clone()), watcher::Config::default()),
+            watch::changes(
                 Api::<PlacementDecision>::all(c.clone()),
                 watcher::Config::default().labels(labels::PLACEMENT),
-            )
-            .map(|_| ())
-            .boxed(),
-            watcher(
+            ),
+            watch::changes(
                 Api::<ManagedCluster>::all(c.clone()),
                 watcher::Config::default(),
-            )
-            .map(|_| ())
-            .boxed(),
+            ),
         ];
         let mut gvrs: BTreeSet<ConfigGvr> = self
             .registered()
@@ -1478,46 +1466,35 @@ impl AddonManager {
         }
         for gvr in gvrs {
             let api: Api<DynamicObject> = Api::all_with(c.clone(), &api_resource(&gvr));
-            streams.push(watcher(api, watcher::Config::default()).map(|_| ()).boxed());
+            streams.push(watch::changes(api, watcher::Config::default()));
         }
-        let mut events = futures::stream::select_all(streams);
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            let wait = match self.reconcile_all().await {
-                Ok(outcomes) => {
-                    for (name, o) in &outcomes {
-                        if !o.failed.is_empty() {
-                            tracing::warn!(addon = %name, failed = ?o.failed, "addon round left clusters behind");
+        let this = &self;
+        watch::run_rounds(
+            streams,
+            Duration::from_millis(100),
+            shutdown,
+            move || async move {
+                match this.reconcile_all().await {
+                    Ok(outcomes) => {
+                        for (name, o) in &outcomes {
+                            if !o.failed.is_empty() {
+                                tracing::warn!(addon = %name, failed = ?o.failed, "addon round left clusters behind");
+                            }
                         }
+                        outcomes
+                            .values()
+                            .filter_map(|o| o.requeue_after)
+                            .min()
+                            .map_or(resync, |r| r.clamp(Duration::from_millis(100), resync))
                     }
-                    outcomes
-                        .values()
-                        .filter_map(|o| o.requeue_after)
-                        .min()
-                        .map_or(resync, |r| r.clamp(Duration::from_millis(100), resync))
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "addon manager round failed");
-                    Duration::from_secs(5).min(resync)
-                }
-            };
-            tokio::select! {
-                _ = &mut shutdown => return,
-                _ = tokio::time::sleep(wait) => {}
-                next = events.next() => {
-                    if next.is_none() { return; }
-                    // Batch the burst.
-                    let batch = tokio::time::sleep(Duration::from_millis(100));
-                    tokio::pin!(batch);
-                    loop {
-                        tokio::select! {
-                            _ = &mut batch => break,
-                            more = events.next() => if more.is_none() { return },
-                        }
+                    Err(error) => {
+                        tracing::warn!(%error, "addon manager round failed");
+                        Duration::from_secs(5).min(resync)
                     }
                 }
-            }
-        }
+            },
+        )
+        .await;
     }
 }
 

@@ -29,4 +29,5 @@ pub mod metrics;
 pub mod reconcile;
 pub mod server;
 pub mod shutdown;
+pub(crate) mod watch;
 pub mod workqueue;
