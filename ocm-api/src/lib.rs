@@ -7,6 +7,13 @@
 //! [`ManifestWork`](work::v1::ManifestWork) builder. It does no I/O; the other crates of the
 //! SDK (`ocm-work`, `ocm-placement`, `ocm-feedback`, `ocm-testkit`) build on it.
 //!
+//! Next to the types are the helpers that interpret them, where upstream keeps them in its API
+//! helpers: the rollout engine ([`cluster::v1alpha1`]) and the placement decision tracker
+//! ([`cluster::v1beta1`]). The SIG-Multicluster `ClusterProfile` and `PlacementDecision`
+//! types are in [`multicluster`]. [`k8s`] is the one home of the Kubernetes value semantics
+//! every crate of the SDK uses: YAML document streams and `List` expansion, label selectors,
+//! names, quantities, Go-style rendering and digests.
+//!
 //! # Example
 //!
 //! ```

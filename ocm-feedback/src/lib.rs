@@ -13,6 +13,8 @@
 //! * [`FeedbackTracker`]: reports values only when they changed since the last sync, and
 //!   [`Feedback::apply_to`], which writes an outcome into a manifest's status entry with
 //!   upstream's transition-time rule.
+//! * [`lookup`] (our addition): reading the feedback of one resource back from a
+//!   ManifestWork's status.
 //!
 //! Rules go in and [`StatusFeedbackResult`](ocm_api::work::v1::StatusFeedbackResult)s come out,
 //! as `ocm_api` types. Nothing here does I/O: the caller fetches the live object.
