@@ -14,7 +14,9 @@
 //! * [`status`]: the summaries and conditions written to the replica set's status.
 //!
 //! Our addition, off by default: [`rollback`], the revision history and automatic abort of
-//! upstream's accepted rollback proposal (`ReplicaSetController::with_rollback`).
+//! upstream's accepted rollback proposal (`ReplicaSetController::with_rollback`), and
+//! [`values`], per-cluster values resolved from each ManagedCluster into its work
+//! (`ReplicaSetController::with_cluster_values`).
 
 use std::collections::BTreeMap;
 
@@ -30,6 +32,7 @@ use serde_json::Value;
 pub mod controller;
 pub mod rollback;
 pub mod status;
+pub mod values;
 
 /// The value of the `work.open-cluster-management.io/manifestworkreplicaset` label on the works
 /// of a replica set: `<namespace>.<name>`.
