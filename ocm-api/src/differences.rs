@@ -127,6 +127,15 @@
 //!   without a (new or updated) work, and the `ClusterValuesResolved=False/
 //!   ClusterValuesInvalid` condition (ours) names the cluster and the variable. With the
 //!   opt-in off, manifests are copied unchanged as upstream's controller does.
+//! * `ocm_work::replicaset::controller::ReplicaSetController::with_feedback_aggregation`
+//!   (module `ocm_work::replicaset::feedback`; `ocm-hub-controller --feedback-aggregation`):
+//!   the status-feedback values a ManifestWorkReplicaSet names in `spec.feedbackAggregation`
+//!   (ours) are aggregated across its works (works being deleted left out) into
+//!   `status.feedbackAggregation` (ours): per value, the number of works reporting it, counts
+//!   per distinct value (at most 20) and min, max and sum of the integers. The aggregates are
+//!   written only when they change and at most once per `spec.feedbackAggregation.interval`
+//!   (default `1m`); the `FeedbackAggregated` condition (ours) reports an interval that does
+//!   not parse. Both fields are in our ManifestWorkReplicaSet CRD only.
 //! * `ocm_placement::plugins::Filter` and `ocm_placement::plugins::Prioritizer`: custom
 //!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
 //!   cluster was or was not chosen.

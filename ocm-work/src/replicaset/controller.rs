@@ -32,6 +32,7 @@ use ocm_api::work::v1alpha1::{
 };
 use serde_json::json;
 
+use super::feedback;
 use super::rollback::{self, RollbackPlan};
 use super::status::{self, WorkCounts};
 use super::values;
@@ -62,6 +63,7 @@ pub struct ReplicaSetController {
     criteria: SuccessCriteria,
     rollback: bool,
     cluster_values: bool,
+    feedback_aggregation: bool,
     synced: Option<Arc<AtomicBool>>,
 }
 
@@ -71,6 +73,7 @@ impl std::fmt::Debug for ReplicaSetController {
             .field("criteria", &self.criteria)
             .field("rollback", &self.rollback)
             .field("cluster_values", &self.cluster_values)
+            .field("feedback_aggregation", &self.feedback_aggregation)
             .finish_non_exhaustive()
     }
 }
@@ -154,6 +157,7 @@ impl ReplicaSetController {
             criteria: SuccessCriteria::default(),
             rollback: false,
             cluster_values: false,
+            feedback_aggregation: false,
             synced: None,
         }
     }
@@ -187,6 +191,15 @@ impl ReplicaSetController {
     #[must_use]
     pub fn with_cluster_values(mut self, on: bool) -> Self {
         self.cluster_values = on;
+        self
+    }
+
+    /// Turns on feedback aggregation (our addition; off by default): the status-feedback values
+    /// a replica set names in `spec.feedbackAggregation` are aggregated across its works into
+    /// `status.feedbackAggregation`, rate-limited. See [`super::feedback`].
+    #[must_use]
+    pub fn with_feedback_aggregation(mut self, on: bool) -> Self {
+        self.feedback_aggregation = on;
         self
     }
 
@@ -278,6 +291,16 @@ impl ReplicaSetController {
                     &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
                 );
             }
+            if self.feedback_aggregation {
+                match self.aggregate_feedback(target, &mut new_status, now).await {
+                    Ok(Some(after)) => {
+                        outcome.requeue_after =
+                            Some(outcome.requeue_after.map_or(after, |r| r.min(after)));
+                    }
+                    Ok(None) => {}
+                    Err(e) => errors.push(e),
+                }
+            }
             if let Some(plan) = &plan
                 && plan.finish(observed.breached, observed.abort, &mut new_status, now)
             {
@@ -292,6 +315,9 @@ impl ReplicaSetController {
             // A merge patch keeps what it does not mention: a cleared abort is written as null.
             if before.aborted_time.is_some() && new_status.aborted_time.is_none() {
                 patch["status"]["abortedTime"] = serde_json::Value::Null;
+            }
+            if before.feedback_aggregation.is_some() && new_status.feedback_aggregation.is_none() {
+                patch["status"]["feedbackAggregation"] = serde_json::Value::Null;
             }
             api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
@@ -548,6 +574,43 @@ impl ReplicaSetController {
         let mut templates = Templates::unresolved(base);
         templates.clusters = Some(clusters);
         Ok(templates)
+    }
+
+    /// The feedback aggregation opt-in: recomputes the aggregates the spec asks for and writes
+    /// them when they changed and the interval allows; returns when to come back for a change
+    /// held back by the interval. A replica set that no longer asks loses its aggregates.
+    async fn aggregate_feedback(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+        new_status: &mut ManifestWorkReplicaSetStatus,
+        now: Timestamp,
+    ) -> Result<Option<Duration>> {
+        let Some(spec) = &replica_set.spec.feedback_aggregation else {
+            new_status.feedback_aggregation = None;
+            if let Some(conds) = new_status.conditions.as_mut() {
+                conditions::remove(conds, feedback::CONDITION_FEEDBACK_AGGREGATED);
+            }
+            return Ok(None);
+        };
+        let interval = feedback::interval(spec);
+        let conds = new_status.conditions.get_or_insert_with(Vec::new);
+        conditions::set(
+            conds,
+            feedback::aggregated_condition(&interval),
+            &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
+        );
+        let works = self.owned_works(&owner_label(replica_set)).await?;
+        let current = feedback::aggregate(&spec.values, &works);
+        let plan = feedback::plan(
+            new_status.feedback_aggregation.as_ref(),
+            current,
+            interval.unwrap_or(feedback::DEFAULT_INTERVAL),
+            now,
+        );
+        if let Some(write) = plan.write {
+            new_status.feedback_aggregation = Some(write);
+        }
+        Ok(plan.requeue_after)
     }
 
     async fn owned_works(&self, owner: &str) -> Result<Vec<ManifestWork>> {

@@ -16,7 +16,9 @@
 //! Our addition, off by default: [`rollback`], the revision history and automatic abort of
 //! upstream's accepted rollback proposal (`ReplicaSetController::with_rollback`), and
 //! [`values`], per-cluster values resolved from each ManagedCluster into its work
-//! (`ReplicaSetController::with_cluster_values`).
+//! (`ReplicaSetController::with_cluster_values`), and [`feedback`], chosen status-feedback
+//! values aggregated across the works into the status
+//! (`ReplicaSetController::with_feedback_aggregation`).
 
 use std::collections::BTreeMap;
 
@@ -30,6 +32,7 @@ use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 use serde_json::Value;
 
 pub mod controller;
+pub mod feedback;
 pub mod rollback;
 pub mod status;
 pub mod values;
