@@ -37,8 +37,8 @@ use super::rollback::{self, RollbackPlan};
 use super::status::{self, WorkCounts};
 use super::values;
 use super::{
-    SuccessCriteria, awaits_progressing, build_work, cluster_rollout_status, manifest_work_equal,
-    owner_label, spec_equal, validate_owner_label,
+    SuccessCriteria, awaits_progressing, build_work_with_spec, cluster_rollout_status,
+    manifest_work_equal, owner_label, spec_equal, validate_owner_label,
 };
 use crate::patch::merge_diff;
 use crate::{Error, Result};
@@ -830,13 +830,13 @@ impl ReplicaSetController {
                 let Some(spec) = templates.get(&cluster.cluster_name) else {
                     continue;
                 };
-                let mut required = build_work(
+                let required = build_work_with_spec(
                     replica_set,
+                    spec.clone(),
                     name,
                     &cluster.cluster_name,
                     &placement_ref.name,
                 );
-                required.spec = spec.clone();
                 match self.apply_work(&required, record.map(|(w, _)| w)).await {
                     Ok(()) => {
                         existing.insert(cluster.cluster_name.clone());

@@ -77,6 +77,22 @@ pub fn build_work(
     cluster: &str,
     placement: &str,
 ) -> ManifestWork {
+    let spec = replica_set
+        .spec
+        .manifest_work_template
+        .clone()
+        .unwrap_or_default();
+    build_work_with_spec(replica_set, spec, name, cluster, placement)
+}
+
+/// [`build_work`] with `spec` (the cluster's resolved template) instead of the replica set's.
+pub(crate) fn build_work_with_spec(
+    replica_set: &ManifestWorkReplicaSet,
+    spec: ManifestWorkSpec,
+    name: Option<&str>,
+    cluster: &str,
+    placement: &str,
+) -> ManifestWork {
     let mut work_labels: BTreeMap<String, String> =
         replica_set.metadata.labels.clone().unwrap_or_default();
     work_labels.insert(
@@ -96,11 +112,7 @@ pub fn build_work(
             labels: Some(work_labels),
             ..ObjectMeta::default()
         },
-        spec: replica_set
-            .spec
-            .manifest_work_template
-            .clone()
-            .unwrap_or_default(),
+        spec,
         status: None,
     }
 }
