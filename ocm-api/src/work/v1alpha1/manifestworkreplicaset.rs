@@ -300,7 +300,9 @@ impl LocalPlacementReference {
 pub struct ManifestWorkReplicaSetStatus {
     /// `PlacementVerified`, `PlacementRolledOut` and `ManifestworkApplied` (sic, lower-case
     /// "w"), merged by `type`. Their types and reasons are in
-    /// [`constants::replicaset`](crate::constants::replicaset).
+    /// [`constants::replicaset`](crate::constants::replicaset). A controller with one of our
+    /// opt-ins also writes `Progressing` (rollback), `ClusterValuesResolved` (per-cluster
+    /// values) or `FeedbackAggregated` (feedback aggregation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::conditions_map")]
     pub conditions: Option<Vec<Condition>>,
