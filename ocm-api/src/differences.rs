@@ -117,6 +117,25 @@
 //!   ManifestWorkReplicaSet CRD only (`failureStrategy` not in the shared rollout strategy of
 //!   other CRDs); the revision hash is FNV-1a over canonical JSON, so its values differ from
 //!   the proposal's Go hash.
+//! * `ocm_work::replicaset::controller::ReplicaSetController::with_cluster_values` (module
+//!   `ocm_work::replicaset::values`; `ocm-hub-controller --cluster-values`): per-cluster
+//!   values in a ManifestWorkReplicaSet's manifests, which users ask upstream for
+//!   (open-cluster-management-io/api#353). `{{CLUSTER_NAME}}`, `{{CLUSTER_LABEL:<key>}}` and
+//!   `{{CLUSTER_CLAIM:<name>}}` in string values are resolved from each selected
+//!   ManagedCluster, and the controller watches ManagedClusters so a label or claim change
+//!   reaches the work. A malformed variable or a missing label or claim leaves that cluster
+//!   without a (new or updated) work, and the `ClusterValuesResolved=False/
+//!   ClusterValuesInvalid` condition (ours) names the cluster and the variable. With the
+//!   opt-in off, manifests are copied unchanged as upstream's controller does.
+//! * `ocm_work::replicaset::controller::ReplicaSetController::with_feedback_aggregation`
+//!   (module `ocm_work::replicaset::feedback`; `ocm-hub-controller --feedback-aggregation`):
+//!   the status-feedback values a ManifestWorkReplicaSet names in `spec.feedbackAggregation`
+//!   (ours) are aggregated across its works (works being deleted left out) into
+//!   `status.feedbackAggregation` (ours): per value, the number of works reporting it, counts
+//!   per distinct value (at most 20) and min, max and sum of the integers. The aggregates are
+//!   written only when they change and at most once per `spec.feedbackAggregation.interval`
+//!   (default `1m`); the `FeedbackAggregated` condition (ours) reports an interval that does
+//!   not parse. Both fields are in our ManifestWorkReplicaSet CRD only.
 //! * `ocm_placement::plugins::Filter` and `ocm_placement::plugins::Prioritizer`: custom
 //!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
 //!   cluster was or was not chosen.

@@ -196,6 +196,16 @@ const ADDITIONS: &[(&str, &str, &str)] = &[
         "status.properties.abortedTime",
         "rollback, from upstream's accepted proposal (enhancements #229)",
     ),
+    (
+        "manifestworkreplicasets.work.open-cluster-management.io",
+        "spec.properties.feedbackAggregation",
+        "feedback aggregation (ours, issue #16): which status-feedback values to aggregate",
+    ),
+    (
+        "manifestworkreplicasets.work.open-cluster-management.io",
+        "status.properties.feedbackAggregation",
+        "feedback aggregation (ours, issue #16): the aggregates, rate-limited",
+    ),
 ];
 
 /// Splits `out` into the listed additions of CRD `name` (by index into [`ADDITIONS`]) and

@@ -58,6 +58,21 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// A ManifestWorkReplicaSet template variable cannot be resolved for a cluster (the
+    /// per-cluster values opt-in, `replicaset::values`): it is malformed, or names a label or
+    /// claim the cluster does not have.
+    #[error("cluster {cluster}: {variable} in {location}: {problem}")]
+    ClusterValue {
+        /// The cluster's name.
+        cluster: String,
+        /// The variable as written, e.g. `{{CLUSTER_LABEL:region}}`.
+        variable: String,
+        /// Where it is: the manifest (index, kind and name) and the JSON path in it.
+        location: String,
+        /// What is wrong.
+        problem: String,
+    },
+
     /// Several independent steps failed; each error is kept.
     #[error("{}", join(.0))]
     Aggregate(Vec<Error>),

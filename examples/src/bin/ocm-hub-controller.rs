@@ -102,6 +102,21 @@ struct Args {
     #[arg(long)]
     rollback: bool,
 
+    /// ManifestWorkReplicaSet per-cluster values (ours; off by default, when manifests pass
+    /// through unchanged as upstream's): {{CLUSTER_NAME}}, {{CLUSTER_LABEL:<key>}} and
+    /// {{CLUSTER_CLAIM:<name>}} in the template's string values are resolved from each
+    /// selected ManagedCluster; a cluster missing a value gets no work and is named in the
+    /// ClusterValuesResolved condition.
+    #[arg(long)]
+    cluster_values: bool,
+
+    /// ManifestWorkReplicaSet feedback aggregation (ours; off by default): the status-feedback
+    /// values a replica set names in spec.feedbackAggregation are aggregated across its works
+    /// into status.feedbackAggregation (counts per value; min, max and sum of integers),
+    /// written only on a change and at most once per spec.feedbackAggregation.interval.
+    #[arg(long)]
+    feedback_aggregation: bool,
+
     /// Do not run the cluster inventory controller (cluster-set conditions, bindings, the
     /// `default` and `global` sets, and the unavailable/unreachable taints).
     #[arg(long)]
@@ -350,11 +365,15 @@ async fn run_controllers(
         let controller = ReplicaSetController::new(client.clone())
             .with_success_criteria(criteria)
             .with_rollback(args.rollback)
+            .with_cluster_values(args.cluster_values)
+            .with_feedback_aggregation(args.feedback_aggregation)
             .with_synced_flag(synced.replicaset.clone());
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!(
             ?criteria,
             rollback = args.rollback,
+            cluster_values = args.cluster_values,
+            feedback_aggregation = args.feedback_aggregation,
             "ManifestWorkReplicaSet controller started"
         );
     }

@@ -20,22 +20,25 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
+use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1alpha1::{ClusterGroups, GroupKey, RolloutHandler, RolloutStatus};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, labels, replicaset as rc};
-use ocm_api::work::v1::ManifestWork;
+use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
 use ocm_api::work::v1alpha1::{
     CascadeDeletionPolicy, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus,
     ManifestWorkReplicaSetSummary, PlacementSummary,
 };
 use serde_json::json;
 
+use super::feedback;
 use super::rollback::{self, RollbackPlan};
 use super::status::{self, WorkCounts};
+use super::values;
 use super::{
-    SuccessCriteria, awaits_progressing, build_work, cluster_rollout_status, manifest_work_equal,
-    owner_label, spec_equal, validate_owner_label,
+    SuccessCriteria, awaits_progressing, build_work_with_spec, cluster_rollout_status,
+    manifest_work_equal, owner_label, spec_equal, validate_owner_label,
 };
 use crate::patch::merge_diff;
 use crate::{Error, Result};
@@ -59,6 +62,8 @@ pub struct ReplicaSetController {
     clock: Arc<dyn Clock>,
     criteria: SuccessCriteria,
     rollback: bool,
+    cluster_values: bool,
+    feedback_aggregation: bool,
     synced: Option<Arc<AtomicBool>>,
 }
 
@@ -67,6 +72,8 @@ impl std::fmt::Debug for ReplicaSetController {
         f.debug_struct("ReplicaSetController")
             .field("criteria", &self.criteria)
             .field("rollback", &self.rollback)
+            .field("cluster_values", &self.cluster_values)
+            .field("feedback_aggregation", &self.feedback_aggregation)
             .finish_non_exhaustive()
     }
 }
@@ -80,6 +87,58 @@ struct Observed {
     breached: bool,
     /// Some placement's rollout breached `maxFailures` with `failureStrategy: AbortAll`.
     abort: bool,
+}
+
+/// The template each cluster's work gets: the replica set's, with the cluster's values
+/// resolved when the per-cluster values opt-in is on and the template uses variables.
+struct Templates {
+    base: ManifestWorkSpec,
+    /// The ManagedClusters by name, when variables are resolved.
+    clusters: Option<BTreeMap<String, ManagedCluster>>,
+    resolved: BTreeMap<String, ManifestWorkSpec>,
+    /// The clusters whose values could not be resolved, with why.
+    failed: BTreeMap<String, Error>,
+}
+
+impl Templates {
+    /// The replica set's template for every cluster (no variables resolved).
+    fn unresolved(base: ManifestWorkSpec) -> Self {
+        Self {
+            base,
+            clusters: None,
+            resolved: BTreeMap::new(),
+            failed: BTreeMap::new(),
+        }
+    }
+
+    /// The template of `cluster`'s work, or `None` when its values cannot be resolved (the
+    /// error is kept in `failed`).
+    fn get(&mut self, cluster: &str) -> Option<&ManifestWorkSpec> {
+        let Some(clusters) = &self.clusters else {
+            return Some(&self.base);
+        };
+        if self.failed.contains_key(cluster) {
+            return None;
+        }
+        if !self.resolved.contains_key(cluster) {
+            match values::resolve(&self.base, cluster, clusters.get(cluster)) {
+                Ok(t) => {
+                    self.resolved.insert(cluster.to_string(), t);
+                }
+                Err(e) => {
+                    self.failed.insert(cluster.to_string(), e);
+                    return None;
+                }
+            }
+        }
+        self.resolved.get(cluster)
+    }
+
+    /// Whether `work` holds its cluster's template.
+    fn holds(&mut self, work: &ManifestWork) -> bool {
+        let cluster = work.metadata.namespace.as_deref().unwrap_or_default();
+        self.get(cluster).is_some_and(|t| spec_equal(&work.spec, t))
+    }
 }
 
 /// The reconcile steps' verdict: go on with the next one, or stop here.
@@ -97,6 +156,8 @@ impl ReplicaSetController {
             clock: Arc::new(SystemClock),
             criteria: SuccessCriteria::default(),
             rollback: false,
+            cluster_values: false,
+            feedback_aggregation: false,
             synced: None,
         }
     }
@@ -120,6 +181,25 @@ impl ReplicaSetController {
     #[must_use]
     pub fn with_rollback(mut self, on: bool) -> Self {
         self.rollback = on;
+        self
+    }
+
+    /// Turns on per-cluster values (our addition; off by default): `{{CLUSTER_NAME}}`,
+    /// `{{CLUSTER_LABEL:<key>}}` and `{{CLUSTER_CLAIM:<name>}}` in the template's manifests are
+    /// resolved from each cluster's ManagedCluster, and the controller watches ManagedClusters
+    /// so a label or claim change reaches the work. See [`super::values`].
+    #[must_use]
+    pub fn with_cluster_values(mut self, on: bool) -> Self {
+        self.cluster_values = on;
+        self
+    }
+
+    /// Turns on feedback aggregation (our addition; off by default): the status-feedback values
+    /// a replica set names in `spec.feedbackAggregation` are aggregated across its works into
+    /// `status.feedbackAggregation`, rate-limited. See [`super::feedback`].
+    #[must_use]
+    pub fn with_feedback_aggregation(mut self, on: bool) -> Self {
+        self.feedback_aggregation = on;
         self
     }
 
@@ -183,16 +263,43 @@ impl ReplicaSetController {
             count_updated: plan.as_ref().is_some_and(|p| !p.aborted),
             ..Observed::default()
         };
+        let mut templates = self.templates(target).await?;
         let deploy = self
-            .deploy(target, &mut new_status, now, &mut errors, &mut observed)
+            .deploy(
+                target,
+                &mut templates,
+                &mut new_status,
+                now,
+                &mut errors,
+                &mut observed,
+            )
             .await;
         if let Ok((Step::Continue, requeue)) = &deploy {
             outcome.requeue_after = *requeue;
             if let Err(e) = self
-                .update_status_counts(target, &mut new_status, now)
+                .update_status_counts(target, &mut templates, &mut new_status, now)
                 .await
             {
                 errors.push(e);
+            }
+            if self.cluster_values {
+                let failed: Vec<&Error> = templates.failed.values().collect();
+                let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+                conditions::set(
+                    conditions,
+                    status::cluster_values_resolved(&failed),
+                    &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
+                );
+            }
+            if self.feedback_aggregation {
+                match self.aggregate_feedback(target, &mut new_status, now).await {
+                    Ok(Some(after)) => {
+                        outcome.requeue_after =
+                            Some(outcome.requeue_after.map_or(after, |r| r.min(after)));
+                    }
+                    Ok(None) => {}
+                    Err(e) => errors.push(e),
+                }
             }
             if let Some(plan) = &plan
                 && plan.finish(observed.breached, observed.abort, &mut new_status, now)
@@ -208,6 +315,9 @@ impl ReplicaSetController {
             // A merge patch keeps what it does not mention: a cleared abort is written as null.
             if before.aborted_time.is_some() && new_status.aborted_time.is_none() {
                 patch["status"]["abortedTime"] = serde_json::Value::Null;
+            }
+            if before.feedback_aggregation.is_some() && new_status.feedback_aggregation.is_none() {
+                patch["status"]["feedbackAggregation"] = serde_json::Value::Null;
             }
             api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
@@ -441,6 +551,68 @@ impl ReplicaSetController {
         })
     }
 
+    /// The templates of the clusters' works: with per-cluster values on and a template that
+    /// uses variables, the ManagedClusters are listed to resolve them.
+    async fn templates(&self, replica_set: &ManifestWorkReplicaSet) -> Result<Templates> {
+        let base = replica_set
+            .spec
+            .manifest_work_template
+            .clone()
+            .unwrap_or_default();
+        if !self.cluster_values || !values::uses_variables(&base) {
+            return Ok(Templates::unresolved(base));
+        }
+        let api: Api<ManagedCluster> = Api::all(self.client.clone());
+        let clusters = api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| Error::kube("list ManagedClusters", e))?
+            .items
+            .into_iter()
+            .map(|c| (c.name_any(), c))
+            .collect();
+        let mut templates = Templates::unresolved(base);
+        templates.clusters = Some(clusters);
+        Ok(templates)
+    }
+
+    /// The feedback aggregation opt-in: recomputes the aggregates the spec asks for and writes
+    /// them when they changed and the interval allows; returns when to come back for a change
+    /// held back by the interval. A replica set that no longer asks loses its aggregates.
+    async fn aggregate_feedback(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+        new_status: &mut ManifestWorkReplicaSetStatus,
+        now: Timestamp,
+    ) -> Result<Option<Duration>> {
+        let Some(spec) = &replica_set.spec.feedback_aggregation else {
+            new_status.feedback_aggregation = None;
+            if let Some(conds) = new_status.conditions.as_mut() {
+                conditions::remove(conds, feedback::CONDITION_FEEDBACK_AGGREGATED);
+            }
+            return Ok(None);
+        };
+        let interval = feedback::interval(spec);
+        let conds = new_status.conditions.get_or_insert_with(Vec::new);
+        conditions::set(
+            conds,
+            feedback::aggregated_condition(&interval),
+            &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
+        );
+        let works = self.owned_works(&owner_label(replica_set)).await?;
+        let current = feedback::aggregate(&spec.values, &works);
+        let plan = feedback::plan(
+            new_status.feedback_aggregation.as_ref(),
+            current,
+            interval.unwrap_or(feedback::DEFAULT_INTERVAL),
+            now,
+        );
+        if let Some(write) = plan.write {
+            new_status.feedback_aggregation = Some(write);
+        }
+        Ok(plan.requeue_after)
+    }
+
     async fn owned_works(&self, owner: &str) -> Result<Vec<ManifestWork>> {
         let api: Api<ManifestWork> = Api::all(self.client.clone());
         let params =
@@ -508,6 +680,7 @@ impl ReplicaSetController {
     async fn deploy(
         &self,
         replica_set: &ManifestWorkReplicaSet,
+        templates: &mut Templates,
         new_status: &mut ManifestWorkReplicaSetStatus,
         now: Timestamp,
         errors: &mut Vec<Error>,
@@ -526,11 +699,6 @@ impl ReplicaSetController {
         }
         let namespace = replica_set.namespace().unwrap_or_default();
         let refs = &replica_set.spec.placement_refs;
-        let template = replica_set
-            .spec
-            .manifest_work_template
-            .clone()
-            .unwrap_or_default();
 
         let works = self.owned_works(&owner).await?;
         // cluster namespace -> (work, placements it was fanned out for); the last one wins.
@@ -587,7 +755,7 @@ impl ReplicaSetController {
                 .cloned()
                 .unwrap_or_default();
             for work in &placement_works {
-                if !spec_equal(&work.spec, &template) {
+                if !templates.holds(work) {
                     continue;
                 }
                 let cluster = work.namespace().unwrap_or_default();
@@ -657,8 +825,14 @@ impl ReplicaSetController {
                     .get(&cluster.cluster_name)
                     .filter(|(_, placements)| placements.contains(&placement_ref.name));
                 let name = record.and_then(|(w, _)| w.metadata.name.as_deref());
-                let required = build_work(
+                // A cluster whose values cannot be resolved gets no work (the error is
+                // reported in the ClusterValuesResolved condition).
+                let Some(spec) = templates.get(&cluster.cluster_name) else {
+                    continue;
+                };
+                let required = build_work_with_spec(
                     replica_set,
+                    spec.clone(),
                     name,
                     &cluster.cluster_name,
                     &placement_ref.name,
@@ -761,6 +935,7 @@ impl ReplicaSetController {
     async fn update_status_counts(
         &self,
         replica_set: &ManifestWorkReplicaSet,
+        templates: &mut Templates,
         new_status: &mut ManifestWorkReplicaSetStatus,
         now: Timestamp,
     ) -> Result<()> {
@@ -782,11 +957,6 @@ impl ReplicaSetController {
             conditions::set(conditions, applied, &now_time);
             return Ok(());
         }
-        let template = replica_set
-            .spec
-            .manifest_work_template
-            .clone()
-            .unwrap_or_default();
         let works = self.owned_works(&owner_label(replica_set)).await?;
         let mut sum = WorkCounts::default();
         for entry in new_status.placements_summary.iter_mut().flatten() {
@@ -794,7 +964,7 @@ impl ReplicaSetController {
             let of_placement = works
                 .iter()
                 .filter(|w| w.labels().get(labels::PLACEMENT_NAME) == Some(&name));
-            let counts = WorkCounts::count(of_placement, &template);
+            let counts = WorkCounts::count_matching(of_placement, |w| templates.holds(w));
             let summary = entry.summary.get_or_insert_with(|| summary_with_total(0));
             write_counts(summary, &counts);
             sum.add(&counts);
@@ -820,6 +990,7 @@ impl ReplicaSetController {
         let controller = Controller::new(replica_sets, watcher::Config::default());
         let store = controller.store();
         let decisions_store = store.clone();
+        let clusters_store = store.clone();
         let synced_store = store.clone();
         let synced = self.synced.clone();
         let listed = async move {
@@ -864,7 +1035,7 @@ impl ReplicaSetController {
                 },
             )
             .watches(
-                Api::<Placement>::all(client),
+                Api::<Placement>::all(client.clone()),
                 watcher::Config::default(),
                 move |placement| {
                     referencing(
@@ -873,7 +1044,31 @@ impl ReplicaSetController {
                         &placement.name_any(),
                     )
                 },
+            );
+        // With per-cluster values, a cluster's labels and claims feed its work: a change
+        // reconciles every replica set whose template uses variables.
+        let controller = if self.cluster_values {
+            controller.watches(
+                Api::<ManagedCluster>::all(client),
+                watcher::Config::default(),
+                move |_cluster| {
+                    clusters_store
+                        .state()
+                        .iter()
+                        .filter(|rs| {
+                            rs.spec
+                                .manifest_work_template
+                                .as_ref()
+                                .is_some_and(values::uses_variables)
+                        })
+                        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
+                        .collect::<Vec<_>>()
+                },
             )
+        } else {
+            controller
+        };
+        let controller = controller
             .graceful_shutdown_on(shutdown)
             .run(
                 |rs: Arc<ManifestWorkReplicaSet>, ctx: Arc<ReplicaSetController>| async move {

@@ -14,7 +14,11 @@
 //! * [`status`]: the summaries and conditions written to the replica set's status.
 //!
 //! Our addition, off by default: [`rollback`], the revision history and automatic abort of
-//! upstream's accepted rollback proposal (`ReplicaSetController::with_rollback`).
+//! upstream's accepted rollback proposal (`ReplicaSetController::with_rollback`), and
+//! [`values`], per-cluster values resolved from each ManagedCluster into its work
+//! (`ReplicaSetController::with_cluster_values`), and [`feedback`], chosen status-feedback
+//! values aggregated across the works into the status
+//! (`ReplicaSetController::with_feedback_aggregation`).
 
 use std::collections::BTreeMap;
 
@@ -28,8 +32,10 @@ use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 use serde_json::Value;
 
 pub mod controller;
+pub mod feedback;
 pub mod rollback;
 pub mod status;
+pub mod values;
 
 /// The value of the `work.open-cluster-management.io/manifestworkreplicaset` label on the works
 /// of a replica set: `<namespace>.<name>`.
@@ -71,6 +77,22 @@ pub fn build_work(
     cluster: &str,
     placement: &str,
 ) -> ManifestWork {
+    let spec = replica_set
+        .spec
+        .manifest_work_template
+        .clone()
+        .unwrap_or_default();
+    build_work_with_spec(replica_set, spec, name, cluster, placement)
+}
+
+/// [`build_work`] with `spec` (the cluster's resolved template) instead of the replica set's.
+pub(crate) fn build_work_with_spec(
+    replica_set: &ManifestWorkReplicaSet,
+    spec: ManifestWorkSpec,
+    name: Option<&str>,
+    cluster: &str,
+    placement: &str,
+) -> ManifestWork {
     let mut work_labels: BTreeMap<String, String> =
         replica_set.metadata.labels.clone().unwrap_or_default();
     work_labels.insert(
@@ -90,11 +112,7 @@ pub fn build_work(
             labels: Some(work_labels),
             ..ObjectMeta::default()
         },
-        spec: replica_set
-            .spec
-            .manifest_work_template
-            .clone()
-            .unwrap_or_default(),
+        spec,
         status: None,
     }
 }

@@ -16,7 +16,7 @@ use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{replicaset as rc, work as wc};
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
 
-use super::spec_equal;
+use super::{spec_equal, values};
 
 /// Counts of a placement's works by condition (upstream's summary fields).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,9 +37,18 @@ impl WorkCounts {
         works: impl IntoIterator<Item = &'a ManifestWork>,
         template: &ManifestWorkSpec,
     ) -> Self {
+        Self::count_matching(works, |w| spec_equal(&w.spec, template))
+    }
+
+    /// Counts the works that are not being deleted and for which `current` says they hold
+    /// the current template (per cluster, with per-cluster values).
+    pub fn count_matching<'a>(
+        works: impl IntoIterator<Item = &'a ManifestWork>,
+        mut current: impl FnMut(&ManifestWork) -> bool,
+    ) -> Self {
         let mut counts = Self::default();
         for work in works {
-            if work.metadata.deletion_timestamp.is_some() || !spec_equal(&work.spec, template) {
+            if work.metadata.deletion_timestamp.is_some() || !current(work) {
                 continue;
             }
             let conds = work
@@ -184,4 +193,25 @@ pub fn invalid_manifest_work_name(message: impl Into<String>) -> NewCondition {
         rc::REASON_INVALID_MANIFEST_WORK_NAME,
         message,
     )
+}
+
+/// `ClusterValuesResolved` (our addition, written only with the per-cluster values opt-in):
+/// `True/AsExpected` when no cluster failed, else `False/ClusterValuesInvalid` naming the
+/// clusters that got no work and why ([`values::invalid_message`]).
+pub fn cluster_values_resolved(failed: &[&crate::Error]) -> NewCondition {
+    if failed.is_empty() {
+        NewCondition::new(
+            values::CONDITION_CLUSTER_VALUES_RESOLVED,
+            ConditionStatus::True,
+            values::REASON_CLUSTER_VALUES_RESOLVED,
+            "",
+        )
+    } else {
+        NewCondition::new(
+            values::CONDITION_CLUSTER_VALUES_RESOLVED,
+            ConditionStatus::False,
+            values::REASON_CLUSTER_VALUES_INVALID,
+            values::invalid_message(failed),
+        )
+    }
 }

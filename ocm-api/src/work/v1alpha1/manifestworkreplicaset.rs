@@ -7,7 +7,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::v1alpha1::RolloutStrategy;
-use crate::work::v1::{Manifest, ManifestWorkSpec};
+use crate::work::v1::{Manifest, ManifestWorkSpec, ResourceIdentifier};
 
 /// The desired state of a [`ManifestWorkReplicaSet`]: the ManifestWork template, the
 /// Placements to fan it out to and how to delete the generated works.
@@ -36,7 +36,9 @@ Fields upstream's CRD does not have (yet), each read and written only by this SD
 with the matching opt-in (`ocm_work::replicaset`), and each listed in the CRD conformance test:
 from upstream's accepted rollback proposal, `spec.revisionHistoryLimit`,
 `spec.placementRefs[].rolloutStrategy.failureStrategy` and `status.currentRevision`,
-`updateRevision`, `collisionCount` and `abortedTime`.
+`updateRevision`, `collisionCount` and `abortedTime`; for feedback aggregation (a controller
+with `ReplicaSetController::with_feedback_aggregation`), `spec.feedbackAggregation` and
+`status.feedbackAggregation`.
 
 # Example
 
@@ -100,6 +102,144 @@ pub struct ManifestWorkReplicaSetSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("minimum" = 0))]
     pub revision_history_limit: Option<i32>,
+
+    /// Status-feedback values to aggregate across the generated ManifestWorks into
+    /// `status.feedbackAggregation`.
+    ///
+    /// Our addition (upstream has no such field): read only by a controller with feedback
+    /// aggregation on (`ocm_work::replicaset::feedback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_aggregation: Option<FeedbackAggregationSpec>,
+}
+
+/// Which status-feedback values a ManifestWorkReplicaSet aggregates, and how often (our
+/// addition).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FeedbackAggregationSpec {
+    /// The values, each named by the resource it is reported for and its feedback name (as
+    /// the template's `manifestConfigs` feedback rules name it).
+    #[schemars(length(min = 1))]
+    pub values: Vec<FeedbackValueSelector>,
+
+    /// The least time between two updates of `status.feedbackAggregation`, a Go duration
+    /// (`30s`, `5m`); `1m` when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "1m", "pattern" = FEEDBACK_INTERVAL_PATTERN))]
+    pub interval: Option<String>,
+}
+
+impl FeedbackAggregationSpec {
+    /// Aggregation of `values`, at the default interval.
+    pub fn new(values: Vec<FeedbackValueSelector>) -> Self {
+        Self {
+            values,
+            interval: None,
+        }
+    }
+}
+
+/// The schema pattern of `spec.feedbackAggregation.interval`: a Go duration without sign.
+pub const FEEDBACK_INTERVAL_PATTERN: &str = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$";
+
+/// One status-feedback value of one manifest, to aggregate.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackValueSelector {
+    /// The manifest's resource (group, resource, namespace and name).
+    pub resource_identifier: ResourceIdentifier,
+
+    /// The feedback value's name, e.g. `ReadyReplicas`.
+    #[schemars(length(min = 1))]
+    pub name: String,
+}
+
+impl FeedbackValueSelector {
+    /// The value `name` reported for `resource_identifier`.
+    pub fn new(resource_identifier: ResourceIdentifier, name: impl Into<String>) -> Self {
+        Self {
+            resource_identifier,
+            name: name.into(),
+        }
+    }
+}
+
+/// The aggregated status-feedback values of a ManifestWorkReplicaSet (our addition).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FeedbackAggregationStatus {
+    /// When the aggregates last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::time")]
+    pub last_update_time: Option<Time>,
+
+    /// One entry per selected value, in the order of `spec.feedbackAggregation.values`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<FeedbackAggregate>>,
+}
+
+/// One status-feedback value aggregated over the ManifestWorks that report it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FeedbackAggregate {
+    /// The manifest's resource.
+    pub resource_identifier: ResourceIdentifier,
+
+    /// The feedback value's name.
+    pub name: String,
+
+    /// How many ManifestWorks report the value.
+    #[schemars(schema_with = "count")]
+    pub reported: i64,
+
+    /// The distinct values (in their text form) with how many works report each, most
+    /// frequent first (ties by value), at most `MAX_DISTINCT_VALUES` of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Vec<FeedbackValueCount>>,
+
+    /// How many works report a value left out of `counts` (beyond the distinct-value limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "count")]
+    pub other: Option<i64>,
+
+    /// The least of the `Integer` values (absent when none is an integer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i64>,
+
+    /// The greatest of the `Integer` values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i64>,
+
+    /// The sum of the `Integer` values (absent when it overflows 64 bits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sum: Option<i64>,
+}
+
+impl FeedbackAggregate {
+    /// No works reporting `name` of `resource_identifier` yet.
+    pub fn new(resource_identifier: ResourceIdentifier, name: impl Into<String>) -> Self {
+        Self {
+            resource_identifier,
+            name: name.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// How many ManifestWorks report one value.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackValueCount {
+    /// The value in its text form (an integer in decimal, a boolean as `true`/`false`, a
+    /// `JsonRaw` value as its JSON text).
+    pub value: String,
+
+    /// The number of works reporting it.
+    #[schemars(schema_with = "count")]
+    pub count: i64,
 }
 
 impl ManifestWorkReplicaSet {
@@ -184,7 +324,9 @@ impl LocalPlacementReference {
 pub struct ManifestWorkReplicaSetStatus {
     /// `PlacementVerified`, `PlacementRolledOut` and `ManifestworkApplied` (sic, lower-case
     /// "w"), merged by `type`. Their types and reasons are in
-    /// [`constants::replicaset`](crate::constants::replicaset).
+    /// [`constants::replicaset`](crate::constants::replicaset). A controller with one of our
+    /// opt-ins also writes `Progressing` (rollback), `ClusterValuesResolved` (per-cluster
+    /// values) or `FeedbackAggregated` (feedback aggregation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::conditions_map")]
     pub conditions: Option<Vec<Condition>>,
@@ -219,6 +361,11 @@ pub struct ManifestWorkReplicaSetStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::time")]
     pub aborted_time: Option<Time>,
+
+    /// The aggregated feedback values (our addition, written only with feedback aggregation
+    /// on, `ocm_work::replicaset::feedback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_aggregation: Option<FeedbackAggregationStatus>,
 }
 
 impl ManifestWorkReplicaSetStatus {
