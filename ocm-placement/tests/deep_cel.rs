@@ -173,9 +173,14 @@ async fn a_deep_cel_selector_misconfigures_its_placement_only() {
         .await,
         "other placements keep scheduling"
     );
-    assert_eq!(
-        misconfigured(&client, "shallow").await.map(|m| m.0),
-        Some("False".to_string())
+    // The decisions and the status are separate writes: wait for the condition too.
+    assert!(
+        eventually(20, || async {
+            misconfigured(&client, "shallow").await.map(|m| m.0) == Some("False".to_string())
+        })
+        .await,
+        "the shallow placement is not misconfigured: {:?}",
+        misconfigured(&client, "shallow").await
     );
 
     // A placement created afterwards is still served: the controller is alive.
