@@ -19,6 +19,7 @@
 //! assert_eq!(table.to_string(), "NAME       ACCEPTED\ncluster1   true\n");
 //! ```
 
+pub mod demo;
 pub mod deploy;
 pub mod errors;
 pub mod gates;

@@ -23,20 +23,18 @@ use std::time::Duration;
 
 use clap::Parser;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use ocm_api::clock::ManualClock;
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta1::Placement;
-use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::conditions;
 use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 use ocm_examples::outln;
 use ocm_placement::controller::PlacementController;
 use ocm_testkit::FakeHub;
-use ocm_work::agent::{AgentConfig, WorkAgent};
-use ocm_work::identity::hub_hash;
+use ocm_work::agent::WorkAgent;
 use ocm_work::replicaset::SuccessCriteria;
 use ocm_work::replicaset::controller::ReplicaSetController;
 use serde_json::{Value, json};
@@ -44,7 +42,7 @@ use serde_json::{Value, json};
 const NS: &str = "demo";
 const NAME: &str = "app";
 
-type Failure = Box<dyn std::error::Error + Send + Sync>;
+use ocm_examples::demo::{self, Failure, create};
 
 /// Show a ManifestWorkReplicaSet rollout that fails and is rolled back (rollback opt-in).
 #[derive(Parser, Debug)]
@@ -55,14 +53,6 @@ struct Args {}
 async fn main() -> ExitCode {
     let _args = Args::parse();
     ocm_examples::output::run_demo("mwrs-rollback", run()).await
-}
-
-async fn create<K>(api: &Api<K>, value: Value) -> Result<K, Failure>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let object: K = serde_json::from_value(value)?;
-    Ok(api.create(&PostParams::default(), &object).await?)
 }
 
 /// The work template: ConfigMap `app-config` with `version`, and with `broken` an object of a
@@ -164,33 +154,8 @@ async fn run() -> Result<(), Failure> {
     outln!("==> a fake hub and three fake managed clusters with work agents (in this process)");
     let fake = FakeHub::new(3)?;
     let hub = fake.hub().client();
-    let hash = hub_hash("https://hub.rollback.local:6443");
-    let mut agents = Vec::new();
-    for (name, cluster) in fake.clusters() {
-        ocm_testkit::install_crds(cluster)?;
-        let spoke = cluster.client();
-        let config = AgentConfig::new(name, hash.clone()).resync_interval(Duration::ZERO);
-        agents.push((
-            name.to_string(),
-            WorkAgent::new(hub.clone(), spoke.clone(), config),
-            spoke,
-        ));
-    }
-    create(
-        &Api::<Namespace>::all(hub.clone()),
-        json!({"metadata": {"name": NS}}),
-    )
-    .await?;
-    create(&Api::<ManagedClusterSet>::all(hub.clone()), json!({
-        "apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
-        "metadata": {"name": "demo"}, "spec": {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}}
-    }))
-    .await?;
-    create(&Api::<ManagedClusterSetBinding>::namespaced(hub.clone(), NS), json!({
-        "apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
-        "metadata": {"name": "demo", "namespace": NS}, "spec": {"clusterSet": "demo"}
-    }))
-    .await?;
+    let agents = demo::agents(&fake, "https://hub.rollback.local:6443", false)?.agents;
+    demo::bind_cluster_set(&hub, NS, "demo").await?;
     let clusters: Api<ManagedCluster> = Api::all(hub.clone());
     for (name, _, _) in &agents {
         let patch = json!({"metadata": {"labels": {"cluster.open-cluster-management.io/clusterset": "demo"}}});

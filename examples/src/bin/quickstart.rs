@@ -26,12 +26,10 @@ use clap::Parser;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
-use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::conditions;
 use ocm_api::work::v1::ManifestWork;
 use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
@@ -39,15 +37,14 @@ use ocm_examples::outln;
 use ocm_examples::table::Table;
 use ocm_placement::controller::PlacementController;
 use ocm_testkit::{FakeHub, WorkloadSimulator};
-use ocm_work::agent::{AgentConfig, WorkAgent};
-use ocm_work::identity::hub_hash;
+use ocm_work::agent::WorkAgent;
 use ocm_work::replicaset::SuccessCriteria;
 use ocm_work::replicaset::controller::ReplicaSetController;
 use serde_json::{Value, json};
 
 const NS: &str = "demo";
 
-type Failure = Box<dyn std::error::Error + Send + Sync>;
+use ocm_examples::demo::{self, Failure, create};
 
 /// Run the OCM quickstart in one process: fake hub and clusters, Placement, progressive rollout.
 ///
@@ -66,14 +63,6 @@ async fn main() -> ExitCode {
 
 fn step(text: &str) {
     outln!("\n==> {text}");
-}
-
-async fn apply<K>(api: &Api<K>, value: Value) -> Result<K, Failure>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let object: K = serde_json::from_value(value)?;
-    Ok(api.create(&PostParams::default(), &object).await?)
 }
 
 struct Fleet {
@@ -241,38 +230,15 @@ async fn run() -> Result<(), Failure> {
     step("starting a fake hub and three fake managed clusters (in this process)");
     let fake = FakeHub::new(3)?;
     let hub = fake.hub().client();
-    let mut agents = Vec::new();
-    let mut simulators = Vec::new();
-    let hash = hub_hash("https://hub.quickstart.local:6443");
-    for (name, cluster) in fake.clusters() {
-        ocm_testkit::install_crds(cluster)?;
-        simulators.push(cluster.simulate_workloads());
-        let spoke = cluster.client();
-        let config = AgentConfig::new(name, hash.clone()).resync_interval(Duration::ZERO);
-        agents.push((
-            name.to_string(),
-            WorkAgent::new(hub.clone(), spoke.clone(), config),
-            spoke,
-        ));
+    let demo::Agents {
+        agents, simulators, ..
+    } = demo::agents(&fake, "https://hub.quickstart.local:6443", true)?;
+    for (name, _, _) in &agents {
         outln!("    managed cluster {name}: joined and available");
     }
 
     step("grouping the clusters into ManagedClusterSet `quickstart`, bound to namespace `demo`");
-    apply(
-        &Api::<Namespace>::all(hub.clone()),
-        json!({"metadata": {"name": NS}}),
-    )
-    .await?;
-    apply(&Api::<ManagedClusterSet>::all(hub.clone()), json!({
-        "apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
-        "metadata": {"name": "quickstart"}, "spec": {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}}
-    }))
-    .await?;
-    apply(&Api::<ManagedClusterSetBinding>::namespaced(hub.clone(), NS), json!({
-        "apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
-        "metadata": {"name": "quickstart", "namespace": NS}, "spec": {"clusterSet": "quickstart"}
-    }))
-    .await?;
+    demo::bind_cluster_set(&hub, NS, "quickstart").await?;
     let clusters: Api<ManagedCluster> = Api::all(hub.clone());
     let setup = [
         ("cluster1", "prod", json!(null)),
@@ -300,7 +266,7 @@ async fn run() -> Result<(), Failure> {
     }
 
     step("creating Placement `nginx`: env=prod, tolerating dedicated=gpu");
-    apply(&Api::<Placement>::namespaced(hub.clone(), NS), json!({
+    create(&Api::<Placement>::namespaced(hub.clone(), NS), json!({
         "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
         "metadata": {"name": "nginx", "namespace": NS},
         "spec": {"clusterSets": ["quickstart"],
@@ -361,7 +327,7 @@ async fn run() -> Result<(), Failure> {
         "    (status feedback: ReadyReplicas and AvailableReplicas from the WellKnownStatus rule, \
          image from the JSONPaths rule `image`)"
     );
-    apply(&Api::<ManifestWorkReplicaSet>::namespaced(hub.clone(), NS), json!({
+    create(&Api::<ManifestWorkReplicaSet>::namespaced(hub.clone(), NS), json!({
         "apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
         "metadata": {"name": "nginx", "namespace": NS},
         "spec": {"placementRefs": [{"name": "nginx", "rolloutStrategy": {"type": "Progressive", "progressive": {"maxConcurrency": 1}}}],
