@@ -85,12 +85,13 @@ pub const EVENT_REPORTER: &str = "placement-controller";
 /// margin below the API server's 1024-character limit on notes).
 pub const MAX_SCORE_NOTE_LEN: usize = 1000;
 
+use crate::Error;
 pub use crate::error::ControllerError;
 use crate::error::kube_error;
 
 impl HubState {
     /// Lists everything from the hub.
-    pub async fn list(client: &Client) -> Result<Self, ControllerError> {
+    pub async fn list(client: &Client) -> Result<Self, Error> {
         fn arcs<K>(items: Vec<K>) -> Vec<Arc<K>> {
             items.into_iter().map(Arc::new).collect()
         }
@@ -180,10 +181,7 @@ impl PlacementController {
 
     /// Reads the hub and reconciles one placement (its PlacementDecisions and status). What
     /// [`reconcile_placement`] runs.
-    pub async fn reconcile_one(
-        &self,
-        placement: &Placement,
-    ) -> Result<PlacementOutcome, ControllerError> {
+    pub async fn reconcile_one(&self, placement: &Placement) -> Result<PlacementOutcome, Error> {
         let state = HubState::list(&self.client).await?;
         let snapshot = state.snapshot();
         let existing: Vec<&PlacementDecision> = state
@@ -230,16 +228,13 @@ impl PlacementController {
 
     /// Reads the hub and reconciles every placement. Returns the total outcome: the writes
     /// made and the earliest requeue.
-    pub async fn reconcile_all(&self) -> Result<PlacementOutcome, ControllerError> {
+    pub async fn reconcile_all(&self) -> Result<PlacementOutcome, Error> {
         let state = HubState::list(&self.client).await?;
         self.reconcile_state(&state).await
     }
 
     /// Reconciles every placement of `state`.
-    pub async fn reconcile_state(
-        &self,
-        state: &HubState,
-    ) -> Result<PlacementOutcome, ControllerError> {
+    pub async fn reconcile_state(&self, state: &HubState) -> Result<PlacementOutcome, Error> {
         let snapshot = state.snapshot();
         let now = self.clock.now();
         let mut total = PlacementOutcome::default();
@@ -280,7 +275,7 @@ impl PlacementController {
         match errors.len() {
             0 => Ok(total),
             1 => Err(errors.remove(0)),
-            _ => Err(ControllerError::Several(errors)),
+            _ => Err(Error::Several(errors)),
         }
     }
 
@@ -292,7 +287,7 @@ impl PlacementController {
         snapshot: &Snapshot,
         existing: &[&PlacementDecision],
         now: Timestamp,
-    ) -> Result<PlacementOutcome, ControllerError> {
+    ) -> Result<PlacementOutcome, Error> {
         let mut outcome = PlacementOutcome::default();
         if placement.metadata.deletion_timestamp.is_some()
             || crate::scheduler::is_scheduling_disabled(placement)
@@ -306,10 +301,8 @@ impl PlacementController {
         if let Some(observer) = &self.observer {
             observer.scheduled(&namespace, &name, started.elapsed(), scheduled.is_ok());
         }
-        let result = scheduled.map_err(|source| ControllerError::Schedule {
-            placement: format!("{namespace}/{name}"),
-            source,
-        })?;
+        let result =
+            scheduled.map_err(|source| Error::schedule(format!("{namespace}/{name}"), source))?;
 
         // Bind: create or update every generated decision, delete the others.
         let regarding = reference_to(placement);
@@ -608,7 +601,7 @@ impl PlacementController {
 pub async fn reconcile_placement(
     placement: Arc<Placement>,
     ctx: Arc<PlacementController>,
-) -> Result<kube::runtime::controller::Action, ControllerError> {
+) -> Result<kube::runtime::controller::Action, Error> {
     use kube::runtime::controller::Action;
     let outcome = ctx.reconcile_one(&placement).await?;
     Ok(if outcome.needs_retry {
@@ -629,7 +622,7 @@ pub async fn reconcile_placement(
 /// What to do after a failed [`reconcile_placement`]: log it and retry after 5 seconds.
 pub fn placement_error_policy(
     placement: Arc<Placement>,
-    error: &ControllerError,
+    error: &Error,
     _ctx: Arc<PlacementController>,
 ) -> kube::runtime::controller::Action {
     tracing::warn!(%error, placement = %placement.name_any(), "placement reconcile failed");

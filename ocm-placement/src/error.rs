@@ -1,18 +1,33 @@
-//! Errors of this crate.
+//! The error of this crate: one [`Error`] for the scheduler, the inventory functions, the
+//! simulator, the decision consumer and every hub controller.
+//!
+//! A misconfigured placement is not an error: it is a normal outcome reported through
+//! [`ScheduleStatus`](crate::ScheduleStatus) and the `PlacementMisconfigured` condition. The
+//! scheduling variants are inputs upstream cannot schedule at all (its controller returns an
+//! error and writes nothing in that round).
+//!
+//! The former per-module names ([`ControllerError`], [`ConsumerError`],
+//! [`inventory::InventoryError`](crate::inventory::InventoryError) and
+//! [`sim::SimError`](crate::sim::SimError)) are aliases of [`Error`], so code written against
+//! them keeps compiling and can match every variant.
+//!
+//! ```
+//! use ocm_placement::Error;
+//! use ocm_placement::inventory::score::normalize;
+//!
+//! let error = normalize(5.0, 10.0, 1.0).unwrap_err();
+//! assert!(matches!(error, Error::InvalidScore(_)));
+//! assert!(error.to_string().starts_with("cannot normalise score: "));
+//! ```
 
-/// What can go wrong when scheduling a placement.
-///
-/// A misconfigured placement is not an error: it is a normal outcome reported through
-/// [`ScheduleStatus`](crate::ScheduleStatus) and the `PlacementMisconfigured` condition. Errors
-/// are inputs upstream cannot schedule at all (its controller returns an error and writes
-/// nothing in that round).
+/// What can go wrong in this crate. Each variant says which part of the crate returns it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// `spec.numberOfClusters` is negative (upstream panics on it).
+    /// Scheduler: `spec.numberOfClusters` is negative (upstream panics on it).
     #[error("spec.numberOfClusters must not be negative, got {0}")]
     NegativeNumberOfClusters(i32),
-    /// An eligible cluster set's selector could not be evaluated.
+    /// Scheduler: an eligible cluster set's selector could not be evaluated.
     #[error("failed to get clusters from ClusterSet {name:?}: {message}")]
     ClusterSet {
         /// The set's name.
@@ -20,73 +35,22 @@ pub enum Error {
         /// Why its selector is invalid.
         message: String,
     },
-    /// The placement has no name or namespace.
+    /// Scheduler: the placement has no name or namespace.
     #[error("the placement has no {0}")]
     MissingPlacementMetadata(&'static str),
-}
 
-/// What can go wrong in the hub controllers of this crate (placement, inventory, SIG
-/// outputs, ClusterProfiles, score writer, cluster lease): the shared error of the crate's
-/// I/O shell.
-#[cfg(feature = "controller")]
-#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ControllerError {
-    /// A Kubernetes API call failed.
-    #[error("{action}: {source}")]
-    Kube {
-        /// What was being done.
-        action: String,
-        /// kube's error.
-        #[source]
-        source: kube::Error,
-    },
-    /// Scheduling a placement failed.
-    #[error("schedule placement {placement}: {source}")]
-    Schedule {
-        /// `namespace/name` of the placement.
-        placement: String,
-        /// The scheduler's error.
-        #[source]
-        source: crate::Error,
-    },
-    /// Several placements failed; each error is kept.
-    #[error("{} placements failed; first: {}", .0.len(), .0.first().map(ToString::to_string).unwrap_or_default())]
-    Several(Vec<ControllerError>),
-}
-
-/// Wraps a kube error with what was being done.
-#[cfg(feature = "controller")]
-pub(crate) fn kube_error(action: impl Into<String>) -> impl FnOnce(kube::Error) -> ControllerError {
-    let action = action.into();
-    move |source| ControllerError::Kube { action, source }
-}
-
-/// Result with this crate's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// What can go wrong in the inventory's pure functions ([`crate::inventory`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum InventoryError {
-    /// A cluster set's label selector cannot be evaluated.
+    /// Inventory ([`crate::inventory`]): a cluster set's label selector cannot be evaluated.
     #[error("invalid label selector: {0}")]
     InvalidSelector(String),
-    /// A cluster set's `selectorType` is one this SDK does not know (a newer OCM may add
-    /// one); the message is upstream's.
+    /// Inventory: a cluster set's `selectorType` is one this SDK does not know (a newer OCM
+    /// may add one); the message is upstream's.
     #[error("selectorType is not right: {0}")]
     UnknownSelectorType(String),
-    /// A score's bounds or value cannot be normalised.
+    /// Inventory: a score's bounds or value cannot be normalised.
     #[error("cannot normalise score: {0}")]
     InvalidScore(String),
-}
 
-/// What can go wrong reading simulator input or scheduling it ([`crate::sim`]).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SimError {
-    /// An object in the input is malformed.
+    /// Simulator ([`crate::sim`]): an object in the input is malformed.
     #[error("{source_name}: {object}: {message}")]
     Object {
         /// Where the object came from (file and document).
@@ -96,7 +60,7 @@ pub enum SimError {
         /// What is wrong.
         message: String,
     },
-    /// An input could not be read, or is not valid YAML or JSON.
+    /// Simulator: an input could not be read, or is not valid YAML or JSON.
     #[error("{source_name}: {message}")]
     Read {
         /// The file (and, for YAML, the document and its first line).
@@ -104,22 +68,9 @@ pub enum SimError {
         /// What went wrong.
         message: String,
     },
-    /// A placement could not be scheduled at all.
-    #[error("schedule Placement {placement}: {source}")]
-    Schedule {
-        /// `namespace/name`.
-        placement: String,
-        /// The scheduler's error.
-        #[source]
-        source: crate::Error,
-    },
-}
 
-/// What can go wrong reading a placement's decisions ([`crate::consumer`]).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConsumerError {
-    /// The decisions of a placement could not be grouped (a bad group-index label).
+    /// Consumer ([`crate::consumer`]): the decisions of a placement could not be grouped (a
+    /// bad group-index label).
     #[error("placement {placement}: {source}")]
     Decisions {
         /// `namespace/name` of the placement.
@@ -128,7 +79,17 @@ pub enum ConsumerError {
         #[source]
         source: crate::rollout::RolloutError,
     },
-    /// A Kubernetes API call failed.
+
+    /// Controllers and simulator: a placement could not be scheduled at all.
+    #[error("schedule placement {placement}: {source}")]
+    Schedule {
+        /// `namespace/name` of the placement.
+        placement: String,
+        /// The scheduler's error (one of the scheduler variants above).
+        #[source]
+        source: Box<Error>,
+    },
+    /// Controllers and consumer: a Kubernetes API call failed.
     #[cfg(feature = "controller")]
     #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
     #[error("{action}: {source}")]
@@ -139,4 +100,45 @@ pub enum ConsumerError {
         #[source]
         source: kube::Error,
     },
+    /// Controllers: several objects failed in one round; each error is kept.
+    #[error("{} placements failed; first: {}", .0.len(), .0.first().map(ToString::to_string).unwrap_or_default())]
+    Several(Vec<Error>),
 }
+
+impl Error {
+    /// Wraps a scheduler error of `placement` (`namespace/name`) in [`Error::Schedule`].
+    pub(crate) fn schedule(placement: impl Into<String>, source: Error) -> Self {
+        Error::Schedule {
+            placement: placement.into(),
+            source: Box::new(source),
+        }
+    }
+}
+
+/// Wraps a kube error with what was being done.
+#[cfg(feature = "controller")]
+pub(crate) fn kube_error(action: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
+    let action = action.into();
+    move |source| Error::Kube { action, source }
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The hub controllers' error: an alias of [`Error`] (its [`Error::Kube`],
+/// [`Error::Schedule`] and [`Error::Several`] variants).
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
+pub type ControllerError = Error;
+
+/// The decision consumer's error: an alias of [`Error`] (its [`Error::Decisions`] and
+/// [`Error::Kube`] variants).
+pub type ConsumerError = Error;
+
+/// The inventory functions' error: an alias of [`Error`] (its [`Error::InvalidSelector`],
+/// [`Error::UnknownSelectorType`] and [`Error::InvalidScore`] variants).
+pub type InventoryError = Error;
+
+/// The simulator's error: an alias of [`Error`] (its [`Error::Object`], [`Error::Read`] and
+/// [`Error::Schedule`] variants).
+pub type SimError = Error;

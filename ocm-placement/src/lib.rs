@@ -87,10 +87,11 @@
 //!
 //! The hub controllers are thin shells around the pure core above, and share one runtime:
 //!
-//! * **Errors.** Every error type of the crate is in one place (`error.rs`): [`Error`] (the
-//!   scheduler), [`ControllerError`] (every hub controller; a failed API call keeps its
-//!   `kube::Error` as the [`source`](std::error::Error::source)), [`ConsumerError`]
-//!   ([`consumer`]), [`inventory::InventoryError`] and [`sim::SimError`].
+//! * **Errors.** The crate has one error enum, [`Error`] (`error.rs`), shared by the
+//!   scheduler, the inventory functions, the simulator, the decision consumer and every hub
+//!   controller; a failed API call is [`Error::Kube`], which keeps its `kube::Error` as the
+//!   [`source`](std::error::Error::source). The older names [`ControllerError`],
+//!   [`ConsumerError`], [`inventory::InventoryError`] and [`sim::SimError`] are aliases of it.
 //! * **Watches.** Every controller watches through kube-runtime: one `watcher` plus
 //!   `reflector` store per kind, restarted with kube-runtime's default backoff. None of them
 //!   uses kube-runtime's `Controller`, because each reconciles the whole hub from one snapshot

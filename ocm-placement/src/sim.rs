@@ -376,10 +376,7 @@ impl SimInput {
     ) -> Result<ScheduleResult, SimError> {
         self.scheduler
             .schedule(placement, snapshot, now)
-            .map_err(|source| SimError::Schedule {
-                placement: key_of(placement),
-                source,
-            })
+            .map_err(|source| SimError::schedule(key_of(placement), source))
     }
 }
 

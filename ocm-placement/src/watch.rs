@@ -10,7 +10,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, reflector as reflect, watcher};
 use kube::{Client, Resource};
 
-use crate::controller::ControllerError;
+use crate::Error;
 
 /// A watch cache of every `K` on the cluster, and the stream that keeps it filled (one item per
 /// change).
@@ -36,7 +36,7 @@ where
 }
 
 /// Lists every `K` on the cluster.
-pub(crate) async fn list_all<K>(client: &Client) -> Result<Vec<K>, ControllerError>
+pub(crate) async fn list_all<K>(client: &Client) -> Result<Vec<K>, Error>
 where
     K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
@@ -44,7 +44,7 @@ where
         .list(&ListParams::default())
         .await
         .map(|l| l.items)
-        .map_err(|source| ControllerError::Kube {
+        .map_err(|source| Error::Kube {
             action: format!("list {}", K::plural(&())),
             source,
         })

@@ -13,7 +13,7 @@ use ocm_api::constants::{cluster as c, labels};
 use serde_json::json;
 
 use super::{InventoryChange, InventoryOptions, plan};
-use crate::error::{ControllerError, kube_error};
+use crate::error::{Error, kube_error};
 use crate::watch::{self, Round};
 
 /// How often [`ClusterInventoryController::run`] looks at the hub even without changes
@@ -103,7 +103,7 @@ impl ClusterInventoryController {
 
     /// Lists the hub and makes the writes one pass needs; nothing is written when the hub is
     /// up to date.
-    pub async fn reconcile_all(&self) -> Result<InventoryOutcome, ControllerError> {
+    pub async fn reconcile_all(&self) -> Result<InventoryOutcome, Error> {
         let clusters = watch::list_all::<ManagedCluster>(&self.client).await?;
         let sets = watch::list_all::<ManagedClusterSet>(&self.client).await?;
         let bindings = watch::list_all::<ManagedClusterSetBinding>(&self.client).await?;
@@ -116,7 +116,7 @@ impl ClusterInventoryController {
         clusters: &[ManagedCluster],
         sets: &[ManagedClusterSet],
         bindings: &[ManagedClusterSetBinding],
-    ) -> Result<InventoryOutcome, ControllerError> {
+    ) -> Result<InventoryOutcome, Error> {
         let plan = plan(clusters, sets, bindings, &self.options, self.clock.now());
         for skipped in &plan.errors {
             tracing::warn!(%skipped, "inventory object skipped");
@@ -135,7 +135,7 @@ impl ClusterInventoryController {
         match errors.len() {
             0 => Ok(outcome),
             1 => Err(errors.remove(0)),
-            _ => Err(ControllerError::Several(errors)),
+            _ => Err(Error::Several(errors)),
         }
     }
 
@@ -144,7 +144,7 @@ impl ClusterInventoryController {
         change: InventoryChange,
         known: &[ManagedCluster],
         sets: &[ManagedClusterSet],
-    ) -> Result<(), ControllerError> {
+    ) -> Result<(), Error> {
         let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
         let set_api: Api<ManagedClusterSet> = Api::all(self.client.clone());
         let params = PatchParams::default();

@@ -156,7 +156,7 @@ mod controller {
     use serde_json::json;
 
     use super::{LEASE_NAME, LeaseVerdict, already_unknown, lease_verdict};
-    use crate::error::{ControllerError, kube_error};
+    use crate::error::{Error, kube_error};
     use crate::watch::{self, Round};
 
     /// What one pass of the lease controller did.
@@ -206,7 +206,7 @@ mod controller {
         }
 
         /// One pass over every cluster and lease on the hub.
-        pub async fn reconcile_all(&self) -> Result<LeaseOutcome, ControllerError> {
+        pub async fn reconcile_all(&self) -> Result<LeaseOutcome, Error> {
             let clusters = watch::list_all::<ManagedCluster>(&self.client).await?;
             let leases = watch::list_all::<Lease>(&self.client).await?;
             self.reconcile_objects(&clusters, &leases).await
@@ -217,7 +217,7 @@ mod controller {
             &self,
             clusters: &[ManagedCluster],
             leases: &[Lease],
-        ) -> Result<LeaseOutcome, ControllerError> {
+        ) -> Result<LeaseOutcome, Error> {
             let by_ns: BTreeMap<&str, &Lease> = leases
                 .iter()
                 .filter(|l| l.metadata.name.as_deref() == Some(LEASE_NAME))
@@ -256,18 +256,18 @@ mod controller {
             match errors.len() {
                 0 => Ok(outcome),
                 1 => Err(errors.remove(0)),
-                _ => Err(ControllerError::Several(errors)),
+                _ => Err(Error::Several(errors)),
             }
         }
 
-        async fn create_lease(&self, cluster: &str) -> Result<(), ControllerError> {
+        async fn create_lease(&self, cluster: &str) -> Result<(), Error> {
             let lease: Lease = serde_json::from_value(json!({
                 "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                 "metadata": {"name": LEASE_NAME, "namespace": cluster,
                              "labels": {labels::CLUSTER_NAME: cluster}},
                 "spec": {"holderIdentity": LEASE_NAME},
             }))
-            .map_err(|e| ControllerError::Kube {
+            .map_err(|e| Error::Kube {
                 action: format!("build the lease of {cluster}"),
                 source: kube::Error::SerdeError(e),
             })?;
@@ -285,7 +285,7 @@ mod controller {
             }
         }
 
-        async fn mark_unknown(&self, cluster: &ManagedCluster) -> Result<(), ControllerError> {
+        async fn mark_unknown(&self, cluster: &ManagedCluster) -> Result<(), Error> {
             let name = cluster.name_any();
             let mut conds = cluster
                 .status

@@ -14,7 +14,8 @@ use ocm_api::cluster::v1beta2::{ManagedClusterSet, SelectorType};
 use ocm_api::conditions::{ConditionStatus, NewCondition};
 use ocm_api::constants::{cluster as c, labels};
 
-use super::{InventoryError, name_of};
+use super::name_of;
+use crate::Error;
 
 /// Whether `labels` satisfy `selector` with Kubernetes semantics (`matchLabels` and
 /// `matchExpressions` ANDed; `NotIn` and `DoesNotExist` hold when the key is absent).
@@ -25,16 +26,13 @@ use super::{InventoryError, name_of};
 pub fn selector_matches(
     selector: &LabelSelector,
     labels: &BTreeMap<String, String>,
-) -> Result<bool, InventoryError> {
+) -> Result<bool, Error> {
     ocm_api::k8s::labels::matches(selector, labels)
-        .map_err(|e| InventoryError::InvalidSelector(e.to_string()))
+        .map_err(|e| Error::InvalidSelector(e.to_string()))
 }
 
 /// Whether `set` selects `cluster`.
-pub fn is_member(
-    set: &ManagedClusterSet,
-    cluster: &ManagedCluster,
-) -> Result<bool, InventoryError> {
+pub fn is_member(set: &ManagedClusterSet, cluster: &ManagedCluster) -> Result<bool, Error> {
     let empty = BTreeMap::new();
     let cluster_labels = cluster.metadata.labels.as_ref().unwrap_or(&empty);
     match set.selector_type() {
@@ -52,7 +50,7 @@ pub fn is_member(
                 Some(selector) => selector_matches(selector, cluster_labels),
             }
         }
-        other => Err(InventoryError::UnknownSelectorType(other.to_string())),
+        other => Err(Error::UnknownSelectorType(other.to_string())),
     }
 }
 
@@ -60,7 +58,7 @@ pub fn is_member(
 pub fn members<'a>(
     set: &ManagedClusterSet,
     clusters: impl IntoIterator<Item = &'a ManagedCluster>,
-) -> Result<Vec<&'a str>, InventoryError> {
+) -> Result<Vec<&'a str>, Error> {
     let mut out = Vec::new();
     for cluster in clusters {
         if is_member(set, cluster)? {

@@ -14,12 +14,12 @@
 //! assert_eq!(normalize(12.0, 0.0, 24.0)?, 0);
 //! assert_eq!(normalize(1.0, 0.0, 3.0)?, -33); // -33.3… cut toward zero
 //! assert_eq!(normalize(500.0, 0.0, 100.0)?, 100);
-//! # Ok::<(), ocm_placement::inventory::InventoryError>(())
+//! # Ok::<(), ocm_placement::Error>(())
 //! ```
 
 use ocm_api::cluster::v1alpha1::AddOnPlacementScoreItem;
 
-use super::InventoryError;
+use crate::Error;
 
 /// The lowest valid score.
 pub const MIN_SCORE: i32 = -100;
@@ -31,14 +31,14 @@ pub const MAX_SCORE: i32 = 100;
 /// `x >= max` gives 100 (checked first, so with `min == max` a value equal to both gives 100);
 /// `x <= min` gives -100; otherwise `200 * (x - min) / (max - min) - 100` cut toward zero.
 /// Non-finite inputs and `min > max` are errors.
-pub fn normalize(x: f64, min: f64, max: f64) -> Result<i32, InventoryError> {
+pub fn normalize(x: f64, min: f64, max: f64) -> Result<i32, Error> {
     if !x.is_finite() || !min.is_finite() || !max.is_finite() {
-        return Err(InventoryError::InvalidScore(format!(
+        return Err(Error::InvalidScore(format!(
             "value {x}, min {min} and max {max} must be finite numbers"
         )));
     }
     if min > max {
-        return Err(InventoryError::InvalidScore(format!(
+        return Err(Error::InvalidScore(format!(
             "min {min} is greater than max {max}"
         )));
     }
@@ -90,7 +90,7 @@ mod writer {
     use serde_json::json;
 
     use super::merge_scores;
-    use crate::error::{ControllerError, kube_error};
+    use crate::error::{Error, kube_error};
 
     /// Writes AddOnPlacementScores for one managed cluster into its namespace on the hub.
     ///
@@ -141,7 +141,7 @@ mod writer {
             &self,
             scores: &[AddOnPlacementScoreItem],
             valid_for: Option<Duration>,
-        ) -> Result<usize, ControllerError> {
+        ) -> Result<usize, Error> {
             let api: Api<AddOnPlacementScore> =
                 Api::namespaced(self.hub.clone(), &self.cluster_name);
             let (ns, name) = (&self.cluster_name, &self.resource_name);
@@ -206,28 +206,28 @@ mod tests {
 
     #[test]
     fn bounds_and_formula() {
-        assert_eq!(normalize(0.0, 0.0, 100.0), Ok(-100));
-        assert_eq!(normalize(100.0, 0.0, 100.0), Ok(100));
-        assert_eq!(normalize(75.0, 0.0, 100.0), Ok(50));
-        assert_eq!(normalize(-5.0, 0.0, 100.0), Ok(-100), "below min");
-        assert_eq!(normalize(1e12, 0.0, 100.0), Ok(100), "above max");
-        assert_eq!(normalize(3.0, 2.0, 10.0), Ok(-75));
+        assert_eq!(normalize(0.0, 0.0, 100.0).ok(), Some(-100));
+        assert_eq!(normalize(100.0, 0.0, 100.0).ok(), Some(100));
+        assert_eq!(normalize(75.0, 0.0, 100.0).ok(), Some(50));
+        assert_eq!(normalize(-5.0, 0.0, 100.0).ok(), Some(-100), "below min");
+        assert_eq!(normalize(1e12, 0.0, 100.0).ok(), Some(100), "above max");
+        assert_eq!(normalize(3.0, 2.0, 10.0).ok(), Some(-75));
     }
 
     #[test]
     fn truncates_toward_zero_on_both_sides() {
         // 200 * 1/3 - 100 = -33.33…; 200 * 2/3 - 100 = 33.33…; 200 * 0.999 - 100 = 99.8
-        assert_eq!(normalize(1.0, 0.0, 3.0), Ok(-33));
-        assert_eq!(normalize(2.0, 0.0, 3.0), Ok(33));
-        assert_eq!(normalize(0.999, 0.0, 1.0), Ok(99));
-        assert_eq!(normalize(0.001, 0.0, 1.0), Ok(-99));
+        assert_eq!(normalize(1.0, 0.0, 3.0).ok(), Some(-33));
+        assert_eq!(normalize(2.0, 0.0, 3.0).ok(), Some(33));
+        assert_eq!(normalize(0.999, 0.0, 1.0).ok(), Some(99));
+        assert_eq!(normalize(0.001, 0.0, 1.0).ok(), Some(-99));
     }
 
     #[test]
     fn equal_bounds_are_a_step() {
-        assert_eq!(normalize(5.0, 5.0, 5.0), Ok(100));
-        assert_eq!(normalize(6.0, 5.0, 5.0), Ok(100));
-        assert_eq!(normalize(4.0, 5.0, 5.0), Ok(-100));
+        assert_eq!(normalize(5.0, 5.0, 5.0).ok(), Some(100));
+        assert_eq!(normalize(6.0, 5.0, 5.0).ok(), Some(100));
+        assert_eq!(normalize(4.0, 5.0, 5.0).ok(), Some(-100));
     }
 
     #[test]

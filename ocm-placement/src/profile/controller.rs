@@ -16,7 +16,7 @@ use ocm_api::multicluster::v1alpha1::ClusterProfile;
 use serde_json::json;
 
 use super::{ProfileChange, plan};
-use crate::controller::ControllerError;
+use crate::Error;
 use crate::watch::{self, Round};
 
 /// How often [`ClusterProfileController::run`] looks at the hub even without changes (the
@@ -113,7 +113,7 @@ impl ClusterProfileController {
 
     /// Lists the hub and makes the writes one pass needs; nothing is written when every
     /// profile is up to date.
-    pub async fn reconcile_all(&self) -> Result<ProfileOutcome, ControllerError> {
+    pub async fn reconcile_all(&self) -> Result<ProfileOutcome, Error> {
         let clusters = watch::list_all::<ManagedCluster>(&self.client).await?;
         let sets = watch::list_all::<ManagedClusterSet>(&self.client).await?;
         let bindings = watch::list_all::<ManagedClusterSetBinding>(&self.client).await?;
@@ -134,7 +134,7 @@ impl ClusterProfileController {
         sets: &[&ManagedClusterSet],
         bindings: &[&ManagedClusterSetBinding],
         profiles: &[&ClusterProfile],
-    ) -> Result<ProfileOutcome, ControllerError> {
+    ) -> Result<ProfileOutcome, Error> {
         let now = Time(self.clock.now());
         let plan = plan(clusters, sets, bindings, profiles, &now);
         for skipped in &plan.skipped {
@@ -173,17 +173,17 @@ impl ClusterProfileController {
         match errors.len() {
             0 => Ok(outcome),
             1 => Err(errors.remove(0)),
-            _ => Err(ControllerError::Several(errors)),
+            _ => Err(Error::Several(errors)),
         }
     }
 
-    async fn namespace_is_live(&self, namespace: &str) -> Result<bool, ControllerError> {
+    async fn namespace_is_live(&self, namespace: &str) -> Result<bool, Error> {
         match Api::<Namespace>::all(self.client.clone())
             .get_opt(namespace)
             .await
         {
             Ok(found) => Ok(found.is_some_and(|ns| ns.metadata.deletion_timestamp.is_none())),
-            Err(source) => Err(ControllerError::Kube {
+            Err(source) => Err(Error::Kube {
                 action: format!("get Namespace {namespace}"),
                 source,
             }),
@@ -191,11 +191,11 @@ impl ClusterProfileController {
     }
 
     /// Makes one change; returns the number of writes.
-    async fn apply(&self, change: ProfileChange) -> Result<usize, ControllerError> {
+    async fn apply(&self, change: ProfileChange) -> Result<usize, Error> {
         let api = |namespace: &str| -> Api<ClusterProfile> {
             Api::namespaced(self.client.clone(), namespace)
         };
-        let error = |action: String| move |source| ControllerError::Kube { action, source };
+        let error = |action: String| move |source| Error::Kube { action, source };
         let params = PatchParams::default();
         match change {
             ProfileChange::Create { profile, status } => {

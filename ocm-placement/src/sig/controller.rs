@@ -10,7 +10,7 @@ use ocm_api::cluster::v1beta1::PlacementDecision;
 use ocm_api::multicluster::v1alpha1::PlacementDecision as SigPlacementDecision;
 
 use super::{SigChange, plan};
-use crate::controller::ControllerError;
+use crate::Error;
 use crate::watch::{self, Round};
 
 /// How often [`SigPlacementDecisionController::run`] looks at the hub even without changes
@@ -96,7 +96,7 @@ impl SigPlacementDecisionController {
 
     /// Lists both kinds and makes the writes one pass needs; nothing is written when every
     /// mirror is up to date.
-    pub async fn reconcile_all(&self) -> Result<SigOutcome, ControllerError> {
+    pub async fn reconcile_all(&self) -> Result<SigOutcome, Error> {
         let ocm = watch::list_all::<PlacementDecision>(&self.client).await?;
         let sig = watch::list_all::<SigPlacementDecision>(&self.client).await?;
         self.reconcile_objects(
@@ -111,7 +111,7 @@ impl SigPlacementDecisionController {
         &self,
         ocm: &[&PlacementDecision],
         sig: &[&SigPlacementDecision],
-    ) -> Result<SigOutcome, ControllerError> {
+    ) -> Result<SigOutcome, Error> {
         let plan = plan(ocm, sig);
         for skipped in &plan.skipped {
             tracing::warn!(%skipped, "PlacementDecision not mirrored");
@@ -131,16 +131,16 @@ impl SigPlacementDecisionController {
         match errors.len() {
             0 => Ok(outcome),
             1 => Err(errors.remove(0)),
-            _ => Err(ControllerError::Several(errors)),
+            _ => Err(Error::Several(errors)),
         }
     }
 
     /// Makes one write; `false` when there was nothing left to do (already deleted).
-    async fn apply(&self, change: SigChange) -> Result<bool, ControllerError> {
+    async fn apply(&self, change: SigChange) -> Result<bool, Error> {
         let api = |namespace: &str| -> Api<SigPlacementDecision> {
             Api::namespaced(self.client.clone(), namespace)
         };
-        let error = |action: String| move |source| ControllerError::Kube { action, source };
+        let error = |action: String| move |source| Error::Kube { action, source };
         match change {
             SigChange::Create(decision) => {
                 let (namespace, name) = names(&decision);
