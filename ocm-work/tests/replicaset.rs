@@ -4,17 +4,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
-use ocm_api::clock::{Clock, ManualClock};
+use ocm_api::clock::Clock;
 use ocm_api::cluster::v1alpha1::{
     FailureStrategy, MandatoryDecisionGroup, MandatoryDecisionGroups, RolloutConfig,
     RolloutProgressive, RolloutProgressivePerGroup, RolloutStrategy, RolloutType,
 };
-use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions;
 use ocm_api::constants::labels;
 use ocm_api::work::v1::{Manifest, ManifestWork, ManifestWorkSpec, ManifestsTemplate};
@@ -22,114 +19,16 @@ use ocm_api::work::v1alpha1::{
     CascadeDeletionPolicy, LocalPlacementReference, ManifestWorkReplicaSet,
     ManifestWorkReplicaSetSpec,
 };
-use ocm_testkit::FakeCluster;
 use ocm_work::replicaset::controller::ReplicaSetController;
 use ocm_work::replicaset::{SuccessCriteria, rollback};
 use serde_json::json;
 
-const NS: &str = "ocm-ns";
+mod support;
 
-struct Hub {
-    _cluster: FakeCluster,
-    client: Client,
-    clock: Arc<ManualClock>,
-}
-
-async fn hub(clusters: &[String]) -> Hub {
-    let cluster = FakeCluster::new();
-    let client = cluster.client();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in ocm_api::crds() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("install CRD");
-    }
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for name in std::iter::once(NS.to_string()).chain(clusters.iter().cloned()) {
-        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-        namespaces
-            .create(&PostParams::default(), &ns)
-            .await
-            .expect("create namespace");
-    }
-    Hub {
-        _cluster: cluster,
-        client,
-        clock: Arc::new(ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap())),
-    }
-}
+use support::replicaset::{Hub, NS, hub, placement, settle};
 
 fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i:02}")).collect()
-}
-
-/// A placement whose decisions are `groups` (name, clusters), written as the scheduler would.
-async fn placement(client: &Client, name: &str, groups: &[(&str, Vec<String>)]) {
-    let placements: Api<Placement> = Api::namespaced(client.clone(), NS);
-    let mut p = Placement::default();
-    p.metadata.name = Some(name.into());
-    if placements.get_opt(name).await.unwrap().is_none() {
-        placements
-            .create(&PostParams::default(), &p)
-            .await
-            .expect("create placement");
-    }
-    let total: usize = groups.iter().map(|(_, c)| c.len()).sum();
-    let decision_groups: Vec<_> = groups
-        .iter()
-        .enumerate()
-        .map(|(i, (group, clusters))| {
-            json!({
-                "decisionGroupIndex": i, "decisionGroupName": group,
-                "decisions": [format!("{name}-decision-{}", i + 1)], "clusterCount": clusters.len()
-            })
-        })
-        .collect();
-    placements
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"numberOfSelectedClusters": total, "decisionGroups": decision_groups}})),
-        )
-        .await
-        .expect("placement status");
-    let decisions: Api<PlacementDecision> = Api::namespaced(client.clone(), NS);
-    let existing = decisions
-        .list(&ListParams::default().labels(&format!("{}={name}", labels::PLACEMENT)))
-        .await
-        .unwrap();
-    for pd in existing.items {
-        decisions
-            .delete(&pd.name_any(), &DeleteParams::default())
-            .await
-            .unwrap();
-    }
-    for (i, (group, clusters)) in groups.iter().enumerate() {
-        let pd_name = format!("{name}-decision-{}", i + 1);
-        let mut pd = PlacementDecision::default();
-        pd.metadata.name = Some(pd_name.clone());
-        pd.metadata.labels = Some(BTreeMap::from([
-            (labels::PLACEMENT.to_string(), name.to_string()),
-            (labels::DECISION_GROUP_INDEX.to_string(), i.to_string()),
-            (labels::DECISION_GROUP_NAME.to_string(), group.to_string()),
-        ]));
-        decisions
-            .create(&PostParams::default(), &pd)
-            .await
-            .expect("create decision");
-        let list: Vec<_> = clusters
-            .iter()
-            .map(|c| json!({"clusterName": c, "reason": ""}))
-            .collect();
-        decisions
-            .patch_status(
-                &pd_name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"status": {"decisions": list}})),
-            )
-            .await
-            .expect("decision status");
-    }
 }
 
 fn template() -> ManifestWorkSpec {
@@ -176,28 +75,6 @@ fn all() -> RolloutStrategy {
         type_: Some(RolloutType::All),
         ..Default::default()
     }
-}
-
-/// Reconciles until the controller asks for nothing more (or 10 rounds).
-async fn settle(
-    controller: &ReplicaSetController,
-    client: &Client,
-    name: &str,
-) -> ManifestWorkReplicaSet {
-    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(client.clone(), NS);
-    for _ in 0..10 {
-        let Some(rs) = api.get_opt(name).await.unwrap() else {
-            return ManifestWorkReplicaSet::new(name, Default::default());
-        };
-        let outcome = controller.reconcile(&rs).await.expect("reconcile");
-        if outcome.requeue_after != Some(std::time::Duration::ZERO) {
-            break;
-        }
-    }
-    api.get_opt(name)
-        .await
-        .unwrap()
-        .unwrap_or_else(|| ManifestWorkReplicaSet::new(name, Default::default()))
 }
 
 async fn works(client: &Client) -> Vec<ManifestWork> {
@@ -483,7 +360,7 @@ async fn deletion_removes_works_then_the_finalizer() {
 
 #[tokio::test]
 async fn an_owner_label_over_63_characters_is_reported() {
-    let hub = hub(&[]).await;
+    let hub = hub::<&str>(&[]).await;
     let long = "x".repeat(60);
     create_replica_set(&hub.client, &long, vec![placement_ref("p1", all())]).await;
     let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());

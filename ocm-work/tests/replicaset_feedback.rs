@@ -2,18 +2,12 @@
 //! (`ReplicaSetController::with_feedback_aggregation`) against an in-process fake hub, with
 //! the controller's clock driving the rate limit.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
-use ocm_api::clock::{Clock, ManualClock};
-use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::clock::Clock;
 use ocm_api::conditions;
-use ocm_api::constants::labels;
 use ocm_api::work::v1::{
     Manifest, ManifestWork, ManifestWorkSpec, ManifestsTemplate, ResourceIdentifier,
 };
@@ -21,90 +15,24 @@ use ocm_api::work::v1alpha1::{
     FeedbackAggregate, FeedbackAggregationSpec, FeedbackValueSelector, LocalPlacementReference,
     ManifestWorkReplicaSet, ManifestWorkReplicaSetSpec,
 };
-use ocm_testkit::FakeCluster;
 use ocm_work::replicaset::controller::{ReconcileOutcome, ReplicaSetController};
 use ocm_work::replicaset::feedback;
 use serde_json::json;
 
-const NS: &str = "ocm-ns";
+mod support;
 
-struct Hub {
-    _fake: FakeCluster,
-    client: Client,
-    clock: Arc<ManualClock>,
-}
+use support::replicaset::{Hub, NS, placement, reconcile_until_settled, works_by_cluster as works};
 
+/// A hub whose Placement `p1` selects `clusters`.
 async fn hub(clusters: &[&str]) -> Hub {
-    let fake = FakeCluster::new();
-    let client = fake.client();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in ocm_api::crds() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("install CRD");
-    }
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for name in std::iter::once(NS).chain(clusters.iter().copied()) {
-        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-        namespaces
-            .create(&PostParams::default(), &ns)
-            .await
-            .expect("create namespace");
-    }
-    let placements: Api<Placement> = Api::namespaced(client.clone(), NS);
-    let mut p = Placement::default();
-    p.metadata.name = Some("p1".into());
-    placements
-        .create(&PostParams::default(), &p)
-        .await
-        .expect("create placement");
-    let decisions: Api<PlacementDecision> = Api::namespaced(client.clone(), NS);
-    let mut pd = PlacementDecision::default();
-    pd.metadata.name = Some("p1-decision-1".into());
-    pd.metadata.labels = Some(BTreeMap::from([
-        (labels::PLACEMENT.to_string(), "p1".to_string()),
-        (labels::DECISION_GROUP_INDEX.to_string(), "0".to_string()),
-    ]));
-    decisions
-        .create(&PostParams::default(), &pd)
-        .await
-        .expect("create decision");
-    decide(&client, clusters).await;
-    Hub {
-        _fake: fake,
-        client,
-        clock: Arc::new(ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap())),
-    }
+    let hub = support::replicaset::hub(clusters).await;
+    decide(&hub.client, clusters).await;
+    hub
 }
 
 /// The placement selects `clusters`.
 async fn decide(client: &Client, clusters: &[&str]) {
-    let placements: Api<Placement> = Api::namespaced(client.clone(), NS);
-    placements
-        .patch_status(
-            "p1",
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"status": {"numberOfSelectedClusters": clusters.len(),
-                "decisionGroups": [{"decisionGroupIndex": 0, "decisionGroupName": "",
-                    "decisions": ["p1-decision-1"], "clusterCount": clusters.len()}]}}),
-            ),
-        )
-        .await
-        .expect("placement status");
-    let list: Vec<_> = clusters
-        .iter()
-        .map(|c| json!({"clusterName": c, "reason": ""}))
-        .collect();
-    let decisions: Api<PlacementDecision> = Api::namespaced(client.clone(), NS);
-    decisions
-        .patch_status(
-            "p1-decision-1",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"decisions": list}})),
-        )
-        .await
-        .expect("decision status");
+    placement(client, "p1", &[("", clusters.to_vec())]).await;
 }
 
 fn id() -> ResourceIdentifier {
@@ -152,31 +80,8 @@ async fn get(client: &Client) -> ManifestWorkReplicaSet {
         .unwrap()
 }
 
-/// Reconciles until the controller asks for nothing more at once (or 10 rounds); the last
-/// outcome.
 async fn settle(controller: &ReplicaSetController, client: &Client) -> ReconcileOutcome {
-    let mut outcome = ReconcileOutcome::default();
-    for _ in 0..10 {
-        outcome = controller
-            .reconcile(&get(client).await)
-            .await
-            .expect("reconcile");
-        if outcome.requeue_after != Some(Duration::ZERO) {
-            break;
-        }
-    }
-    outcome
-}
-
-async fn works(client: &Client) -> BTreeMap<String, ManifestWork> {
-    Api::<ManifestWork>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|w| (w.namespace().unwrap(), w))
-        .collect()
+    reconcile_until_settled(controller, client, "mwrs").await
 }
 
 /// Plays the work agent: the Deployment reports `ready` replicas and `image`.
