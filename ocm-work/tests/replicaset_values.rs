@@ -1,110 +1,39 @@
 //! The per-cluster values opt-in of the ManifestWorkReplicaSet controller
 //! (`ReplicaSetController::with_cluster_values`) against an in-process fake hub.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
-use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::cluster::v1alpha1::{RolloutConfig, RolloutProgressive, RolloutStrategy, RolloutType};
 use ocm_api::conditions;
-use ocm_api::constants::labels;
 use ocm_api::work::v1::{Manifest, ManifestWork, ManifestWorkSpec, ManifestsTemplate};
 use ocm_api::work::v1alpha1::{
     LocalPlacementReference, ManifestWorkReplicaSet, ManifestWorkReplicaSetSpec,
 };
-use ocm_testkit::FakeCluster;
 use ocm_work::replicaset::controller::ReplicaSetController;
 use ocm_work::replicaset::values;
 use serde_json::{Value, json};
 
-const NS: &str = "ocm-ns";
+mod support;
 
-async fn hub(clusters: &[(&str, Value)]) -> (FakeCluster, Client) {
-    let fake = FakeCluster::new();
-    let client = fake.client();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in ocm_api::crds() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("install CRD");
-    }
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for name in std::iter::once(NS).chain(clusters.iter().map(|(n, _)| *n)) {
-        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-        namespaces
-            .create(&PostParams::default(), &ns)
-            .await
-            .expect("create namespace");
-    }
-    let managed: Api<ManagedCluster> = Api::all(client.clone());
+use support::replicaset::{
+    Hub, NS, condition_of, managed_cluster, placement, settle, works_by_cluster,
+    works_by_cluster as works,
+};
+
+/// A hub with a ManagedCluster per `(name, labels)` (each with claim `id.k8s.io` =
+/// `id-<name>`) and Placement `p1` selecting them all.
+async fn hub(clusters: &[(&str, Value)]) -> Hub {
+    let names: Vec<&str> = clusters.iter().map(|(n, _)| *n).collect();
+    let hub = support::replicaset::hub(&names).await;
     for (name, labels) in clusters {
-        let mc: ManagedCluster = serde_json::from_value(json!({
-            "metadata": {"name": name, "labels": labels},
-            "spec": {"hubAcceptsClient": true},
-        }))
-        .unwrap();
-        managed
-            .create(&PostParams::default(), &mc)
-            .await
-            .expect("create cluster");
-        managed
-            .patch_status(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"status": {"clusterClaims": [
-                    {"name": "id.k8s.io", "value": format!("id-{name}")}]}})),
-            )
-            .await
-            .expect("cluster claims");
+        managed_cluster(&hub.client, name, labels.clone()).await;
     }
-
-    let placements: Api<Placement> = Api::namespaced(client.clone(), NS);
-    let mut p = Placement::default();
-    p.metadata.name = Some("p1".into());
-    placements
-        .create(&PostParams::default(), &p)
-        .await
-        .expect("create placement");
-    placements
-        .patch_status(
-            "p1",
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"status": {"numberOfSelectedClusters": clusters.len(),
-                "decisionGroups": [{"decisionGroupIndex": 0, "decisionGroupName": "",
-                    "decisions": ["p1-decision-1"], "clusterCount": clusters.len()}]}}),
-            ),
-        )
-        .await
-        .expect("placement status");
-    let decisions: Api<PlacementDecision> = Api::namespaced(client.clone(), NS);
-    let mut pd = PlacementDecision::default();
-    pd.metadata.name = Some("p1-decision-1".into());
-    pd.metadata.labels = Some(BTreeMap::from([
-        (labels::PLACEMENT.to_string(), "p1".to_string()),
-        (labels::DECISION_GROUP_INDEX.to_string(), "0".to_string()),
-    ]));
-    decisions
-        .create(&PostParams::default(), &pd)
-        .await
-        .expect("create decision");
-    let list: Vec<_> = clusters
-        .iter()
-        .map(|(c, _)| json!({"clusterName": c, "reason": ""}))
-        .collect();
-    decisions
-        .patch_status(
-            "p1-decision-1",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"decisions": list}})),
-        )
-        .await
-        .expect("decision status");
-    (fake, client)
+    placement(&hub.client, "p1", &[("", names)]).await;
+    hub
 }
 
 /// A ConfigMap whose data uses the three kinds of variable, and one Go-template string.
@@ -126,6 +55,10 @@ fn template() -> ManifestWorkSpec {
 }
 
 async fn create_replica_set(client: &Client) {
+    create_replica_set_with(client, LocalPlacementReference::new("p1")).await;
+}
+
+async fn create_replica_set_with(client: &Client, placement_ref: LocalPlacementReference) {
     let rs = ManifestWorkReplicaSet {
         metadata: kube::api::ObjectMeta {
             name: Some("mwrs".into()),
@@ -134,40 +67,12 @@ async fn create_replica_set(client: &Client) {
         },
         spec: ManifestWorkReplicaSetSpec {
             manifest_work_template: Some(template()),
-            placement_refs: vec![LocalPlacementReference::new("p1")],
+            placement_refs: vec![placement_ref],
             ..Default::default()
         },
         status: None,
     };
-    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(client.clone(), NS);
-    api.create(&PostParams::default(), &rs)
-        .await
-        .expect("create replica set");
-}
-
-/// Reconciles until the controller asks for nothing more (or 10 rounds).
-async fn settle(controller: &ReplicaSetController, client: &Client) -> ManifestWorkReplicaSet {
-    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(client.clone(), NS);
-    for _ in 0..10 {
-        let rs = api.get("mwrs").await.unwrap();
-        let outcome = controller.reconcile(&rs).await.expect("reconcile");
-        if outcome.requeue_after != Some(Duration::ZERO) {
-            break;
-        }
-    }
-    api.get("mwrs").await.unwrap()
-}
-
-/// The works by cluster.
-async fn works(client: &Client) -> BTreeMap<String, ManifestWork> {
-    let api: Api<ManifestWork> = Api::all(client.clone());
-    api.list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|w| (w.namespace().unwrap(), w))
-        .collect()
+    support::replicaset::create_replica_set(client, &rs).await;
 }
 
 fn configmap(work: &ManifestWork) -> &Value {
@@ -175,9 +80,7 @@ fn configmap(work: &ManifestWork) -> &Value {
 }
 
 fn values_condition(rs: &ManifestWorkReplicaSet) -> Option<(String, String, String)> {
-    let conds = rs.status.as_ref()?.conditions.as_deref()?;
-    conditions::find(conds, values::CONDITION_CLUSTER_VALUES_RESOLVED)
-        .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+    condition_of(rs, values::CONDITION_CLUSTER_VALUES_RESOLVED)
 }
 
 async fn set_label(client: &Client, cluster: &str, key: &str, value: Option<&str>) {
@@ -193,14 +96,18 @@ async fn set_label(client: &Client, cluster: &str, key: &str, value: Option<&str
 
 #[tokio::test]
 async fn two_clusters_with_different_labels_get_different_manifests() {
-    let (_fake, client) = hub(&[
+    let Hub {
+        fake: _fake,
+        client,
+        ..
+    } = hub(&[
         ("east1", json!({"region": "us-east"})),
         ("west1", json!({"region": "us-west"})),
     ])
     .await;
     create_replica_set(&client).await;
     let controller = ReplicaSetController::new(client.clone()).with_cluster_values(true);
-    let rs = settle(&controller, &client).await;
+    let rs = settle(&controller, &client, "mwrs").await;
 
     let works = works(&client).await;
     assert_eq!(works.len(), 2);
@@ -222,8 +129,8 @@ async fn two_clusters_with_different_labels_get_different_manifests() {
 
     // The next pass sees both works at their cluster's template: nothing is rewritten.
     let versions: Vec<_> = works.values().map(|w| w.resource_version()).collect();
-    settle(&controller, &client).await;
-    let again: Vec<_> = self::works(&client)
+    settle(&controller, &client, "mwrs").await;
+    let again: Vec<_> = works_by_cluster(&client)
         .await
         .values()
         .map(|w| w.resource_version())
@@ -233,14 +140,18 @@ async fn two_clusters_with_different_labels_get_different_manifests() {
 
 #[tokio::test]
 async fn a_missing_label_is_reported_and_the_other_clusters_proceed() {
-    let (_fake, client) = hub(&[
+    let Hub {
+        fake: _fake,
+        client,
+        ..
+    } = hub(&[
         ("east1", json!({"region": "us-east"})),
         ("west1", json!({"zone": "a"})),
     ])
     .await;
     create_replica_set(&client).await;
     let controller = ReplicaSetController::new(client.clone()).with_cluster_values(true);
-    let rs = settle(&controller, &client).await;
+    let rs = settle(&controller, &client, "mwrs").await;
 
     let created = works(&client).await;
     assert_eq!(created.keys().collect::<Vec<_>>(), ["east1"]);
@@ -272,14 +183,14 @@ async fn a_missing_label_is_reported_and_the_other_clusters_proceed() {
 
     // The label arrives: the cluster gets its work and the condition clears.
     set_label(&client, "west1", "region", Some("us-west")).await;
-    let rs = settle(&controller, &client).await;
+    let rs = settle(&controller, &client, "mwrs").await;
     let now = works(&client).await;
     assert_eq!(configmap(&now["west1"])["data"]["region"], "us-west");
     assert_eq!(values_condition(&rs).unwrap().0, "True");
 
     // The label goes again: the existing work is left as it is, and the failure reported.
     set_label(&client, "west1", "region", None).await;
-    let rs = settle(&controller, &client).await;
+    let rs = settle(&controller, &client, "mwrs").await;
     let after = works(&client).await;
     assert_eq!(after["west1"].spec, now["west1"].spec);
     assert_eq!(values_condition(&rs).unwrap().1, "ClusterValuesInvalid");
@@ -291,14 +202,18 @@ async fn a_missing_label_is_reported_and_the_other_clusters_proceed() {
 
 #[tokio::test]
 async fn without_the_opt_in_the_manifests_pass_through_untouched() {
-    let (_fake, client) = hub(&[
+    let Hub {
+        fake: _fake,
+        client,
+        ..
+    } = hub(&[
         ("east1", json!({"region": "us-east"})),
         ("west1", json!({})),
     ])
     .await;
     create_replica_set(&client).await;
     let controller = ReplicaSetController::new(client.clone());
-    let rs = settle(&controller, &client).await;
+    let rs = settle(&controller, &client, "mwrs").await;
 
     let works = works(&client).await;
     assert_eq!(works.len(), 2);
@@ -314,7 +229,11 @@ async fn without_the_opt_in_the_manifests_pass_through_untouched() {
 
 #[tokio::test]
 async fn a_label_change_on_the_cluster_updates_its_work_through_the_watch() {
-    let (_fake, client) = hub(&[
+    let Hub {
+        fake: _fake,
+        client,
+        ..
+    } = hub(&[
         ("east1", json!({"region": "us-east"})),
         ("west1", json!({"region": "us-west"})),
     ])
@@ -353,4 +272,49 @@ async fn a_label_change_on_the_cluster_updates_its_work_through_the_watch() {
     assert_eq!(region_of("west1").await, Some(json!("us-west")));
     let _ = stop.send(());
     task.await.unwrap();
+}
+
+#[tokio::test]
+async fn every_selected_cluster_is_checked_even_those_a_progressive_rollout_has_not_reached() {
+    let Hub {
+        fake: _fake,
+        client,
+        ..
+    } = hub(&[
+        ("a1", json!({"region": "us-east"})),
+        ("b1", json!({"zone": "a"})),
+        ("c1", json!({})),
+    ])
+    .await;
+    // One cluster at a time, and up to two failures tolerated.
+    let strategy = RolloutStrategy {
+        type_: Some(RolloutType::Progressive),
+        progressive: Some(RolloutProgressive {
+            max_concurrency: Some(IntOrString::Int(1)),
+            config: RolloutConfig {
+                max_failures: Some(IntOrString::Int(2)),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut placement_ref = LocalPlacementReference::new("p1");
+    placement_ref.rollout_strategy = Some(strategy);
+    create_replica_set_with(&client, placement_ref).await;
+    let controller = ReplicaSetController::new(client.clone()).with_cluster_values(true);
+    let rs = settle(&controller, &client, "mwrs").await;
+
+    // The first pass rolls out to a1 only, yet b1 and c1 are reported already.
+    assert_eq!(works(&client).await.keys().collect::<Vec<_>>(), ["a1"]);
+    let (status, reason, message) = values_condition(&rs).expect("condition");
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "ClusterValuesInvalid")
+    );
+    assert!(
+        message.starts_with("2 clusters got no ManifestWork: cluster b1: ")
+            && message.contains("; cluster c1: "),
+        "{message}"
+    );
 }

@@ -21,7 +21,9 @@ use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
-use ocm_api::cluster::v1alpha1::{ClusterGroups, GroupKey, RolloutHandler, RolloutStatus};
+use ocm_api::cluster::v1alpha1::{
+    ClusterGroups, ClusterRolloutStatus, GroupKey, RolloutHandler, RolloutStatus,
+};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, labels, replicaset as rc};
@@ -798,6 +800,21 @@ impl ReplicaSetController {
                     continue;
                 }
             };
+            // With per-cluster values, every selected cluster is resolved now, so each one
+            // that cannot be is reported (not only those this pass rolls out to). For the
+            // rollout it is a failure that holds no slot (the engine's TimeOut status): it
+            // counts against `maxFailures`, and within that the rollout goes on without it.
+            if templates.clusters.is_some() {
+                for cluster in groups.clusters() {
+                    if templates.get(cluster).is_none() {
+                        statuses.push(ClusterRolloutStatus::new(
+                            cluster,
+                            GroupKey::default(),
+                            RolloutStatus::TimeOut,
+                        ));
+                    }
+                }
+            }
             let strategy = placement_ref.rollout_strategy.clone().unwrap_or_default();
             let result = match RolloutHandler::new(&groups).rollout(&strategy, &statuses, now) {
                 Ok(r) => r,
@@ -1045,13 +1062,18 @@ impl ReplicaSetController {
                     )
                 },
             );
-        // With per-cluster values, a cluster's labels and claims feed its work: a change
-        // reconciles every replica set whose template uses variables.
+        // With per-cluster values, a cluster's labels and claims feed its work: a change of
+        // them (not a heartbeat or a condition) reconciles every replica set whose template
+        // uses variables.
         let controller = if self.cluster_values {
+            let inputs = values::ClusterInputs::default();
             controller.watches(
                 Api::<ManagedCluster>::all(client),
                 watcher::Config::default(),
-                move |_cluster| {
+                move |cluster| {
+                    if !inputs.changed(&cluster) {
+                        return Vec::new();
+                    }
                     clusters_store
                         .state()
                         .iter()

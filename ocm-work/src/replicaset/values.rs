@@ -35,6 +35,12 @@
 //!   controller then writes no ManifestWork for that cluster (an existing one is left as it
 //!   is), goes on with the other clusters, and reports the clusters in the replica set's
 //!   [`CONDITION_CLUSTER_VALUES_RESOLVED`] condition.
+//! * Every cluster the Placements select is resolved on each pass, so the condition names
+//!   all failing clusters at once, including those a Progressive rollout has not reached
+//!   yet. For the rollout such a cluster is a failure that holds no slot (the rollout
+//!   engine's `TimeOut` status, as for a work past its `progressDeadline`): it counts
+//!   against the strategy's `maxFailures`; within that the rollout goes on to the next
+//!   clusters, past it the rollout stops (and with the rollback opt-in, rolls back).
 //!
 //! # Example
 //!
@@ -374,6 +380,37 @@ pub fn invalid_message(errors: &[&Error]) -> String {
     message
 }
 
+/// Remembers, per ManagedCluster, a fingerprint of what the variables can read (its labels
+/// and cluster claims), so the controller's ManagedCluster watch reconciles the replica sets
+/// only when one of those changed, not on every status heartbeat or condition update.
+#[derive(Debug, Default)]
+pub(crate) struct ClusterInputs {
+    seen: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+}
+
+impl ClusterInputs {
+    /// Whether `cluster`'s labels or claims differ from the last time it was seen (a cluster
+    /// seen for the first time has changed). Records what it sees.
+    pub(crate) fn changed(&self, cluster: &ManagedCluster) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        cluster.metadata.labels.hash(&mut hasher);
+        let claims = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.cluster_claims.as_deref())
+            .unwrap_or_default();
+        for claim in claims {
+            (&claim.name, &claim.value).hash(&mut hasher);
+        }
+        let fingerprint = hasher.finish();
+        let name = cluster.metadata.name.clone().unwrap_or_default();
+        // A poisoned lock only means another mapper call panicked; the map is still usable.
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.insert(name, fingerprint) != Some(fingerprint)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use ocm_api::work::v1::ManifestsTemplate;
@@ -564,5 +601,33 @@ mod tests {
         );
         assert!(m.ends_with("; and 2 more"), "{m}");
         assert!(invalid_message(&refs[..1]).starts_with("1 cluster got no ManifestWork: "));
+    }
+
+    #[test]
+    fn only_label_and_claim_changes_count_as_changes_of_a_cluster() {
+        let inputs = ClusterInputs::default();
+        let mut c = cluster();
+        assert!(inputs.changed(&c), "first sight");
+        assert!(!inputs.changed(&c), "seen unchanged");
+
+        // A heartbeat: conditions and resources change, labels and claims do not.
+        c.status.as_mut().unwrap().conditions = Some(vec![]);
+        c.metadata.resource_version = Some("42".into());
+        assert!(!inputs.changed(&c));
+
+        c.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("region".into(), "eu-central".into());
+        assert!(inputs.changed(&c), "label value");
+        assert!(!inputs.changed(&c));
+
+        c.status.as_mut().unwrap().cluster_claims.as_mut().unwrap()[0].value = Some("c3d4".into());
+        assert!(inputs.changed(&c), "claim value");
+
+        let mut other = cluster();
+        other.metadata.name = Some("west1".into());
+        assert!(inputs.changed(&other), "another cluster is tracked apart");
     }
 }
