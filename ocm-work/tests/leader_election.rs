@@ -73,7 +73,19 @@ fn spawn(
     Shutdown,
     tokio::task::JoinHandle<ocm_work::Result<Outcome>>,
 ) {
-    let elector = Arc::new(LeaderElector::new(cluster.client(), config(identity)));
+    spawn_with(cluster, config(identity), acting)
+}
+
+fn spawn_with(
+    cluster: &FakeCluster,
+    config: LeaderElectionConfig,
+    acting: &Arc<Acting>,
+) -> (
+    Arc<LeaderElector>,
+    Shutdown,
+    tokio::task::JoinHandle<ocm_work::Result<Outcome>>,
+) {
+    let elector = Arc::new(LeaderElector::new(cluster.client(), config));
     let shutdown = Shutdown::new();
     let (e, s, a) = (elector.clone(), shutdown.clone(), acting.clone());
     let task = tokio::spawn(async move {
@@ -129,11 +141,19 @@ async fn one_leader_and_a_dead_leader_is_replaced_after_the_lease_duration() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_that_shuts_down_releases_and_its_standby_takes_over_at_once() {
+    // A lease duration far longer than the wait below: the standby can only become leader
+    // in time because the lease was released, however slow the machine is.
+    const LONG_LEASE: Duration = Duration::from_secs(60);
+    let long = |identity: &str| {
+        LeaderElectionConfig::new(NS, LEASE)
+            .identity(identity)
+            .durations(LONG_LEASE, Duration::from_secs(40), RETRY)
+    };
     let cluster = FakeCluster::new();
     let acting = Arc::new(Acting::default());
-    let (a, a_stop, a_task) = spawn(&cluster, "a", &acting);
+    let (a, a_stop, a_task) = spawn_with(&cluster, long("a"), &acting);
     assert!(wait_for(5, async || a.is_leader()).await);
-    let (b, b_stop, b_task) = spawn(&cluster, "b", &acting);
+    let (b, b_stop, b_task) = spawn_with(&cluster, long("b"), &acting);
     tokio::time::sleep(RETRY * 5).await;
     assert!(!b.is_leader());
 
@@ -141,9 +161,12 @@ async fn a_leader_that_shuts_down_releases_and_its_standby_takes_over_at_once() 
     let stopped = Instant::now();
     assert_eq!(a_task.await.unwrap().unwrap(), Outcome::Released);
     assert_eq!(holder(&cluster).await, None, "released: no holder");
-    assert!(wait_for(5, async || b.is_leader()).await);
     assert!(
-        stopped.elapsed() < LEASE_DURATION,
+        wait_for(20, async || b.is_leader()).await,
+        "the standby did not take the released lease"
+    );
+    assert!(
+        stopped.elapsed() < LONG_LEASE,
         "no wait for the lease duration: {:?}",
         stopped.elapsed()
     );
