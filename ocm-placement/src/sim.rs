@@ -40,12 +40,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod defaulting;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
-use ocm_api::cluster::v1beta1::Placement;
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::constants::groups;
 use ocm_api::k8s::yaml;
 use serde_json::{Map, Value, json};
@@ -62,6 +67,8 @@ pub struct SimInput {
     hub: HubState,
     ignored: BTreeMap<String, usize>,
     schemas: BTreeMap<(String, String, String), Value>,
+    /// The defaults plans of the served versions of [`KINDS`]: (version, kind, plan).
+    plans: Arc<[(String, String, defaulting::Plan)]>,
     scheduler: Arc<Scheduler>,
 }
 
@@ -93,8 +100,16 @@ impl SimInput {
                 }
             }
         }
+        let plans = schemas
+            .iter()
+            .filter(|((group, _, kind), _)| group == groups::CLUSTER && KINDS.contains(&&**kind))
+            .map(|((_, version, kind), schema)| {
+                (version.clone(), kind.clone(), defaulting::Plan::new(schema))
+            })
+            .collect();
         Self {
             schemas,
+            plans,
             ..Self::default()
         }
     }
@@ -118,15 +133,18 @@ impl SimInput {
     /// and, for YAML, the document and the line it starts on.
     pub fn add_file(&mut self, path: &Path) -> Result<(), SimError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| SimError::Read {
+        let read_error = |e: std::io::Error| SimError::Read {
             source_name: name.clone(),
             message: e.to_string(),
-        })?;
-        if path.extension().and_then(|e| e.to_str()) == Some("json") {
-            self.add_json(&name, &text)
-        } else {
-            self.add_yaml(&name, &text)
+        };
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            let text = std::fs::read_to_string(path).map_err(read_error)?;
+            return self.add_yaml(&name, &text);
         }
+        // Parsing from memory is several times faster than through a reader (serde_json's
+        // reader path handles the text byte by byte).
+        let text = std::fs::read_to_string(path).map_err(read_error)?;
+        self.add_json(&name, &text)
     }
 
     /// Adds the documents of a YAML stream read from `source_name`.
@@ -135,7 +153,7 @@ impl SimInput {
     pub fn add_yaml(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
         for doc in yaml::documents(text) {
             let source = format!("{source_name} (document {}, line {})", doc.index, doc.line);
-            let streamed = self.stream_list(&source, |seed| {
+            let streamed = self.stream_list(&source, false, |seed| {
                 serde_saphyr::with_deserializer_from_str_with_options(
                     doc.text,
                     yaml_options(),
@@ -163,7 +181,7 @@ impl SimInput {
     /// not the whole list's. The result is the one [`SimInput::add_document`] gives for the
     /// whole document (anything else than a well-formed `List` is read as a whole).
     pub fn add_json(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
-        let streamed = self.stream_list(source_name, |seed| {
+        let streamed = self.stream_list(source_name, true, |seed| {
             let mut de = serde_json::Deserializer::from_str(text);
             let outcome = serde::de::DeserializeSeed::deserialize(seed, &mut de).ok()?;
             de.end().ok()?;
@@ -172,6 +190,11 @@ impl SimInput {
         if let Some(result) = streamed {
             return result;
         }
+        self.add_json_whole(source_name, text)
+    }
+
+    /// Adds a JSON document read as a whole.
+    fn add_json_whole(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
         let value: Value = serde_json::from_str(text).map_err(|e| SimError::Read {
             source_name: source_name.to_string(),
             message: format!("invalid JSON: {e}"),
@@ -183,9 +206,14 @@ impl SimInput {
     /// Returns `None`, with nothing added, when the document is not a well-formed `List` (or
     /// does not parse): the caller then reads it as a whole, which gives the result (or the
     /// error) of [`SimInput::add_document`].
+    ///
+    /// With `typed` (JSON only), an item of a kind the simulator reads is decoded straight
+    /// into its type, its schema defaults applied on the way ([`defaulting`]); an item that
+    /// does not decode so also gives `None`, so that its error is the whole read's.
     fn stream_list(
         &mut self,
         source: &str,
+        typed: bool,
         parse: impl FnOnce(ListSeed<'_, '_>) -> Option<ListOutcome>,
     ) -> Option<Result<(), SimError>> {
         let mark = self.mark();
@@ -193,6 +221,7 @@ impl SimInput {
         let outcome = parse(ListSeed {
             input: &mut *self,
             source,
+            typed,
             first_error: &mut first_error,
         });
         let is_list = outcome
@@ -296,18 +325,7 @@ impl SimInput {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let label = if namespace.is_empty() {
-            format!("{kind} {name}")
-        } else {
-            format!("{kind} {namespace}/{name}")
-        };
-        if name.is_empty() {
-            return Err(err(at(&kind), "has no metadata.name".into()));
-        }
-        let namespaced = !matches!(kind.as_str(), "ManagedCluster" | "ManagedClusterSet");
-        if namespaced && namespace.is_empty() {
-            return Err(err(label, "has no metadata.namespace".into()));
-        }
+        let label = check_identity(source, position, &kind, &name, &namespace)?;
         let key = (group.to_string(), version.to_string(), kind.clone());
         let Some(schema) = self.schemas.get(&key) else {
             return Err(err(
@@ -407,6 +425,8 @@ struct ListOutcome {
 struct ListSeed<'i, 's> {
     input: &'i mut SimInput,
     source: &'s str,
+    /// Whether items are decoded straight into their types (see [`SimInput::stream_list`]).
+    typed: bool,
     /// The first item that could not be added; later items are then skipped, as
     /// [`SimInput::add_document`] stops there.
     first_error: &'i mut Option<SimError>,
@@ -445,6 +465,7 @@ impl<'de> serde::de::Visitor<'de> for ListSeed<'_, '_> {
                     map.next_value_seed(ItemsSeed {
                         input: &mut *self.input,
                         source: self.source,
+                        typed: self.typed,
                         first_error: &mut *self.first_error,
                     })?;
                 }
@@ -461,6 +482,7 @@ impl<'de> serde::de::Visitor<'de> for ListSeed<'_, '_> {
 struct ItemsSeed<'i, 's> {
     input: &'i mut SimInput,
     source: &'s str,
+    typed: bool,
     first_error: &'i mut Option<SimError>,
 }
 
@@ -481,6 +503,20 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_, '_> {
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0;
+        if self.typed {
+            loop {
+                i += 1;
+                let item = ItemSeed {
+                    input: &mut *self.input,
+                    source: self.source,
+                    index: i,
+                    first_error: &mut *self.first_error,
+                };
+                if seq.next_element_seed(item)?.is_none() {
+                    return Ok(());
+                }
+            }
+        }
         while let Some(item) = seq.next_element::<Value>()? {
             i += 1;
             if self.first_error.is_none()
@@ -493,6 +529,265 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// One item of a typed [`ItemsSeed`]: an object of a kind the simulator reads whose
+/// `apiVersion` and `kind` come before its other keys (as in kubectl's output) is decoded
+/// straight into its type; anything else is read as a document tree and added as
+/// [`SimInput::add_document`] adds it. A typed decoding error fails the whole read.
+struct ItemSeed<'i, 's> {
+    input: &'i mut SimInput,
+    source: &'s str,
+    /// 1-based position in the list.
+    index: usize,
+    first_error: &'i mut Option<SimError>,
+}
+
+impl ItemSeed<'_, '_> {
+    fn position(&self) -> String {
+        format!("item {}", self.index)
+    }
+
+    /// Adds an item read as a document tree.
+    fn add(self, value: Value) {
+        let position = self.position();
+        if let Err(e) = self.input.add_value(self.source, value, &position) {
+            *self.first_error = Some(e);
+        }
+    }
+
+    /// Decodes the rest of `map` (after `head`) as an object of `kind`, version
+    /// `self.input.plans[plan]`, and adds it.
+    fn add_typed<'de, A: serde::de::MapAccess<'de>>(
+        self,
+        kind: &str,
+        plan: usize,
+        head: Map<String, Value>,
+        map: A,
+    ) -> Result<(), A::Error> {
+        let plans = Arc::clone(&self.input.plans);
+        let Some((_, _, plan)) = plans.get(plan) else {
+            return Err(serde::de::Error::custom("no defaults plan"));
+        };
+        let map = defaulting::DefaultingMap::new(
+            Prefixed {
+                head: head.into_iter(),
+                value: None,
+                inner: map,
+            },
+            plan,
+        );
+        let de = serde::de::value::MapAccessDeserializer::new(map);
+        let hub = &mut self.input.hub;
+        let meta = match kind {
+            "ManagedCluster" => {
+                let o: ManagedCluster = serde::Deserialize::deserialize(de)?;
+                hub.clusters.push(Arc::new(o));
+                hub.clusters.last().map(|o| &o.metadata)
+            }
+            "ManagedClusterSet" => {
+                let o: ManagedClusterSet = serde::Deserialize::deserialize(de)?;
+                hub.sets.push(Arc::new(o));
+                hub.sets.last().map(|o| &o.metadata)
+            }
+            "ManagedClusterSetBinding" => {
+                let o: ManagedClusterSetBinding = serde::Deserialize::deserialize(de)?;
+                hub.bindings.push(Arc::new(o));
+                hub.bindings.last().map(|o| &o.metadata)
+            }
+            "Placement" => {
+                let o: Placement = serde::Deserialize::deserialize(de)?;
+                hub.placements.push(Arc::new(o));
+                hub.placements.last().map(|o| &o.metadata)
+            }
+            "PlacementDecision" => {
+                let o: PlacementDecision = serde::Deserialize::deserialize(de)?;
+                hub.decisions.push(Arc::new(o));
+                hub.decisions.last().map(|o| &o.metadata)
+            }
+            _ => {
+                let o: AddOnPlacementScore = serde::Deserialize::deserialize(de)?;
+                hub.scores.push(Arc::new(o));
+                hub.scores.last().map(|o| &o.metadata)
+            }
+        };
+        let name = meta.and_then(|m| m.name.as_deref()).unwrap_or_default();
+        let namespace = meta
+            .and_then(|m| m.namespace.as_deref())
+            .unwrap_or_default();
+        let position = format!("item {}", self.index);
+        if let Err(e) = check_identity(self.source, &position, kind, name, namespace) {
+            // Not added, as `add_value` would not have added it.
+            match kind {
+                "ManagedCluster" => hub.clusters.pop().map(drop),
+                "ManagedClusterSet" => hub.sets.pop().map(drop),
+                "ManagedClusterSetBinding" => hub.bindings.pop().map(drop),
+                "Placement" => hub.placements.pop().map(drop),
+                "PlacementDecision" => hub.decisions.pop().map(drop),
+                _ => hub.scores.pop().map(drop),
+            };
+            *self.first_error = Some(e);
+        }
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ItemSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        if self.first_error.is_some() {
+            // `add_document` stops at the first error: the rest only has to be valid JSON.
+            de.deserialize_ignored_any(serde::de::IgnoredAny)?;
+            return Ok(());
+        }
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ItemSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list item")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut head = Map::new();
+        while let Some((key, value)) = map.next_entry::<String, Value>()? {
+            head.insert(key, value);
+            let (Some(Value::String(api_version)), Some(Value::String(kind))) =
+                (head.get("apiVersion"), head.get("kind"))
+            else {
+                continue;
+            };
+            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+            let plan = (group == groups::CLUSTER)
+                .then(|| {
+                    self.input
+                        .plans
+                        .iter()
+                        .position(|(v, k, _)| v == version && k == kind)
+                })
+                .flatten();
+            if let Some(plan) = plan {
+                let kind = kind.clone();
+                return self.add_typed(&kind, plan, head, map);
+            }
+            // Read as a document tree: the rest too.
+            while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                head.insert(key, value);
+            }
+            break;
+        }
+        self.add(Value::Object(head));
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        self.add(Value::Array(items));
+        Ok(())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.add(Value::Null);
+        Ok(())
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<(), E> {
+        self.add(Value::Bool(v));
+        Ok(())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
+        self.add(Value::from(v));
+        Ok(())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
+        self.add(Value::from(v));
+        Ok(())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
+        self.add(Value::from(v));
+        Ok(())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        self.add(Value::from(v));
+        Ok(())
+    }
+}
+
+/// A map whose first entries (`head`) were already read.
+struct Prefixed<A> {
+    head: serde_json::map::IntoIter,
+    value: Option<Value>,
+    inner: A,
+}
+
+impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Prefixed<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.head.next() {
+            Some((key, value)) => {
+                self.value = Some(value);
+                seed.deserialize(serde::de::value::StringDeserializer::<A::Error>::new(key))
+                    .map(Some)
+            }
+            None => self.inner.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, A::Error> {
+        match self.value.take() {
+            Some(value) => seed.deserialize(value).map_err(serde::de::Error::custom),
+            None => self.inner.next_value_seed(seed),
+        }
+    }
+}
+
+/// The label naming an object of `kind` in errors (`<kind> <name>` or `<kind>
+/// <namespace>/<name>`), or the error for a missing name or namespace.
+fn check_identity(
+    source: &str,
+    position: &str,
+    kind: &str,
+    name: &str,
+    namespace: &str,
+) -> Result<String, SimError> {
+    let err = |object: String, message: &str| SimError::Object {
+        source_name: source.to_string(),
+        object,
+        message: message.to_string(),
+    };
+    if name.is_empty() {
+        let at = if position.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind} ({position})")
+        };
+        return Err(err(at, "has no metadata.name"));
+    }
+    if namespace.is_empty() {
+        if matches!(kind, "ManagedCluster" | "ManagedClusterSet") {
+            return Ok(format!("{kind} {name}"));
+        }
+        return Err(err(format!("{kind} {name}"), "has no metadata.namespace"));
+    }
+    Ok(format!("{kind} {namespace}/{name}"))
 }
 
 fn key_of(placement: &Placement) -> String {
@@ -712,7 +1007,7 @@ mod tests {
             "kind": "Placement", "metadata": {"namespace": "x"}});
         let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
         let docs = [
-            json!({"apiVersion": "v1", "items": [cluster("a"), other, placement_doc(json!({}))],
+            json!({"apiVersion": "v1", "items": [cluster("a"), other.clone(), placement_doc(json!({}))],
                 "kind": "List", "metadata": {}}),
             json!({"items": [cluster("a"), bad.clone(), cluster("b")], "kind": "List"}),
             json!({"items": [cluster("a"), {"kind": "ManagedClusterList",
@@ -722,6 +1017,50 @@ mod tests {
             json!({"items": [cluster("a")]}),
             json!({"items": [cluster("a")], "kind": 3}),
             json!({"items": null, "kind": "List"}),
+            // Items decoded straight into their types, with schema defaults (absent, null
+            // and nullable), in any key order, or failing to decode.
+            json!({"kind": "List", "items": [
+                placement_doc(json!({"prioritizerPolicy": {"configurations": [
+                    {"scoreCoordinate": {"builtIn": "Steady"}}]}})),
+                placement_doc(json!({"prioritizerPolicy": {"mode": null, "configurations": [
+                    {"weight": null, "scoreCoordinate": {"builtIn": "Steady", "type": null}}]},
+                    "decisionStrategy": null, "tolerations": [{"key": "k", "operator": null}]})),
+                placement_doc(Value::Null),
+                {"kind": "Placement", "metadata": {"name": "late", "namespace": "ns"},
+                 "apiVersion": "cluster.open-cluster-management.io/v1beta1", "spec": {}},
+                {"metadata": {"name": "m"}, "spec": {"leaseDurationSeconds": null},
+                 "kind": "ManagedCluster", "apiVersion": "cluster.open-cluster-management.io/v1"},
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "n", "namespace": "x"}, "spec": {}},
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "o"}, "spec": {"taints": [{"key": "a", "effect": "NoSelect"}]},
+                 "status": {"clusterClaims": [{"name": "c", "value": "v"}],
+                    "allocatable": {"cpu": "4"}, "capacity": {"cpu": "8"}}},
+                {"apiVersion": "cluster.open-cluster-management.io/v1alpha1",
+                 "kind": "AddOnPlacementScore", "metadata": {"name": "s", "namespace": "o"},
+                 "status": {"scores": [{"name": "x", "value": 3}]}},
+                {"apiVersion": "cluster.open-cluster-management.io/v1beta1",
+                 "kind": "PlacementDecision", "metadata": {"name": "d", "namespace": "ns",
+                    "labels": {"cluster.open-cluster-management.io/placement": "p"}},
+                 "status": {"decisions": [{"clusterName": "o", "reason": ""}]}},
+                {"apiVersion": "cluster.open-cluster-management.io/v1beta2",
+                 "kind": "ManagedClusterSetBinding", "metadata": {"name": "b", "namespace": "ns"},
+                 "spec": {"clusterSet": "b"}},
+                {"apiVersion": "cluster.open-cluster-management.io/v1beta2",
+                 "kind": "ManagedClusterSet", "metadata": {"name": "b"}, "spec": null},
+                null, other.clone()]}),
+            json!({"kind": "List", "items": [cluster("a"),
+                placement_doc(json!({"numberOfClusters": "two"})), cluster("b")]}),
+            json!({"kind": "List", "items": [cluster("a"),
+                {"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+                 "metadata": {"name": "p"}, "spec": {}}, cluster("b")]}),
+            json!({"kind": "List", "items": [cluster("a"),
+                {"apiVersion": "cluster.open-cluster-management.io/v9", "kind": "ManagedCluster",
+                 "metadata": {"name": "v9"}}, cluster("b")]}),
+            json!({"kind": "List", "items": [cluster("a"),
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": 3}}, cluster("b")]}),
+            json!({"kind": "List", "items": [cluster("a"), "text", true, 1, [cluster("b")]]}),
             json!({"items": [1, cluster("a")], "kind": "List"}),
             json!({"kind": "List"}),
             cluster("a"),
@@ -751,7 +1090,7 @@ mod tests {
         let streams = |doc: Value| {
             let text = doc.to_string();
             SimInput::new()
-                .stream_list("f", |seed| {
+                .stream_list("f", true, |seed| {
                     let mut de = serde_json::Deserializer::from_str(&text);
                     serde::de::DeserializeSeed::deserialize(seed, &mut de).ok()
                 })
@@ -762,11 +1101,55 @@ mod tests {
             json!({"items": [cluster("a")], "kind": "Placement"})
         ));
         assert!(!streams(cluster("a")));
+        // Items of the kinds read are decoded into their types, defaults included; one that
+        // does not decode sends the whole document to the slow path.
+        let defaulted = placement_doc(json!({"prioritizerPolicy": {"mode": null,
+            "configurations": [{"scoreCoordinate": {"builtIn": "Steady"}}]}}));
+        assert!(streams(
+            json!({"items": [cluster("a"), defaulted], "kind": "List"})
+        ));
+        assert!(!streams(json!({"items": [cluster("a"),
+            placement_doc(json!({"numberOfClusters": "two"}))], "kind": "List"})));
         // Invalid text is an error that names the file.
         let e = SimInput::new()
             .add_json("f.json", "{\"items\": [")
             .unwrap_err();
         assert!(e.to_string().starts_with("f.json: invalid JSON"), "{e}");
+    }
+
+    /// A `.json` file reads as its text does through [`SimInput::add_json`], the file's path
+    /// naming the source; a file that cannot be read is a read error naming it.
+    #[test]
+    fn json_files_read_like_their_text() {
+        let dir = std::env::temp_dir().join(format!("ocm-sim-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cluster = json!({"apiVersion": "cluster.open-cluster-management.io/v1",
+            "kind": "ManagedCluster", "metadata": {"name": "a"}, "spec": {}});
+        let texts = [
+            json!({"apiVersion": "v1", "kind": "List", "items": [cluster.clone(),
+                placement_doc(json!({"prioritizerPolicy": {"mode": null}}))]})
+            .to_string(),
+            json!({"kind": "List", "items": [cluster.clone(),
+                placement_doc(json!({"numberOfClusters": "two"}))]})
+            .to_string(),
+            cluster.to_string(),
+            "{\"kind\": \"List\", \"items\": [".to_string(),
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            let path = dir.join(format!("hub-{i}.json"));
+            std::fs::write(&path, text).unwrap();
+            let name = path.display().to_string();
+            let mut from_file = SimInput::new();
+            let mut from_text = SimInput::new();
+            let got = from_file.add_file(&path).map_err(|e| e.to_string());
+            let expected = from_text.add_json(&name, text).map_err(|e| e.to_string());
+            assert_eq!(got, expected, "{text}");
+            assert_eq!(state(&from_file), state(&from_text), "{text}");
+        }
+        let missing = dir.join("missing.json");
+        let e = SimInput::new().add_file(&missing).unwrap_err().to_string();
+        assert!(e.starts_with(&missing.display().to_string()), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A YAML List larger than the parser's default limits (250 000 nodes) is read.
