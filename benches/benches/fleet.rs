@@ -54,6 +54,13 @@
 //! 3 s: 0 writes, 0 requests (met). Memory (first sample, taken at load 8.5): 98 KiB per cluster
 //! when ready, 278 KiB once converged (target < 200 KiB: NOT met; a slower run holds more in
 //! flight at the converged point, so this is not comparable with the 260 KiB at load 5-6).
+//! First samples alone right after (`target/release/deps/fleet-* --bench`, stopped after the
+//! per-sample line), load 3-4: converge 12.0, 13.4 and 12.4 s; memory 97 KiB per cluster when
+//! ready and 261 KiB once converged with the default history, 268 KiB with
+//! `FLEET_BENCH_WATCH_HISTORY=10000` and 277 KiB with `=100` (per resource): the converged
+//! target (< 200 KiB) is NOT met, and these two changes did not move resident memory beyond
+//! the run-to-run spread of about 10 KiB (allocator slack, not live heap, is the next thing to
+//! look at).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
