@@ -40,8 +40,9 @@ impl FakeClusterBuilder {
         self
     }
 
-    /// Keep this many change events for resuming watches; older
-    /// resourceVersions get `410 Gone`.
+    /// Keep this many change events per resource (all namespaces) for resuming watches;
+    /// older resourceVersions get `410 Gone`. Default
+    /// [`DEFAULT_WATCH_HISTORY`](crate::DEFAULT_WATCH_HISTORY).
     pub fn watch_history(mut self, events: usize) -> Self {
         self.store.watch_history = events.max(1);
         self

@@ -116,8 +116,10 @@
 //!   default), refused with 400 `strict decoding error: …` (`Strict`, kubectl's
 //!   default) or dropped silently (`Ignore`).
 //! - **Lists and watches**: full label-selector grammar, field selectors on any
-//!   dotted path, `limit`/`continue`, watch from a resourceVersion with a history
-//!   bounded by count and optionally by age (`410 Gone` past it), bookmarks, WatchList (`sendInitialEvents` with
+//!   dotted path, `limit`/`continue`, watch from a resourceVersion with a history per
+//!   resource (like kube-apiserver's watch cache) bounded by count
+//!   ([`DEFAULT_WATCH_HISTORY`] events unless set) and optionally by age (`410 Gone` past it,
+//!   so a kube-runtime watcher lists again), bookmarks, WatchList (`sendInitialEvents` with
 //!   the `k8s.io/initial-events-end` bookmark), `timeoutSeconds`, and selector-aware
 //!   transitions (an object that stops matching is sent as `DELETED`).
 //! - **CRDs** created through the API are served at once (discovery, OpenAPI,
@@ -254,8 +256,8 @@ pub use registry::{GroupResource, Gvr, PrinterColumn, Registry, ResourceInfo};
 pub use selector::{FieldSelector, LabelSelector};
 pub use simulate::{WorkloadSimulator, settle_workloads};
 pub use store::{
-    DeleteOptions, DeleteOutcome, ListOptions, ObjectKey, ObjectList, Propagation, Store,
-    StoreConfig, WriteOptions,
+    DEFAULT_WATCH_HISTORY, DeleteOptions, DeleteOutcome, ListOptions, ObjectKey, ObjectList,
+    Propagation, Store, StoreConfig, WriteOptions,
 };
 pub use watch::{EventType, StoredEvent, Subscription, WatchOptions};
 pub use webhook::HubAdmission;

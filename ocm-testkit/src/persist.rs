@@ -27,7 +27,7 @@
 //! # }
 //! ```
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -145,9 +145,8 @@ impl Store {
         inner.uids = uids;
         inner.dependents = dependents;
         inner.rv = inner.rv.max(rv);
-        inner.history = VecDeque::new();
+        inner.history = HashMap::new();
         inner.forget_rbac_views();
-        inner.history_times = VecDeque::new();
         inner.compacted_rv = inner.rv;
         // New uids must not repeat the restored ones: continue from another seed.
         inner.uidgen = UidGenerator::new(inner.config.uid_seed ^ inner.rv.rotate_left(32) ^ 0xa5a5);

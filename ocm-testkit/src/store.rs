@@ -2,7 +2,7 @@
 //!
 //! Objects are JSON values keyed by group, resource, namespace and name. Every
 //! write goes through one lock, takes the next global resourceVersion, is
-//! appended to a bounded history and is fanned out to watchers in order.
+//! appended to its resource's bounded history and is fanned out to watchers in order.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -44,6 +44,23 @@ impl ObjectKey {
     }
 }
 
+/// How many change events a store keeps per resource for watches that resume from a
+/// resourceVersion, unless configured ([`StoreConfig::watch_history`],
+/// [`FakeClusterBuilder::watch_history`](crate::FakeClusterBuilder::watch_history)).
+///
+/// kube-apiserver keeps a watch cache per resource, at least 100 events
+/// (`--default-watch-cache-size`) and more while its events are younger than 75 s, and answers
+/// a watch from an older resourceVersion with `410 Gone` (a kube-runtime watcher or a client-go
+/// informer then lists again). A fake cluster keeps a fixed count per resource instead:
+/// enough for the watch resumptions of a busy test fleet (a watch resumes from its last
+/// event or bookmark, at most a few seconds old) without holding every object's recent
+/// versions for long (10,000 events for the whole store, before, held about 33 KiB per
+/// cluster of the 1,000-cluster fleet bench's hub in heap). Resident memory of that bench once
+/// converged (first sample, load 3-4) was 261 KiB per cluster with 1,000 events per resource,
+/// 268 KiB with 10,000 and 277 KiB with 100: the count is not what bounds it, within the
+/// run-to-run spread of about 10 KiB.
+pub const DEFAULT_WATCH_HISTORY: usize = 1_000;
+
 /// How a store is set up.
 #[derive(Clone)]
 pub struct StoreConfig {
@@ -51,8 +68,9 @@ pub struct StoreConfig {
     pub clock: Arc<dyn Clock>,
     /// Seed of the uid and generateName generator.
     pub uid_seed: u64,
-    /// How many change events are kept for watches that resume from a resourceVersion;
-    /// older resourceVersions get `410 Gone`.
+    /// How many change events are kept per resource (group and resource, all namespaces) for
+    /// watches that resume from a resourceVersion; older resourceVersions get `410 Gone`, as
+    /// kube-apiserver's watch cache answers them. Default [`DEFAULT_WATCH_HISTORY`].
     pub watch_history: usize,
     /// How long change events are kept for resuming watches (by the store's
     /// clock); older resourceVersions get `410 Gone`. `None` (the default)
@@ -87,7 +105,7 @@ impl Default for StoreConfig {
         Self {
             clock: Arc::new(SystemClock),
             uid_seed: 0x5eed,
-            watch_history: 10_000,
+            watch_history: DEFAULT_WATCH_HISTORY,
             watch_history_age: None,
             strict_namespaces: false,
             future_watches_wait: false,
@@ -262,6 +280,26 @@ impl HistoryEvent {
     }
 }
 
+/// The change events kept for one resource.
+#[derive(Debug, Default)]
+pub(crate) struct ResourceHistory {
+    pub(crate) events: VecDeque<HistoryEvent>,
+    /// When each event was recorded (kept only with `watch_history_age`).
+    pub(crate) times: VecDeque<jiff::Timestamp>,
+    /// The resourceVersion of the newest event dropped: a watch from an older one gets
+    /// `410 Gone`.
+    pub(crate) compacted_rv: u64,
+}
+
+impl ResourceHistory {
+    fn drop_oldest(&mut self) {
+        if let Some(old) = self.events.pop_front() {
+            self.compacted_rv = old.resource_version;
+        }
+        self.times.pop_front();
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) registry: Registry,
     pub(crate) objects: HashMap<GroupResource, BTreeMap<ObjectKey, Entry>>,
@@ -270,9 +308,10 @@ pub(crate) struct Inner {
     /// owner uid → dependents.
     pub(crate) dependents: HashMap<String, HashSet<(GroupResource, ObjectKey)>>,
     pub(crate) rv: u64,
-    pub(crate) history: VecDeque<HistoryEvent>,
-    /// When each history event was recorded (kept only with `watch_history_age`).
-    pub(crate) history_times: VecDeque<jiff::Timestamp>,
+    /// The change events kept for resuming watches, per resource.
+    pub(crate) history: HashMap<GroupResource, ResourceHistory>,
+    /// Every resource's history starts after this resourceVersion (the store was compacted or
+    /// restored then).
     pub(crate) compacted_rv: u64,
     pub(crate) watchers: Vec<WatcherSlot>,
     pub(crate) uidgen: UidGenerator,
@@ -418,8 +457,7 @@ impl Store {
                 uids: HashMap::new(),
                 dependents: HashMap::new(),
                 rv: 0,
-                history: VecDeque::new(),
-                history_times: VecDeque::new(),
+                history: HashMap::new(),
                 compacted_rv: 0,
                 watchers: Vec::new(),
                 uidgen,
@@ -470,7 +508,6 @@ impl Store {
     pub fn compact(&self) {
         let mut inner = self.write();
         inner.history.clear();
-        inner.history_times.clear();
         inner.compacted_rv = inner.rv;
     }
 
@@ -544,7 +581,7 @@ impl Store {
                 let (Some(rv), Some(ns), Some(name)) = (rv, parts.next(), parts.next()) else {
                     return Err(ApiError::bad_request("continue key is not valid"));
                 };
-                if rv < inner.compacted_rv {
+                if rv < inner.compacted_rv_of(&gr) {
                     return Err(ApiError::gone(
                         "The provided continue parameter is too old to display a consistent list result. \
                          You can start a new list without the continue parameter, or use the continue token \
@@ -992,22 +1029,18 @@ impl Store {
         } else {
             let since = requested.unwrap_or_default();
             inner.expire_history();
-            if since < inner.compacted_rv {
+            let compacted = inner.compacted_rv_of(&gr);
+            if since < compacted {
                 sub.expired = Some(ApiError::gone(format!(
-                    "too old resource version: {since} ({})",
-                    inner.compacted_rv
+                    "too old resource version: {since} ({compacted})"
                 )));
                 return Ok(sub);
             }
             sub.start_resource_version = since;
             let selecting = !(opts.label_selector.is_empty() && opts.field_selector.is_empty());
-            let first = inner
-                .history
-                .partition_point(|ev| ev.resource_version <= since);
-            for ev in inner.history.range(first..) {
-                if ev.group_resource != gr {
-                    continue;
-                }
+            let events = inner.history.get(&gr).map(|h| &h.events);
+            let first = events.map_or(0, |e| e.partition_point(|ev| ev.resource_version <= since));
+            for ev in events.into_iter().flat_map(|e| e.range(first..)) {
                 if namespace.as_ref().is_some_and(|ns| *ns != ev.namespace) {
                     continue;
                 }
@@ -1098,6 +1131,14 @@ impl Inner {
             })
     }
 
+    /// The resourceVersion a watch of `gr` must resume after (older ones get `410 Gone`).
+    pub(crate) fn compacted_rv_of(&self, gr: &GroupResource) -> u64 {
+        self.history
+            .get(gr)
+            .map_or(0, |h| h.compacted_rv)
+            .max(self.compacted_rv)
+    }
+
     /// Drop history events older than `watch_history_age`.
     pub(crate) fn expire_history(&mut self) {
         let Some(age) = self.config.watch_history_age else {
@@ -1109,10 +1150,9 @@ impl Inner {
         let Ok(cutoff) = self.config.clock.now().checked_sub(span) else {
             return;
         };
-        while self.history_times.front().is_some_and(|t| *t < cutoff) {
-            self.history_times.pop_front();
-            if let Some(old) = self.history.pop_front() {
-                self.compacted_rv = old.resource_version;
+        for history in self.history.values_mut() {
+            while history.times.front().is_some_and(|t| *t < cutoff) {
+                history.drop_oldest();
             }
         }
     }
@@ -1200,7 +1240,14 @@ impl Inner {
         if gr.group == crate::rbac::RBAC {
             self.forget_rbac_views();
         }
-        self.history.push_back(HistoryEvent {
+        let now = self
+            .config
+            .watch_history_age
+            .is_some()
+            .then(|| self.config.clock.now());
+        let limit = self.config.watch_history;
+        let history = self.history.entry(gr.clone()).or_default();
+        history.events.push_back(HistoryEvent {
             resource_version: rv,
             event_type,
             group_resource: gr.clone(),
@@ -1208,15 +1255,12 @@ impl Inner {
             object: entry.obj,
             previous: prior,
         });
-        if self.config.watch_history_age.is_some() {
-            self.history_times.push_back(self.config.clock.now());
-            self.expire_history();
+        while history.events.len() > limit {
+            history.drop_oldest();
         }
-        while self.history.len() > self.config.watch_history {
-            if let Some(old) = self.history.pop_front() {
-                self.compacted_rv = old.resource_version;
-            }
-            self.history_times.pop_front();
+        if let Some(now) = now {
+            history.times.push_back(now);
+            self.expire_history();
         }
         if self
             .watchers

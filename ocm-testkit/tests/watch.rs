@@ -275,3 +275,86 @@ async fn watch_history_expires_by_age_on_the_cluster_clock() {
         .unwrap();
     assert!(next.is_none(), "nothing after rv2, and no 410: {next:?}");
 }
+
+/// The next event of a kube-runtime watcher stream (errors included), within 5 s.
+async fn next_event(
+    stream: &mut (impl futures::Stream<Item = Result<Event<ConfigMap>, watcher::Error>> + Unpin),
+) -> Result<Event<ConfigMap>, watcher::Error> {
+    tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("watcher stalled")
+        .expect("watcher ended")
+}
+
+/// Consumes a watcher's list (`Init` to `InitDone`) and returns the listed names.
+async fn listed(
+    stream: &mut (impl futures::Stream<Item = Result<Event<ConfigMap>, watcher::Error>> + Unpin),
+) -> Vec<String> {
+    let mut names = Vec::new();
+    loop {
+        match next_event(stream).await.unwrap() {
+            Event::Init => names.clear(),
+            Event::InitApply(o) => names.push(o.metadata.name.unwrap()),
+            Event::InitDone => return names,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_watcher_that_fell_behind_its_resources_history_gets_410_and_lists_again() {
+    let cluster = FakeCluster::builder().watch_history(3).build();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let mut stream = watcher::watcher(api.clone(), watcher::Config::default()).boxed();
+    assert_eq!(listed(&mut stream).await, ["a"]);
+    // The watcher's watch starts (from the listed version) only when it is polled again: four
+    // configmap changes meanwhile push that version out of the three kept for configmaps.
+    for name in ["b", "c", "d", "e"] {
+        api.create(&PostParams::default(), &cm(name)).await.unwrap();
+    }
+    match next_event(&mut stream).await {
+        Err(error) => assert!(
+            error.to_string().contains("too old resource version"),
+            "{error}"
+        ),
+        Ok(other) => panic!("expected 410 Gone, got {other:?}"),
+    }
+    // kube-runtime's watcher lists again and is complete.
+    assert_eq!(listed(&mut stream).await, ["a", "b", "c", "d", "e"]);
+    api.create(&PostParams::default(), &cm("f")).await.unwrap();
+    match next_event(&mut stream).await.unwrap() {
+        Event::Apply(o) => assert_eq!(o.metadata.name.as_deref(), Some("f")),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_watch_history_is_kept_per_resource() {
+    use k8s_openapi::api::core::v1::Secret;
+    let cluster = FakeCluster::builder().watch_history(3).build();
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client());
+    let secrets: Api<Secret> = Api::default_namespaced(cluster.client());
+    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let mut stream = watcher::watcher(api.clone(), watcher::Config::default()).boxed();
+    assert_eq!(listed(&mut stream).await, ["a"]);
+    // Many changes of another resource do not push configmaps' history out.
+    for i in 0..10 {
+        let secret = Secret {
+            metadata: ObjectMeta {
+                name: Some(format!("s{i}")),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        secrets
+            .create(&PostParams::default(), &secret)
+            .await
+            .unwrap();
+    }
+    api.create(&PostParams::default(), &cm("z")).await.unwrap();
+    match next_event(&mut stream).await.unwrap() {
+        Event::Apply(o) => assert_eq!(o.metadata.name.as_deref(), Some("z")),
+        other => panic!("expected the watch to resume, got {other:?}"),
+    }
+}

@@ -283,6 +283,9 @@ pub trait CacheEntry: Send + Sync + 'static {
     fn uid(&self) -> Option<&str> {
         None
     }
+    /// Removes `metadata.managedFields` (used by [`ObjectCache::strip_managed_fields`]). The
+    /// default keeps the object as it is.
+    fn clear_managed_fields(&mut self) {}
 }
 
 macro_rules! typed_entry {
@@ -300,6 +303,9 @@ macro_rules! typed_entry {
             fn uid(&self) -> Option<&str> {
                 self.metadata.uid.as_deref()
             }
+            fn clear_managed_fields(&mut self) {
+                self.metadata.managed_fields = None;
+            }
         }
     )*};
 }
@@ -307,9 +313,26 @@ macro_rules! typed_entry {
 typed_entry!(
     ocm_api::work::v1::ManifestWork,
     ocm_api::work::v1::AppliedManifestWork,
-    kube::api::DynamicObject,
-    RawObject
+    kube::api::DynamicObject
 );
+
+impl CacheEntry for RawObject {
+    fn namespace(&self) -> &str {
+        self.metadata.namespace.as_deref().unwrap_or_default()
+    }
+    fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version.as_deref()
+    }
+    fn uid(&self) -> Option<&str> {
+        self.metadata.uid.as_deref()
+    }
+    fn clear_managed_fields(&mut self) {
+        self.value.clear_managed_fields();
+    }
+}
 
 impl CacheEntry for Value {
     fn namespace(&self) -> &str {
@@ -328,6 +351,11 @@ impl CacheEntry for Value {
     }
     fn uid(&self) -> Option<&str> {
         self.pointer("/metadata/uid").and_then(Value::as_str)
+    }
+    fn clear_managed_fields(&mut self) {
+        if let Some(metadata) = self.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("managedFields");
+        }
     }
 }
 
@@ -356,6 +384,10 @@ type Failures = HashMap<(String, String), DecodeFailure>;
 
 struct Shared<T> {
     objects: RwLock<Objects<T>>,
+    /// Whether stored objects lose their `metadata.managedFields`
+    /// ([`ObjectCache::strip_managed_fields`]). Read and set only while `objects` is locked for
+    /// writing, so no object is stored whole once it is set.
+    strip_managed_fields: std::sync::atomic::AtomicBool,
     /// While a list is under way (from `Init` to `InitDone`): the objects written through
     /// [`ObjectCache::insert`] meanwhile.
     written_during_list: Mutex<Option<std::collections::HashSet<(String, String)>>>,
@@ -455,6 +487,7 @@ impl<T: CacheEntry> ObjectCache<T> {
         Self {
             shared: Arc::new(Shared {
                 objects: RwLock::new(HashMap::new()),
+                strip_managed_fields: std::sync::atomic::AtomicBool::new(false),
                 written_during_list: Mutex::new(None),
                 failures: Mutex::new(HashMap::new()),
                 synced,
@@ -578,7 +611,7 @@ impl<T: CacheEntry> ObjectCache<T> {
     pub fn insert(&self, object: T) {
         let key = (object.namespace().to_string(), object.name().to_string());
         let mut objects = self.write();
-        if upsert(&mut objects, Arc::new(object))
+        if upsert(&mut objects, self.shared.prepare(object))
             && let Some(written) = self
                 .shared
                 .written_during_list
@@ -588,6 +621,13 @@ impl<T: CacheEntry> ObjectCache<T> {
         {
             written.insert(key);
         }
+    }
+
+    /// Whether the cache drops `metadata.managedFields` ([`ObjectCache::strip_managed_fields`]).
+    pub fn strips_managed_fields(&self) -> bool {
+        self.shared
+            .strip_managed_fields
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Forgets `namespace`/`name` (after the caller deleted it).
@@ -610,6 +650,65 @@ impl<T: CacheEntry> ObjectCache<T> {
             .objects
             .write()
             .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<T: CacheEntry + Clone> ObjectCache<T> {
+    /// Makes the cache drop `metadata.managedFields` from every object it holds and stores
+    /// from now on (listed, watched or [inserted](ObjectCache::insert)); off by default.
+    ///
+    /// Server-side apply's field ownership records are often the larger part of an object's
+    /// metadata, and a cache keeps every object of its watch for as long as it runs: a caller
+    /// that never reads them from the cached copies saves that memory, as kube-runtime users do
+    /// with `reflector(..., watcher(...).modify(|o| o.managed_fields_mut().clear()))`. Objects
+    /// read from the API server directly keep them, and so do the objects on the server: only
+    /// the cached copies change. Call it on a new cache (it strips what the cache already holds
+    /// too, by copying those objects).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use ocm_work::cache::ObjectCache;
+    /// use serde_json::json;
+    ///
+    /// let cache = ObjectCache::<serde_json::Value>::empty().strip_managed_fields();
+    /// cache.insert(json!({"metadata": {"namespace": "a", "name": "x", "resourceVersion": "1",
+    ///     "managedFields": [{"manager": "kubectl", "operation": "Apply"}]}}));
+    /// assert!(cache.get("a", "x").unwrap()["metadata"].get("managedFields").is_none());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn strip_managed_fields(self) -> Self {
+        {
+            let mut objects = self.write();
+            self.shared
+                .strip_managed_fields
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            for object in objects.values_mut().flat_map(HashMap::values_mut) {
+                match Arc::get_mut(object) {
+                    Some(only) => only.clear_managed_fields(),
+                    None => {
+                        let mut copy = T::clone(&**object);
+                        copy.clear_managed_fields();
+                        *object = Arc::new(copy);
+                    }
+                }
+            }
+        }
+        self
+    }
+}
+
+impl<T: CacheEntry> Shared<T> {
+    /// `object` as the cache stores it (without managedFields when the cache strips them).
+    /// Called with `objects` locked for writing.
+    fn prepare(&self, mut object: T) -> Arc<T> {
+        if self
+            .strip_managed_fields
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            object.clear_managed_fields();
+        }
+        Arc::new(object)
     }
 }
 
@@ -836,7 +935,15 @@ where
                 let (objects, failures) =
                     buffer.get_or_insert_with(|| (HashMap::new(), Vec::new()));
                 match decode_one(raw, &decode) {
-                    Decoded::Object(object) => {
+                    Decoded::Object(mut object) => {
+                        // Stripped at once when the option is on (the list may be long);
+                        // checked again under the lock when the list is stored.
+                        if shared
+                            .strip_managed_fields
+                            .load(std::sync::atomic::Ordering::Relaxed)
+                        {
+                            object.clear_managed_fields();
+                        }
                         upsert(objects, Arc::new(object));
                     }
                     Decoded::Skipped => {}
@@ -852,6 +959,17 @@ where
                     .take()
                     .unwrap_or_default();
                 let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
+                if shared
+                    .strip_managed_fields
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    // Listed before the option was set: the list's objects are its own.
+                    for object in fresh.values_mut().flat_map(HashMap::values_mut) {
+                        if let Some(object) = Arc::get_mut(object) {
+                            object.clear_managed_fields();
+                        }
+                    }
+                }
                 // An object the caller wrote while the list was under way, in a newer version
                 // than the listed one of the same object (same uid), was written after the list
                 // was taken: keep the write. Anything else cached before the list is replaced,
@@ -889,7 +1007,7 @@ where
                 Decoded::Object(object) => {
                     let key = (object.namespace().to_string(), object.name().to_string());
                     let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
-                    if upsert(&mut objects, Arc::new(object)) {
+                    if upsert(&mut objects, shared.prepare(object)) {
                         drop(objects);
                         forget_failure(&shared, &key.0, &key.1);
                         touched.push(key);
@@ -989,6 +1107,7 @@ pub struct SpokeObjects {
     /// The span the informers log in (the creator's: the agent's, naming the cluster).
     span: tracing::Span,
     max_informers: usize,
+    strip_managed_fields: bool,
     informers: Arc<Mutex<HashMap<InformerKey, ObjectCache<Value>>>>,
     listener: Arc<Mutex<Option<SpokeListener>>>,
 }
@@ -997,6 +1116,7 @@ impl Debug for SpokeObjects {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SpokeObjects")
             .field("max_informers", &self.max_informers)
+            .field("strip_managed_fields", &self.strip_managed_fields)
             .field("informers", &self.lock().len())
             .finish()
     }
@@ -1033,9 +1153,18 @@ impl SpokeObjects {
             client,
             span: tracing::Span::current(),
             max_informers,
+            strip_managed_fields: false,
             informers: Arc::new(Mutex::new(HashMap::new())),
             listener: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Makes every cache started from now on drop `metadata.managedFields` (see
+    /// [`ObjectCache::strip_managed_fields`]); off by default.
+    #[must_use]
+    pub fn strip_managed_fields(mut self) -> Self {
+        self.strip_managed_fields = true;
+        self
     }
 
     /// Calls `listener` for every object any of the caches sees change (set it before the
@@ -1098,6 +1227,11 @@ impl SpokeObjects {
                 Err("not a JSON object".to_string())
             }
         });
+        let cache = if self.strip_managed_fields {
+            cache.strip_managed_fields()
+        } else {
+            cache
+        };
         if let Some(listener) = self
             .listener
             .lock()
@@ -1298,6 +1432,136 @@ mod tests {
         // The listener heard of the good one (listed, then dropped) and the bad one (fixed).
         let touched = touched.lock().unwrap().clone();
         assert_eq!(touched, ["good", "good", "bad"]);
+    }
+
+    fn with_managed_fields(name: &str, rv: &str) -> Value {
+        json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"namespace": "c1", "name": name, "resourceVersion": rv,
+                "uid": format!("uid-{name}"), "labels": {"app": "x"},
+                "managedFields": [{"manager": "work-agent", "operation": "Update",
+                    "apiVersion": "work.open-cluster-management.io/v1",
+                    "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {}}}]},
+            "spec": {}
+        })
+    }
+
+    /// Lists `a`, watches `b`, then the caller writes `c`, into `cache`.
+    async fn list_watch_and_write(cache: &ObjectCache<ocm_api::work::v1::ManifestWork>) {
+        let events = vec![
+            Ok(Event::Init),
+            Ok(Event::InitApply(RawObject::new(with_managed_fields(
+                "a", "1",
+            )))),
+            Ok(Event::InitDone),
+            Ok(Event::Apply(RawObject::new(with_managed_fields("b", "2")))),
+        ];
+        feed(
+            Arc::downgrade(&cache.shared),
+            futures::stream::iter(events),
+            |raw: RawObject| raw.decode::<ocm_api::work::v1::ManifestWork>().map(Some),
+            "manifestworks",
+        )
+        .await;
+        cache.insert(serde_json::from_value(with_managed_fields("c", "3")).unwrap());
+    }
+
+    #[tokio::test]
+    async fn managed_fields_are_dropped_from_the_cached_copies_only_when_asked() {
+        let kept = ObjectCache::<ocm_api::work::v1::ManifestWork>::empty();
+        list_watch_and_write(&kept).await;
+        assert!(!kept.strips_managed_fields());
+        for name in ["a", "b", "c"] {
+            let fields = kept
+                .get("c1", name)
+                .unwrap()
+                .metadata
+                .managed_fields
+                .clone();
+            assert_eq!(
+                fields.unwrap()[0].manager.as_deref(),
+                Some("work-agent"),
+                "{name}"
+            );
+        }
+
+        let stripped =
+            ObjectCache::<ocm_api::work::v1::ManifestWork>::empty().strip_managed_fields();
+        list_watch_and_write(&stripped).await;
+        assert!(stripped.strips_managed_fields());
+        for name in ["a", "b", "c"] {
+            let work = stripped.get("c1", name).unwrap();
+            assert_eq!(work.metadata.managed_fields, None, "{name}");
+            // Everything else is kept.
+            assert_eq!(work.metadata.labels.as_ref().unwrap()["app"], "x");
+            assert_eq!(
+                work.metadata.uid.as_deref(),
+                Some(format!("uid-{name}").as_str())
+            );
+        }
+
+        // Switched on over a cache that already holds objects: those lose them too, also one a
+        // reader still holds (its copy is left alone).
+        let late = ObjectCache::<Value>::empty();
+        late.insert(with_managed_fields("d", "4"));
+        let held = late.get("c1", "d").unwrap();
+        let late = late.strip_managed_fields();
+        assert!(
+            late.get("c1", "d").unwrap()["metadata"]
+                .get("managedFields")
+                .is_none()
+        );
+        assert!(held["metadata"].get("managedFields").is_some());
+        assert_eq!(
+            late.get("c1", "d").unwrap()["metadata"]["labels"]["app"],
+            "x"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_spoke_cache_started_with_the_option_strips_what_it_lists() {
+        let cluster = ocm_testkit::FakeCluster::new();
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(cluster.client(), "default");
+        let cm: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": "x"}, "data": {"k": "v"}
+        }))
+        .unwrap();
+        let created = api
+            .patch(
+                "x",
+                &kube::api::PatchParams::apply("someone"),
+                &kube::api::Patch::Apply(&cm),
+            )
+            .await
+            .unwrap();
+        assert!(
+            created.metadata.managed_fields.is_some(),
+            "the server records them"
+        );
+        let resolved = ResolvedResource {
+            api_resource: ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+            namespaced: true,
+        };
+        for strip in [false, true] {
+            let objects = SpokeObjects::new(cluster.client(), 4);
+            let objects = if strip {
+                objects.strip_managed_fields()
+            } else {
+                objects
+            };
+            let cache = objects.informer(&resolved, "default").unwrap();
+            assert!(cache.wait_synced(Duration::from_secs(10)).await);
+            let Lookup::Found(object) = objects.lookup(&resolved, "default", "x") else {
+                panic!("not cached")
+            };
+            assert_eq!(object["data"]["k"], "v");
+            assert_eq!(
+                object["metadata"].get("managedFields").is_some(),
+                !strip,
+                "strip: {strip}"
+            );
+        }
     }
 
     #[test]

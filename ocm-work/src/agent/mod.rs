@@ -60,7 +60,13 @@
 //! from them, and resources with `feedbackScrapeType: Watch` trigger a status refresh as soon
 //! as they change (at most [`AgentConfig::max_feedback_watch`] informers, then polling, as
 //! upstream). Without started informers every read goes to the API servers, which is what
-//! tests that call [`WorkAgent::sync_all`] right after a change want.
+//! tests that call [`WorkAgent::sync_all`] right after a change want. The informers keep their
+//! objects without `metadata.managedFields` ([`ObjectCache::strip_managed_fields`]), which no
+//! path of the agent reads from a cached copy (memory: they are often the larger part of an
+//! object's metadata); a manifest whose JSONPath feedback rules or CEL condition rules might
+//! read them (they name `managedFields`, `metadata` as a whole, the whole object, a recursive
+//! descent or a wildcard) has its status read from the API server instead, whole, as upstream
+//! reads every object.
 //!
 //! With informers and cached reads, a sync remembers the resource versions it saw (the work,
 //! its AppliedManifestWork and every applied resource) when it ended without error and
@@ -289,12 +295,16 @@ impl WorkAgent {
             // The informers log in a span naming the cluster.
             let span = tracing::info_span!("work_agent", cluster = %self.config.cluster_name);
             let _in_span = span.enter();
+            // No path of the agent reads managedFields from a cached copy (the appliers build
+            // what they send from the manifest; garbage collection reads fresh; status rules
+            // that may see them read from the API server): the caches drop them.
             let objects = SpokeObjects::new(
                 self.spoke.clone(),
                 self.config
                     .max_object_informers
                     .max(self.config.max_feedback_watch),
-            );
+            )
+            .strip_managed_fields();
             // Every read goes through them with cached reads; otherwise only the status reads
             // of resources whose feedback is watched.
             self.engine
@@ -305,8 +315,10 @@ impl WorkAgent {
                     self.hub.clone(),
                     Some(&self.config.cluster_name),
                     watcher::Config::default(),
-                ),
-                applied: ObjectCache::typed(self.spoke.clone(), None, watcher::Config::default()),
+                )
+                .strip_managed_fields(),
+                applied: ObjectCache::typed(self.spoke.clone(), None, watcher::Config::default())
+                    .strip_managed_fields(),
                 objects,
             }
         });

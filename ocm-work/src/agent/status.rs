@@ -104,7 +104,33 @@ impl WorkAgent {
                     .map(Cow::Owned)
                     .map_err(|e| e.to_string()),
             };
+        let found;
+        let config = match known {
+            Some(r) => r.config.as_ref(),
+            None => {
+                found = find_manifest_config(
+                    &ResourceRef {
+                        group: &group,
+                        resource: &resource,
+                        namespace: &namespace,
+                        name: &name,
+                    },
+                    configs,
+                );
+                found.as_ref()
+            }
+        };
+        // The informers drop managedFields: rules that may read them get the object from the
+        // API server.
+        let whole = config.is_some_and(rules_may_read_managed_fields);
         let live: Result<Option<Arc<Value>>, String> = match &resolved {
+            Ok(resolved) if whole => self
+                .engine
+                .reader()
+                .read(resolved, &namespace, &name, true)
+                .await
+                .map(|(live, _)| live)
+                .map_err(|e| e.to_string()),
             Ok(resolved) => self
                 .engine
                 .reader()
@@ -122,22 +148,6 @@ impl WorkAgent {
             Err(e) => {
                 builder.refresh_manifest(entry, Observed::Failed(&e), None);
                 return (self.is_watched(&key).then_some(key), None);
-            }
-        };
-        let found;
-        let config = match known {
-            Some(r) => r.config.as_ref(),
-            None => {
-                found = find_manifest_config(
-                    &ResourceRef {
-                        group: &group,
-                        resource: &resource,
-                        namespace: &namespace,
-                        name: &name,
-                    },
-                    configs,
-                );
-                found.as_ref()
             }
         };
         let watch = config
@@ -208,5 +218,269 @@ impl WorkAgent {
     /// The works watching the resource `key`.
     pub(super) fn watching_works(&self, key: &str) -> Vec<String> {
         self.watch_registry().watching(key)
+    }
+}
+
+/// The fields of `metadata` a rule may name and still be answered from an informer's copy
+/// (which has no `managedFields`).
+const CACHED_METADATA_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+];
+
+/// Whether the JSONPath feedback rules or CEL condition rules of `config` might see
+/// `metadata.managedFields`, which the agent's informers drop: a rule that names them, names
+/// `metadata` (or the whole object) other than through one of its other fields, or uses a
+/// recursive descent or a wildcard. Conservative: a rule it cannot rule out is read from the
+/// API server, as upstream reads every object whole.
+pub(super) fn rules_may_read_managed_fields(config: &ManifestConfigOption) -> bool {
+    let paths = config
+        .feedback_rules
+        .iter()
+        .flatten()
+        .flat_map(|r| r.json_paths.iter().flatten())
+        .any(|p| {
+            let path = p.path.trim();
+            let bare = path.trim_start_matches('{').trim_end_matches('}').trim();
+            matches!(bare, "" | "." | "@" | "$") || text_may_read_managed_fields(path, false)
+        });
+    let cel = config
+        .condition_rules
+        .iter()
+        .flatten()
+        .flat_map(|r| {
+            r.cel_expressions
+                .iter()
+                .flatten()
+                .chain(r.message_expression.iter())
+        })
+        .any(|e| text_may_read_managed_fields(e, true));
+    paths || cel
+}
+
+/// See [`rules_may_read_managed_fields`]; `cel` also looks at the CEL variable `object`.
+fn text_may_read_managed_fields(text: &str, cel: bool) -> bool {
+    if text.contains("managedFields") || text.contains("..") || text.contains('*') {
+        return true;
+    }
+    let followed_by_known_field = |rest: &str, known: &[&str]| {
+        rest.strip_prefix('.').is_some_and(|rest| {
+            known.iter().any(|field| {
+                rest.strip_prefix(field).is_some_and(|after| {
+                    !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+            })
+        })
+    };
+    let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mentions = |word: &str, known: &[&str]| {
+        text.match_indices(word).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let rest = &text[at + word.len()..];
+            let whole_word = !before.is_some_and(identifier) && !rest.starts_with(identifier);
+            whole_word && !followed_by_known_field(rest, known)
+        })
+    };
+    if mentions("metadata", CACHED_METADATA_FIELDS) {
+        return true;
+    }
+    // In CEL, `object` handed on whole (`object == ...`, `string(object)`, `object['x']`).
+    cel && !text_only_names_object_children(text)
+}
+
+/// Whether every `object` in `text` is followed by `.` (a child field).
+fn text_only_names_object_children(text: &str) -> bool {
+    let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices("object").all(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let rest = &text[at + "object".len()..];
+        before.is_some_and(identifier) || rest.starts_with(identifier) || rest.starts_with('.')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ocm_api::work::v1::{ConditionRule, ConditionRuleType, FeedbackRule, JsonPath};
+
+    fn config(paths: &[&str], cel: &[&str]) -> ManifestConfigOption {
+        let mut config = ManifestConfigOption::new(Default::default());
+        config.feedback_rules = Some(vec![
+            FeedbackRule::well_known_status(),
+            FeedbackRule::json_paths(paths.iter().map(|p| JsonPath::new("v", *p))),
+        ]);
+        config.condition_rules = Some(vec![ConditionRule {
+            condition: "Ready".into(),
+            type_: ConditionRuleType::Cel,
+            cel_expressions: Some(cel.iter().map(|e| e.to_string()).collect()),
+            message: None,
+            message_expression: None,
+        }]);
+        config
+    }
+
+    #[test]
+    fn rules_that_may_see_managed_fields_are_told_apart() {
+        // Read from the informer's copy.
+        for (paths, cel) in [
+            (
+                &[
+                    ".status.readyReplicas",
+                    "{.spec.template.spec.containers[0].image}",
+                ][..],
+                &[][..],
+            ),
+            (&[".metadata.labels.app", ".metadata.generation"], &[]),
+            (
+                &[],
+                &["object.status.readyReplicas == object.spec.replicas"],
+            ),
+            (
+                &[],
+                &["has(object.metadata.annotations) && object.metadata.name != ''"],
+            ),
+            (
+                &[".status.conditions[?(@.type==\"Available\")].status"],
+                &[],
+            ),
+        ] {
+            assert!(
+                !rules_may_read_managed_fields(&config(paths, cel)),
+                "{paths:?} {cel:?}"
+            );
+        }
+        // Read from the API server.
+        for (paths, cel) in [
+            (&[".metadata.managedFields[0].manager"][..], &[][..]),
+            (&[".metadata"], &[]),
+            (&["{.metadata}"], &[]),
+            (&["{.metadata['labels']}"], &[]),
+            (&["."], &[]),
+            (&["{..manager}"], &[]),
+            (&[".metadata.*"], &[]),
+            (&[], &["size(object.metadata) > 3"]),
+            (&[], &["object.metadata.exists(k, k.startsWith('m'))"]),
+            (&[], &["string(object).contains('kubectl')"]),
+            (&[], &["object['metadata']['name'] == 'x'"]),
+            (&[], &["object.metadata.managedFields.size() > 1"]),
+        ] {
+            assert!(
+                rules_may_read_managed_fields(&config(paths, cel)),
+                "{paths:?} {cel:?}"
+            );
+        }
+        let mut message = config(&[], &[]);
+        message.condition_rules.as_mut().unwrap()[0].message_expression =
+            Some("string(object.metadata)".into());
+        assert!(rules_may_read_managed_fields(&message));
+        // No rules at all.
+        assert!(!rules_may_read_managed_fields(&ManifestConfigOption::new(
+            Default::default()
+        )));
+    }
+
+    /// The informers drop managedFields; a watched rule that reads them still gets them.
+    #[tokio::test]
+    async fn a_watched_rule_reading_managed_fields_is_answered_from_the_server() {
+        use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+        use kube::api::{Api, PostParams};
+        use serde_json::json;
+        use std::time::Duration;
+
+        let (hub, spoke) = (
+            ocm_testkit::FakeCluster::new(),
+            ocm_testkit::FakeCluster::new(),
+        );
+        for (cluster, ns) in [(&hub, "cluster1"), (&spoke, "default")] {
+            let crds: Api<
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            > = Api::all(cluster.client());
+            for crd in ocm_api::crds() {
+                crds.create(&PostParams::default(), &crd).await.unwrap();
+            }
+            let namespace: Namespace =
+                serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+            let _ = Api::<Namespace>::all(cluster.client())
+                .create(&PostParams::default(), &namespace)
+                .await;
+        }
+        let config = crate::agent::AgentConfig::new("cluster1", "hub")
+            .status_sync_interval(Duration::from_secs(3600))
+            .resync_interval(Duration::from_secs(3600));
+        let agent = WorkAgent::new(hub.client(), spoke.client(), config);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = tokio::spawn(agent.run(async move {
+            let _ = stopped.await;
+        }));
+        let work: ManifestWork = serde_json::from_value(json!({
+            "metadata": {"name": "w", "namespace": "cluster1"},
+            "spec": {
+                "workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "cm", "namespace": "default"}, "data": {"k": "v"}}]},
+                "manifestConfigs": [{
+                    "resourceIdentifier": {"resource": "configmaps", "namespace": "default", "name": "cm"},
+                    "feedbackScrapeType": "Watch",
+                    "feedbackRules": [{"type": "JSONPaths", "jsonPaths": [
+                        {"name": "manager", "path": ".metadata.managedFields[0].manager"},
+                        {"name": "value", "path": ".data.k"}]}]
+                }]
+            }
+        }))
+        .unwrap();
+        let works = Api::<ManifestWork>::namespaced(hub.client(), "cluster1");
+        works.create(&PostParams::default(), &work).await.unwrap();
+        let feedback = |w: &ManifestWork| -> Vec<Option<String>> {
+            let values = w
+                .status
+                .as_ref()
+                .and_then(|s| s.resource_status.as_ref())
+                .and_then(|r| r.manifests.as_ref())
+                .and_then(|m| m.first())
+                .and_then(|m| m.status_feedbacks.as_ref())
+                .and_then(|f| f.values.clone())
+                .unwrap_or_default();
+            ["manager", "value"]
+                .iter()
+                .map(|name| {
+                    values
+                        .iter()
+                        .find(|v| v.name == *name)
+                        .and_then(|v| v.field_value.string.clone())
+                })
+                .collect()
+        };
+        let configmaps = Api::<ConfigMap>::namespaced(spoke.client(), "default");
+        let mut last = Vec::new();
+        for _ in 0..100 {
+            if let Some(live) = configmaps.get_opt("cm").await.unwrap() {
+                let manager = live.metadata.managed_fields.unwrap_or_default()[0]
+                    .manager
+                    .clone();
+                assert!(manager.is_some(), "the server records a manager");
+                last = feedback(&works.get("w").await.unwrap());
+                if last == [manager, Some("v".into())] {
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let live = configmaps.get("cm").await.unwrap();
+        let manager = live.metadata.managed_fields.unwrap_or_default()[0]
+            .manager
+            .clone();
+        assert_eq!(last, [manager, Some("v".into())]);
+        let _ = stop.send(());
+        let _ = tokio::time::timeout(Duration::from_secs(10), running).await;
     }
 }
