@@ -64,9 +64,10 @@
 //! objects without `metadata.managedFields` ([`ObjectCache::strip_managed_fields`]), which no
 //! path of the agent reads from a cached copy (memory: they are often the larger part of an
 //! object's metadata); a manifest whose JSONPath feedback rules or CEL condition rules might
-//! read them (they name `managedFields`, `metadata` as a whole, the whole object, a recursive
-//! descent or a wildcard) has its status read from the API server instead, whole, as upstream
-//! reads every object.
+//! read them (they name `managedFields`, `metadata` as a whole, the whole object, or a
+//! JSONPath recursive descent or wildcard that is not below a top-level field other than
+//! `metadata`) has its status read from the API server instead, whole, as upstream reads every
+//! object: one GET per status refresh of that manifest.
 //!
 //! With informers and cached reads, a sync remembers the resource versions it saw (the work,
 //! its AppliedManifestWork and every applied resource) when it ended without error and

@@ -242,8 +242,9 @@ const CACHED_METADATA_FIELDS: &[&str] = &[
 /// Whether the JSONPath feedback rules or CEL condition rules of `config` might see
 /// `metadata.managedFields`, which the agent's informers drop: a rule that names them, names
 /// `metadata` (or the whole object) other than through one of its other fields, or uses a
-/// recursive descent or a wildcard. Conservative: a rule it cannot rule out is read from the
-/// API server, as upstream reads every object whole.
+/// JSONPath recursive descent or wildcard that may reach the object's own metadata
+/// ([`jsonpath_wildcard_may_reach_metadata`]). Conservative: a rule it cannot rule out is read
+/// from the API server, as upstream reads every object whole.
 pub(super) fn rules_may_read_managed_fields(config: &ManifestConfigOption) -> bool {
     let paths = config
         .feedback_rules
@@ -271,7 +272,7 @@ pub(super) fn rules_may_read_managed_fields(config: &ManifestConfigOption) -> bo
 
 /// See [`rules_may_read_managed_fields`]; `cel` also looks at the CEL variable `object`.
 fn text_may_read_managed_fields(text: &str, cel: bool) -> bool {
-    if text.contains("managedFields") || text.contains("..") || text.contains('*') {
+    if text.contains("managedFields") || (!cel && jsonpath_wildcard_may_reach_metadata(text)) {
         return true;
     }
     let followed_by_known_field = |rest: &str, known: &[&str]| {
@@ -297,6 +298,28 @@ fn text_may_read_managed_fields(text: &str, cel: bool) -> bool {
     }
     // In CEL, `object` handed on whole (`object == ...`, `string(object)`, `object['x']`).
     cel && !text_only_names_object_children(text)
+}
+
+/// Whether a JSONPath's wildcard (`*`) or recursive descent (`..`) may reach the object's own
+/// `metadata`: only when it comes before the path's first field name, or that name is
+/// `metadata`. Below any other top-level field (`.status.conditions[*].type`,
+/// `.spec..image`) there is no managedFields to see. (In CEL, `*` is multiplication and
+/// there is no `..`, so CEL expressions are not asked.)
+fn jsonpath_wildcard_may_reach_metadata(path: &str) -> bool {
+    if !path.contains("..") && !path.contains('*') {
+        return false;
+    }
+    let bare = path.trim().trim_start_matches('{').trim_start();
+    let bare = bare.strip_prefix('$').unwrap_or(bare);
+    // `[*]`, `['...']` or anything else at the root: cannot be ruled out.
+    let Some(rest) = bare.strip_prefix('.') else {
+        return true;
+    };
+    let field: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    field.is_empty() || field == "metadata"
 }
 
 /// Whether every `object` in `text` is followed by `.` (a child field).
@@ -354,6 +377,20 @@ mod tests {
                 &[".status.conditions[?(@.type==\"Available\")].status"],
                 &[],
             ),
+            // Wildcards and recursive descents below a field other than metadata.
+            (
+                &[
+                    "{.status.containerStatuses[*].image}",
+                    ".spec..image",
+                    "$.status.conditions[*].type",
+                ],
+                &[],
+            ),
+            // CEL's `*` is multiplication.
+            (
+                &[],
+                &["object.status.readyReplicas * 2 >= object.spec.replicas"],
+            ),
         ] {
             assert!(
                 !rules_may_read_managed_fields(&config(paths, cel)),
@@ -369,6 +406,10 @@ mod tests {
             (&["."], &[]),
             (&["{..manager}"], &[]),
             (&[".metadata.*"], &[]),
+            (&["{.*}"], &[]),
+            (&["[*]"], &[]),
+            (&["{$..name}"], &[]),
+            (&[".metadata..manager"], &[]),
             (&[], &["size(object.metadata) > 3"]),
             (&[], &["object.metadata.exists(k, k.startsWith('m'))"]),
             (&[], &["string(object).contains('kubectl')"]),
