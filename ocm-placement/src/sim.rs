@@ -137,14 +137,14 @@ impl SimInput {
             source_name: name.clone(),
             message: e.to_string(),
         };
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            let text = std::fs::read_to_string(path).map_err(read_error)?;
-            return self.add_yaml(&name, &text);
-        }
-        // Parsing from memory is several times faster than through a reader (serde_json's
-        // reader path handles the text byte by byte).
+        // The whole text is read first: serde_json parses from memory several times faster
+        // than through a reader (whose path handles the text byte by byte).
         let text = std::fs::read_to_string(path).map_err(read_error)?;
-        self.add_json(&name, &text)
+        if path.extension().and_then(|e| e.to_str()) == Some("json") {
+            self.add_json(&name, &text)
+        } else {
+            self.add_yaml(&name, &text)
+        }
     }
 
     /// Adds the documents of a YAML stream read from `source_name`.
