@@ -47,10 +47,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
-use ocm_api::cluster::v1::ManagedCluster;
-use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
-use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
-use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use ocm_api::cluster::v1beta1::Placement;
 use ocm_api::constants::groups;
 use ocm_api::k8s::yaml;
 use serde_json::{Map, Value, json};
@@ -579,56 +576,55 @@ impl ItemSeed<'_, '_> {
         );
         let de = serde::de::value::MapAccessDeserializer::new(map);
         let hub = &mut self.input.hub;
-        let meta = match kind {
-            "ManagedCluster" => {
-                let o: ManagedCluster = serde::Deserialize::deserialize(de)?;
-                hub.clusters.push(Arc::new(o));
-                hub.clusters.last().map(|o| &o.metadata)
-            }
-            "ManagedClusterSet" => {
-                let o: ManagedClusterSet = serde::Deserialize::deserialize(de)?;
-                hub.sets.push(Arc::new(o));
-                hub.sets.last().map(|o| &o.metadata)
-            }
-            "ManagedClusterSetBinding" => {
-                let o: ManagedClusterSetBinding = serde::Deserialize::deserialize(de)?;
-                hub.bindings.push(Arc::new(o));
-                hub.bindings.last().map(|o| &o.metadata)
-            }
-            "Placement" => {
-                let o: Placement = serde::Deserialize::deserialize(de)?;
-                hub.placements.push(Arc::new(o));
-                hub.placements.last().map(|o| &o.metadata)
-            }
-            "PlacementDecision" => {
-                let o: PlacementDecision = serde::Deserialize::deserialize(de)?;
-                hub.decisions.push(Arc::new(o));
-                hub.decisions.last().map(|o| &o.metadata)
-            }
-            _ => {
-                let o: AddOnPlacementScore = serde::Deserialize::deserialize(de)?;
-                hub.scores.push(Arc::new(o));
-                hub.scores.last().map(|o| &o.metadata)
-            }
+        let item = Item {
+            source: self.source,
+            position: format!("item {}", self.index),
+            kind,
         };
-        let name = meta.and_then(|m| m.name.as_deref()).unwrap_or_default();
-        let namespace = meta
-            .and_then(|m| m.namespace.as_deref())
-            .unwrap_or_default();
-        let position = format!("item {}", self.index);
-        if let Err(e) = check_identity(self.source, &position, kind, name, namespace) {
-            // Not added, as `add_value` would not have added it.
-            match kind {
-                "ManagedCluster" => hub.clusters.pop().map(drop),
-                "ManagedClusterSet" => hub.sets.pop().map(drop),
-                "ManagedClusterSetBinding" => hub.bindings.pop().map(drop),
-                "Placement" => hub.placements.pop().map(drop),
-                "PlacementDecision" => hub.decisions.pop().map(drop),
-                _ => hub.scores.pop().map(drop),
-            };
+        let outcome = match kind {
+            "ManagedCluster" => item.keep(de, &mut hub.clusters, |o| &o.metadata),
+            "ManagedClusterSet" => item.keep(de, &mut hub.sets, |o| &o.metadata),
+            "ManagedClusterSetBinding" => item.keep(de, &mut hub.bindings, |o| &o.metadata),
+            "Placement" => item.keep(de, &mut hub.placements, |o| &o.metadata),
+            "PlacementDecision" => item.keep(de, &mut hub.decisions, |o| &o.metadata),
+            _ => item.keep(de, &mut hub.scores, |o| &o.metadata),
+        }?;
+        if let Err(e) = outcome {
             *self.first_error = Some(e);
         }
         Ok(())
+    }
+}
+
+/// Where a typed item came from, for [`check_identity`].
+struct Item<'a> {
+    source: &'a str,
+    position: String,
+    kind: &'a str,
+}
+
+impl Item<'_> {
+    /// Decodes an object from `de` and keeps it in `list` when it has the name (and
+    /// namespace) [`SimInput::add_document`] requires; otherwise the object is not kept and
+    /// the identity error is returned inside `Ok`.
+    fn keep<'de, K, D>(
+        &self,
+        de: D,
+        list: &mut Vec<Arc<K>>,
+        meta: fn(&K) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> Result<Result<(), SimError>, D::Error>
+    where
+        K: serde::Deserialize<'de>,
+        D: serde::Deserializer<'de>,
+    {
+        let object = K::deserialize(de)?;
+        let m = meta(&object);
+        let name = m.name.as_deref().unwrap_or_default();
+        let namespace = m.namespace.as_deref().unwrap_or_default();
+        Ok(
+            check_identity(self.source, &self.position, self.kind, name, namespace)
+                .map(|_| list.push(Arc::new(object))),
+        )
     }
 }
 
