@@ -41,6 +41,7 @@
 //! ```
 
 mod defaulting;
+mod stream;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -134,14 +135,65 @@ impl SimInput {
             source_name: name.clone(),
             message: e.to_string(),
         };
-        // The whole text is read first: serde_json parses from memory several times faster
-        // than through a reader (whose path handles the text byte by byte).
+        let json = path.extension().and_then(|e| e.to_str()) == Some("json");
+        if json {
+            let file = std::fs::File::open(path).map_err(read_error)?;
+            match self.stream_json_list(&name, file) {
+                Ok(Some(result)) => return result,
+                Ok(None) => {}
+                Err(e) => return Err(read_error(e)),
+            }
+        }
+        // Read whole: serde_json parses from memory several times faster than through a
+        // reader (whose path handles the text byte by byte).
         let text = std::fs::read_to_string(path).map_err(read_error)?;
-        if path.extension().and_then(|e| e.to_str()) == Some("json") {
-            self.add_json(&name, &text)
+        if json {
+            self.add_json_whole(&name, &text)
         } else {
             self.add_yaml(&name, &text)
         }
+    }
+
+    /// Reads a JSON `List` from `reader` a chunk at a time, each item decoded as
+    /// [`SimInput::add_json`] decodes it, so the text is never held whole. `Ok(None)`, with
+    /// nothing added, when the text is not a well-formed `List` (or an item does not decode):
+    /// the caller then reads it whole, which gives the result or the error.
+    fn stream_json_list(
+        &mut self,
+        source: &str,
+        reader: impl std::io::Read,
+    ) -> std::io::Result<Option<Result<(), SimError>>> {
+        use serde::de::DeserializeSeed;
+        let mark = self.mark();
+        let mut first_error = None;
+        let mut index = 0;
+        let scan = stream::scan_list(reader, |bytes| {
+            index += 1;
+            let mut de = serde_json::Deserializer::from_slice(bytes);
+            ItemSeed {
+                input: &mut *self,
+                source,
+                index,
+                first_error: &mut first_error,
+            }
+            .deserialize(&mut de)?;
+            de.end()
+        });
+        let is_list = match scan {
+            stream::Scan::Done(head) => {
+                head.items == 1 && head.kind.as_deref().is_some_and(yaml::is_list_kind)
+            }
+            stream::Scan::Io(e) => {
+                self.rollback(mark);
+                return Err(e);
+            }
+            stream::Scan::NotAList | stream::Scan::Item(_) => false,
+        };
+        if !is_list {
+            self.rollback(mark);
+            return Ok(None);
+        }
+        Ok(Some(first_error.map_or(Ok(()), Err)))
     }
 
     /// Adds the documents of a YAML stream read from `source_name`.
@@ -1075,6 +1127,12 @@ mod tests {
             let got = json_read.add_json("f", &text).map_err(|e| e.to_string());
             assert_eq!(got, expected, "{doc}");
             assert_eq!(state(&json_read), state(&whole), "{doc}");
+            // Read from a file a chunk at a time (here a byte at a time, pretty or not).
+            for text in [text.clone(), serde_json::to_string_pretty(&doc).unwrap()] {
+                let (chunked, got) = json_read_from(&whole, &text);
+                assert_eq!(got.map_err(|e| e.to_string()), expected, "{text}");
+                assert_eq!(state(&chunked), state(&whole), "{text}");
+            }
             let yaml = serde_saphyr::to_string(&doc).unwrap();
             let got = yaml_read.add_yaml("f", &yaml).map_err(|e| e.to_string());
             // The YAML source also names the document.
@@ -1111,6 +1169,34 @@ mod tests {
             .add_json("f.json", "{\"items\": [")
             .unwrap_err();
         assert!(e.to_string().starts_with("f.json: invalid JSON"), "{e}");
+    }
+
+    /// A reader that hands out one byte per read, so that every value of a document crosses
+    /// a chunk boundary somewhere.
+    struct OneByte<'a>(&'a [u8]);
+
+    impl std::io::Read for OneByte<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((&b, rest)), Some(slot)) => {
+                    *slot = b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    /// `base` with `text` added as `add_file` adds a `.json` file, read a byte at a time.
+    fn json_read_from(base: &SimInput, text: &str) -> (SimInput, Result<(), SimError>) {
+        let mut input = base.clone();
+        let result = match input.stream_json_list("f", OneByte(text.as_bytes())) {
+            Ok(Some(result)) => result,
+            Ok(None) => input.add_json_whole("f", text),
+            Err(e) => panic!("reading from memory failed: {e}"),
+        };
+        (input, result)
     }
 
     /// A `.json` file reads as its text does through [`SimInput::add_json`], the file's path

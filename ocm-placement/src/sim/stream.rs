@@ -1,0 +1,327 @@
+//! Reading a JSON `List` from a file a piece at a time.
+//!
+//! A `kubectl get -o json` dump of a large hub is one JSON object whose `items` array holds
+//! every object. Holding the whole text in memory while decoding it costs as much as the file
+//! (about 200 MiB for 100 000 clusters with their scores). [`scan_list`] instead reads the file
+//! in chunks, finds where each element of the top-level `items` array starts and ends, and
+//! hands each element's bytes to the caller, so that only one chunk (and the longest single
+//! item) is held at a time.
+//!
+//! The scanner only finds boundaries: every item is decoded by the caller with `serde_json`,
+//! and every other top-level value is checked to be valid JSON here, so a file that scans
+//! is a valid JSON document. Anything else (a document that is not an object, an `items`
+//! that is not an array, malformed JSON, text after the document) ends the scan with
+//! [`Scan::NotAList`]: the caller then reads the file as a whole, which gives the same error
+//! (or result) as before.
+
+use std::io::Read;
+
+/// How much is read from the file at a time.
+const CHUNK: usize = 1 << 20;
+
+/// What [`scan_list`] saw.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct ListHead {
+    /// The top-level `kind` when it is a string (the last one when repeated).
+    pub(super) kind: Option<String>,
+    /// How many top-level `items` keys the document has.
+    pub(super) items: usize,
+}
+
+/// How a scan ended.
+#[derive(Debug)]
+pub(super) enum Scan<E> {
+    /// The document is a JSON object; every `items` element was handed over.
+    Done(ListHead),
+    /// The text is not a JSON object with array `items` (or not valid JSON): read it whole.
+    NotAList,
+    /// The item callback failed.
+    Item(E),
+    /// The file could not be read.
+    Io(std::io::Error),
+}
+
+/// Reads the JSON document in `reader`, calling `item` with the bytes of each element of its
+/// top-level `items` array (an array under any other key is not looked into). Memory stays
+/// within a chunk plus the largest item.
+pub(super) fn scan_list<R: Read, E>(
+    reader: R,
+    mut item: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Scan<E> {
+    let mut buf = Buffer::new(reader);
+    match scan(&mut buf, &mut item) {
+        Ok(head) => Scan::Done(head),
+        Err(Stop::Malformed) => Scan::NotAList,
+        Err(Stop::Item(e)) => Scan::Item(e),
+        Err(Stop::Io(e)) => Scan::Io(e),
+    }
+}
+
+enum Stop<E> {
+    Malformed,
+    Item(E),
+    Io(std::io::Error),
+}
+
+impl<E> From<std::io::Error> for Stop<E> {
+    fn from(e: std::io::Error) -> Self {
+        Stop::Io(e)
+    }
+}
+
+/// The unread part of the file: `data[pos..]`, refilled on demand.
+struct Buffer<R> {
+    reader: R,
+    data: Vec<u8>,
+    pos: usize,
+    eof: bool,
+}
+
+impl<R: Read> Buffer<R> {
+    fn new(reader: R) -> Self {
+        Self {
+            reader,
+            data: Vec::new(),
+            pos: 0,
+            eof: false,
+        }
+    }
+
+    /// Reads more of the file after what is buffered, dropping what was consumed. Returns
+    /// `false` at the end of the file.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            self.data.drain(..self.pos);
+            self.pos = 0;
+        }
+        let len = self.data.len();
+        self.data.resize(len + CHUNK, 0);
+        let read = loop {
+            match self.reader.read(&mut self.data[len..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.data.truncate(len);
+                    return Err(e);
+                }
+            }
+        };
+        self.data.truncate(len + read);
+        if read == 0 {
+            self.eof = true;
+        }
+        Ok(read > 0)
+    }
+
+    /// The next byte that is not JSON whitespace, left unconsumed; `None` at the end.
+    fn peek_token(&mut self) -> std::io::Result<Option<u8>> {
+        loop {
+            while let Some(&b) = self.data.get(self.pos) {
+                if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                    return Ok(Some(b));
+                }
+                self.pos += 1;
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Consumes the next token when it is `byte`.
+    fn eat<E>(&mut self, byte: u8) -> Result<(), Stop<E>> {
+        if self.peek_token()? == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(Stop::Malformed)
+        }
+    }
+
+    /// The bytes of the JSON value that starts at the next token, consumed. Its end is found
+    /// by counting brackets outside strings; whether it is valid JSON is for the caller.
+    fn value<E>(&mut self) -> Result<&[u8], Stop<E>> {
+        if self.peek_token()?.is_none() {
+            return Err(Stop::Malformed);
+        }
+        let mut scanner = ValueEnd::default();
+        // How much of the value (from `pos`) was scanned already.
+        let mut scanned = 0;
+        loop {
+            let from = self.pos + scanned;
+            if let Some(used) = scanner.feed(&self.data[from..]) {
+                let start = self.pos;
+                self.pos = from + used;
+                return Ok(&self.data[start..self.pos]);
+            }
+            scanned = self.data.len() - self.pos;
+            // `fill` moves the value's start to the front of the buffer.
+            if !self.fill()? {
+                // A literal (number, `true`, ...) may end the text; anything else is cut off.
+                if !scanner.is_complete_at_end() {
+                    return Err(Stop::Malformed);
+                }
+                let start = self.pos;
+                self.pos = self.data.len();
+                return Ok(&self.data[start..]);
+            }
+        }
+    }
+}
+
+/// Finds where one JSON value ends, fed the text piece by piece.
+#[derive(Debug, Default)]
+struct ValueEnd {
+    started: bool,
+    /// Open `{` and `[` not yet closed.
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// The value is a literal (number, `true`, `false`, `null`): it ends before the next
+    /// delimiter.
+    literal: bool,
+}
+
+impl ValueEnd {
+    /// Scans `text`, the continuation of what was fed before; `Some(n)` when the value ends
+    /// after the first `n` bytes of `text`.
+    fn feed(&mut self, text: &[u8]) -> Option<usize> {
+        let mut i = 0;
+        if !self.started {
+            let &first = text.first()?;
+            self.started = true;
+            match first {
+                b'{' | b'[' => self.depth = 1,
+                b'"' => self.in_string = true,
+                _ => self.literal = true,
+            }
+            i = 1;
+        }
+        if self.literal {
+            return text[i..]
+                .iter()
+                .position(|b| {
+                    matches!(
+                        b,
+                        b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' | b'{' | b'[' | b'"'
+                    )
+                })
+                .map(|p| i + p);
+        }
+        while i < text.len() {
+            let b = text[i];
+            i += 1;
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                    if self.depth == 0 {
+                        return Some(i);
+                    }
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Whether the value is complete when the text ends here (only a literal can be).
+    fn is_complete_at_end(&self) -> bool {
+        self.literal
+    }
+}
+
+/// Checks that `bytes` are one valid JSON value.
+fn valid<E>(bytes: &[u8]) -> Result<(), Stop<E>> {
+    serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+        .map(|_| ())
+        .map_err(|_| Stop::Malformed)
+}
+
+fn scan<R: Read, E>(
+    buf: &mut Buffer<R>,
+    item: &mut impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<ListHead, Stop<E>> {
+    let mut head = ListHead::default();
+    buf.eat(b'{')?;
+    if buf.peek_token()? == Some(b'}') {
+        buf.pos += 1;
+    } else {
+        loop {
+            if buf.peek_token()? != Some(b'"') {
+                return Err(Stop::Malformed);
+            }
+            let key: String = serde_json::from_slice(buf.value()?).map_err(|_| Stop::Malformed)?;
+            buf.eat(b':')?;
+            match key.as_str() {
+                "items" => {
+                    head.items += 1;
+                    items(buf, item)?;
+                }
+                "kind" => {
+                    let value: serde_json::Value =
+                        serde_json::from_slice(buf.value()?).map_err(|_| Stop::Malformed)?;
+                    head.kind = match value {
+                        serde_json::Value::String(kind) => Some(kind),
+                        _ => None,
+                    };
+                }
+                _ => valid(buf.value()?)?,
+            }
+            match buf.peek_token()? {
+                Some(b',') => buf.pos += 1,
+                Some(b'}') => {
+                    buf.pos += 1;
+                    break;
+                }
+                _ => return Err(Stop::Malformed),
+            }
+        }
+    }
+    // Nothing but whitespace may follow the document.
+    match buf.peek_token()? {
+        None => Ok(head),
+        Some(_) => Err(Stop::Malformed),
+    }
+}
+
+/// The elements of an `items` array.
+fn items<R: Read, E>(
+    buf: &mut Buffer<R>,
+    item: &mut impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), Stop<E>> {
+    buf.eat(b'[')?;
+    if buf.peek_token()? == Some(b']') {
+        buf.pos += 1;
+        return Ok(());
+    }
+    loop {
+        let bytes = buf.value()?;
+        item(bytes).map_err(Stop::Item)?;
+        match buf.peek_token()? {
+            Some(b',') => buf.pos += 1,
+            Some(b']') => {
+                buf.pos += 1;
+                return Ok(());
+            }
+            _ => return Err(Stop::Malformed),
+        }
+    }
+}
