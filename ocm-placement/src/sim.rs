@@ -1118,6 +1118,7 @@ mod tests {
         for doc in docs {
             let mut whole = SimInput::new();
             whole.add_document("f", cluster("before")).unwrap();
+            let before = whole.clone();
             let mut json_read = whole.clone();
             let mut yaml_read = whole.clone();
             let expected = whole
@@ -1129,7 +1130,7 @@ mod tests {
             assert_eq!(state(&json_read), state(&whole), "{doc}");
             // Read from a file a chunk at a time (here a byte at a time, pretty or not).
             for text in [text.clone(), serde_json::to_string_pretty(&doc).unwrap()] {
-                let (chunked, got) = json_read_from(&whole, &text);
+                let (chunked, got) = json_read_from(&before, &text);
                 assert_eq!(got.map_err(|e| e.to_string()), expected, "{text}");
                 assert_eq!(state(&chunked), state(&whole), "{text}");
             }

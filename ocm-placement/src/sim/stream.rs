@@ -325,3 +325,140 @@ fn items<R: Read, E>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands out `step` bytes per read.
+    struct Steps<'a> {
+        text: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Steps<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.text.len());
+            buf[..n].copy_from_slice(&self.text[..n]);
+            self.text = &self.text[n..];
+            Ok(n)
+        }
+    }
+
+    /// The items of `text` as strings and the head, read `step` bytes at a time; `None` when
+    /// the text is not a list.
+    fn scan_text(text: &str, step: usize) -> Option<(ListHead, Vec<String>)> {
+        let mut items = Vec::new();
+        let reader = Steps {
+            text: text.as_bytes(),
+            step,
+        };
+        match scan_list(reader, |bytes| {
+            items.push(String::from_utf8(bytes.to_vec()).unwrap());
+            Ok::<(), ()>(())
+        }) {
+            Scan::Done(head) => Some((head, items)),
+            Scan::NotAList => None,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn items_are_cut_at_their_ends_whatever_the_chunks() {
+        let text = r#" {"apiVersion":"v1", "items" : [ {"a":"}]\"{["},
+            [1, {"b": []}] ,"x\\",-1.5e3,true,null, {} ],
+            "kind":"List","metadata":{"n":[{}]}}
+        "#;
+        for step in [1, 2, 3, 7, 64, 1 << 20] {
+            let (head, items) = scan_text(text, step).expect("a list");
+            assert_eq!(head.kind.as_deref(), Some("List"), "step {step}");
+            assert_eq!(head.items, 1);
+            assert_eq!(
+                items,
+                [
+                    r#"{"a":"}]\"{["}"#,
+                    r#"[1, {"b": []}]"#,
+                    r#""x\\""#,
+                    "-1.5e3",
+                    "true",
+                    "null",
+                    "{}"
+                ],
+                "step {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn heads_count_items_and_keep_the_last_string_kind() {
+        let (head, items) =
+            scan_text(r#"{"kind":"List","items":[1],"items":[2],"kind":3}"#, 1).expect("an object");
+        assert_eq!(
+            head,
+            ListHead {
+                kind: None,
+                items: 2
+            }
+        );
+        assert_eq!(items, ["1", "2"]);
+        let (head, items) = scan_text("{}", 1).expect("an object");
+        assert_eq!(head, ListHead::default());
+        assert!(items.is_empty());
+        let (head, _) = scan_text(r#"{"items":[],"kind":"PlacementList"}"#, 4).unwrap();
+        assert_eq!(head.kind.as_deref(), Some("PlacementList"));
+    }
+
+    #[test]
+    fn anything_but_a_well_formed_object_is_not_a_list() {
+        for text in [
+            "",
+            "   ",
+            "[1]",
+            "null",
+            r#"{"items": {"a": 1}}"#,
+            r#"{"items": 3}"#,
+            r#"{"items": [1, 2"#,
+            r#"{"items": [1 2]}"#,
+            r#"{"items": [1,]}"#,
+            r#"{"items": [], }"#,
+            r#"{"items": []"#,
+            r#"{"items": []} x"#,
+            r#"{"items": []}{}"#,
+            r#"{"kind": "List", "metadata": {"a": tru}, "items": []}"#,
+            r#"{"kind": "Li\qst", "items": []}"#,
+            r#"{"kind" "List"}"#,
+            r#"{kind: "List"}"#,
+            r#"{"items": ["unterminated]}"#,
+        ] {
+            for step in [1, 5, 1 << 20] {
+                assert!(scan_text(text, step).is_none(), "{text:?} step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_item_error_stops_the_scan() {
+        let mut seen = 0;
+        let scan = scan_list(&br#"{"items": [1, 2, 3]}"#[..], |bytes| {
+            seen += 1;
+            if bytes == b"2" { Err("two") } else { Ok(()) }
+        });
+        assert!(matches!(scan, Scan::Item("two")), "{scan:?}");
+        assert_eq!(seen, 2);
+    }
+
+    #[test]
+    fn read_errors_are_returned() {
+        struct Broken;
+        impl Read for Broken {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk on fire"))
+            }
+        }
+        let scan = scan_list(Broken, |_| Ok::<(), ()>(()));
+        assert!(
+            matches!(&scan, Scan::Io(e) if e.to_string() == "disk on fire"),
+            "{scan:?}"
+        );
+    }
+}
