@@ -35,6 +35,11 @@ pub struct HubState {
 impl HubState {
     /// The scheduler's snapshot of this state.
     pub fn snapshot(&self) -> Snapshot {
+        self.builder().build()
+    }
+
+    /// A snapshot builder holding this state.
+    pub(crate) fn builder(&self) -> crate::SnapshotBuilder {
         let mut builder = Snapshot::builder();
         for c in &self.clusters {
             builder.add_cluster(c.clone());
@@ -51,7 +56,7 @@ impl HubState {
         for d in &self.decisions {
             builder.add_placement_decision(d);
         }
-        builder.build()
+        builder
     }
 
     /// The earliest AddOnPlacementScore `validUntil` after `now`, if any.

@@ -48,6 +48,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
+use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
 use ocm_api::cluster::v1beta1::Placement;
 use ocm_api::constants::groups;
 use ocm_api::k8s::yaml;
@@ -55,6 +56,7 @@ use serde_json::{Map, Value, json};
 
 use crate::explain::Outcome;
 use crate::hub::HubState;
+use crate::snapshot::ScoreInput;
 use crate::{ScheduleResult, Scheduler, Snapshot};
 
 pub use crate::error::SimError;
@@ -62,7 +64,11 @@ pub use crate::error::SimError;
 /// Hub objects collected from simulator input.
 #[derive(Debug, Clone, Default)]
 pub struct SimInput {
+    /// The objects read, AddOnPlacementScores apart.
     hub: HubState,
+    /// The AddOnPlacementScores read, reduced to what the scheduler reads of them (there is
+    /// usually one or more per cluster: their full objects would cost as much as the clusters).
+    scores: Vec<ScoreInput>,
     ignored: BTreeMap<String, usize>,
     schemas: BTreeMap<(String, String, String), Value>,
     /// The defaults plans of the served versions of [`KINDS`]: (version, kind, plan).
@@ -292,7 +298,7 @@ impl SimInput {
                 h.bindings.len(),
                 h.placements.len(),
                 h.decisions.len(),
-                h.scores.len(),
+                self.scores.len(),
             ],
             self.ignored.clone(),
         )
@@ -306,7 +312,7 @@ impl SimInput {
         h.bindings.truncate(lengths[2]);
         h.placements.truncate(lengths[3]);
         h.decisions.truncate(lengths[4]);
-        h.scores.truncate(lengths[5]);
+        self.scores.truncate(lengths[5]);
         self.ignored = ignored;
     }
 
@@ -406,10 +412,9 @@ impl SimInput {
                 .hub
                 .decisions
                 .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
-            _ => self
-                .hub
-                .scores
-                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
+            _ => self.scores.push(ScoreInput::new(
+                &serde_json::from_value::<AddOnPlacementScore>(value).map_err(bad)?,
+            )),
         }
         Ok(())
     }
@@ -431,7 +436,11 @@ impl SimInput {
 
     /// The scheduler's view of the input.
     pub fn snapshot(&self) -> Snapshot {
-        self.hub.snapshot()
+        let mut builder = self.hub.builder();
+        for score in &self.scores {
+            builder.add_score_input(score.clone());
+        }
+        builder.build()
     }
 
     /// Schedules `placement` against `snapshot` at `now`.
@@ -627,19 +636,26 @@ impl ItemSeed<'_, '_> {
             plan,
         );
         let de = serde::de::value::MapAccessDeserializer::new(map);
-        let hub = &mut self.input.hub;
+        let SimInput { hub, scores, .. } = &mut *self.input;
         let item = Item {
             source: self.source,
             position: format!("item {}", self.index),
             kind,
         };
         let outcome = match kind {
-            "ManagedCluster" => item.keep(de, &mut hub.clusters, |o| &o.metadata),
-            "ManagedClusterSet" => item.keep(de, &mut hub.sets, |o| &o.metadata),
-            "ManagedClusterSetBinding" => item.keep(de, &mut hub.bindings, |o| &o.metadata),
-            "Placement" => item.keep(de, &mut hub.placements, |o| &o.metadata),
-            "PlacementDecision" => item.keep(de, &mut hub.decisions, |o| &o.metadata),
-            _ => item.keep(de, &mut hub.scores, |o| &o.metadata),
+            "ManagedCluster" => item.keep(de, &mut hub.clusters, |o| &o.metadata, Arc::new),
+            "ManagedClusterSet" => item.keep(de, &mut hub.sets, |o| &o.metadata, Arc::new),
+            "ManagedClusterSetBinding" => {
+                item.keep(de, &mut hub.bindings, |o| &o.metadata, Arc::new)
+            }
+            "Placement" => item.keep(de, &mut hub.placements, |o| &o.metadata, Arc::new),
+            "PlacementDecision" => item.keep(de, &mut hub.decisions, |o| &o.metadata, Arc::new),
+            _ => item.keep(
+                de,
+                scores,
+                |o: &AddOnPlacementScore| &o.metadata,
+                |o| ScoreInput::new(&o),
+            ),
         }?;
         if let Err(e) = outcome {
             *self.first_error = Some(e);
@@ -656,14 +672,15 @@ struct Item<'a> {
 }
 
 impl Item<'_> {
-    /// Decodes an object from `de` and keeps it in `list` when it has the name (and
-    /// namespace) [`SimInput::add_document`] requires; otherwise the object is not kept and
-    /// the identity error is returned inside `Ok`.
-    fn keep<'de, K, D>(
+    /// Decodes an object from `de` and keeps it (as `form` makes it) in `list` when it has
+    /// the name (and namespace) [`SimInput::add_document`] requires; otherwise the object is
+    /// not kept and the identity error is returned inside `Ok`.
+    fn keep<'de, K, T, D>(
         &self,
         de: D,
-        list: &mut Vec<Arc<K>>,
+        list: &mut Vec<T>,
         meta: fn(&K) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        form: fn(K) -> T,
     ) -> Result<Result<(), SimError>, D::Error>
     where
         K: serde::Deserialize<'de>,
@@ -675,7 +692,7 @@ impl Item<'_> {
         let namespace = m.namespace.as_deref().unwrap_or_default();
         Ok(
             check_identity(self.source, &self.position, self.kind, name, namespace)
-                .map(|_| list.push(Arc::new(object))),
+                .map(|_| list.push(form(object))),
         )
     }
 }
@@ -1039,7 +1056,7 @@ mod tests {
 
     /// What an input holds, for comparing two.
     fn state(input: &SimInput) -> String {
-        format!("{:?} {:?}", input.hub, input.ignored)
+        format!("{:?} {:?} {:?}", input.hub, input.scores, input.ignored)
     }
 
     /// Reading a List item by item gives what reading the whole document gives: the same

@@ -65,13 +65,41 @@ pub(crate) struct ClusterEntry {
     pub(crate) source: Arc<ManagedCluster>,
 }
 
-/// One AddOnPlacementScore as added to the builder.
-#[derive(Debug, Clone)]
-struct ScoreInput {
-    namespace: String,
-    resource: String,
+/// One AddOnPlacementScore as added to the builder: what the scheduler reads of it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ScoreInput {
+    namespace: Box<str>,
+    resource: Box<str>,
     valid_until: Option<i128>,
-    items: Vec<(String, i32)>,
+    items: Box<[(Box<str>, i32)]>,
+}
+
+impl ScoreInput {
+    /// What the scheduler reads of `score`.
+    pub(crate) fn new(score: &AddOnPlacementScore) -> Self {
+        let status = score.status.as_ref();
+        Self {
+            namespace: score
+                .metadata
+                .namespace
+                .as_deref()
+                .unwrap_or_default()
+                .into(),
+            resource: score.metadata.name.as_deref().unwrap_or_default().into(),
+            valid_until: status
+                .and_then(|s| s.valid_until.as_ref())
+                .map(|t| t.0.as_nanosecond()),
+            items: status
+                .and_then(|s| s.scores.as_ref())
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|i| (i.name.as_str().into(), i.value))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// The AddOnPlacementScores of one resource name, one row per cluster, stored flat so the
@@ -376,18 +404,13 @@ impl SnapshotBuilder {
 
     /// Adds an AddOnPlacementScore in place.
     pub fn add_addon_score(&mut self, score: &AddOnPlacementScore) -> &mut Self {
-        let status = score.status.as_ref();
-        self.scores.push(ScoreInput {
-            namespace: score.metadata.namespace.clone().unwrap_or_default(),
-            resource: score.metadata.name.clone().unwrap_or_default(),
-            valid_until: status
-                .and_then(|s| s.valid_until.as_ref())
-                .map(|t| t.0.as_nanosecond()),
-            items: status
-                .and_then(|s| s.scores.as_ref())
-                .map(|items| items.iter().map(|i| (i.name.clone(), i.value)).collect())
-                .unwrap_or_default(),
-        });
+        self.scores.push(ScoreInput::new(score));
+        self
+    }
+
+    /// Adds an AddOnPlacementScore already reduced to what the scheduler reads.
+    pub(crate) fn add_score_input(&mut self, score: ScoreInput) -> &mut Self {
+        self.scores.push(score);
         self
     }
 
@@ -492,7 +515,7 @@ impl SnapshotBuilder {
         for input in self.scores {
             if let Some(id) = id_of(&input.namespace) {
                 grouped
-                    .entry(input.resource.clone())
+                    .entry(input.resource.to_string())
                     .or_default()
                     .push((id, input));
             }
