@@ -639,7 +639,7 @@ impl ItemSeed<'_, '_> {
         let SimInput { hub, scores, .. } = &mut *self.input;
         let item = Item {
             source: self.source,
-            position: format!("item {}", self.index),
+            index: self.index,
             kind,
         };
         let outcome = match kind {
@@ -667,7 +667,8 @@ impl ItemSeed<'_, '_> {
 /// Where a typed item came from, for [`check_identity`].
 struct Item<'a> {
     source: &'a str,
-    position: String,
+    /// 1-based position in the list.
+    index: usize,
     kind: &'a str,
 }
 
@@ -690,10 +691,14 @@ impl Item<'_> {
         let m = meta(&object);
         let name = m.name.as_deref().unwrap_or_default();
         let namespace = m.namespace.as_deref().unwrap_or_default();
-        Ok(
-            check_identity(self.source, &self.position, self.kind, name, namespace)
-                .map(|_| list.push(form(object))),
-        )
+        if !has_identity(self.kind, name, namespace) {
+            let position = format!("item {}", self.index);
+            return Ok(
+                check_identity(self.source, &position, self.kind, name, namespace).map(|_| ()),
+            );
+        }
+        list.push(form(object));
+        Ok(Ok(()))
     }
 }
 
@@ -824,6 +829,13 @@ impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Prefixed<A
     }
 }
 
+/// Whether an object of `kind` has the name (and, when namespaced, the namespace)
+/// [`check_identity`] requires.
+fn has_identity(kind: &str, name: &str, namespace: &str) -> bool {
+    !name.is_empty()
+        && (!namespace.is_empty() || matches!(kind, "ManagedCluster" | "ManagedClusterSet"))
+}
+
 /// The label naming an object of `kind` in errors (`<kind> <name>` or `<kind>
 /// <namespace>/<name>`), or the error for a missing name or namespace.
 fn check_identity(
@@ -846,11 +858,11 @@ fn check_identity(
         };
         return Err(err(at, "has no metadata.name"));
     }
-    if namespace.is_empty() {
-        if matches!(kind, "ManagedCluster" | "ManagedClusterSet") {
-            return Ok(format!("{kind} {name}"));
-        }
+    if !has_identity(kind, name, namespace) {
         return Err(err(format!("{kind} {name}"), "has no metadata.namespace"));
+    }
+    if namespace.is_empty() {
+        return Ok(format!("{kind} {name}"));
     }
     Ok(format!("{kind} {namespace}/{name}"))
 }

@@ -69,11 +69,13 @@ impl<E> From<std::io::Error> for Stop<E> {
     }
 }
 
-/// The unread part of the file: `data[pos..]`, refilled on demand.
+/// The unread part of the file: `data[pos..end]`, refilled on demand. The buffer is allocated
+/// once (it grows only for an item longer than a chunk).
 struct Buffer<R> {
     reader: R,
     data: Vec<u8>,
     pos: usize,
+    end: usize,
     eof: bool,
 }
 
@@ -81,10 +83,16 @@ impl<R: Read> Buffer<R> {
     fn new(reader: R) -> Self {
         Self {
             reader,
-            data: Vec::new(),
+            data: vec![0; CHUNK],
             pos: 0,
+            end: 0,
             eof: false,
         }
+    }
+
+    /// The bytes read and not consumed.
+    fn unread(&self) -> &[u8] {
+        &self.data[self.pos..self.end]
     }
 
     /// Reads more of the file after what is buffered, dropping what was consumed. Returns
@@ -94,22 +102,21 @@ impl<R: Read> Buffer<R> {
             return Ok(false);
         }
         if self.pos > 0 {
-            self.data.drain(..self.pos);
+            self.data.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
             self.pos = 0;
         }
-        let len = self.data.len();
-        self.data.resize(len + CHUNK, 0);
+        if self.end == self.data.len() {
+            self.data.resize(self.data.len() + CHUNK, 0);
+        }
         let read = loop {
-            match self.reader.read(&mut self.data[len..]) {
+            match self.reader.read(&mut self.data[self.end..]) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.data.truncate(len);
-                    return Err(e);
-                }
+                Err(e) => return Err(e),
             }
         };
-        self.data.truncate(len + read);
+        self.end += read;
         if read == 0 {
             self.eof = true;
         }
@@ -119,7 +126,7 @@ impl<R: Read> Buffer<R> {
     /// The next byte that is not JSON whitespace, left unconsumed; `None` at the end.
     fn peek_token(&mut self) -> std::io::Result<Option<u8>> {
         loop {
-            while let Some(&b) = self.data.get(self.pos) {
+            while let Some(&b) = self.unread().first() {
                 if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                     return Ok(Some(b));
                 }
@@ -152,12 +159,12 @@ impl<R: Read> Buffer<R> {
         let mut scanned = 0;
         loop {
             let from = self.pos + scanned;
-            if let Some(used) = scanner.feed(&self.data[from..]) {
+            if let Some(used) = scanner.feed(&self.data[from..self.end]) {
                 let start = self.pos;
                 self.pos = from + used;
                 return Ok(&self.data[start..self.pos]);
             }
-            scanned = self.data.len() - self.pos;
+            scanned = self.end - self.pos;
             // `fill` moves the value's start to the front of the buffer.
             if !self.fill()? {
                 // A literal (number, `true`, ...) may end the text; anything else is cut off.
@@ -165,12 +172,23 @@ impl<R: Read> Buffer<R> {
                     return Err(Stop::Malformed);
                 }
                 let start = self.pos;
-                self.pos = self.data.len();
-                return Ok(&self.data[start..]);
+                self.pos = self.end;
+                return Ok(&self.data[start..self.end]);
             }
         }
     }
 }
+
+/// The bytes that matter to [`ValueEnd`] outside strings: quotes and brackets.
+static STRUCTURAL: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'"' as usize] = true;
+    table[b'{' as usize] = true;
+    table[b'}' as usize] = true;
+    table[b'[' as usize] = true;
+    table[b']' as usize] = true;
+    table
+};
 
 /// Finds where one JSON value ends, fed the text piece by piece.
 #[derive(Debug, Default)]
@@ -211,35 +229,47 @@ impl ValueEnd {
                 })
                 .map(|p| i + p);
         }
-        while i < text.len() {
-            let b = text[i];
-            i += 1;
+        loop {
             if self.in_string {
                 if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                    if self.depth == 0 {
-                        return Some(i);
+                    if i >= text.len() {
+                        return None;
                     }
+                    self.escaped = false;
+                    i += 1;
+                }
+                let p = text
+                    .get(i..)?
+                    .iter()
+                    .position(|&b| b == b'"' || b == b'\\')?;
+                i += p + 1;
+                if text[i - 1] == b'\\' {
+                    self.escaped = true;
+                    continue;
+                }
+                self.in_string = false;
+                if self.depth == 0 {
+                    return Some(i);
                 }
                 continue;
             }
-            match b {
+            let p = text
+                .get(i..)?
+                .iter()
+                .position(|&b| STRUCTURAL[usize::from(b)])?;
+            i += p + 1;
+            match text[i - 1] {
                 b'"' => self.in_string = true,
                 b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => {
+                _ => {
+                    // `}` or `]`.
                     self.depth = self.depth.saturating_sub(1);
                     if self.depth == 0 {
                         return Some(i);
                     }
                 }
-                _ => {}
             }
         }
-        None
     }
 
     /// Whether the value is complete when the text ends here (only a literal can be).
