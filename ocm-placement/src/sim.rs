@@ -41,6 +41,7 @@
 //! ```
 
 mod defaulting;
+mod parallel;
 mod stream;
 
 use std::collections::BTreeMap;
@@ -48,8 +49,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
+use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
-use ocm_api::cluster::v1beta1::Placement;
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::constants::groups;
 use ocm_api::k8s::yaml;
 use serde_json::{Map, Value, json};
@@ -161,30 +164,54 @@ impl SimInput {
     }
 
     /// Reads a JSON `List` from `reader` a chunk at a time, each item decoded as
-    /// [`SimInput::add_json`] decodes it, so the text is never held whole. `Ok(None)`, with
-    /// nothing added, when the text is not a well-formed `List` (or an item does not decode):
-    /// the caller then reads it whole, which gives the result or the error.
+    /// [`SimInput::add_json`] decodes it, so the text is never held whole. Items are decoded
+    /// on as many threads as the machine has cores (at most four) and added in list order.
+    /// `Ok(None)`, with nothing added, when the text is not a well-formed `List` (or an item
+    /// does not decode): the caller then reads it whole, which gives the result or the error.
     fn stream_json_list(
         &mut self,
         source: &str,
         reader: impl std::io::Read,
     ) -> std::io::Result<Option<Result<(), SimError>>> {
-        use serde::de::DeserializeSeed;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        self.stream_json_list_with(source, reader, threads, parallel::BATCH)
+    }
+
+    /// [`SimInput::stream_json_list`] on `threads` decoding threads (none below two), with
+    /// `batch` items handed to a thread at a time.
+    fn stream_json_list_with(
+        &mut self,
+        source: &str,
+        reader: impl std::io::Read,
+        threads: usize,
+        batch: usize,
+    ) -> std::io::Result<Option<Result<(), SimError>>> {
         let mark = self.mark();
         let mut first_error = None;
-        let mut index = 0;
-        let scan = stream::scan_list(reader, |bytes| {
-            index += 1;
-            let mut de = serde_json::Deserializer::from_slice(bytes);
-            ItemSeed {
-                input: &mut *self,
+        let scan = if threads < 2 {
+            let plans = Arc::clone(&self.plans);
+            let mut index = 0;
+            stream::scan_list(reader, |bytes| {
+                index += 1;
+                if first_error.is_some() {
+                    // `add_document` stops at the first error: the rest only has to be valid.
+                    return serde_json::from_slice::<serde::de::IgnoredAny>(bytes).map(|_| ());
+                }
+                let decoded = DecodeSeed { plans: &plans }.decode_slice(bytes)?;
+                self.add_decoded(source, index, decoded, &mut first_error);
+                Ok(())
+            })
+            .map_item_error(|_| ())
+        } else {
+            parallel::scan(
+                self,
                 source,
-                index,
-                first_error: &mut first_error,
-            }
-            .deserialize(&mut de)?;
-            de.end()
-        });
+                reader,
+                threads,
+                batch.max(1),
+                &mut first_error,
+            )
+        };
         let is_list = match scan {
             stream::Scan::Done(head) => {
                 head.items == 1 && head.kind.as_deref().is_some_and(yaml::is_list_kind)
@@ -193,7 +220,7 @@ impl SimInput {
                 self.rollback(mark);
                 return Err(e);
             }
-            stream::Scan::NotAList | stream::Scan::Item(_) => false,
+            stream::Scan::NotAList | stream::Scan::Item(()) => false,
         };
         if !is_list {
             self.rollback(mark);
@@ -589,44 +616,40 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_, '_> {
     }
 }
 
-/// One item of a typed [`ItemsSeed`]: an object of a kind the simulator reads whose
-/// `apiVersion` and `kind` come before its other keys (as in kubectl's output) is decoded
-/// straight into its type; anything else is read as a document tree and added as
-/// [`SimInput::add_document`] adds it. A typed decoding error fails the whole read.
-struct ItemSeed<'i, 's> {
-    input: &'i mut SimInput,
-    source: &'s str,
-    /// 1-based position in the list.
-    index: usize,
-    first_error: &'i mut Option<SimError>,
+/// One list item decoded, not yet added: [`DecodeSeed`] makes it (on any thread) and
+/// [`SimInput::add_decoded`] adds it, in list order.
+#[derive(Debug)]
+enum Decoded {
+    Cluster(ManagedCluster),
+    Set(ManagedClusterSet),
+    Binding(ManagedClusterSetBinding),
+    Placement(Placement),
+    Decision(PlacementDecision),
+    Score(AddOnPlacementScore),
+    /// Anything else, read as a document tree.
+    Tree(Value),
 }
 
-impl ItemSeed<'_, '_> {
-    fn position(&self) -> String {
-        format!("item {}", self.index)
-    }
+/// Decodes one list item: an object of a kind the simulator reads whose `apiVersion` and
+/// `kind` come before its other keys (as in kubectl's output) is decoded straight into its
+/// type, its schema defaults applied on the way; anything else is read as a document tree.
+/// A typed decoding error is an error (the whole read then falls back to the tree path).
+#[derive(Clone, Copy)]
+struct DecodeSeed<'p> {
+    /// [`SimInput::plans`].
+    plans: &'p [(String, String, defaulting::Plan)],
+}
 
-    /// Adds an item read as a document tree.
-    fn add(self, value: Value) {
-        let position = self.position();
-        if let Err(e) = self.input.add_value(self.source, value, &position) {
-            *self.first_error = Some(e);
-        }
-    }
-
-    /// Decodes the rest of `map` (after `head`) as an object of `kind`, version
-    /// `self.input.plans[plan]`, and adds it.
-    fn add_typed<'de, A: serde::de::MapAccess<'de>>(
+impl DecodeSeed<'_> {
+    /// Decodes the rest of `map` (after `head`) as an object of `kind` with `plan`.
+    fn typed<'de, A: serde::de::MapAccess<'de>>(
         self,
         kind: &str,
-        plan: usize,
+        plan: &defaulting::Plan,
         head: Map<String, Value>,
         map: A,
-    ) -> Result<(), A::Error> {
-        let plans = Arc::clone(&self.input.plans);
-        let Some((_, _, plan)) = plans.get(plan) else {
-            return Err(serde::de::Error::custom("no defaults plan"));
-        };
+    ) -> Result<Decoded, A::Error> {
+        use serde::Deserialize;
         let map = defaulting::DefaultingMap::new(
             Prefixed {
                 head: head.into_iter(),
@@ -636,93 +659,42 @@ impl ItemSeed<'_, '_> {
             plan,
         );
         let de = serde::de::value::MapAccessDeserializer::new(map);
-        let SimInput { hub, scores, .. } = &mut *self.input;
-        let item = Item {
-            source: self.source,
-            index: self.index,
-            kind,
-        };
-        let outcome = match kind {
-            "ManagedCluster" => item.keep(de, &mut hub.clusters, |o| &o.metadata, Arc::new),
-            "ManagedClusterSet" => item.keep(de, &mut hub.sets, |o| &o.metadata, Arc::new),
-            "ManagedClusterSetBinding" => {
-                item.keep(de, &mut hub.bindings, |o| &o.metadata, Arc::new)
-            }
-            "Placement" => item.keep(de, &mut hub.placements, |o| &o.metadata, Arc::new),
-            "PlacementDecision" => item.keep(de, &mut hub.decisions, |o| &o.metadata, Arc::new),
-            _ => item.keep(
-                de,
-                scores,
-                |o: &AddOnPlacementScore| &o.metadata,
-                |o| ScoreInput::new(&o),
-            ),
-        }?;
-        if let Err(e) = outcome {
-            *self.first_error = Some(e);
-        }
-        Ok(())
+        Ok(match kind {
+            "ManagedCluster" => Decoded::Cluster(Deserialize::deserialize(de)?),
+            "ManagedClusterSet" => Decoded::Set(Deserialize::deserialize(de)?),
+            "ManagedClusterSetBinding" => Decoded::Binding(Deserialize::deserialize(de)?),
+            "Placement" => Decoded::Placement(Deserialize::deserialize(de)?),
+            "PlacementDecision" => Decoded::Decision(Deserialize::deserialize(de)?),
+            _ => Decoded::Score(Deserialize::deserialize(de)?),
+        })
+    }
+
+    /// Decodes one item from its JSON text.
+    fn decode_slice(self, bytes: &[u8]) -> serde_json::Result<Decoded> {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let decoded = self.deserialize(&mut de)?;
+        de.end()?;
+        Ok(decoded)
     }
 }
 
-/// Where a typed item came from, for [`check_identity`].
-struct Item<'a> {
-    source: &'a str,
-    /// 1-based position in the list.
-    index: usize,
-    kind: &'a str,
-}
+impl<'de> serde::de::DeserializeSeed<'de> for DecodeSeed<'_> {
+    type Value = Decoded;
 
-impl Item<'_> {
-    /// Decodes an object from `de` and keeps it (as `form` makes it) in `list` when it has
-    /// the name (and namespace) [`SimInput::add_document`] requires; otherwise the object is
-    /// not kept and the identity error is returned inside `Ok`.
-    fn keep<'de, K, T, D>(
-        &self,
-        de: D,
-        list: &mut Vec<T>,
-        meta: fn(&K) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-        form: fn(K) -> T,
-    ) -> Result<Result<(), SimError>, D::Error>
-    where
-        K: serde::Deserialize<'de>,
-        D: serde::Deserializer<'de>,
-    {
-        let object = K::deserialize(de)?;
-        let m = meta(&object);
-        let name = m.name.as_deref().unwrap_or_default();
-        let namespace = m.namespace.as_deref().unwrap_or_default();
-        if !has_identity(self.kind, name, namespace) {
-            let position = format!("item {}", self.index);
-            return Ok(
-                check_identity(self.source, &position, self.kind, name, namespace).map(|_| ()),
-            );
-        }
-        list.push(form(object));
-        Ok(Ok(()))
-    }
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for ItemSeed<'_, '_> {
-    type Value = ();
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
-        if self.first_error.is_some() {
-            // `add_document` stops at the first error: the rest only has to be valid JSON.
-            de.deserialize_ignored_any(serde::de::IgnoredAny)?;
-            return Ok(());
-        }
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Decoded, D::Error> {
         de.deserialize_any(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for ItemSeed<'_, '_> {
-    type Value = ();
+impl<'de> serde::de::Visitor<'de> for DecodeSeed<'_> {
+    type Value = Decoded;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a list item")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Decoded, A::Error> {
         let mut head = Map::new();
         while let Some((key, value)) = map.next_entry::<String, Value>()? {
             head.insert(key, value);
@@ -734,15 +706,13 @@ impl<'de> serde::de::Visitor<'de> for ItemSeed<'_, '_> {
             let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
             let plan = (group == groups::CLUSTER)
                 .then(|| {
-                    self.input
-                        .plans
+                    self.plans
                         .iter()
-                        .position(|(v, k, _)| v == version && k == kind)
+                        .find(|(v, k, _)| v == version && k == kind)
                 })
                 .flatten();
-            if let Some(plan) = plan {
-                let kind = kind.clone();
-                return self.add_typed(&kind, plan, head, map);
+            if let Some((_, kind, plan)) = plan {
+                return self.typed(kind, plan, head, map);
             }
             // Read as a document tree: the rest too.
             while let Some((key, value)) = map.next_entry::<String, Value>()? {
@@ -750,46 +720,151 @@ impl<'de> serde::de::Visitor<'de> for ItemSeed<'_, '_> {
             }
             break;
         }
-        self.add(Value::Object(head));
-        Ok(())
+        Ok(Decoded::Tree(Value::Object(head)))
     }
 
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Decoded, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element::<Value>()? {
             items.push(item);
         }
-        self.add(Value::Array(items));
-        Ok(())
+        Ok(Decoded::Tree(Value::Array(items)))
     }
 
-    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
-        self.add(Value::Null);
-        Ok(())
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Decoded, E> {
+        Ok(Decoded::Tree(Value::Null))
     }
 
-    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<(), E> {
-        self.add(Value::Bool(v));
-        Ok(())
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Decoded, E> {
+        Ok(Decoded::Tree(Value::Bool(v)))
     }
 
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
-        self.add(Value::from(v));
-        Ok(())
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Decoded, E> {
+        Ok(Decoded::Tree(Value::from(v)))
     }
 
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
-        self.add(Value::from(v));
-        Ok(())
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Decoded, E> {
+        Ok(Decoded::Tree(Value::from(v)))
     }
 
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
-        self.add(Value::from(v));
-        Ok(())
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Decoded, E> {
+        Ok(Decoded::Tree(Value::from(v)))
     }
 
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
-        self.add(Value::from(v));
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Decoded, E> {
+        Ok(Decoded::Tree(Value::from(v)))
+    }
+}
+
+impl SimInput {
+    /// Adds item `index` (1-based) of a list from `source`, decoded by [`DecodeSeed`]. The
+    /// first item that cannot be added is kept in `first_error`; the items after it are not
+    /// added, as [`SimInput::add_document`] stops there.
+    fn add_decoded(
+        &mut self,
+        source: &str,
+        index: usize,
+        decoded: Decoded,
+        first_error: &mut Option<SimError>,
+    ) {
+        if first_error.is_some() {
+            return;
+        }
+        /// Keeps `object` (as `form` makes it) in `list` when it has the name (and
+        /// namespace) [`SimInput::add_document`] requires.
+        fn keep<K, T>(
+            list: &mut Vec<T>,
+            object: K,
+            meta: fn(&K) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            form: fn(K) -> T,
+            (source, index, kind): (&str, usize, &str),
+        ) -> Result<(), SimError> {
+            let m = meta(&object);
+            let name = m.name.as_deref().unwrap_or_default();
+            let namespace = m.namespace.as_deref().unwrap_or_default();
+            if !has_identity(kind, name, namespace) {
+                let position = format!("item {index}");
+                return check_identity(source, &position, kind, name, namespace).map(|_| ());
+            }
+            list.push(form(object));
+            Ok(())
+        }
+        let hub = &mut self.hub;
+        let at = |kind| (source, index, kind);
+        let outcome = match decoded {
+            Decoded::Tree(value) => self.add_value(source, value, &format!("item {index}")),
+            Decoded::Cluster(o) => keep(
+                &mut hub.clusters,
+                o,
+                |o| &o.metadata,
+                Arc::new,
+                at("ManagedCluster"),
+            ),
+            Decoded::Set(o) => keep(
+                &mut hub.sets,
+                o,
+                |o| &o.metadata,
+                Arc::new,
+                at("ManagedClusterSet"),
+            ),
+            Decoded::Binding(o) => keep(
+                &mut hub.bindings,
+                o,
+                |o| &o.metadata,
+                Arc::new,
+                at("ManagedClusterSetBinding"),
+            ),
+            Decoded::Placement(o) => keep(
+                &mut hub.placements,
+                o,
+                |o| &o.metadata,
+                Arc::new,
+                at("Placement"),
+            ),
+            Decoded::Decision(o) => keep(
+                &mut hub.decisions,
+                o,
+                |o| &o.metadata,
+                Arc::new,
+                at("PlacementDecision"),
+            ),
+            Decoded::Score(o) => keep(
+                &mut self.scores,
+                o,
+                |o| &o.metadata,
+                |o| ScoreInput::new(&o),
+                at("AddOnPlacementScore"),
+            ),
+        };
+        if let Err(e) = outcome {
+            *first_error = Some(e);
+        }
+    }
+}
+
+/// One item of a typed [`ItemsSeed`], decoded by [`DecodeSeed`] and added by
+/// [`SimInput::add_decoded`]. A typed decoding error fails the whole read.
+struct ItemSeed<'i, 's> {
+    input: &'i mut SimInput,
+    source: &'s str,
+    /// 1-based position in the list.
+    index: usize,
+    first_error: &'i mut Option<SimError>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ItemSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        if self.first_error.is_some() {
+            // `add_document` stops at the first error: the rest only has to be valid JSON.
+            de.deserialize_ignored_any(serde::de::IgnoredAny)?;
+            return Ok(());
+        }
+        let plans = Arc::clone(&self.input.plans);
+        let decoded = DecodeSeed { plans: &plans }.deserialize(de)?;
+        self.input
+            .add_decoded(self.source, self.index, decoded, self.first_error);
         Ok(())
     }
 }
@@ -1157,11 +1232,15 @@ mod tests {
             let got = json_read.add_json("f", &text).map_err(|e| e.to_string());
             assert_eq!(got, expected, "{doc}");
             assert_eq!(state(&json_read), state(&whole), "{doc}");
-            // Read from a file a chunk at a time (here a byte at a time, pretty or not).
+            // Read from a file a chunk at a time (here a byte at a time, pretty or not), on
+            // one or more decoding threads with batches of every size.
             for text in [text.clone(), serde_json::to_string_pretty(&doc).unwrap()] {
-                let (chunked, got) = json_read_from(&before, &text);
-                assert_eq!(got.map_err(|e| e.to_string()), expected, "{text}");
-                assert_eq!(state(&chunked), state(&whole), "{text}");
+                for (threads, batch) in [(1, 1), (2, 1), (2, 2), (3, 1), (3, 256)] {
+                    let (chunked, got) = json_read_from(&before, &text, threads, batch);
+                    let at = format!("{threads} threads, batches of {batch}: {text}");
+                    assert_eq!(got.map_err(|e| e.to_string()), expected, "{at}");
+                    assert_eq!(state(&chunked), state(&whole), "{at}");
+                }
             }
             let yaml = serde_saphyr::to_string(&doc).unwrap();
             let got = yaml_read.add_yaml("f", &yaml).map_err(|e| e.to_string());
@@ -1218,10 +1297,17 @@ mod tests {
         }
     }
 
-    /// `base` with `text` added as `add_file` adds a `.json` file, read a byte at a time.
-    fn json_read_from(base: &SimInput, text: &str) -> (SimInput, Result<(), SimError>) {
+    /// `base` with `text` added as `add_file` adds a `.json` file, read a byte at a time and
+    /// decoded on `threads` threads, `batch` items at a time.
+    fn json_read_from(
+        base: &SimInput,
+        text: &str,
+        threads: usize,
+        batch: usize,
+    ) -> (SimInput, Result<(), SimError>) {
         let mut input = base.clone();
-        let result = match input.stream_json_list("f", OneByte(text.as_bytes())) {
+        let reader = OneByte(text.as_bytes());
+        let result = match input.stream_json_list_with("f", reader, threads, batch) {
             Ok(Some(result)) => result,
             Ok(None) => input.add_json_whole("f", text),
             Err(e) => panic!("reading from memory failed: {e}"),

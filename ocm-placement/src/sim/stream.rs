@@ -41,6 +41,18 @@ pub(super) enum Scan<E> {
     Io(std::io::Error),
 }
 
+impl<E> Scan<E> {
+    /// The same outcome with the item error mapped by `f`.
+    pub(super) fn map_item_error<F>(self, f: impl FnOnce(E) -> F) -> Scan<F> {
+        match self {
+            Scan::Done(head) => Scan::Done(head),
+            Scan::NotAList => Scan::NotAList,
+            Scan::Item(e) => Scan::Item(f(e)),
+            Scan::Io(e) => Scan::Io(e),
+        }
+    }
+}
+
 /// Reads the JSON document in `reader`, calling `item` with the bytes of each element of its
 /// top-level `items` array (an array under any other key is not looked into). Memory stays
 /// within a chunk plus the largest item.

@@ -1,0 +1,182 @@
+//! Decoding the items of a streamed JSON `List` on several threads.
+//!
+//! The reading thread cuts the text into items ([`super::stream`]) and hands them out in
+//! batches, round robin, to decoding threads; the decoded batches come back in any order and
+//! are added to the [`SimInput`] in list order, so the result (objects, their order, the first
+//! error) is the one of the one-thread read.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use super::{DecodeSeed, Decoded, SimError, SimInput, stream};
+
+/// Items handed to a decoding thread at a time.
+pub(super) const BATCH: usize = 256;
+
+/// Batches waiting for each decoding thread, beyond the one it decodes.
+const QUEUE: usize = 2;
+
+/// Items' JSON texts, back to back.
+#[derive(Default)]
+struct Batch {
+    text: Vec<u8>,
+    /// Where each item ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Batch {
+    fn push(&mut self, item: &[u8]) {
+        self.text.extend_from_slice(item);
+        self.ends.push(self.text.len());
+    }
+
+    fn items(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter().copied())
+            .filter_map(|(start, end)| self.text.get(start..end))
+    }
+}
+
+/// Why an item did not decode.
+enum Failure {
+    /// It is valid JSON that does not decode into its type: the whole read falls back unless
+    /// an earlier item already failed (the items after a failure only have to be valid JSON).
+    Type,
+    /// It is not valid JSON: the whole read falls back.
+    Malformed,
+}
+
+type Decodings = Vec<Result<Decoded, Failure>>;
+
+/// Adds decoded batches in list order.
+struct Merger<'a> {
+    source: &'a str,
+    batch: usize,
+    /// The next batch to add.
+    next: usize,
+    /// Batches that came back before the ones ahead of them.
+    waiting: BTreeMap<usize, Decodings>,
+}
+
+impl Merger<'_> {
+    /// Takes batch `seq`, and adds every batch that is now next. `false` when an item sends
+    /// the read to the whole-text path.
+    fn take(
+        &mut self,
+        input: &mut SimInput,
+        seq: usize,
+        decodings: Decodings,
+        first_error: &mut Option<SimError>,
+    ) -> bool {
+        self.waiting.insert(seq, decodings);
+        while let Some(decodings) = self.waiting.remove(&self.next) {
+            let base = self.next * self.batch;
+            for (i, decoded) in decodings.into_iter().enumerate() {
+                match decoded {
+                    Ok(decoded) => {
+                        input.add_decoded(self.source, base + i + 1, decoded, first_error)
+                    }
+                    Err(Failure::Type) if first_error.is_some() => {}
+                    Err(_) => return false,
+                }
+            }
+            self.next += 1;
+        }
+        true
+    }
+}
+
+/// Scans `reader` as a `List`, its items decoded on `threads` threads, `batch` at a time, and
+/// added to `input` in order. An item that sends the read to the whole-text path stops the
+/// scan with [`stream::Scan::Item`].
+pub(super) fn scan(
+    input: &mut SimInput,
+    source: &str,
+    reader: impl Read,
+    threads: usize,
+    batch: usize,
+    first_error: &mut Option<SimError>,
+) -> stream::Scan<()> {
+    let plans = Arc::clone(&input.plans);
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Decodings)>();
+        let mut queues = Vec::with_capacity(threads);
+        for _ in 0..threads {
+            let (tx, rx) = mpsc::sync_channel::<(usize, Batch)>(QUEUE);
+            let done = done_tx.clone();
+            let plans = Arc::clone(&plans);
+            scope.spawn(move || {
+                let seed = DecodeSeed { plans: &plans };
+                for (seq, batch) in rx {
+                    let decodings = batch
+                        .items()
+                        .map(|item| {
+                            seed.decode_slice(item).map_err(|_| {
+                                match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
+                                    Ok(_) => Failure::Type,
+                                    Err(_) => Failure::Malformed,
+                                }
+                            })
+                        })
+                        .collect();
+                    if done.send((seq, decodings)).is_err() {
+                        return;
+                    }
+                }
+            });
+            queues.push(tx);
+        }
+        drop(done_tx);
+
+        let mut merger = Merger {
+            source,
+            batch,
+            next: 0,
+            waiting: BTreeMap::new(),
+        };
+        let mut pending = Batch::default();
+        let mut sent = 0;
+        let mut hand_out =
+            |pending: Batch, input: &mut SimInput, first_error: &mut Option<SimError>| {
+                // Blocks while that thread has a full queue.
+                if queues[sent % threads].send((sent, pending)).is_err() {
+                    return false;
+                }
+                sent += 1;
+                while let Ok((seq, decodings)) = done_rx.try_recv() {
+                    if !merger.take(input, seq, decodings, first_error) {
+                        return false;
+                    }
+                }
+                true
+            };
+        let scan = stream::scan_list(reader, |item| {
+            pending.push(item);
+            if pending.ends.len() < batch {
+                return Ok(());
+            }
+            if hand_out(std::mem::take(&mut pending), input, first_error) {
+                Ok(())
+            } else {
+                Err(())
+            }
+        });
+        let stream::Scan::Done(head) = scan else {
+            return scan;
+        };
+        if !pending.ends.is_empty() && !hand_out(pending, input, first_error) {
+            return stream::Scan::Item(());
+        }
+        // The threads end once their queues are closed and drained.
+        drop(queues);
+        for (seq, decodings) in done_rx {
+            if !merger.take(input, seq, decodings, first_error) {
+                return stream::Scan::Item(());
+            }
+        }
+        stream::Scan::Done(head)
+    })
+}
