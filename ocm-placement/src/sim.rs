@@ -138,6 +138,12 @@ impl SimInput {
     /// Reads one file as `ocm-placement-sim` does: a `.json` file as one JSON document, any
     /// other as a YAML stream (one or more documents separated by `---`). Errors name the file
     /// and, for YAML, the document and the line it starts on.
+    ///
+    /// A `.json` file holding a `List` (as `kubectl get -o json` writes it) is read a chunk at
+    /// a time, never whole, and its items are decoded on as many threads as the machine has
+    /// cores (at most four, spawned for the call and joined before it returns); the outcome is
+    /// the one of reading the text with [`SimInput::add_json`]. Any other `.json` document is
+    /// read whole.
     pub fn add_file(&mut self, path: &Path) -> Result<(), SimError> {
         let name = path.display().to_string();
         let read_error = |e: std::io::Error| SimError::Read {
