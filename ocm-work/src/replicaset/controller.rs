@@ -704,9 +704,12 @@ impl ReplicaSetController {
 
         let works = self.owned_works(&owner).await?;
         // cluster namespace -> (work, placements it was fanned out for); the last one wins.
-        let mut by_cluster: BTreeMap<String, (ManifestWork, BTreeSet<String>)> = BTreeMap::new();
-        let mut by_placement: BTreeMap<String, Vec<ManifestWork>> = BTreeMap::new();
-        for work in works {
+        // Both maps share each listed work (a fleet's works, status and feedback included,
+        // are several MiB: a copy per map made the controller's pass the process's peak).
+        let mut by_cluster: BTreeMap<String, (Arc<ManifestWork>, BTreeSet<String>)> =
+            BTreeMap::new();
+        let mut by_placement: BTreeMap<String, Vec<Arc<ManifestWork>>> = BTreeMap::new();
+        for work in works.into_iter().map(Arc::new) {
             let placement = work.labels().get(labels::PLACEMENT_NAME).cloned();
             let mut placements = BTreeSet::new();
             if let Some(p) = &placement {
@@ -754,9 +757,9 @@ impl ReplicaSetController {
             let mut statuses = Vec::new();
             let placement_works = by_placement
                 .get(&placement_ref.name)
-                .cloned()
+                .map(Vec::as_slice)
                 .unwrap_or_default();
-            for work in &placement_works {
+            for work in placement_works {
                 if !templates.holds(work) {
                     continue;
                 }
@@ -854,7 +857,7 @@ impl ReplicaSetController {
                     &cluster.cluster_name,
                     &placement_ref.name,
                 );
-                match self.apply_work(&required, record.map(|(w, _)| w)).await {
+                match self.apply_work(&required, record.map(|(w, _)| &**w)).await {
                     Ok(()) => {
                         existing.insert(cluster.cluster_name.clone());
                     }
