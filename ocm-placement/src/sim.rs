@@ -241,7 +241,7 @@ impl SimInput {
     pub fn add_yaml(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
         for doc in yaml::documents(text) {
             let source = format!("{source_name} (document {}, line {})", doc.index, doc.line);
-            let streamed = self.stream_list(&source, false, |seed| {
+            let streamed = self.stream_list(&source, |seed| {
                 serde_saphyr::with_deserializer_from_str_with_options(
                     doc.text,
                     yaml_options(),
@@ -265,17 +265,13 @@ impl SimInput {
 
     /// Adds the JSON document read from `source_name`.
     ///
-    /// A `List` is read item by item: only one item's document tree is in memory at a time,
-    /// not the whole list's. The result is the one [`SimInput::add_document`] gives for the
-    /// whole document (anything else than a well-formed `List` is read as a whole).
+    /// A `List` is read item by item, as [`SimInput::add_file`] reads a `.json` file: only
+    /// a few items' document trees are in memory at a time, not the whole list's. The result
+    /// is the one [`SimInput::add_document`] gives for the whole document (anything else than
+    /// a well-formed `List` is read as a whole).
     pub fn add_json(&mut self, source_name: &str, text: &str) -> Result<(), SimError> {
-        let streamed = self.stream_list(source_name, true, |seed| {
-            let mut de = serde_json::Deserializer::from_str(text);
-            let outcome = serde::de::DeserializeSeed::deserialize(seed, &mut de).ok()?;
-            de.end().ok()?;
-            Some(outcome)
-        });
-        if let Some(result) = streamed {
+        // Reading from memory cannot fail: an error would only send it to the whole read.
+        if let Ok(Some(result)) = self.stream_json_list(source_name, text.as_bytes()) {
             return result;
         }
         self.add_json_whole(source_name, text)
@@ -290,18 +286,13 @@ impl SimInput {
         self.add_document(source_name, value)
     }
 
-    /// Reads one document with `parse` as a `List`, adding its items as they are decoded.
-    /// Returns `None`, with nothing added, when the document is not a well-formed `List` (or
-    /// does not parse): the caller then reads it as a whole, which gives the result (or the
-    /// error) of [`SimInput::add_document`].
-    ///
-    /// With `typed` (JSON only), an item of a kind the simulator reads is decoded straight
-    /// into its type, its schema defaults applied on the way ([`defaulting`]); an item that
-    /// does not decode so also gives `None`, so that its error is the whole read's.
+    /// Reads one YAML document with `parse` as a `List`, adding its items as they are
+    /// decoded. Returns `None`, with nothing added, when the document is not a well-formed
+    /// `List` (or does not parse): the caller then reads it as a whole, which gives the result
+    /// (or the error) of [`SimInput::add_document`].
     fn stream_list(
         &mut self,
         source: &str,
-        typed: bool,
         parse: impl FnOnce(ListSeed<'_, '_>) -> Option<ListOutcome>,
     ) -> Option<Result<(), SimError>> {
         let mark = self.mark();
@@ -309,7 +300,6 @@ impl SimInput {
         let outcome = parse(ListSeed {
             input: &mut *self,
             source,
-            typed,
             first_error: &mut first_error,
         });
         let is_list = outcome
@@ -516,8 +506,6 @@ struct ListOutcome {
 struct ListSeed<'i, 's> {
     input: &'i mut SimInput,
     source: &'s str,
-    /// Whether items are decoded straight into their types (see [`SimInput::stream_list`]).
-    typed: bool,
     /// The first item that could not be added; later items are then skipped, as
     /// [`SimInput::add_document`] stops there.
     first_error: &'i mut Option<SimError>,
@@ -556,7 +544,6 @@ impl<'de> serde::de::Visitor<'de> for ListSeed<'_, '_> {
                     map.next_value_seed(ItemsSeed {
                         input: &mut *self.input,
                         source: self.source,
-                        typed: self.typed,
                         first_error: &mut *self.first_error,
                     })?;
                 }
@@ -573,7 +560,6 @@ impl<'de> serde::de::Visitor<'de> for ListSeed<'_, '_> {
 struct ItemsSeed<'i, 's> {
     input: &'i mut SimInput,
     source: &'s str,
-    typed: bool,
     first_error: &'i mut Option<SimError>,
 }
 
@@ -594,20 +580,6 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_, '_> {
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0;
-        if self.typed {
-            loop {
-                i += 1;
-                let item = ItemSeed {
-                    input: &mut *self.input,
-                    source: self.source,
-                    index: i,
-                    first_error: &mut *self.first_error,
-                };
-                if seq.next_element_seed(item)?.is_none() {
-                    return Ok(());
-                }
-            }
-        }
         while let Some(item) = seq.next_element::<Value>()? {
             i += 1;
             if self.first_error.is_none()
@@ -845,33 +817,6 @@ impl SimInput {
         if let Err(e) = outcome {
             *first_error = Some(e);
         }
-    }
-}
-
-/// One item of a typed [`ItemsSeed`], decoded by [`DecodeSeed`] and added by
-/// [`SimInput::add_decoded`]. A typed decoding error fails the whole read.
-struct ItemSeed<'i, 's> {
-    input: &'i mut SimInput,
-    source: &'s str,
-    /// 1-based position in the list.
-    index: usize,
-    first_error: &'i mut Option<SimError>,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for ItemSeed<'_, '_> {
-    type Value = ();
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
-        if self.first_error.is_some() {
-            // `add_document` stops at the first error: the rest only has to be valid JSON.
-            de.deserialize_ignored_any(serde::de::IgnoredAny)?;
-            return Ok(());
-        }
-        let plans = Arc::clone(&self.input.plans);
-        let decoded = DecodeSeed { plans: &plans }.deserialize(de)?;
-        self.input
-            .add_decoded(self.source, self.index, decoded, self.first_error);
-        Ok(())
     }
 }
 
@@ -1259,10 +1204,8 @@ mod tests {
         let streams = |doc: Value| {
             let text = doc.to_string();
             SimInput::new()
-                .stream_list("f", true, |seed| {
-                    let mut de = serde_json::Deserializer::from_str(&text);
-                    serde::de::DeserializeSeed::deserialize(seed, &mut de).ok()
-                })
+                .stream_json_list("f", text.as_bytes())
+                .expect("read from memory")
                 .is_some()
         };
         assert!(streams(json!({"items": [cluster("a")], "kind": "List"})));
