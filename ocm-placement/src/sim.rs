@@ -13,6 +13,13 @@
 //! 3. [`SimInput::schedule`] schedules one placement at a given instant;
 //! 4. [`render`] turns a [`ScheduleResult`] into the JSON the `ocm-placement-sim` binary prints.
 //!
+//! Memory: the input keeps each ManagedCluster as what the scheduler reads of it (labels,
+//! claims, taints and resources, their strings shared across clusters) and its JSON text,
+//! not as a typed object, which costs several times as much. A snapshot built from it
+//! decodes a cluster's object the first time something asks for it (a custom plugin calling
+//! [`ClusterView::managed_cluster`](crate::plugins::ClusterView::managed_cluster), or a CEL
+//! selector reading more than the name, labels and claims) and keeps it from then on.
+//!
 //! ```
 //! use ocm_placement::sim::SimInput;
 //! use serde_json::json;
@@ -59,7 +66,8 @@ use serde_json::{Map, Value, json};
 
 use crate::explain::Outcome;
 use crate::hub::HubState;
-use crate::snapshot::ScoreInput;
+use crate::snapshot::{PreparedCluster, ScoreInput};
+use crate::symbols::Symbols;
 use crate::{ScheduleResult, Scheduler, Snapshot};
 
 pub use crate::error::SimError;
@@ -67,8 +75,14 @@ pub use crate::error::SimError;
 /// Hub objects collected from simulator input.
 #[derive(Debug, Clone, Default)]
 pub struct SimInput {
-    /// The objects read, AddOnPlacementScores apart.
+    /// The objects read, ManagedClusters and AddOnPlacementScores apart.
     hub: HubState,
+    /// The ManagedClusters read, as the snapshot keeps them (their JSON text and what the
+    /// scheduler reads of them, interned in `symbols`): a typed object with its maps and
+    /// strings costs several times as much.
+    clusters: Vec<PreparedCluster>,
+    /// The strings of `clusters`; every snapshot starts from a copy of it.
+    symbols: Symbols,
     /// The AddOnPlacementScores read, reduced to what the scheduler reads of them (there is
     /// usually one or more per cluster: their full objects would cost as much as the clusters).
     scores: Vec<ScoreInput>,
@@ -316,7 +330,7 @@ impl SimInput {
         let h = &self.hub;
         (
             [
-                h.clusters.len(),
+                self.clusters.len(),
                 h.sets.len(),
                 h.bindings.len(),
                 h.placements.len(),
@@ -330,7 +344,7 @@ impl SimInput {
     /// Forgets what was added since `mark`.
     fn rollback(&mut self, (lengths, ignored): ([usize; 6], BTreeMap<String, usize>)) {
         let h = &mut self.hub;
-        h.clusters.truncate(lengths[0]);
+        self.clusters.truncate(lengths[0]);
         h.sets.truncate(lengths[1]);
         h.bindings.truncate(lengths[2]);
         h.placements.truncate(lengths[3]);
@@ -415,10 +429,11 @@ impl SimInput {
         apply_schema_defaults(&mut value, schema);
         let bad = |e: serde_json::Error| err(label.clone(), e.to_string());
         match kind.as_str() {
-            "ManagedCluster" => self
-                .hub
-                .clusters
-                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
+            "ManagedCluster" => {
+                let cluster: ManagedCluster = serde_json::from_value(value).map_err(bad)?;
+                self.clusters
+                    .push(PreparedCluster::new(&mut self.symbols, &cluster));
+            }
             "ManagedClusterSet" => self
                 .hub
                 .sets
@@ -460,6 +475,10 @@ impl SimInput {
     /// The scheduler's view of the input.
     pub fn snapshot(&self) -> Snapshot {
         let mut builder = self.hub.builder();
+        builder.with_symbols(self.symbols.clone());
+        for cluster in &self.clusters {
+            builder.add_prepared(cluster.clone());
+        }
         for score in &self.scores {
             builder.add_score_input(score.clone());
         }
@@ -599,6 +618,8 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_, '_> {
 #[derive(Debug)]
 enum Decoded {
     Cluster(ManagedCluster),
+    /// A ManagedCluster already in the form the input keeps (made by a decoding thread).
+    Prepared(Box<PreparedCluster>),
     Set(ManagedClusterSet),
     Binding(ManagedClusterSetBinding),
     Placement(Placement),
@@ -754,7 +775,7 @@ impl SimInput {
             list: &mut Vec<T>,
             object: K,
             meta: fn(&K) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-            form: fn(K) -> T,
+            form: impl FnOnce(K) -> T,
             (source, index, kind): (&str, usize, &str),
         ) -> Result<(), SimError> {
             let m = meta(&object);
@@ -771,13 +792,25 @@ impl SimInput {
         let at = |kind| (source, index, kind);
         let outcome = match decoded {
             Decoded::Tree(value) => self.add_value(source, value, &format!("item {index}")),
-            Decoded::Cluster(o) => keep(
-                &mut hub.clusters,
-                o,
-                |o| &o.metadata,
-                Arc::new,
-                at("ManagedCluster"),
-            ),
+            Decoded::Prepared(p) => {
+                if p.name.is_empty() {
+                    let position = format!("item {index}");
+                    check_identity(source, &position, "ManagedCluster", "", "").map(|_| ())
+                } else {
+                    self.clusters.push(*p);
+                    Ok(())
+                }
+            }
+            Decoded::Cluster(o) => {
+                let symbols = &mut self.symbols;
+                keep(
+                    &mut self.clusters,
+                    o,
+                    |o| &o.metadata,
+                    |o| PreparedCluster::new(symbols, &o),
+                    at("ManagedCluster"),
+                )
+            }
             Decoded::Set(o) => keep(
                 &mut hub.sets,
                 o,
@@ -1085,6 +1118,85 @@ mod tests {
             "metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
     }
 
+    /// Clusters the simulator keeps as JSON text schedule as typed ones do, whatever a CEL
+    /// selector reads (the entry's strings, or the object decoded on demand), and the
+    /// object a plugin gets back is the one read.
+    #[test]
+    fn clusters_kept_as_text_schedule_like_typed_ones() {
+        let cluster = |name: &str, env: &str, cpu: &str| {
+            json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                "metadata": {"name": name, "labels": {"env": env,
+                    "cluster.open-cluster-management.io/clusterset": "default"},
+                    "annotations": {"tier": format!("t-{env}")}},
+                "spec": {"hubAcceptsClient": true},
+                "status": {"clusterClaims": [{"name": "region", "value": format!("r-{name}")}],
+                    "allocatable": {"cpu": cpu}, "capacity": {"cpu": "64"},
+                    "version": {"kubernetes": "v1.30.1"}}})
+        };
+        let mut input = SimInput::new();
+        input
+            .add_document("f", json!({"kind": "List", "items": [
+                cluster("c1", "prod", "4"), cluster("c2", "dev", "16"), cluster("c3", "prod", "32"),
+                {"apiVersion": "cluster.open-cluster-management.io/v1beta2",
+                 "kind": "ManagedClusterSet", "metadata": {"name": "default"}},
+                {"apiVersion": "cluster.open-cluster-management.io/v1beta2",
+                 "kind": "ManagedClusterSetBinding", "metadata": {"name": "default", "namespace": "ns"},
+                 "spec": {"clusterSet": "default"}}]}))
+            .unwrap();
+        let typed: Vec<Arc<ManagedCluster>> = ["c1", "c2", "c3"]
+            .iter()
+            .zip([("prod", "4"), ("dev", "16"), ("prod", "32")])
+            .map(|(n, (e, c))| {
+                let mut v = cluster(n, e, c);
+                let schema = &input.schemas[&(
+                    groups::CLUSTER.to_string(),
+                    "v1".to_string(),
+                    "ManagedCluster".to_string(),
+                )];
+                apply_schema_defaults(&mut v, schema);
+                Arc::new(serde_json::from_value(v).unwrap())
+            })
+            .collect();
+        let mut hub = input.hub.clone();
+        hub.clusters = typed.clone();
+        let from_text = input.snapshot();
+        let from_typed = hub.snapshot();
+        for (i, c) in typed.iter().enumerate() {
+            let id = crate::snapshot::ClusterId(u32::try_from(i).unwrap());
+            assert_eq!(from_text.managed_cluster(id), Some(&**c));
+        }
+        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        for expression in [
+            r#"managedCluster.metadata.labels["env"] == "prod""#,
+            r#"managedCluster.metadata.annotations["tier"] == "t-dev""#,
+            r#"managedCluster.status.allocatable["cpu"] == "16""#,
+            r#"managedCluster.status.clusterClaims.exists(c, c.value == "r-c3")"#,
+            r#"managedCluster.status.version.kubernetes.startsWith("v1.30") && "dev" in managedCluster.metadata.labels.map(k, managedCluster.metadata.labels[k])"#,
+            r#"has(managedCluster.status) && managedCluster.metadata.name != "c1""#,
+        ] {
+            let placement: Placement = serde_json::from_value(placement_doc(json!({
+                "predicates": [{"requiredClusterSelector": {"celSelector":
+                    {"celExpressions": [expression]}}}]})))
+            .unwrap();
+            let names = |snapshot: &Snapshot| -> Vec<String> {
+                let result = input.schedule(&placement, snapshot, now).unwrap();
+                render(&placement, &result, snapshot, now)["selected"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap().to_string())
+                    .collect()
+            };
+            let expected = names(&from_typed);
+            assert!(
+                !expected.is_empty() && expected.len() < 3,
+                "{expression}: {expected:?}"
+            );
+            assert_eq!(names(&input.snapshot()), expected, "{expression}");
+            assert_eq!(names(&from_text), expected, "{expression}");
+        }
+    }
+
     #[test]
     fn documents_are_split_at_markers() {
         let docs = yaml::documents("# head\n---\na: 1\n---\n\n--- b: 2\n...\n---\nc: 3\n");
@@ -1094,7 +1206,18 @@ mod tests {
 
     /// What an input holds, for comparing two.
     fn state(input: &SimInput) -> String {
-        format!("{:?} {:?} {:?}", input.hub, input.scores, input.ignored)
+        let clusters: Vec<_> = input
+            .clusters
+            .iter()
+            .map(|c| (&c.name, c.terminating, c.entry.source.get()))
+            .collect();
+        // The scheduler's view of the clusters, strings resolved (the symbols themselves
+        // depend on what else was interned).
+        let entries = input.snapshot().describe_clusters();
+        format!(
+            "{:?} {clusters:?} {entries:?} {:?} {:?}",
+            input.hub, input.scores, input.ignored
+        )
     }
 
     /// Reading a List item by item gives what reading the whole document gives: the same
@@ -1102,9 +1225,17 @@ mod tests {
     /// read as a whole.
     #[test]
     fn streamed_lists_read_like_whole_documents() {
+        // Strings shared by clusters and strings of one cluster alone, in labels, claims and
+        // taints: the threaded read interns them per batch, then in the input's table.
         let cluster = |name: &str| {
             json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
-                "metadata": {"name": name, "labels": {"a": "b"}}})
+                "metadata": {"name": name, "labels": {"a": "b", "zone": format!("z-{name}"),
+                    format!("only-{name}"): name}},
+                "spec": {"taints": [{"key": format!("t-{name}"), "value": "b",
+                    "effect": "NoSelect", "timeAdded": "2026-01-01T00:00:00Z"}]},
+                "status": {"clusterClaims": [{"name": "id", "value": format!("id-{name}")},
+                    {"name": format!("c-{name}")}, {"name": "a", "value": "b"}],
+                    "allocatable": {"cpu": "2"}, "capacity": {"cpu": "4"}}})
         };
         let bad = json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
             "kind": "Placement", "metadata": {"namespace": "x"}});

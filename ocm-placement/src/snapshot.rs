@@ -19,7 +19,7 @@ use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding, Sel
 use ocm_api::constants::{cluster as cluster_consts, labels};
 
 use crate::selector::{CompiledSelector, SelectorSpec};
-use crate::symbols::{ABSENT, Sym, SymMap, Symbols};
+use crate::symbols::{ABSENT, Sym, SymMap, Symbols, remap};
 use ocm_api::k8s::quantity::approximate_f64;
 
 /// Index of a cluster in a [`Snapshot`]; clusters are numbered in name order.
@@ -62,7 +62,127 @@ pub(crate) struct ClusterEntry {
     pub(crate) taints: Box<[CompactTaint]>,
     pub(crate) cpu: Option<f64>,
     pub(crate) memory: Option<f64>,
-    pub(crate) source: Arc<ManagedCluster>,
+    /// Whether `metadata.name` is set.
+    pub(crate) has_name: bool,
+    pub(crate) source: ClusterSource,
+}
+
+/// Where the snapshot finds a cluster's whole object.
+#[derive(Debug, Clone)]
+pub(crate) enum ClusterSource {
+    /// The object, shared with the caller (a reflector store, a [`HubState`](crate::HubState)).
+    Typed(Arc<ManagedCluster>),
+    /// Its JSON text, decoded the first time something asks for the object (the simulator
+    /// keeps clusters so: the text costs a fraction of the typed object's maps and strings).
+    Json(Arc<JsonCluster>),
+}
+
+impl ClusterSource {
+    /// The object; `None` only if a [`JsonCluster`]'s text does not decode, which cannot
+    /// happen for text made by [`JsonCluster::new`].
+    pub(crate) fn get(&self) -> Option<&ManagedCluster> {
+        match self {
+            ClusterSource::Typed(c) => Some(c),
+            ClusterSource::Json(j) => j.get(),
+        }
+    }
+}
+
+/// A ManagedCluster kept as its JSON text and decoded on first use.
+pub(crate) struct JsonCluster {
+    text: Box<[u8]>,
+    typed: std::sync::OnceLock<Option<Box<ManagedCluster>>>,
+}
+
+impl JsonCluster {
+    /// Keeps `cluster` as its JSON text.
+    pub(crate) fn new(cluster: &ManagedCluster) -> Self {
+        JsonCluster {
+            // Serializing a typed object to memory does not fail (string keys, no custom
+            // serializer that errors); an empty text would decode to nothing.
+            text: serde_json::to_vec(cluster).unwrap_or_default().into(),
+            typed: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The object, decoded once.
+    pub(crate) fn get(&self) -> Option<&ManagedCluster> {
+        self.typed
+            .get_or_init(|| serde_json::from_slice(&self.text).ok().map(Box::new))
+            .as_deref()
+    }
+
+    /// Bytes held: the text, and the object once decoded (estimated).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.text.len()
+    }
+}
+
+impl std::fmt::Debug for JsonCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonCluster")
+            .field("text_bytes", &self.text.len())
+            .field("decoded", &self.typed.get().is_some())
+            .finish()
+    }
+}
+
+/// A cluster added to a [`SnapshotBuilder`] with its entry already computed against the
+/// builder's symbol table (see [`SnapshotBuilder::with_symbols`]).
+#[derive(Debug, Clone)]
+pub(crate) struct PreparedCluster {
+    pub(crate) name: Box<str>,
+    pub(crate) terminating: bool,
+    pub(crate) entry: ClusterEntry,
+}
+
+impl PreparedCluster {
+    /// Computes the entry of `cluster` against `symbols`, keeping the object as JSON text.
+    pub(crate) fn new(symbols: &mut Symbols, cluster: &ManagedCluster) -> Self {
+        PreparedCluster {
+            name: cluster.metadata.name.as_deref().unwrap_or_default().into(),
+            terminating: cluster.metadata.deletion_timestamp.is_some(),
+            entry: cluster_entry(
+                symbols,
+                cluster,
+                ClusterSource::Json(Arc::new(JsonCluster::new(cluster))),
+            ),
+        }
+    }
+}
+
+impl PreparedCluster {
+    /// Translates the entry's symbols by `map` (from the table it was computed against to
+    /// another one, as [`SymMap::remap`]).
+    pub(crate) fn remap(&mut self, map: &[Sym]) {
+        let e = &mut self.entry;
+        e.labels = e.labels.remap(map);
+        e.claims = e.claims.remap(map);
+        for (n, v) in e.claim_list.iter_mut() {
+            *n = remap(map, *n);
+            *v = remap(map, *v);
+        }
+        for t in e.taints.iter_mut() {
+            t.key = remap(map, t.key);
+            t.value = remap(map, t.value);
+        }
+    }
+}
+
+/// A cluster waiting in a [`SnapshotBuilder`].
+#[derive(Debug, Clone)]
+enum PendingCluster {
+    Typed(Arc<ManagedCluster>),
+    Prepared(PreparedCluster),
+}
+
+impl PendingCluster {
+    fn name(&self) -> &str {
+        match self {
+            PendingCluster::Typed(c) => c.metadata.name.as_deref().unwrap_or_default(),
+            PendingCluster::Prepared(p) => &p.name,
+        }
+    }
 }
 
 /// One AddOnPlacementScore as added to the builder: what the scheduler reads of it.
@@ -214,8 +334,11 @@ impl Snapshot {
     }
 
     /// The ManagedCluster object of a cluster.
+    ///
+    /// A snapshot the simulator builds keeps clusters as JSON text: the object is decoded the
+    /// first time it is asked for, and kept.
     pub fn managed_cluster(&self, id: ClusterId) -> Option<&ManagedCluster> {
-        self.clusters.get(id.index()).map(|c| &*c.source)
+        self.clusters.get(id.index()).and_then(|c| c.source.get())
     }
 
     /// The AddOnPlacementScore `<cluster name>/<resource_name>`: `None` when the snapshot
@@ -270,8 +393,51 @@ impl Snapshot {
             .filter_map(|&i| self.decisions.get(i))
     }
 
+    /// Each cluster's entry with its strings resolved, for comparing snapshots whose symbol
+    /// tables differ.
+    #[cfg(test)]
+    pub(crate) fn describe_clusters(&self) -> Vec<String> {
+        let s = |sym: Sym| {
+            if sym == ABSENT {
+                None
+            } else {
+                Some(self.symbols.resolve(sym))
+            }
+        };
+        let map = |m: &SymMap| -> BTreeMap<&str, &str> {
+            m.pairs()
+                .iter()
+                .map(|&(k, v)| (self.symbols.resolve(k), self.symbols.resolve(v)))
+                .collect()
+        };
+        self.clusters
+            .iter()
+            .zip(self.names.iter())
+            .zip(&self.terminating)
+            .map(|((e, name), terminating)| {
+                let claim_list: Vec<_> = e.claim_list.iter().map(|&(n, v)| (s(n), s(v))).collect();
+                let taints: Vec<_> = e
+                    .taints
+                    .iter()
+                    .map(|t| (s(t.key), s(t.value), &t.effect, t.time_added))
+                    .collect();
+                format!(
+                    "{name} {terminating} {:?} {:?} {claim_list:?} {taints:?} {:?} {:?} {} {} {}",
+                    map(&e.labels),
+                    map(&e.claims),
+                    e.cpu,
+                    e.memory,
+                    e.has_labels,
+                    e.has_claims,
+                    e.has_name
+                )
+            })
+            .collect()
+    }
+
     /// Estimated bytes the snapshot itself holds per cluster: its index structures and string
-    /// table, excluding the ManagedCluster objects it shares with the caller through `Arc`.
+    /// table, excluding the ManagedCluster objects it shares with the caller through `Arc`
+    /// (the JSON text of the clusters the simulator keeps so is included).
     pub fn heap_bytes(&self) -> usize {
         let clusters: usize = self
             .clusters
@@ -282,6 +448,10 @@ impl Snapshot {
                     + c.claims.heap_bytes()
                     + c.claim_list.len() * std::mem::size_of::<(Sym, Sym)>()
                     + c.taints.len() * std::mem::size_of::<CompactTaint>()
+                    + match &c.source {
+                        ClusterSource::Typed(_) => 0,
+                        ClusterSource::Json(j) => j.heap_bytes(),
+                    }
             })
             .sum();
         let names: usize = self.names.iter().map(|n| n.len() + 16).sum();
@@ -338,7 +508,9 @@ enum SetSelectorInput {
 /// Collects hub objects into a [`Snapshot`].
 #[derive(Debug, Default)]
 pub struct SnapshotBuilder {
-    clusters: Vec<Arc<ManagedCluster>>,
+    /// The string table to start from (prepared clusters' symbols are its).
+    symbols: Option<Symbols>,
+    clusters: Vec<PendingCluster>,
     sets: Vec<(String, SetSelectorInput)>,
     bindings: Vec<(String, String)>,
     scores: Vec<ScoreInput>,
@@ -354,7 +526,21 @@ impl SnapshotBuilder {
 
     /// Adds a ManagedCluster in place.
     pub fn add_cluster(&mut self, cluster: impl Into<Arc<ManagedCluster>>) -> &mut Self {
-        self.clusters.push(cluster.into());
+        self.clusters.push(PendingCluster::Typed(cluster.into()));
+        self
+    }
+
+    /// Starts the snapshot's string table from `symbols`: what [`PreparedCluster`]s added
+    /// later were computed against.
+    pub(crate) fn with_symbols(&mut self, symbols: Symbols) -> &mut Self {
+        self.symbols = Some(symbols);
+        self
+    }
+
+    /// Adds a cluster whose entry was computed against the table given to
+    /// [`SnapshotBuilder::with_symbols`].
+    pub(crate) fn add_prepared(&mut self, cluster: PreparedCluster) -> &mut Self {
+        self.clusters.push(PendingCluster::Prepared(cluster));
         self
     }
 
@@ -438,29 +624,34 @@ impl SnapshotBuilder {
 
     /// Builds the snapshot. Clusters with the same name keep the last one added.
     pub fn build(self) -> Snapshot {
-        let mut symbols = Symbols::default();
+        let mut symbols = self.symbols.unwrap_or_default();
         // Interned up front so that empty taint values and tolerations compare cheaply.
         symbols.intern("");
         let set_label = symbols.intern(labels::CLUSTER_SET);
 
         let mut clusters = self.clusters;
-        clusters.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        clusters.sort_by(|a, b| a.name().cmp(b.name()));
         // Keep the last of equal names: reverse-dedup keeps the first of each run.
         clusters.reverse();
-        clusters.dedup_by(|a, b| a.metadata.name == b.metadata.name);
+        clusters.dedup_by(|a, b| a.name() == b.name());
         clusters.reverse();
 
-        let names: Arc<[Box<str>]> = clusters
-            .iter()
-            .map(|c| Box::from(c.metadata.name.as_deref().unwrap_or_default()))
-            .collect();
+        let names: Arc<[Box<str>]> = clusters.iter().map(|c| Box::from(c.name())).collect();
         let terminating: Vec<bool> = clusters
             .iter()
-            .map(|c| c.metadata.deletion_timestamp.is_some())
+            .map(|c| match c {
+                PendingCluster::Typed(c) => c.metadata.deletion_timestamp.is_some(),
+                PendingCluster::Prepared(p) => p.terminating,
+            })
             .collect();
         let entries: Vec<ClusterEntry> = clusters
             .into_iter()
-            .map(|c| compact_cluster(&mut symbols, c))
+            .map(|c| match c {
+                PendingCluster::Typed(c) => {
+                    cluster_entry(&mut symbols, &c, ClusterSource::Typed(Arc::clone(&c)))
+                }
+                PendingCluster::Prepared(p) => p.entry,
+            })
             .collect();
 
         let id_of = |name: &str| -> Option<ClusterId> {
@@ -611,7 +802,13 @@ fn member_ids(
         .collect()
 }
 
-fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> ClusterEntry {
+/// What the scheduler keeps of `source`, its strings interned in `symbols`; `kept` is how
+/// the entry finds the whole object.
+fn cluster_entry(
+    symbols: &mut Symbols,
+    source: &ManagedCluster,
+    kept: ClusterSource,
+) -> ClusterEntry {
     let labels = SymMap::from_pairs(
         source
             .metadata
@@ -664,10 +861,11 @@ fn compact_cluster(symbols: &mut Symbols, source: Arc<ManagedCluster>) -> Cluste
         memory: resource(cluster_consts::RESOURCE_MEMORY),
         has_labels: source.metadata.labels.is_some(),
         has_claims: status.is_some_and(|s| s.cluster_claims.is_some()),
+        has_name: source.metadata.name.is_some(),
         labels,
         claims,
         claim_list,
         taints,
-        source,
+        source: kept,
     }
 }

@@ -52,6 +52,11 @@ impl Symbols {
         self.strings.get(sym as usize).map_or("", |s| s)
     }
 
+    /// The interned strings, by symbol.
+    pub(crate) fn strings(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.strings.iter().map(|s| &**s)
+    }
+
     /// Approximate heap bytes held by the table.
     pub(crate) fn heap_bytes(&self) -> usize {
         let strings: usize = self.strings.iter().map(|s| s.len() + 16).sum();
@@ -102,10 +107,28 @@ impl SymMap {
         &self.0
     }
 
+    /// The map with every symbol translated by `map` (from another table to this one's;
+    /// distinct symbols must stay distinct). A symbol outside `map` becomes [`ABSENT`].
+    pub(crate) fn remap(&self, map: &[Sym]) -> SymMap {
+        let mut pairs: Vec<(Sym, Sym)> = self
+            .0
+            .iter()
+            .map(|&(k, v)| (remap(map, k), remap(map, v)))
+            .collect();
+        pairs.sort_unstable_by_key(|&(k, _)| k);
+        SymMap(pairs.into_boxed_slice())
+    }
+
     /// Heap bytes held.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.0.len() * std::mem::size_of::<(Sym, Sym)>()
     }
+}
+
+/// `sym` translated by `map`; [`ABSENT`] stays absent, as does a symbol outside `map`.
+#[inline]
+pub(crate) fn remap(map: &[Sym], sym: Sym) -> Sym {
+    map.get(sym as usize).copied().unwrap_or(ABSENT)
 }
 
 #[cfg(test)]
@@ -133,5 +156,27 @@ mod tests {
         let big = SymMap::from_pairs((0..20).map(|i| (i * 2, i)).collect());
         assert_eq!(big.get(10), Some(5));
         assert_eq!(big.get(11), None);
+    }
+
+    #[test]
+    fn remapped_maps_are_sorted_in_the_new_table() {
+        let mut local = Symbols::default();
+        let (k1, v1) = (local.intern("zone"), local.intern("east"));
+        let (k2, v2) = (local.intern("app"), local.intern("web"));
+        let m = SymMap::from_pairs(vec![(k1, v1), (k2, v2)]);
+        let mut global = Symbols::default();
+        global.intern("app");
+        global.intern("unrelated");
+        let map: Vec<Sym> = local.strings().map(|s| global.intern(s)).collect();
+        let r = m.remap(&map);
+        let resolved: Vec<(&str, &str)> = r
+            .pairs()
+            .iter()
+            .map(|&(k, v)| (global.resolve(k), global.resolve(v)))
+            .collect();
+        assert_eq!(resolved, [("app", "web"), ("zone", "east")]);
+        assert!(r.pairs().windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(r.get(global.lookup("zone")), Some(global.lookup("east")));
+        assert_eq!(remap(&map, ABSENT), ABSENT);
     }
 }

@@ -5,7 +5,6 @@
 //! `status.clusterClaims`, later duplicates winning) and all its CEL expressions match. No
 //! predicates, or no candidate clusters, let everything through without validating anything.
 
-use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta1::{ClusterPredicate, ClusterSelector};
 
 use super::cel::{
@@ -129,7 +128,7 @@ impl<'a> PredicateEvaluator<'a> {
             let Some(root) = self.cel_root.as_ref() else {
                 continue;
             };
-            let source: &ManagedCluster = &entry.source;
+            let source = &entry.source;
             let input = ClusterInput {
                 reads: &self.cel_reads,
                 index: id.index(),

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use std::sync::mpsc;
 
 use super::{DecodeSeed, Decoded, SimError, SimInput, stream};
+use crate::snapshot::PreparedCluster;
+use crate::symbols::{Sym, Symbols};
 
 /// Items handed to a decoding thread at a time.
 pub(super) const BATCH: usize = 256;
@@ -49,7 +51,13 @@ enum Failure {
     Malformed,
 }
 
-type Decodings = Vec<Result<Decoded, Failure>>;
+/// A batch's items decoded, and the table of the strings its ManagedClusters' entries use
+/// (interned by the decoding thread: the adding thread then interns each distinct string of
+/// the batch once, not every string of every cluster).
+struct Decodings {
+    items: Vec<Result<Decoded, Failure>>,
+    symbols: Symbols,
+}
 
 /// Adds decoded batches in list order.
 struct Merger<'a> {
@@ -74,9 +82,20 @@ impl Merger<'_> {
         self.waiting.insert(seq, decodings);
         while let Some(decodings) = self.waiting.remove(&self.next) {
             let base = self.next * self.batch;
-            for (i, decoded) in decodings.into_iter().enumerate() {
+            let mut map: Option<Vec<Sym>> = None;
+            for (i, decoded) in decodings.items.into_iter().enumerate() {
                 match decoded {
-                    Ok(decoded) => {
+                    Ok(mut decoded) => {
+                        if let Decoded::Prepared(cluster) = &mut decoded {
+                            let map = map.get_or_insert_with(|| {
+                                decodings
+                                    .symbols
+                                    .strings()
+                                    .map(|s| input.symbols.intern(s))
+                                    .collect()
+                            });
+                            cluster.remap(map);
+                        }
                         input.add_decoded(self.source, base + i + 1, decoded, first_error)
                     }
                     Err(Failure::Type) if first_error.is_some() => {}
@@ -111,17 +130,23 @@ pub(super) fn scan(
             scope.spawn(move || {
                 let seed = DecodeSeed { plans: &plans };
                 for (seq, batch) in rx {
-                    let decodings = batch
+                    let mut symbols = Symbols::default();
+                    let items = batch
                         .items()
-                        .map(|item| {
-                            seed.decode_slice(item).map_err(|_| {
+                        .map(|item| match seed.decode_slice(item) {
+                            Ok(Decoded::Cluster(c)) => Ok(Decoded::Prepared(Box::new(
+                                PreparedCluster::new(&mut symbols, &c),
+                            ))),
+                            Ok(decoded) => Ok(decoded),
+                            Err(_) => Err(
                                 match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
                                     Ok(_) => Failure::Type,
                                     Err(_) => Failure::Malformed,
-                                }
-                            })
+                                },
+                            ),
                         })
                         .collect();
+                    let decodings = Decodings { items, symbols };
                     if done.send((seq, decodings)).is_err() {
                         return;
                     }

@@ -425,7 +425,7 @@ mod tests {
         let cache = CelCache::new(1);
         let reads = ClusterReads::new(reads, &cache);
         let id = crate::snapshot::ClusterId(0);
-        let source = c.managed_cluster(id).expect("one cluster");
+        let source = &c.clusters.first().expect("one cluster").source;
         let input = ClusterInput {
             reads: &reads,
             index: 0,

@@ -52,7 +52,7 @@ use ocm_api::cluster::v1::ManagedCluster;
 
 use super::VARIABLE;
 use super::cluster::{ClusterReads, Read, ReadPath, read_name};
-use crate::snapshot::{ClusterEntry, ClusterId, Snapshot};
+use crate::snapshot::{ClusterEntry, ClusterId, ClusterSource, Snapshot};
 use crate::symbols::{ABSENT, Sym, SymMap, Symbols};
 
 /// The error of a native evaluation. Which error it was does not matter: a selector only
@@ -1303,7 +1303,8 @@ impl std::fmt::Debug for Escapes<'_> {
 /// One cluster as the native evaluator reads it.
 #[derive(Clone, Copy)]
 pub(crate) struct NativeInput<'a> {
-    pub(crate) cluster: &'a ManagedCluster,
+    /// Where the cluster object is (decoded only when a read needs more than the entry).
+    pub(crate) cluster: &'a ClusterSource,
     pub(crate) entry: &'a ClusterEntry,
     pub(crate) id: ClusterId,
     pub(crate) snapshot: &'a Snapshot,
@@ -1648,8 +1649,8 @@ impl<'a> Eval<'a> {
     }
 
     fn read_now(&mut self, i: usize) -> R<V<'a>> {
-        let cluster: &'a ManagedCluster = self.input.cluster;
-        let status = cluster.status.as_ref();
+        let source: &'a ClusterSource = self.input.cluster;
+        let cluster = || source.get().ok_or(Failed);
         let entry = self.input.entry;
         let claims = || {
             if entry.has_claims {
@@ -1659,6 +1660,7 @@ impl<'a> Eval<'a> {
             }
         };
         let strings = |annotations: bool| {
+            let cluster: &'a ManagedCluster = cluster()?;
             if annotations {
                 cluster.metadata.annotations.as_ref()
             } else {
@@ -1667,7 +1669,10 @@ impl<'a> Eval<'a> {
             .ok_or(Failed)
         };
         let quantities = |capacity: bool| {
-            status
+            let cluster: &'a ManagedCluster = cluster()?;
+            cluster
+                .status
+                .as_ref()
                 .and_then(|s| {
                     if capacity {
                         s.capacity.as_ref()
@@ -1678,11 +1683,9 @@ impl<'a> Eval<'a> {
                 .ok_or(Failed)
         };
         match self.program.reads.get(i).ok_or(Failed)? {
-            ReadKind::Name => cluster
-                .metadata
-                .name
-                .as_ref()
-                .map(|_| V::Str(Str::Ref(self.input.snapshot.cluster_name(self.input.id))))
+            ReadKind::Name => entry
+                .has_name
+                .then(|| V::Str(Str::Ref(self.input.snapshot.cluster_name(self.input.id))))
                 .ok_or(Failed),
             ReadKind::Label(_, k) => {
                 let key = self.syms.get(*k).copied().unwrap_or(ABSENT);
