@@ -432,7 +432,7 @@ impl SimInput {
             "ManagedCluster" => {
                 let cluster: ManagedCluster = serde_json::from_value(value).map_err(bad)?;
                 self.clusters
-                    .push(PreparedCluster::new(&mut self.symbols, &cluster));
+                    .push(PreparedCluster::new(&mut self.symbols, cluster));
             }
             "ManagedClusterSet" => self
                 .hub
@@ -619,7 +619,7 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_, '_> {
 enum Decoded {
     Cluster(ManagedCluster),
     /// A ManagedCluster already in the form the input keeps (made by a decoding thread).
-    Prepared(Box<PreparedCluster>),
+    Prepared(PreparedCluster),
     Set(ManagedClusterSet),
     Binding(ManagedClusterSetBinding),
     Placement(Placement),
@@ -666,6 +666,15 @@ impl DecodeSeed<'_> {
             "PlacementDecision" => Decoded::Decision(Deserialize::deserialize(de)?),
             _ => Decoded::Score(Deserialize::deserialize(de)?),
         })
+    }
+
+    /// Decodes one item from its JSON text, known to be UTF-8.
+    fn decode_str(self, text: &str) -> serde_json::Result<Decoded> {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let decoded = self.deserialize(&mut de)?;
+        de.end()?;
+        Ok(decoded)
     }
 
     /// Decodes one item from its JSON text.
@@ -797,7 +806,7 @@ impl SimInput {
                     let position = format!("item {index}");
                     check_identity(source, &position, "ManagedCluster", "", "").map(|_| ())
                 } else {
-                    self.clusters.push(*p);
+                    self.clusters.push(p);
                     Ok(())
                 }
             }
@@ -807,7 +816,7 @@ impl SimInput {
                     &mut self.clusters,
                     o,
                     |o| &o.metadata,
-                    |o| PreparedCluster::new(symbols, &o),
+                    |o| PreparedCluster::new(symbols, o),
                     at("ManagedCluster"),
                 )
             }
@@ -1197,6 +1206,49 @@ mod tests {
         }
     }
 
+    /// A cluster kept as text decodes to the object read, whatever of its labels and claims
+    /// (kept apart from the text) is set, empty or absent.
+    #[test]
+    fn clusters_kept_as_text_decode_to_what_was_read() {
+        let shapes = [
+            json!({"metadata": {"name": "a"}}),
+            json!({"metadata": {"name": "a", "labels": {}}, "status": {}}),
+            json!({"metadata": {"name": "a", "labels": {"k": "", "x": "y"},
+                "annotations": {"n": "1"}}, "status": {"clusterClaims": []}}),
+            json!({"metadata": {"name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z",
+                "finalizers": ["f"]},
+                "status": {"clusterClaims": [{"name": "n"}, {"value": "v"}, {},
+                    {"name": "n", "value": "second"}], "version": {"kubernetes": "v1"}}}),
+        ];
+        let schema = SimInput::new().schemas[&(
+            groups::CLUSTER.to_string(),
+            "v1".to_string(),
+            "ManagedCluster".to_string(),
+        )]
+            .clone();
+        for shape in shapes {
+            let mut doc = shape.clone();
+            doc["apiVersion"] = json!("cluster.open-cluster-management.io/v1");
+            doc["kind"] = json!("ManagedCluster");
+            let mut input = SimInput::new();
+            input.add_document("f", doc.clone()).unwrap();
+            apply_schema_defaults(&mut doc, &schema);
+            let expected: ManagedCluster = serde_json::from_value(doc).unwrap();
+            let snapshot = input.snapshot();
+            let id = snapshot.cluster_id("a").unwrap();
+            assert_eq!(snapshot.managed_cluster(id), Some(&expected), "{shape}");
+            // The text holds neither the labels nor the claims.
+            let crate::snapshot::ClusterSource::Json(text) = &input.clusters[0].entry.source else {
+                panic!("kept as text");
+            };
+            let text = std::str::from_utf8(text.text()).unwrap();
+            assert!(
+                !text.contains("clusterClaims") && !text.contains("labels"),
+                "{text}"
+            );
+        }
+    }
+
     #[test]
     fn documents_are_split_at_markers() {
         let docs = yaml::documents("# head\n---\na: 1\n---\n\n--- b: 2\n...\n---\nc: 3\n");
@@ -1209,7 +1261,7 @@ mod tests {
         let clusters: Vec<_> = input
             .clusters
             .iter()
-            .map(|c| (&c.name, c.terminating, c.entry.source.get()))
+            .map(|c| (&c.name, c.terminating, c.entry.object(&input.symbols)))
             .collect();
         // The scheduler's view of the clusters, strings resolved (the symbols themselves
         // depend on what else was interned).

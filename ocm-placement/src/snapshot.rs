@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use ocm_api::cluster::v1::{ManagedCluster, TaintEffect};
+use ocm_api::cluster::v1::{ManagedCluster, ManagedClusterClaim, TaintEffect};
 use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
 use ocm_api::cluster::v1beta1::PlacementDecision;
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding, SelectorType};
@@ -77,42 +77,105 @@ pub(crate) enum ClusterSource {
     Json(Arc<JsonCluster>),
 }
 
-impl ClusterSource {
-    /// The object; `None` only if a [`JsonCluster`]'s text does not decode, which cannot
-    /// happen for text made by [`JsonCluster::new`].
-    pub(crate) fn get(&self) -> Option<&ManagedCluster> {
-        match self {
+impl ClusterEntry {
+    /// The cluster's whole object; `symbols` is the table of the snapshot holding the entry.
+    /// `None` only if a [`JsonCluster`]'s text does not decode, which cannot happen for text
+    /// made by [`PreparedCluster::new`].
+    pub(crate) fn object<'a>(&'a self, symbols: &Symbols) -> Option<&'a ManagedCluster> {
+        match &self.source {
             ClusterSource::Typed(c) => Some(c),
-            ClusterSource::Json(j) => j.get(),
+            ClusterSource::Json(j) => j.get(self, symbols),
         }
     }
 }
 
-/// A ManagedCluster kept as its JSON text and decoded on first use.
+/// One cluster of a snapshot, as CEL reads it: its entry, and the table its symbols are in.
+#[derive(Clone, Copy)]
+pub(crate) struct ClusterRef<'a> {
+    pub(crate) entry: &'a ClusterEntry,
+    pub(crate) symbols: &'a Symbols,
+}
+
+impl<'a> ClusterRef<'a> {
+    /// The whole object (see [`ClusterEntry::object`]).
+    pub(crate) fn object(self) -> Option<&'a ManagedCluster> {
+        self.entry.object(self.symbols)
+    }
+}
+
+/// A ManagedCluster kept as the JSON text of everything but its labels and claims (which
+/// the cluster's entry holds, their strings shared), decoded on first use.
 pub(crate) struct JsonCluster {
     text: Box<[u8]>,
     typed: std::sync::OnceLock<Option<Box<ManagedCluster>>>,
 }
 
 impl JsonCluster {
-    /// Keeps `cluster` as its JSON text.
-    pub(crate) fn new(cluster: &ManagedCluster) -> Self {
+    /// Keeps `cluster` as text, without its labels and claims.
+    fn new(mut cluster: ManagedCluster) -> Self {
+        cluster.metadata.labels = None;
+        if let Some(status) = cluster.status.as_mut() {
+            status.cluster_claims = None;
+        }
         JsonCluster {
             // Serializing a typed object to memory does not fail (string keys, no custom
             // serializer that errors); an empty text would decode to nothing.
-            text: serde_json::to_vec(cluster).unwrap_or_default().into(),
+            text: serde_json::to_vec(&cluster).unwrap_or_default().into(),
             typed: std::sync::OnceLock::new(),
         }
     }
 
-    /// The object, decoded once.
-    pub(crate) fn get(&self) -> Option<&ManagedCluster> {
+    /// The object, decoded once, its labels and claims taken from `entry`.
+    fn get(&self, entry: &ClusterEntry, symbols: &Symbols) -> Option<&ManagedCluster> {
         self.typed
-            .get_or_init(|| serde_json::from_slice(&self.text).ok().map(Box::new))
+            .get_or_init(|| self.decode(entry, symbols).map(Box::new))
             .as_deref()
     }
 
-    /// Bytes held: the text, and the object once decoded (estimated).
+    fn decode(&self, entry: &ClusterEntry, symbols: &Symbols) -> Option<ManagedCluster> {
+        let mut cluster: ManagedCluster = serde_json::from_slice(&self.text).ok()?;
+        let string = |sym: Sym| (sym != ABSENT).then(|| symbols.resolve(sym).to_string());
+        if entry.has_labels {
+            cluster.metadata.labels = Some(
+                entry
+                    .labels
+                    .pairs()
+                    .iter()
+                    .map(|&(k, v)| {
+                        (
+                            symbols.resolve(k).to_string(),
+                            symbols.resolve(v).to_string(),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        if entry.has_claims {
+            let claims = entry
+                .claim_list
+                .iter()
+                .map(|&(n, v)| {
+                    let mut claim = ManagedClusterClaim::default();
+                    claim.name = string(n);
+                    claim.value = string(v);
+                    claim
+                })
+                .collect();
+            cluster
+                .status
+                .get_or_insert_with(Default::default)
+                .cluster_claims = Some(claims);
+        }
+        Some(cluster)
+    }
+
+    /// The text kept.
+    #[cfg(test)]
+    pub(crate) fn text(&self) -> &[u8] {
+        &self.text
+    }
+
+    /// Bytes held: the text (and nothing for the object until it is decoded).
     pub(crate) fn heap_bytes(&self) -> usize {
         self.text.len()
     }
@@ -137,16 +200,27 @@ pub(crate) struct PreparedCluster {
 }
 
 impl PreparedCluster {
-    /// Computes the entry of `cluster` against `symbols`, keeping the object as JSON text.
-    pub(crate) fn new(symbols: &mut Symbols, cluster: &ManagedCluster) -> Self {
+    /// Computes the entry of `cluster` against `symbols`, and keeps the rest of the object
+    /// as JSON text.
+    pub(crate) fn new(symbols: &mut Symbols, cluster: ManagedCluster) -> Self {
+        let name = cluster.metadata.name.as_deref().unwrap_or_default().into();
+        let terminating = cluster.metadata.deletion_timestamp.is_some();
+        // The entry is computed from the whole object, then takes the text of the rest.
+        let mut entry = cluster_entry(symbols, &cluster, ClusterSource::Json(Arc::default()));
+        entry.source = ClusterSource::Json(Arc::new(JsonCluster::new(cluster)));
         PreparedCluster {
-            name: cluster.metadata.name.as_deref().unwrap_or_default().into(),
-            terminating: cluster.metadata.deletion_timestamp.is_some(),
-            entry: cluster_entry(
-                symbols,
-                cluster,
-                ClusterSource::Json(Arc::new(JsonCluster::new(cluster))),
-            ),
+            name,
+            terminating,
+            entry,
+        }
+    }
+}
+
+impl Default for JsonCluster {
+    fn default() -> Self {
+        JsonCluster {
+            text: Box::default(),
+            typed: std::sync::OnceLock::new(),
         }
     }
 }
@@ -156,8 +230,8 @@ impl PreparedCluster {
     /// another one, as [`SymMap::remap`]).
     pub(crate) fn remap(&mut self, map: &[Sym]) {
         let e = &mut self.entry;
-        e.labels = e.labels.remap(map);
-        e.claims = e.claims.remap(map);
+        e.labels.remap(map);
+        e.claims.remap(map);
         for (n, v) in e.claim_list.iter_mut() {
             *n = remap(map, *n);
             *v = remap(map, *v);
@@ -338,7 +412,9 @@ impl Snapshot {
     /// A snapshot the simulator builds keeps clusters as JSON text: the object is decoded the
     /// first time it is asked for, and kept.
     pub fn managed_cluster(&self, id: ClusterId) -> Option<&ManagedCluster> {
-        self.clusters.get(id.index()).and_then(|c| c.source.get())
+        self.clusters
+            .get(id.index())
+            .and_then(|c| c.object(&self.symbols))
     }
 
     /// The AddOnPlacementScore `<cluster name>/<resource_name>`: `None` when the snapshot

@@ -18,7 +18,8 @@ pub(crate) const ABSENT: Sym = Sym::MAX;
 /// The string table of a snapshot.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Symbols {
-    index: HashMap<Arc<str>, Sym>,
+    /// Seeded per process, so that crafted strings cannot be made to collide.
+    index: HashMap<Arc<str>, Sym, foldhash::fast::RandomState>,
     strings: Vec<Arc<str>>,
 }
 
@@ -109,14 +110,12 @@ impl SymMap {
 
     /// The map with every symbol translated by `map` (from another table to this one's;
     /// distinct symbols must stay distinct). A symbol outside `map` becomes [`ABSENT`].
-    pub(crate) fn remap(&self, map: &[Sym]) -> SymMap {
-        let mut pairs: Vec<(Sym, Sym)> = self
-            .0
-            .iter()
-            .map(|&(k, v)| (remap(map, k), remap(map, v)))
-            .collect();
-        pairs.sort_unstable_by_key(|&(k, _)| k);
-        SymMap(pairs.into_boxed_slice())
+    pub(crate) fn remap(&mut self, map: &[Sym]) {
+        for (k, v) in self.0.iter_mut() {
+            *k = remap(map, *k);
+            *v = remap(map, *v);
+        }
+        self.0.sort_unstable_by_key(|&(k, _)| k);
     }
 
     /// Heap bytes held.
@@ -163,12 +162,12 @@ mod tests {
         let mut local = Symbols::default();
         let (k1, v1) = (local.intern("zone"), local.intern("east"));
         let (k2, v2) = (local.intern("app"), local.intern("web"));
-        let m = SymMap::from_pairs(vec![(k1, v1), (k2, v2)]);
+        let mut r = SymMap::from_pairs(vec![(k1, v1), (k2, v2)]);
         let mut global = Symbols::default();
         global.intern("app");
         global.intern("unrelated");
         let map: Vec<Sym> = local.strings().map(|s| global.intern(s)).collect();
-        let r = m.remap(&map);
+        r.remap(&map);
         let resolved: Vec<(&str, &str)> = r
             .pairs()
             .iter()

@@ -11,7 +11,7 @@ use super::cel::{
     CelLimits, CelSelector, ClusterInput, ClusterReads, Escapes, NativeInput, ScoresInput,
 };
 use crate::selector::{CompiledSelector, SelectorSpec};
-use crate::snapshot::{ClusterId, Snapshot};
+use crate::snapshot::{ClusterId, ClusterRef, Snapshot};
 
 /// Plugin name, as reported in statuses and explanations.
 pub const NAME: &str = "Predicate";
@@ -128,7 +128,10 @@ impl<'a> PredicateEvaluator<'a> {
             let Some(root) = self.cel_root.as_ref() else {
                 continue;
             };
-            let source = &entry.source;
+            let source = ClusterRef {
+                entry,
+                symbols: &self.snapshot.symbols,
+            };
             let input = ClusterInput {
                 reads: &self.cel_reads,
                 index: id.index(),

@@ -34,11 +34,16 @@ impl Batch {
         self.ends.push(self.text.len());
     }
 
-    fn items(&self) -> impl Iterator<Item = &[u8]> {
+    /// Where each item is in `text`.
+    fn ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(self.ends.iter().copied())
-            .filter_map(|(start, end)| self.text.get(start..end))
+        starts.zip(self.ends.iter().copied()).map(|(s, e)| s..e)
+    }
+
+    /// Empties the batch, keeping its buffers for the next one.
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
     }
 }
 
@@ -57,6 +62,9 @@ enum Failure {
 struct Decodings {
     items: Vec<Result<Decoded, Failure>>,
     symbols: Symbols,
+    /// The batch, emptied, for the reading thread to fill again (its buffers reach the size
+    /// of a batch once; growing a fresh one for every batch cost as much as the copying).
+    spare: Batch,
 }
 
 /// Adds decoded batches in list order.
@@ -67,6 +75,8 @@ struct Merger<'a> {
     next: usize,
     /// Batches that came back before the ones ahead of them.
     waiting: BTreeMap<usize, Decodings>,
+    /// Emptied batches to fill again.
+    spares: Vec<Batch>,
 }
 
 impl Merger<'_> {
@@ -81,6 +91,7 @@ impl Merger<'_> {
     ) -> bool {
         self.waiting.insert(seq, decodings);
         while let Some(decodings) = self.waiting.remove(&self.next) {
+            self.spares.push(decodings.spare);
             let base = self.next * self.batch;
             let mut map: Option<Vec<Sym>> = None;
             for (i, decoded) in decodings.items.into_iter().enumerate() {
@@ -129,14 +140,25 @@ pub(super) fn scan(
             let plans = Arc::clone(&plans);
             scope.spawn(move || {
                 let seed = DecodeSeed { plans: &plans };
-                for (seq, batch) in rx {
+                for (seq, mut batch) in rx {
                     let mut symbols = Symbols::default();
+                    // Checked once for the batch, so that each item is read as text rather
+                    // than bytes whose every string is checked again.
+                    let text = std::str::from_utf8(&batch.text).ok();
                     let items = batch
-                        .items()
-                        .map(|item| match seed.decode_slice(item) {
-                            Ok(Decoded::Cluster(c)) => Ok(Decoded::Prepared(Box::new(
-                                PreparedCluster::new(&mut symbols, &c),
-                            ))),
+                        .ranges()
+                        .map(|range| {
+                            let item = batch.text.get(range.clone()).unwrap_or_default();
+                            let decoded = match text.and_then(|t| t.get(range)) {
+                                Some(item) => seed.decode_str(item),
+                                None => seed.decode_slice(item),
+                            };
+                            (item, decoded)
+                        })
+                        .map(|(item, decoded)| match decoded {
+                            Ok(Decoded::Cluster(c)) => {
+                                Ok(Decoded::Prepared(PreparedCluster::new(&mut symbols, c)))
+                            }
                             Ok(decoded) => Ok(decoded),
                             Err(_) => Err(
                                 match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
@@ -146,7 +168,12 @@ pub(super) fn scan(
                             ),
                         })
                         .collect();
-                    let decodings = Decodings { items, symbols };
+                    batch.clear();
+                    let decodings = Decodings {
+                        items,
+                        symbols,
+                        spare: batch,
+                    };
                     if done.send((seq, decodings)).is_err() {
                         return;
                     }
@@ -161,38 +188,47 @@ pub(super) fn scan(
             batch,
             next: 0,
             waiting: BTreeMap::new(),
+            spares: Vec::new(),
         };
         let mut pending = Batch::default();
         let mut sent = 0;
+        // Hands a full batch out and adds what came back; the next batch to fill, or `None`
+        // when an item sends the read to the whole-text path.
         let mut hand_out =
-            |pending: Batch, input: &mut SimInput, first_error: &mut Option<SimError>| {
+            |full: Batch, input: &mut SimInput, first_error: &mut Option<SimError>| {
+                let capacity = (full.text.len(), full.ends.len());
                 // Blocks while that thread has a full queue.
-                if queues[sent % threads].send((sent, pending)).is_err() {
-                    return false;
+                if queues[sent % threads].send((sent, full)).is_err() {
+                    return None;
                 }
                 sent += 1;
                 while let Ok((seq, decodings)) = done_rx.try_recv() {
                     if !merger.take(input, seq, decodings, first_error) {
-                        return false;
+                        return None;
                     }
                 }
-                true
+                Some(merger.spares.pop().unwrap_or_else(|| Batch {
+                    text: Vec::with_capacity(capacity.0),
+                    ends: Vec::with_capacity(capacity.1),
+                }))
             };
         let scan = stream::scan_list(reader, |item| {
             pending.push(item);
             if pending.ends.len() < batch {
                 return Ok(());
             }
-            if hand_out(std::mem::take(&mut pending), input, first_error) {
-                Ok(())
-            } else {
-                Err(())
+            match hand_out(std::mem::take(&mut pending), input, first_error) {
+                Some(next) => {
+                    pending = next;
+                    Ok(())
+                }
+                None => Err(()),
             }
         });
         let stream::Scan::Done(head) = scan else {
             return scan;
         };
-        if !pending.ends.is_empty() && !hand_out(pending, input, first_error) {
+        if !pending.ends.is_empty() && hand_out(pending, input, first_error).is_none() {
             return stream::Scan::Item(());
         }
         // The threads end once their queues are closed and drained.

@@ -27,7 +27,7 @@ use cel::context::VariableResolver;
 use ocm_api::cluster::v1::{ManagedCluster, ManagedClusterClaim};
 
 use super::{SCORES_VARIABLE, VARIABLE, entry_exprs, entry_exprs_mut, json_to_val};
-use crate::snapshot::ClusterSource;
+use crate::snapshot::ClusterRef;
 
 /// A selection path below `managedCluster` (`["metadata", "labels"]`); empty for the whole
 /// object.
@@ -209,8 +209,8 @@ pub(crate) struct ClusterInput<'a> {
     pub(crate) reads: &'a ClusterReads,
     /// The cluster's index in the snapshot (its row in every column).
     pub(crate) index: usize,
-    /// Where the cluster object is (decoded only when a read needs it).
-    pub(crate) source: &'a ClusterSource,
+    /// The cluster (its object decoded only when a read needs it).
+    pub(crate) source: ClusterRef<'a>,
     /// resource name → list of `{name, value}`, for `scores()`.
     pub(crate) scores: ScoresInput<'a>,
 }
@@ -252,19 +252,19 @@ impl ClusterReads {
         &'s self,
         read: &Read,
         index: usize,
-        source: &ClusterSource,
+        source: ClusterRef<'_>,
     ) -> Option<Option<&'s (dyn Val + 'static)>> {
         if matches!(read, Read::Path(p) if p.is_empty()) {
             let slot = self.whole.as_ref()?.slots.get(index)?;
             return Some(
-                slot.get_or_init(|| source.get().map(|c| Arc::from(whole_value(c))))
+                slot.get_or_init(|| source.object().map(|c| Arc::from(whole_value(c))))
                     .as_deref(),
             );
         }
         let (_, _, column) = self.parts.iter().find(|(_, r, _)| r == read)?;
         let slot = column.slots.get(index)?;
         Some(
-            slot.get_or_init(|| read_value(source.get()?, read, &self.positions, column))
+            slot.get_or_init(|| read_value(source.object()?, read, &self.positions, column))
                 .as_deref(),
         )
     }
@@ -280,7 +280,9 @@ impl VariableResolver for ClusterInput<'_> {
                 .find(|(name, ..)| name == variable)?;
             let slot = column.slots.get(self.index)?;
             return slot
-                .get_or_init(|| read_value(self.source.get()?, read, &self.reads.positions, column))
+                .get_or_init(|| {
+                    read_value(self.source.object()?, read, &self.reads.positions, column)
+                })
                 .as_deref()
                 .map(CowVal::Borrowed);
         }
@@ -289,7 +291,7 @@ impl VariableResolver for ClusterInput<'_> {
                 Some(column) => column
                     .slots
                     .get(self.index)?
-                    .get_or_init(|| self.source.get().map(|c| Arc::from(whole_value(c))))
+                    .get_or_init(|| self.source.object().map(|c| Arc::from(whole_value(c))))
                     .as_deref()
                     .map(CowVal::Borrowed),
                 None => Some(CowVal::Borrowed(self.reads.placeholder.as_ref())),

@@ -425,7 +425,10 @@ mod tests {
         let cache = CelCache::new(1);
         let reads = ClusterReads::new(reads, &cache);
         let id = crate::snapshot::ClusterId(0);
-        let source = &c.clusters.first().expect("one cluster").source;
+        let source = crate::snapshot::ClusterRef {
+            entry: c.clusters.first().expect("one cluster"),
+            symbols: &c.symbols,
+        };
         let input = ClusterInput {
             reads: &reads,
             index: 0,

@@ -52,7 +52,7 @@ use ocm_api::cluster::v1::ManagedCluster;
 
 use super::VARIABLE;
 use super::cluster::{ClusterReads, Read, ReadPath, read_name};
-use crate::snapshot::{ClusterEntry, ClusterId, ClusterSource, Snapshot};
+use crate::snapshot::{ClusterEntry, ClusterId, ClusterRef, Snapshot};
 use crate::symbols::{ABSENT, Sym, SymMap, Symbols};
 
 /// The error of a native evaluation. Which error it was does not matter: a selector only
@@ -1303,8 +1303,8 @@ impl std::fmt::Debug for Escapes<'_> {
 /// One cluster as the native evaluator reads it.
 #[derive(Clone, Copy)]
 pub(crate) struct NativeInput<'a> {
-    /// Where the cluster object is (decoded only when a read needs more than the entry).
-    pub(crate) cluster: &'a ClusterSource,
+    /// The cluster (its object decoded only when a read needs more than the entry).
+    pub(crate) cluster: ClusterRef<'a>,
     pub(crate) entry: &'a ClusterEntry,
     pub(crate) id: ClusterId,
     pub(crate) snapshot: &'a Snapshot,
@@ -1649,8 +1649,8 @@ impl<'a> Eval<'a> {
     }
 
     fn read_now(&mut self, i: usize) -> R<V<'a>> {
-        let source: &'a ClusterSource = self.input.cluster;
-        let cluster = || source.get().ok_or(Failed);
+        let source: ClusterRef<'a> = self.input.cluster;
+        let cluster = || source.object().ok_or(Failed);
         let entry = self.input.entry;
         let claims = || {
             if entry.has_claims {
@@ -2007,7 +2007,10 @@ mod tests {
             let input = ClusterInput {
                 reads: &reads,
                 index,
-                source: &entry.source,
+                source: ClusterRef {
+                    entry,
+                    symbols: &snapshot.symbols,
+                },
                 scores: ScoresInput::Lazy {
                     snapshot,
                     id,
@@ -2025,7 +2028,10 @@ mod tests {
                 let interpreted = (interpreted, budget.remaining());
                 let mut budget = Budget::new(total, each);
                 let native_input = NativeInput {
-                    cluster: &entry.source,
+                    cluster: ClusterRef {
+                        entry,
+                        symbols: &snapshot.symbols,
+                    },
                     entry,
                     id,
                     snapshot,
