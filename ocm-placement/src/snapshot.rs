@@ -54,12 +54,12 @@ pub(crate) struct ClusterEntry {
     pub(crate) claims: SymMap,
     /// `status.clusterClaims` as listed (order and repeats kept), `(name, value)` with
     /// [`ABSENT`](crate::symbols::ABSENT) for an unset one: what CEL selectors read.
-    pub(crate) claim_list: Box<[(Sym, Sym)]>,
+    pub(crate) claim_list: Arc<[(Sym, Sym)]>,
     /// Whether `metadata.labels` is set (an empty map included).
     pub(crate) has_labels: bool,
     /// Whether `status.clusterClaims` is set (an empty list included).
     pub(crate) has_claims: bool,
-    pub(crate) taints: Box<[CompactTaint]>,
+    pub(crate) taints: Arc<[CompactTaint]>,
     pub(crate) cpu: Option<f64>,
     pub(crate) memory: Option<f64>,
     /// Whether `metadata.name` is set.
@@ -232,15 +232,26 @@ impl PreparedCluster {
         let e = &mut self.entry;
         e.labels.remap(map);
         e.claims.remap(map);
-        for (n, v) in e.claim_list.iter_mut() {
+        for_each_mut(&mut e.claim_list, |(n, v)| {
             *n = remap(map, *n);
             *v = remap(map, *v);
-        }
-        for t in e.taints.iter_mut() {
+        });
+        for_each_mut(&mut e.taints, |t| {
             t.key = remap(map, t.key);
             t.value = remap(map, t.value);
-        }
+        });
     }
+}
+
+/// Applies `f` to every element of `items`, in place when nothing else shares them.
+fn for_each_mut<T: Clone>(items: &mut Arc<[T]>, f: impl FnMut(&mut T)) {
+    if let Some(unique) = Arc::get_mut(items) {
+        unique.iter_mut().for_each(f);
+        return;
+    }
+    let mut copy = items.to_vec();
+    copy.iter_mut().for_each(f);
+    *items = copy.into();
 }
 
 /// A cluster waiting in a [`SnapshotBuilder`].
@@ -895,7 +906,7 @@ fn cluster_entry(
             .collect(),
     );
     let status = source.status.as_ref();
-    let claim_list: Box<[(Sym, Sym)]> = status
+    let claim_list: Arc<[(Sym, Sym)]> = status
         .and_then(|s| s.cluster_claims.as_ref())
         .into_iter()
         .flatten()

@@ -69,9 +69,10 @@ impl Symbols {
 
 /// A small sorted map from symbol to symbol: a cluster's labels or claims.
 ///
-/// Kept sorted by key so lookups are a short scan or a binary search.
+/// Kept sorted by key so lookups are a short scan or a binary search; shared, not copied,
+/// by the snapshots built from one simulator input.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct SymMap(Box<[(Sym, Sym)]>);
+pub(crate) struct SymMap(Arc<[(Sym, Sym)]>);
 
 impl SymMap {
     /// Builds the map from pairs; for a repeated key the last pair wins.
@@ -86,7 +87,7 @@ impl SymMap {
                 _ => out.push((k, v)),
             }
         }
-        SymMap(out.into_boxed_slice())
+        SymMap(out.into())
     }
 
     /// The value stored for `key`.
@@ -111,11 +112,21 @@ impl SymMap {
     /// The map with every symbol translated by `map` (from another table to this one's;
     /// distinct symbols must stay distinct). A symbol outside `map` becomes [`ABSENT`].
     pub(crate) fn remap(&mut self, map: &[Sym]) {
-        for (k, v) in self.0.iter_mut() {
-            *k = remap(map, *k);
-            *v = remap(map, *v);
+        let apply = |pairs: &mut [(Sym, Sym)]| {
+            for (k, v) in pairs.iter_mut() {
+                *k = remap(map, *k);
+                *v = remap(map, *v);
+            }
+            pairs.sort_unstable_by_key(|&(k, _)| k);
+        };
+        match Arc::get_mut(&mut self.0) {
+            Some(pairs) => apply(pairs),
+            None => {
+                let mut pairs = self.0.to_vec();
+                apply(&mut pairs);
+                self.0 = pairs.into();
+            }
         }
-        self.0.sort_unstable_by_key(|&(k, _)| k);
     }
 
     /// Heap bytes held.
