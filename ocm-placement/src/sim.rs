@@ -431,8 +431,11 @@ impl SimInput {
         match kind.as_str() {
             "ManagedCluster" => {
                 let cluster: ManagedCluster = serde_json::from_value(value).map_err(bad)?;
-                self.clusters
-                    .push(PreparedCluster::new(&mut self.symbols, cluster));
+                self.clusters.push(PreparedCluster::new(
+                    &mut self.symbols,
+                    cluster,
+                    &mut Vec::new(),
+                ));
             }
             "ManagedClusterSet" => self
                 .hub
@@ -816,7 +819,7 @@ impl SimInput {
                     &mut self.clusters,
                     o,
                     |o| &o.metadata,
-                    |o| PreparedCluster::new(symbols, o),
+                    |o| PreparedCluster::new(symbols, o, &mut Vec::new()),
                     at("ManagedCluster"),
                 )
             }

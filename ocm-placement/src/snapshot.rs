@@ -19,7 +19,7 @@ use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding, Sel
 use ocm_api::constants::{cluster as cluster_consts, labels};
 
 use crate::selector::{CompiledSelector, SelectorSpec};
-use crate::symbols::{ABSENT, Sym, SymMap, Symbols, remap};
+use crate::symbols::{ABSENT, Intern, Sym, SymMap, Symbols, remap};
 use ocm_api::k8s::quantity::approximate_f64;
 
 /// Index of a cluster in a [`Snapshot`]; clusters are numbered in name order.
@@ -111,16 +111,23 @@ pub(crate) struct JsonCluster {
 }
 
 impl JsonCluster {
-    /// Keeps `cluster` as text, without its labels and claims.
-    fn new(mut cluster: ManagedCluster) -> Self {
+    /// Keeps `cluster` as text, without its labels and claims; `scratch` is a buffer to
+    /// write it in first (reused from cluster to cluster, so the text is allocated once, at
+    /// its size).
+    fn new(mut cluster: ManagedCluster, scratch: &mut Vec<u8>) -> Self {
         cluster.metadata.labels = None;
         if let Some(status) = cluster.status.as_mut() {
             status.cluster_claims = None;
         }
+        scratch.clear();
+        // Serializing a typed object to memory does not fail (string keys, no custom
+        // serializer that errors); an empty text would decode to nothing.
+        let text: Box<[u8]> = match serde_json::to_writer(&mut *scratch, &cluster) {
+            Ok(()) => scratch.as_slice().into(),
+            Err(_) => Box::default(),
+        };
         JsonCluster {
-            // Serializing a typed object to memory does not fail (string keys, no custom
-            // serializer that errors); an empty text would decode to nothing.
-            text: serde_json::to_vec(&cluster).unwrap_or_default().into(),
+            text,
             typed: std::sync::OnceLock::new(),
         }
     }
@@ -201,13 +208,17 @@ pub(crate) struct PreparedCluster {
 
 impl PreparedCluster {
     /// Computes the entry of `cluster` against `symbols`, and keeps the rest of the object
-    /// as JSON text.
-    pub(crate) fn new(symbols: &mut Symbols, cluster: ManagedCluster) -> Self {
+    /// as JSON text (written in `scratch` first).
+    pub(crate) fn new(
+        symbols: &mut impl Intern,
+        cluster: ManagedCluster,
+        scratch: &mut Vec<u8>,
+    ) -> Self {
         let name = cluster.metadata.name.as_deref().unwrap_or_default().into();
         let terminating = cluster.metadata.deletion_timestamp.is_some();
         // The entry is computed from the whole object, then takes the text of the rest.
         let mut entry = cluster_entry(symbols, &cluster, ClusterSource::Json(Arc::default()));
-        entry.source = ClusterSource::Json(Arc::new(JsonCluster::new(cluster)));
+        entry.source = ClusterSource::Json(Arc::new(JsonCluster::new(cluster, scratch)));
         PreparedCluster {
             name,
             terminating,
@@ -892,7 +903,7 @@ fn member_ids(
 /// What the scheduler keeps of `source`, its strings interned in `symbols`; `kept` is how
 /// the entry finds the whole object.
 fn cluster_entry(
-    symbols: &mut Symbols,
+    symbols: &mut impl Intern,
     source: &ManagedCluster,
     kept: ClusterSource,
 ) -> ClusterEntry {

@@ -53,17 +53,85 @@ impl Symbols {
         self.strings.get(sym as usize).map_or("", |s| s)
     }
 
-    /// The interned strings, by symbol.
-    pub(crate) fn strings(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.strings.iter().map(|s| &**s)
-    }
-
     /// Approximate heap bytes held by the table.
     pub(crate) fn heap_bytes(&self) -> usize {
         let strings: usize = self.strings.iter().map(|s| s.len() + 16).sum();
         strings
             + self.strings.capacity() * std::mem::size_of::<Arc<str>>()
             + self.index.capacity() * (std::mem::size_of::<(Arc<str>, Sym)>() + 1)
+    }
+}
+
+/// Something that hands out a symbol per distinct string.
+pub(crate) trait Intern {
+    /// The symbol of `s`, added when new.
+    fn intern(&mut self, s: &str) -> Sym;
+}
+
+impl Intern for Symbols {
+    fn intern(&mut self, s: &str) -> Sym {
+        Symbols::intern(self, s)
+    }
+}
+
+/// A string table that keeps its strings back to back in one buffer, for a decoding thread
+/// to fill and the adding thread to read: a few buffers in all, reused from batch to batch,
+/// where a [`Symbols`] allocates every string (and the adding thread would free them).
+#[derive(Default)]
+pub(crate) struct PackedSymbols {
+    text: String,
+    /// Where each string ends in `text`, by symbol.
+    ends: Vec<usize>,
+    /// Hash of a string → the newest symbol with that hash.
+    index: HashMap<u64, Sym, foldhash::fast::RandomState>,
+    /// Symbol → the previous symbol with the same hash ([`ABSENT`] for none).
+    chain: Vec<Sym>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl PackedSymbols {
+    /// The string of `sym` (empty for one this table did not hand out).
+    pub(crate) fn resolve(&self, sym: Sym) -> &str {
+        let i = sym as usize;
+        let start = match i.checked_sub(1) {
+            Some(prev) => self.ends.get(prev).copied().unwrap_or(0),
+            None => 0,
+        };
+        let end = self.ends.get(i).copied().unwrap_or(start);
+        self.text.get(start..end).unwrap_or_default()
+    }
+
+    /// The strings, by symbol.
+    pub(crate) fn strings(&self) -> impl ExactSizeIterator<Item = &str> {
+        (0..self.ends.len()).map(|i| self.resolve(Sym::try_from(i).unwrap_or(ABSENT)))
+    }
+
+    /// Forgets every string, keeping the buffers.
+    pub(crate) fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+        self.index.clear();
+        self.chain.clear();
+    }
+}
+
+impl Intern for PackedSymbols {
+    fn intern(&mut self, s: &str) -> Sym {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(s);
+        let mut at = self.index.get(&hash).copied().unwrap_or(ABSENT);
+        while at != ABSENT {
+            if self.resolve(at) == s {
+                return at;
+            }
+            at = self.chain.get(at as usize).copied().unwrap_or(ABSENT);
+        }
+        let sym = Sym::try_from(self.ends.len()).unwrap_or(ABSENT - 1);
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+        let previous = self.index.insert(hash, sym).unwrap_or(ABSENT);
+        self.chain.push(previous);
+        sym
     }
 }
 
@@ -169,8 +237,34 @@ mod tests {
     }
 
     #[test]
+    fn packed_tables_intern_like_symbol_tables() {
+        let mut packed = PackedSymbols::default();
+        let words = ["", "a", "b", "a", "", "longer string", "b", "é"];
+        let syms: Vec<Sym> = words.iter().map(|w| packed.intern(w)).collect();
+        assert_eq!(syms, [0, 1, 2, 1, 0, 3, 2, 4]);
+        for (w, &sym) in words.iter().zip(&syms) {
+            assert_eq!(packed.resolve(sym), *w);
+        }
+        assert_eq!(
+            packed.strings().collect::<Vec<_>>(),
+            ["", "a", "b", "longer string", "é"]
+        );
+        assert_eq!(packed.resolve(ABSENT), "");
+        packed.clear();
+        assert_eq!(packed.strings().len(), 0);
+        assert_eq!(packed.intern("b"), 0);
+        // Many strings, so that hashes are looked up in a grown index.
+        let many: Vec<String> = (0..5000).map(|i| format!("s{i}")).collect();
+        let syms: Vec<Sym> = many.iter().map(|s| packed.intern(s)).collect();
+        for (s, &sym) in many.iter().zip(&syms) {
+            assert_eq!(packed.intern(s), sym);
+            assert_eq!(packed.resolve(sym), s);
+        }
+    }
+
+    #[test]
     fn remapped_maps_are_sorted_in_the_new_table() {
-        let mut local = Symbols::default();
+        let mut local = PackedSymbols::default();
         let (k1, v1) = (local.intern("zone"), local.intern("east"));
         let (k2, v2) = (local.intern("app"), local.intern("web"));
         let mut r = SymMap::from_pairs(vec![(k1, v1), (k2, v2)]);

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 
 use super::{DecodeSeed, Decoded, SimError, SimInput, stream};
 use crate::snapshot::PreparedCluster;
-use crate::symbols::{Sym, Symbols};
+use crate::symbols::{PackedSymbols, Sym};
 
 /// Items handed to a decoding thread at a time.
 pub(super) const BATCH: usize = 256;
@@ -26,6 +26,9 @@ struct Batch {
     text: Vec<u8>,
     /// Where each item ends in `text`.
     ends: Vec<usize>,
+    /// A string table for the decoding thread to fill (it travels with the batch, so its
+    /// buffers are reused too).
+    symbols: PackedSymbols,
 }
 
 impl Batch {
@@ -61,7 +64,7 @@ enum Failure {
 /// the batch once, not every string of every cluster).
 struct Decodings {
     items: Vec<Result<Decoded, Failure>>,
-    symbols: Symbols,
+    symbols: PackedSymbols,
     /// The batch, emptied, for the reading thread to fill again (its buffers reach the size
     /// of a batch once; growing a fresh one for every batch cost as much as the copying).
     spare: Batch,
@@ -91,19 +94,19 @@ impl Merger<'_> {
     ) -> bool {
         self.waiting.insert(seq, decodings);
         while let Some(decodings) = self.waiting.remove(&self.next) {
-            self.spares.push(decodings.spare);
+            let Decodings {
+                items,
+                symbols,
+                mut spare,
+            } = decodings;
             let base = self.next * self.batch;
             let mut map: Option<Vec<Sym>> = None;
-            for (i, decoded) in decodings.items.into_iter().enumerate() {
+            for (i, decoded) in items.into_iter().enumerate() {
                 match decoded {
                     Ok(mut decoded) => {
                         if let Decoded::Prepared(cluster) = &mut decoded {
                             let map = map.get_or_insert_with(|| {
-                                decodings
-                                    .symbols
-                                    .strings()
-                                    .map(|s| input.symbols.intern(s))
-                                    .collect()
+                                symbols.strings().map(|s| input.symbols.intern(s)).collect()
                             });
                             cluster.remap(map);
                         }
@@ -113,6 +116,8 @@ impl Merger<'_> {
                     Err(_) => return false,
                 }
             }
+            spare.symbols = symbols;
+            self.spares.push(spare);
             self.next += 1;
         }
         true
@@ -140,34 +145,37 @@ pub(super) fn scan(
             let plans = Arc::clone(&plans);
             scope.spawn(move || {
                 let seed = DecodeSeed { plans: &plans };
+                let mut scratch = Vec::new();
                 for (seq, mut batch) in rx {
-                    let mut symbols = Symbols::default();
+                    let mut symbols = std::mem::take(&mut batch.symbols);
+                    symbols.clear();
                     // Checked once for the batch, so that each item is read as text rather
                     // than bytes whose every string is checked again.
                     let text = std::str::from_utf8(&batch.text).ok();
-                    let items = batch
-                        .ranges()
-                        .map(|range| {
-                            let item = batch.text.get(range.clone()).unwrap_or_default();
-                            let decoded = match text.and_then(|t| t.get(range)) {
-                                Some(item) => seed.decode_str(item),
-                                None => seed.decode_slice(item),
-                            };
-                            (item, decoded)
-                        })
-                        .map(|(item, decoded)| match decoded {
-                            Ok(Decoded::Cluster(c)) => {
-                                Ok(Decoded::Prepared(PreparedCluster::new(&mut symbols, c)))
-                            }
-                            Ok(decoded) => Ok(decoded),
-                            Err(_) => Err(
-                                match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
-                                    Ok(_) => Failure::Type,
-                                    Err(_) => Failure::Malformed,
-                                },
-                            ),
-                        })
-                        .collect();
+                    let items =
+                        batch
+                            .ranges()
+                            .map(|range| {
+                                let item = batch.text.get(range.clone()).unwrap_or_default();
+                                let decoded = match text.and_then(|t| t.get(range)) {
+                                    Some(item) => seed.decode_str(item),
+                                    None => seed.decode_slice(item),
+                                };
+                                (item, decoded)
+                            })
+                            .map(|(item, decoded)| match decoded {
+                                Ok(Decoded::Cluster(c)) => Ok(Decoded::Prepared(
+                                    PreparedCluster::new(&mut symbols, c, &mut scratch),
+                                )),
+                                Ok(decoded) => Ok(decoded),
+                                Err(_) => Err(
+                                    match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
+                                        Ok(_) => Failure::Type,
+                                        Err(_) => Failure::Malformed,
+                                    },
+                                ),
+                            })
+                            .collect();
                     batch.clear();
                     let decodings = Decodings {
                         items,
@@ -210,6 +218,7 @@ pub(super) fn scan(
                 Some(merger.spares.pop().unwrap_or_else(|| Batch {
                     text: Vec::with_capacity(capacity.0),
                     ends: Vec::with_capacity(capacity.1),
+                    symbols: PackedSymbols::default(),
                 }))
             };
         let scan = stream::scan_list(reader, |item| {
