@@ -82,7 +82,7 @@ pub struct SimInput {
     /// strings costs several times as much.
     clusters: Vec<PreparedCluster>,
     /// The strings of `clusters`; every snapshot starts from a copy of it.
-    symbols: Symbols,
+    symbols: Arc<Symbols>,
     /// The AddOnPlacementScores read, reduced to what the scheduler reads of them (there is
     /// usually one or more per cluster: their full objects would cost as much as the clusters).
     scores: Vec<ScoreInput>,
@@ -432,7 +432,7 @@ impl SimInput {
             "ManagedCluster" => {
                 let cluster: ManagedCluster = serde_json::from_value(value).map_err(bad)?;
                 self.clusters.push(PreparedCluster::new(
-                    &mut self.symbols,
+                    Arc::make_mut(&mut self.symbols),
                     cluster,
                     &mut Vec::new(),
                 ));
@@ -478,7 +478,7 @@ impl SimInput {
     /// The scheduler's view of the input.
     pub fn snapshot(&self) -> Snapshot {
         let mut builder = self.hub.builder();
-        builder.with_symbols(self.symbols.clone());
+        builder.with_symbols(Symbols::extending(Arc::clone(&self.symbols)));
         for cluster in &self.clusters {
             builder.add_prepared(cluster.clone());
         }
@@ -814,7 +814,7 @@ impl SimInput {
                 }
             }
             Decoded::Cluster(o) => {
-                let symbols = &mut self.symbols;
+                let symbols = Arc::make_mut(&mut self.symbols);
                 keep(
                     &mut self.clusters,
                     o,

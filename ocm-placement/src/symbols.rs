@@ -18,20 +18,36 @@ pub(crate) const ABSENT: Sym = Sym::MAX;
 /// The string table of a snapshot.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Symbols {
+    /// A table shared with others (the simulator's, shared by every snapshot built from its
+    /// input), whose symbols come first; this table adds the strings it lacks.
+    base: Option<Arc<Symbols>>,
+    /// How many strings `base` holds.
+    base_len: usize,
     /// Seeded per process, so that crafted strings cannot be made to collide.
     index: HashMap<Arc<str>, Sym, foldhash::fast::RandomState>,
+    /// The strings this table adds, from symbol `base_len` on.
     strings: Vec<Arc<str>>,
 }
 
 impl Symbols {
+    /// A table that starts with `base`'s strings, shared rather than copied.
+    pub(crate) fn extending(base: Arc<Symbols>) -> Self {
+        Symbols {
+            base_len: base.len(),
+            base: Some(base),
+            ..Symbols::default()
+        }
+    }
+
     /// Returns the symbol of `s`, adding it when new.
     pub(crate) fn intern(&mut self, s: &str) -> Sym {
-        if let Some(&sym) = self.index.get(s) {
+        let sym = self.lookup(s);
+        if sym != ABSENT {
             return sym;
         }
         // The table never holds more than u32::MAX - 1 strings: a snapshot that large would
         // not fit in memory anyway, so saturate rather than wrap.
-        let sym = Sym::try_from(self.strings.len()).unwrap_or(ABSENT - 1);
+        let sym = Sym::try_from(self.len()).unwrap_or(ABSENT - 1);
         let shared: Arc<str> = Arc::from(s);
         self.strings.push(Arc::clone(&shared));
         self.index.insert(shared, sym);
@@ -40,25 +56,36 @@ impl Symbols {
 
     /// Returns the symbol of `s`, or [`ABSENT`] when no cluster uses that string.
     pub(crate) fn lookup(&self, s: &str) -> Sym {
+        if let Some(base) = &self.base {
+            let sym = base.lookup(s);
+            if sym != ABSENT {
+                return sym;
+            }
+        }
         self.index.get(s).copied().unwrap_or(ABSENT)
     }
 
     /// How many strings are interned (symbols are below this).
     pub(crate) fn len(&self) -> usize {
-        self.strings.len()
+        self.base_len + self.strings.len()
     }
 
     /// Returns the string of a symbol (empty for [`ABSENT`]).
     pub(crate) fn resolve(&self, sym: Sym) -> &str {
-        self.strings.get(sym as usize).map_or("", |s| s)
+        let i = sym as usize;
+        match (&self.base, i.checked_sub(self.base_len)) {
+            (Some(base), None) => base.resolve(sym),
+            (_, own) => self.strings.get(own.unwrap_or(i)).map_or("", |s| s),
+        }
     }
 
-    /// Approximate heap bytes held by the table.
+    /// Approximate heap bytes held by the table (a shared base included).
     pub(crate) fn heap_bytes(&self) -> usize {
         let strings: usize = self.strings.iter().map(|s| s.len() + 16).sum();
         strings
             + self.strings.capacity() * std::mem::size_of::<Arc<str>>()
             + self.index.capacity() * (std::mem::size_of::<(Arc<str>, Sym)>() + 1)
+            + self.base.as_ref().map_or(0, |b| b.heap_bytes())
     }
 }
 
@@ -234,6 +261,26 @@ mod tests {
         let big = SymMap::from_pairs((0..20).map(|i| (i * 2, i)).collect());
         assert_eq!(big.get(10), Some(5));
         assert_eq!(big.get(11), None);
+    }
+
+    #[test]
+    fn extended_tables_share_their_base() {
+        let mut base = Symbols::default();
+        let (a, b) = (base.intern("a"), base.intern("b"));
+        let base = Arc::new(base);
+        let mut one = Symbols::extending(Arc::clone(&base));
+        let mut two = Symbols::extending(Arc::clone(&base));
+        assert_eq!((one.intern("a"), one.intern("b")), (a, b));
+        let c1 = one.intern("c");
+        let d2 = two.intern("d");
+        assert_eq!((c1, d2), (2, 2));
+        assert_eq!((one.resolve(c1), two.resolve(d2)), ("c", "d"));
+        assert_eq!((one.resolve(a), two.resolve(b)), ("a", "b"));
+        assert_eq!(one.lookup("d"), ABSENT);
+        assert_eq!(one.intern("c"), c1);
+        assert_eq!((one.len(), base.len()), (3, 2));
+        assert_eq!(one.resolve(ABSENT), "");
+        assert_eq!(one.resolve(7), "");
     }
 
     #[test]

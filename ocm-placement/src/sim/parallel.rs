@@ -106,7 +106,8 @@ impl Merger<'_> {
                     Ok(mut decoded) => {
                         if let Decoded::Prepared(cluster) = &mut decoded {
                             let map = map.get_or_insert_with(|| {
-                                symbols.strings().map(|s| input.symbols.intern(s)).collect()
+                                let table = Arc::make_mut(&mut input.symbols);
+                                symbols.strings().map(|s| table.intern(s)).collect()
                             });
                             cluster.remap(map);
                         }

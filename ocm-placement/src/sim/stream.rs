@@ -250,10 +250,7 @@ impl ValueEnd {
                     self.escaped = false;
                     i += 1;
                 }
-                let p = text
-                    .get(i..)?
-                    .iter()
-                    .position(|&b| b == b'"' || b == b'\\')?;
+                let p = quote_or_backslash(text.get(i..)?)?;
                 i += p + 1;
                 if text[i - 1] == b'\\' {
                     self.escaped = true;
@@ -288,6 +285,29 @@ impl ValueEnd {
     fn is_complete_at_end(&self) -> bool {
         self.literal
     }
+}
+
+/// Where the first `"` or `\\` of `text` is, eight bytes at a time (strings are most of a
+/// List's text, and byte by byte this search was most of the scan).
+fn quote_or_backslash(text: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // The high bit of each byte that is zero (and possibly of bytes after it: only the first
+    // flagged byte is exact, and only the first is used).
+    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut i = 0;
+    while let Some(chunk) = text.get(i..i + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
+        let x = u64::from_le_bytes(chunk);
+        let found = zeros(x ^ (ONES * u64::from(b'"'))) | zeros(x ^ (ONES * u64::from(b'\\')));
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let rest = text.get(i..)?;
+    rest.iter()
+        .position(|&b| b == b'"' || b == b'\\')
+        .map(|p| i + p)
 }
 
 /// Checks that `bytes` are one valid JSON value.
@@ -370,6 +390,36 @@ fn items<R: Read, E>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn quotes_and_backslashes_are_found_at_every_offset() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for (mark, filler) in [(b'"', b'a'), (b'\\', b'"' ^ 0x80), (b'"', 0x22 ^ 0x01)] {
+                    let mut text = vec![filler; len];
+                    if at < len {
+                        text[at] = mark;
+                        // A second mark later must not be reported first.
+                        if at + 3 < len {
+                            text[at + 3] = b'\\';
+                        }
+                    }
+                    let expected = text.iter().position(|&b| b == b'"' || b == b'\\');
+                    assert_eq!(
+                        super::quote_or_backslash(&text),
+                        expected,
+                        "{len} {at} {text:?}"
+                    );
+                }
+            }
+        }
+        // Bytes just above and below the marks, and non-ASCII text.
+        let text = "#!]\u{e9}\u{1f600}[\\\"".as_bytes();
+        assert_eq!(
+            super::quote_or_backslash(text),
+            text.iter().position(|&b| b == b'"' || b == b'\\')
+        );
+    }
+
     use super::*;
 
     /// Hands out `step` bytes per read.
