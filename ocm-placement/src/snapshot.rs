@@ -161,11 +161,9 @@ impl JsonCluster {
             let claims = entry
                 .claim_list
                 .iter()
-                .map(|&(n, v)| {
-                    let mut claim = ManagedClusterClaim::default();
-                    claim.name = string(n);
-                    claim.value = string(v);
-                    claim
+                .map(|&(n, v)| ManagedClusterClaim {
+                    name: string(n),
+                    value: string(v),
                 })
                 .collect();
             cluster
