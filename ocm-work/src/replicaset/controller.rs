@@ -35,6 +35,7 @@ use ocm_api::work::v1alpha1::{
 use serde_json::json;
 
 use super::feedback;
+use super::pages;
 use super::rollback::{self, RollbackPlan};
 use super::status::{self, WorkCounts};
 use super::values;
@@ -142,6 +143,10 @@ impl Templates {
         self.get(cluster).is_some_and(|t| spec_equal(&work.spec, t))
     }
 }
+
+/// The replica set's works by the placement they were fanned out for (those without a
+/// placement label left out), as the deploy pass listed them.
+type WorksByPlacement = BTreeMap<String, Vec<Arc<ManifestWork>>>;
 
 /// The reconcile steps' verdict: go on with the next one, or stop here.
 enum Step {
@@ -266,10 +271,12 @@ impl ReplicaSetController {
             ..Observed::default()
         };
         let mut templates = self.templates(target).await?;
+        let mut listed = WorksByPlacement::new();
         let deploy = self
             .deploy(
                 target,
                 &mut templates,
+                &mut listed,
                 &mut new_status,
                 now,
                 &mut errors,
@@ -278,12 +285,7 @@ impl ReplicaSetController {
             .await;
         if let Ok((Step::Continue, requeue)) = &deploy {
             outcome.requeue_after = *requeue;
-            if let Err(e) = self
-                .update_status_counts(target, &mut templates, &mut new_status, now)
-                .await
-            {
-                errors.push(e);
-            }
+            Self::update_status_counts(&mut templates, &listed, &mut new_status, now);
             if self.cluster_values {
                 let failed: Vec<&Error> = templates.failed.values().collect();
                 let conditions = new_status.conditions.get_or_insert_with(Vec::new);
@@ -347,17 +349,25 @@ impl ReplicaSetController {
             return Ok(ReconcileOutcome::default());
         }
         let owner = owner_label(replica_set);
-        let works = self.owned_works(&owner).await?;
+        // Only the names are kept of each work.
+        let works = self
+            .fold_owned_works(&owner, Vec::new, |names, work| {
+                names.push((
+                    work.metadata.namespace.unwrap_or_default(),
+                    work.metadata.name.unwrap_or_default(),
+                ));
+            })
+            .await?;
         let mut errors = Vec::new();
-        for work in &works {
-            if let Err(e) = self.delete_work(work).await {
+        for (namespace, name) in &works {
+            if let Err(e) = self.delete_named_work(namespace, name).await {
                 errors.push(e);
             }
         }
         Error::aggregate(errors)?;
         let foreground =
             replica_set.spec.cascade_deletion_policy == Some(CascadeDeletionPolicy::Foreground);
-        if foreground && !self.owned_works(&owner).await?.is_empty() {
+        if foreground && self.any_owned_work(&owner).await? {
             return Ok(ReconcileOutcome {
                 requeue_after: Some(Duration::from_secs(1)),
             });
@@ -601,7 +611,20 @@ impl ReplicaSetController {
             feedback::aggregated_condition(&interval),
             &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
         );
-        let works = self.owned_works(&owner_label(replica_set)).await?;
+        // The aggregates read each work's deletion timestamp and status feedback only.
+        let works = self
+            .fold_owned_works(&owner_label(replica_set), Vec::new, |works, mut work| {
+                work.metadata = kube::api::ObjectMeta {
+                    deletion_timestamp: work.metadata.deletion_timestamp.take(),
+                    ..Default::default()
+                };
+                work.spec = ManifestWorkSpec::default();
+                if let Some(status) = work.status.as_mut() {
+                    status.conditions = None;
+                }
+                works.push(work);
+            })
+            .await?;
         let current = feedback::aggregate(&spec.values, &works);
         let plan = feedback::plan(
             new_status.feedback_aggregation.as_ref(),
@@ -615,21 +638,44 @@ impl ReplicaSetController {
         Ok(plan.requeue_after)
     }
 
-    async fn owned_works(&self, owner: &str) -> Result<Vec<ManifestWork>> {
+    /// Lists the replica set's works in pages ([`pages`]), folding each into the accumulator
+    /// `init` returns as its page arrives: a pass holds one page of works and what `fold`
+    /// keeps of each, not every work of the fleet with its managedFields and feedback.
+    async fn fold_owned_works<T>(
+        &self,
+        owner: &str,
+        init: impl FnMut() -> T,
+        fold: impl FnMut(&mut T, ManifestWork),
+    ) -> Result<T> {
         let api: Api<ManifestWork> = Api::all(self.client.clone());
-        let params =
-            ListParams::default().labels(&format!("{}={owner}", labels::MANIFEST_WORK_REPLICA_SET));
-        api.list(&params)
+        pages::fold(
+            &api,
+            &owner_selector(owner),
+            pages::PAGE_SIZE,
+            || format!("list ManifestWorks of {owner}"),
+            init,
+            fold,
+        )
+        .await
+    }
+
+    /// Whether the replica set has any work left (a one-item list).
+    async fn any_owned_work(&self, owner: &str) -> Result<bool> {
+        let api: Api<ManifestWork> = Api::all(self.client.clone());
+        api.list(&owner_selector(owner).limit(1))
             .await
-            .map(|l| l.items)
+            .map(|l| !l.items.is_empty())
             .map_err(|e| Error::kube(format!("list ManifestWorks of {owner}"), e))
     }
 
     async fn delete_work(&self, work: &ManifestWork) -> Result<()> {
         let namespace = work.namespace().unwrap_or_default();
-        let name = work.name_any();
-        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &namespace);
-        match api.delete(&name, &DeleteParams::default()).await {
+        self.delete_named_work(&namespace, &work.name_any()).await
+    }
+
+    async fn delete_named_work(&self, namespace: &str, name: &str) -> Result<()> {
+        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), namespace);
+        match api.delete(name, &DeleteParams::default()).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
             Err(e) => Err(Error::kube(
@@ -683,6 +729,7 @@ impl ReplicaSetController {
         &self,
         replica_set: &ManifestWorkReplicaSet,
         templates: &mut Templates,
+        by_placement: &mut WorksByPlacement,
         new_status: &mut ManifestWorkReplicaSetStatus,
         now: Timestamp,
         errors: &mut Vec<Error>,
@@ -702,13 +749,24 @@ impl ReplicaSetController {
         let namespace = replica_set.namespace().unwrap_or_default();
         let refs = &replica_set.spec.placement_refs;
 
-        let works = self.owned_works(&owner).await?;
+        // Each work is kept without its managedFields and its manifests' status (feedback
+        // included): the deploy pass compares and patches metadata and spec, and reads the
+        // work-level conditions only.
+        let works = self
+            .fold_owned_works(&owner, Vec::new, |works, mut work| {
+                work.metadata.managed_fields = None;
+                if let Some(status) = work.status.as_mut() {
+                    status.resource_status = None;
+                }
+                works.push(work);
+            })
+            .await?;
         // cluster namespace -> (work, placements it was fanned out for); the last one wins.
         // Both maps share each listed work (a fleet's works, status and feedback included,
         // are several MiB: a copy per map made the controller's pass the process's peak).
         let mut by_cluster: BTreeMap<String, (Arc<ManifestWork>, BTreeSet<String>)> =
             BTreeMap::new();
-        let mut by_placement: BTreeMap<String, Vec<Arc<ManifestWork>>> = BTreeMap::new();
+        by_placement.clear();
         for work in works.into_iter().map(Arc::new) {
             let placement = work.labels().get(labels::PLACEMENT_NAME).cloned();
             let mut placements = BTreeSet::new();
@@ -952,13 +1010,16 @@ impl ReplicaSetController {
     }
 
     /// The status reconciler (upstream §8.4): counts by condition and `ManifestworkApplied`.
-    async fn update_status_counts(
-        &self,
-        replica_set: &ManifestWorkReplicaSet,
+    ///
+    /// It counts the works the deploy pass listed (`works`, by placement), as upstream's
+    /// status reconciler reads the same informer cache as its deploy reconciler: the writes of
+    /// this pass show in the next reconcile, which their watch events trigger.
+    fn update_status_counts(
         templates: &mut Templates,
+        works: &WorksByPlacement,
         new_status: &mut ManifestWorkReplicaSetStatus,
         now: Timestamp,
-    ) -> Result<()> {
+    ) {
         let now_time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now);
         let total = new_status
             .summary
@@ -975,15 +1036,12 @@ impl ReplicaSetController {
             let applied =
                 status::manifestwork_applied(0, &WorkCounts::default(), verified_reason.as_deref());
             conditions::set(conditions, applied, &now_time);
-            return Ok(());
+            return;
         }
-        let works = self.owned_works(&owner_label(replica_set)).await?;
         let mut sum = WorkCounts::default();
         for entry in new_status.placements_summary.iter_mut().flatten() {
             let name = entry.name.clone().unwrap_or_default();
-            let of_placement = works
-                .iter()
-                .filter(|w| w.labels().get(labels::PLACEMENT_NAME) == Some(&name));
+            let of_placement = works.get(&name).into_iter().flatten().map(|w| &**w);
             let counts = WorkCounts::count_matching(of_placement, |w| templates.holds(w));
             let summary = entry.summary.get_or_insert_with(|| summary_with_total(0));
             write_counts(summary, &counts);
@@ -997,7 +1055,6 @@ impl ReplicaSetController {
         let applied: NewCondition =
             status::manifestwork_applied(total, &sum, verified_reason.as_deref());
         conditions::set(conditions, applied, &now_time);
-        Ok(())
     }
 
     /// Runs the controller until `shutdown` completes: watches replica sets, their works,
@@ -1125,6 +1182,11 @@ fn referencing(
         .filter(|rs| rs.spec.placement_refs.iter().any(|r| r.name == placement))
         .map(|rs| ObjectRef::from_obj(rs.as_ref()))
         .collect()
+}
+
+/// The label selector of a replica set's works.
+fn owner_selector(owner: &str) -> ListParams {
+    ListParams::default().labels(&format!("{}={owner}", labels::MANIFEST_WORK_REPLICA_SET))
 }
 
 fn summary_with_total(total: i64) -> ManifestWorkReplicaSetSummary {

@@ -33,6 +33,7 @@ use serde_json::Value;
 
 pub mod controller;
 pub mod feedback;
+mod pages;
 pub mod rollback;
 pub mod status;
 pub mod values;
