@@ -81,9 +81,12 @@ impl std::fmt::Debug for ReplicaSetController {
     }
 }
 
-/// What the deploy step saw of the rollouts, for the rollback opt-in.
+/// What the deploy step saw: the rollouts, for the rollback opt-in, and the works it listed,
+/// for the status counts.
 #[derive(Default)]
 struct Observed {
+    /// The replica set's works by placement, as the deploy step listed them.
+    works: WorksByPlacement,
     /// Write `summary.updated` (the works succeeded at the template being rolled out).
     count_updated: bool,
     /// Some placement's rollout breached `maxFailures`.
@@ -271,12 +274,10 @@ impl ReplicaSetController {
             ..Observed::default()
         };
         let mut templates = self.templates(target).await?;
-        let mut listed = WorksByPlacement::new();
         let deploy = self
             .deploy(
                 target,
                 &mut templates,
-                &mut listed,
                 &mut new_status,
                 now,
                 &mut errors,
@@ -285,7 +286,7 @@ impl ReplicaSetController {
             .await;
         if let Ok((Step::Continue, requeue)) = &deploy {
             outcome.requeue_after = *requeue;
-            Self::update_status_counts(&mut templates, &listed, &mut new_status, now);
+            Self::update_status_counts(&mut templates, &observed.works, &mut new_status, now);
             if self.cluster_values {
                 let failed: Vec<&Error> = templates.failed.values().collect();
                 let conditions = new_status.conditions.get_or_insert_with(Vec::new);
@@ -729,7 +730,6 @@ impl ReplicaSetController {
         &self,
         replica_set: &ManifestWorkReplicaSet,
         templates: &mut Templates,
-        by_placement: &mut WorksByPlacement,
         new_status: &mut ManifestWorkReplicaSetStatus,
         now: Timestamp,
         errors: &mut Vec<Error>,
@@ -766,6 +766,7 @@ impl ReplicaSetController {
         // are several MiB: a copy per map made the controller's pass the process's peak).
         let mut by_cluster: BTreeMap<String, (Arc<ManifestWork>, BTreeSet<String>)> =
             BTreeMap::new();
+        let by_placement = &mut observed.works;
         by_placement.clear();
         for work in works.into_iter().map(Arc::new) {
             let placement = work.labels().get(labels::PLACEMENT_NAME).cloned();
