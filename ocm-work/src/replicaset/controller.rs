@@ -41,7 +41,7 @@ use super::status::{self, WorkCounts};
 use super::values;
 use super::{
     SuccessCriteria, awaits_progressing, build_work_with_spec, cluster_rollout_status,
-    manifest_work_equal, owner_label, spec_equal, validate_owner_label,
+    manifest_work_equal, metadata_equal, owner_label, spec_equal, validate_owner_label,
 };
 use crate::patch::merge_diff;
 use crate::{Error, Result};
@@ -149,7 +149,17 @@ impl Templates {
 
 /// The replica set's works by the placement they were fanned out for (those without a
 /// placement label left out), as the deploy pass listed them.
-type WorksByPlacement = BTreeMap<String, Vec<Arc<ManifestWork>>>;
+type WorksByPlacement = BTreeMap<String, Vec<Arc<Listed>>>;
+
+/// A work as the deploy pass keeps it: without managedFields and its manifests' status, and
+/// without its spec when that holds its cluster's current template (a fleet's converged works
+/// would otherwise keep a decoded copy of the template each).
+struct Listed {
+    work: ManifestWork,
+    /// The work holds its cluster's current template (its spec was dropped). Known only for
+    /// the works of the replica set's placements; `false` for the others.
+    current: bool,
+}
 
 /// The reconcile steps' verdict: go on with the next one, or stop here.
 enum Step {
@@ -286,7 +296,7 @@ impl ReplicaSetController {
             .await;
         if let Ok((Step::Continue, requeue)) = &deploy {
             outcome.requeue_after = *requeue;
-            Self::update_status_counts(&mut templates, &observed.works, &mut new_status, now);
+            Self::update_status_counts(&observed.works, &mut new_status, now);
             if self.cluster_values {
                 let failed: Vec<&Error> = templates.failed.values().collect();
                 let conditions = new_status.conditions.get_or_insert_with(Vec::new);
@@ -687,10 +697,10 @@ impl ReplicaSetController {
     }
 
     /// Creates `required` or brings the live work in line with it (upstream's work applier).
-    async fn apply_work(&self, required: &ManifestWork, live: Option<&ManifestWork>) -> Result<()> {
+    async fn apply_work(&self, required: &ManifestWork, live: Option<&Listed>) -> Result<()> {
         let namespace = required.namespace().unwrap_or_default();
         let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &namespace);
-        let Some(live) = live else {
+        let Some(listed) = live else {
             return match api.create(&PostParams::default(), required).await {
                 Ok(_) => Ok(()),
                 Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
@@ -699,6 +709,27 @@ impl ReplicaSetController {
                     e,
                 )),
             };
+        };
+        let fetched;
+        let live = if listed.current {
+            // Its spec was dropped as equal to the template: equal metadata makes it equal.
+            if metadata_equal(required, &listed.work) {
+                return Ok(());
+            }
+            // The metadata differ: read the work again to patch against its full spec.
+            let name = listed.work.name_any();
+            fetched = match api.get(&name).await {
+                Ok(w) => w,
+                Err(e) => {
+                    return Err(Error::kube(
+                        format!("get ManifestWork {namespace}/{name}"),
+                        e,
+                    ));
+                }
+            };
+            &fetched
+        } else {
+            &listed.work
         };
         if manifest_work_equal(required, live) {
             return Ok(());
@@ -758,18 +789,27 @@ impl ReplicaSetController {
                 if let Some(status) = work.status.as_mut() {
                     status.resource_status = None;
                 }
-                works.push(work);
+                // Whether it holds its template is asked of the works of the replica set's
+                // placements only (with per-cluster values, asking resolves the cluster's).
+                let current = work
+                    .labels()
+                    .get(labels::PLACEMENT_NAME)
+                    .is_some_and(|p| refs.iter().any(|r| &r.name == p))
+                    && templates.holds(&work);
+                if current {
+                    work.spec = ManifestWorkSpec::default();
+                }
+                works.push(Listed { work, current });
             })
             .await?;
         // cluster namespace -> (work, placements it was fanned out for); the last one wins.
         // Both maps share each listed work (a fleet's works, status and feedback included,
         // are several MiB: a copy per map made the controller's pass the process's peak).
-        let mut by_cluster: BTreeMap<String, (Arc<ManifestWork>, BTreeSet<String>)> =
-            BTreeMap::new();
+        let mut by_cluster: BTreeMap<String, (Arc<Listed>, BTreeSet<String>)> = BTreeMap::new();
         let by_placement = &mut observed.works;
         by_placement.clear();
         for work in works.into_iter().map(Arc::new) {
-            let placement = work.labels().get(labels::PLACEMENT_NAME).cloned();
+            let placement = work.work.labels().get(labels::PLACEMENT_NAME).cloned();
             let mut placements = BTreeSet::new();
             if let Some(p) = &placement {
                 placements.insert(p.clone());
@@ -778,14 +818,17 @@ impl ReplicaSetController {
                     .or_default()
                     .push(work.clone());
             }
-            by_cluster.insert(work.namespace().unwrap_or_default(), (work, placements));
+            by_cluster.insert(
+                work.work.namespace().unwrap_or_default(),
+                (work, placements),
+            );
         }
         for (work, placements) in by_cluster.values() {
             let stale = placements.is_empty()
                 || placements
                     .iter()
                     .any(|p| !refs.iter().any(|r| &r.name == p));
-            if stale && let Err(e) = self.delete_work(work).await {
+            if stale && let Err(e) = self.delete_work(&work.work).await {
                 errors.push(e);
             }
         }
@@ -818,8 +861,8 @@ impl ReplicaSetController {
                 .get(&placement_ref.name)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            for work in placement_works {
-                if !templates.holds(work) {
+            for Listed { work, current } in placement_works.iter().map(|w| &**w) {
+                if !current {
                     continue;
                 }
                 let cluster = work.namespace().unwrap_or_default();
@@ -903,7 +946,7 @@ impl ReplicaSetController {
                 let record = by_cluster
                     .get(&cluster.cluster_name)
                     .filter(|(_, placements)| placements.contains(&placement_ref.name));
-                let name = record.and_then(|(w, _)| w.metadata.name.as_deref());
+                let name = record.and_then(|(w, _)| w.work.metadata.name.as_deref());
                 // A cluster whose values cannot be resolved gets no work (the error is
                 // reported in the ClusterValuesResolved condition).
                 let Some(spec) = templates.get(&cluster.cluster_name) else {
@@ -926,6 +969,7 @@ impl ReplicaSetController {
             for removed in &result.clusters_removed {
                 for work in placement_works
                     .iter()
+                    .map(|w| &w.work)
                     .filter(|w| w.namespace().as_deref() == Some(removed.cluster_name.as_str()))
                 {
                     match self.delete_work(work).await {
@@ -1016,7 +1060,6 @@ impl ReplicaSetController {
     /// status reconciler reads the same informer cache as its deploy reconciler: the writes of
     /// this pass show in the next reconcile, which their watch events trigger.
     fn update_status_counts(
-        templates: &mut Templates,
         works: &WorksByPlacement,
         new_status: &mut ManifestWorkReplicaSetStatus,
         now: Timestamp,
@@ -1042,8 +1085,13 @@ impl ReplicaSetController {
         let mut sum = WorkCounts::default();
         for entry in new_status.placements_summary.iter_mut().flatten() {
             let name = entry.name.clone().unwrap_or_default();
-            let of_placement = works.get(&name).into_iter().flatten().map(|w| &**w);
-            let counts = WorkCounts::count_matching(of_placement, |w| templates.holds(w));
+            let of_placement = works
+                .get(&name)
+                .into_iter()
+                .flatten()
+                .filter(|w| w.current)
+                .map(|w| &w.work);
+            let counts = WorkCounts::count_matching(of_placement, |_| true);
             let summary = entry.summary.get_or_insert_with(|| summary_with_total(0));
             write_counts(summary, &counts);
             sum.add(&counts);
