@@ -91,6 +91,27 @@
 //! replica set's status (its last status pass falls inside the 3 s window under this load; 0
 //! writes, median of 11 samples, in the full run earlier today), so not from this change. The
 //! converged target (< 200 KiB) is still NOT met. Raw outputs: /work/notes/s7/.
+//!
+//! Re-measured 2026-11-27 (22:45-22:48 UTC) after the ManifestWorkReplicaSet controller lists
+//! its works in pages of 100 and keeps only what each pass reads (no managedFields, no manifest
+//! status, no spec of a work that holds the template), and counts status from the deploy pass's
+//! listing instead of listing again. First samples at 1,000 clusters
+//! (`FLEET_BENCH_DEBUG=1 target/release/deps/fleet-* --bench`, stopped after the per-sample
+//! line), 2 cores, back to back with main (de9d2aa) on a quiet machine, load average 0.5-2.4:
+//! main 244, 227 and 240 KiB per cluster once converged; after 200, 201 and 195 KiB (97-105 KiB
+//! when ready, both); converge 5.9-7.5 s main, 6.1-11.4 s after; steady state over 3 s: 0
+//! writes in all six. Under load 7 (22:21-22:25 UTC, a clippy build beside it, paging without
+//! the spec dropping yet): main 222 KiB, after 214 KiB. The converged target (< 200 KiB) is
+//! met in one of three quiet samples and at the edge in the other two: about 35 KiB per cluster
+//! less than main, not a margin. Heap (heaptrack, 1,000 clusters, stopped at the converged
+//! point as above): peak 166.6 MB, live 161.2 MB, so the transient share of the peak fell from
+//! 26 MB (main: peak 186.9 MB, live 161.0 MB) to 5 MB; what is left is live memory (the
+//! testkit's stores, kube's watch buffers, the agents' controllers and caches, listed above)
+//! and allocator overhead. Then `target/release/deps/fleet-* --bench` (all 11 samples,
+//! 22:50-22:59 UTC, load average 2.2-4.2, builds of other engineers beside it): medians converge
+//! 15.2 s, update 13.8 s, delete 14.6 s (criterion 41.4 s a sample; converge < 10 s not met at
+//! this load); memory (first sample) 99 KiB when ready, 199 KiB once converged; steady state
+//! over 3 s: 0 writes and 0 requests (median). Raw outputs: /work/notes/s8/.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

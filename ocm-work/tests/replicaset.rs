@@ -1053,3 +1053,99 @@ async fn undo_rolls_an_old_revision_out_again_and_the_history_is_pruned() {
         .collect();
     assert!(numbers[&format!("mwrs-{v3}")] > numbers[&format!("mwrs-{v4}")]);
 }
+
+/// More works than one page of the controller's listing (100): every pass sees all of them,
+/// deploy, status counts and the finalizer's clean-up, and no listing of works asks for
+/// everything at once.
+#[tokio::test]
+async fn works_over_several_list_pages_are_all_deployed_counted_and_removed() {
+    let clusters = names("c", 250);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    settle(&controller, &hub.client, "mwrs").await;
+    let created = works(&hub.client).await;
+    assert_eq!(created.len(), 250);
+    for work in &created {
+        set_work_conditions(
+            &hub.client,
+            work,
+            &[("Applied", "True"), ("Available", "True")],
+            "2026-01-01T00:00:00Z",
+        )
+        .await;
+    }
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    assert_eq!(totals(&rs), [250, 250, 250, 0, 0]);
+    assert_eq!(
+        condition(&rs, "ManifestworkApplied"),
+        ("True", "AsExpected")
+    );
+    let listings: Vec<String> = hub
+        .fake
+        .journal()
+        .entries()
+        .into_iter()
+        .filter(|e| {
+            e.verb == "list"
+                && e.resource.as_deref() == Some("manifestworks")
+                && e.query.contains("manifestworkreplicaset")
+        })
+        .map(|e| e.query)
+        .collect();
+    assert!(
+        listings.iter().any(|q| q.contains("continue=")),
+        "{listings:?}"
+    );
+    assert!(
+        listings.iter().all(|q| q.contains("limit=")),
+        "{listings:?}"
+    );
+
+    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(hub.client.clone(), NS);
+    api.delete("mwrs", &DeleteParams::default()).await.unwrap();
+    settle(&controller, &hub.client, "mwrs").await;
+    assert!(works(&hub.client).await.is_empty());
+    assert!(api.get_opt("mwrs").await.unwrap().is_none());
+}
+
+/// A work that holds the template but whose metadata someone changed is brought back in line
+/// (the controller keeps no copy of a current work's spec, so it reads that work again to
+/// patch it), and its spec stays the template.
+#[tokio::test]
+async fn a_current_work_with_edited_metadata_is_restored() {
+    let clusters = names("c", 2);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    settle(&controller, &hub.client, "mwrs").await;
+    let before = works(&hub.client).await;
+    let edited = &before[0];
+    let api: Api<ManifestWork> = Api::namespaced(hub.client.clone(), &edited.namespace().unwrap());
+    api.patch(
+        &edited.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"edited": "yes"}}})),
+    )
+    .await
+    .unwrap();
+    settle(&controller, &hub.client, "mwrs").await;
+    let after = works(&hub.client).await;
+    assert_eq!(after.len(), 2);
+    assert!(
+        after[0]
+            .metadata
+            .annotations
+            .as_ref()
+            .is_none_or(|a| !a.contains_key("edited")),
+        "{:?}",
+        after[0].metadata.annotations
+    );
+    assert_eq!(after[0].spec, template());
+    assert_eq!(
+        after[1].metadata.resource_version,
+        before[1].metadata.resource_version
+    );
+}

@@ -35,12 +35,13 @@ use ocm_api::work::v1alpha1::{
 use serde_json::json;
 
 use super::feedback;
+use super::pages;
 use super::rollback::{self, RollbackPlan};
 use super::status::{self, WorkCounts};
 use super::values;
 use super::{
     SuccessCriteria, awaits_progressing, build_work_with_spec, cluster_rollout_status,
-    manifest_work_equal, owner_label, spec_equal, validate_owner_label,
+    manifest_work_equal, metadata_equal, owner_label, spec_equal, validate_owner_label,
 };
 use crate::patch::merge_diff;
 use crate::{Error, Result};
@@ -80,9 +81,12 @@ impl std::fmt::Debug for ReplicaSetController {
     }
 }
 
-/// What the deploy step saw of the rollouts, for the rollback opt-in.
+/// What the deploy step saw: the rollouts, for the rollback opt-in, and the works it listed,
+/// for the status counts.
 #[derive(Default)]
 struct Observed {
+    /// The replica set's works by placement, as the deploy step listed them.
+    works: WorksByPlacement,
     /// Write `summary.updated` (the works succeeded at the template being rolled out).
     count_updated: bool,
     /// Some placement's rollout breached `maxFailures`.
@@ -141,6 +145,20 @@ impl Templates {
         let cluster = work.metadata.namespace.as_deref().unwrap_or_default();
         self.get(cluster).is_some_and(|t| spec_equal(&work.spec, t))
     }
+}
+
+/// The replica set's works by the placement they were fanned out for (those without a
+/// placement label left out), as the deploy pass listed them.
+type WorksByPlacement = BTreeMap<String, Vec<Arc<Listed>>>;
+
+/// A work as the deploy pass keeps it: without managedFields and its manifests' status, and
+/// without its spec when that holds its cluster's current template (a fleet's converged works
+/// would otherwise keep a decoded copy of the template each).
+struct Listed {
+    work: ManifestWork,
+    /// The work holds its cluster's current template (its spec was dropped). Known only for
+    /// the works of the replica set's placements; `false` for the others.
+    current: bool,
 }
 
 /// The reconcile steps' verdict: go on with the next one, or stop here.
@@ -278,12 +296,7 @@ impl ReplicaSetController {
             .await;
         if let Ok((Step::Continue, requeue)) = &deploy {
             outcome.requeue_after = *requeue;
-            if let Err(e) = self
-                .update_status_counts(target, &mut templates, &mut new_status, now)
-                .await
-            {
-                errors.push(e);
-            }
+            Self::update_status_counts(&observed.works, &mut new_status, now);
             if self.cluster_values {
                 let failed: Vec<&Error> = templates.failed.values().collect();
                 let conditions = new_status.conditions.get_or_insert_with(Vec::new);
@@ -347,17 +360,25 @@ impl ReplicaSetController {
             return Ok(ReconcileOutcome::default());
         }
         let owner = owner_label(replica_set);
-        let works = self.owned_works(&owner).await?;
+        // Only the names are kept of each work.
+        let works = self
+            .fold_owned_works(&owner, Vec::new, |names, work| {
+                names.push((
+                    work.metadata.namespace.unwrap_or_default(),
+                    work.metadata.name.unwrap_or_default(),
+                ));
+            })
+            .await?;
         let mut errors = Vec::new();
-        for work in &works {
-            if let Err(e) = self.delete_work(work).await {
+        for (namespace, name) in &works {
+            if let Err(e) = self.delete_named_work(namespace, name).await {
                 errors.push(e);
             }
         }
         Error::aggregate(errors)?;
         let foreground =
             replica_set.spec.cascade_deletion_policy == Some(CascadeDeletionPolicy::Foreground);
-        if foreground && !self.owned_works(&owner).await?.is_empty() {
+        if foreground && self.any_owned_work(&owner).await? {
             return Ok(ReconcileOutcome {
                 requeue_after: Some(Duration::from_secs(1)),
             });
@@ -601,7 +622,20 @@ impl ReplicaSetController {
             feedback::aggregated_condition(&interval),
             &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
         );
-        let works = self.owned_works(&owner_label(replica_set)).await?;
+        // The aggregates read each work's deletion timestamp and status feedback only.
+        let works = self
+            .fold_owned_works(&owner_label(replica_set), Vec::new, |works, mut work| {
+                work.metadata = kube::api::ObjectMeta {
+                    deletion_timestamp: work.metadata.deletion_timestamp.take(),
+                    ..Default::default()
+                };
+                work.spec = ManifestWorkSpec::default();
+                if let Some(status) = work.status.as_mut() {
+                    status.conditions = None;
+                }
+                works.push(work);
+            })
+            .await?;
         let current = feedback::aggregate(&spec.values, &works);
         let plan = feedback::plan(
             new_status.feedback_aggregation.as_ref(),
@@ -615,21 +649,44 @@ impl ReplicaSetController {
         Ok(plan.requeue_after)
     }
 
-    async fn owned_works(&self, owner: &str) -> Result<Vec<ManifestWork>> {
+    /// Lists the replica set's works in pages ([`pages`]), folding each into the accumulator
+    /// `init` returns as its page arrives: a pass holds one page of works and what `fold`
+    /// keeps of each, not every work of the fleet with its managedFields and feedback.
+    async fn fold_owned_works<T>(
+        &self,
+        owner: &str,
+        init: impl FnMut() -> T,
+        fold: impl FnMut(&mut T, ManifestWork),
+    ) -> Result<T> {
         let api: Api<ManifestWork> = Api::all(self.client.clone());
-        let params =
-            ListParams::default().labels(&format!("{}={owner}", labels::MANIFEST_WORK_REPLICA_SET));
-        api.list(&params)
+        pages::fold(
+            &api,
+            &owner_selector(owner),
+            pages::PAGE_SIZE,
+            || format!("list ManifestWorks of {owner}"),
+            init,
+            fold,
+        )
+        .await
+    }
+
+    /// Whether the replica set has any work left (a one-item list).
+    async fn any_owned_work(&self, owner: &str) -> Result<bool> {
+        let api: Api<ManifestWork> = Api::all(self.client.clone());
+        api.list(&owner_selector(owner).limit(1))
             .await
-            .map(|l| l.items)
+            .map(|l| !l.items.is_empty())
             .map_err(|e| Error::kube(format!("list ManifestWorks of {owner}"), e))
     }
 
     async fn delete_work(&self, work: &ManifestWork) -> Result<()> {
         let namespace = work.namespace().unwrap_or_default();
-        let name = work.name_any();
-        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &namespace);
-        match api.delete(&name, &DeleteParams::default()).await {
+        self.delete_named_work(&namespace, &work.name_any()).await
+    }
+
+    async fn delete_named_work(&self, namespace: &str, name: &str) -> Result<()> {
+        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), namespace);
+        match api.delete(name, &DeleteParams::default()).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
             Err(e) => Err(Error::kube(
@@ -640,10 +697,10 @@ impl ReplicaSetController {
     }
 
     /// Creates `required` or brings the live work in line with it (upstream's work applier).
-    async fn apply_work(&self, required: &ManifestWork, live: Option<&ManifestWork>) -> Result<()> {
+    async fn apply_work(&self, required: &ManifestWork, live: Option<&Listed>) -> Result<()> {
         let namespace = required.namespace().unwrap_or_default();
         let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &namespace);
-        let Some(live) = live else {
+        let Some(listed) = live else {
             return match api.create(&PostParams::default(), required).await {
                 Ok(_) => Ok(()),
                 Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
@@ -652,6 +709,27 @@ impl ReplicaSetController {
                     e,
                 )),
             };
+        };
+        let fetched;
+        let live = if listed.current {
+            // Its spec was dropped as equal to the template: equal metadata makes it equal.
+            if metadata_equal(required, &listed.work) {
+                return Ok(());
+            }
+            // The metadata differ: read the work again to patch against its full spec.
+            let name = listed.work.name_any();
+            fetched = match api.get(&name).await {
+                Ok(w) => w,
+                Err(e) => {
+                    return Err(Error::kube(
+                        format!("get ManifestWork {namespace}/{name}"),
+                        e,
+                    ));
+                }
+            };
+            &fetched
+        } else {
+            &listed.work
         };
         if manifest_work_equal(required, live) {
             return Ok(());
@@ -702,15 +780,36 @@ impl ReplicaSetController {
         let namespace = replica_set.namespace().unwrap_or_default();
         let refs = &replica_set.spec.placement_refs;
 
-        let works = self.owned_works(&owner).await?;
+        // Each work is kept without its managedFields and its manifests' status (feedback
+        // included): the deploy pass compares and patches metadata and spec, and reads the
+        // work-level conditions only.
+        let works = self
+            .fold_owned_works(&owner, Vec::new, |works, mut work| {
+                work.metadata.managed_fields = None;
+                if let Some(status) = work.status.as_mut() {
+                    status.resource_status = None;
+                }
+                // Whether it holds its template is asked of the works of the replica set's
+                // placements only (with per-cluster values, asking resolves the cluster's).
+                let current = work
+                    .labels()
+                    .get(labels::PLACEMENT_NAME)
+                    .is_some_and(|p| refs.iter().any(|r| &r.name == p))
+                    && templates.holds(&work);
+                if current {
+                    work.spec = ManifestWorkSpec::default();
+                }
+                works.push(Listed { work, current });
+            })
+            .await?;
         // cluster namespace -> (work, placements it was fanned out for); the last one wins.
         // Both maps share each listed work (a fleet's works, status and feedback included,
         // are several MiB: a copy per map made the controller's pass the process's peak).
-        let mut by_cluster: BTreeMap<String, (Arc<ManifestWork>, BTreeSet<String>)> =
-            BTreeMap::new();
-        let mut by_placement: BTreeMap<String, Vec<Arc<ManifestWork>>> = BTreeMap::new();
+        let mut by_cluster: BTreeMap<String, (Arc<Listed>, BTreeSet<String>)> = BTreeMap::new();
+        let by_placement = &mut observed.works;
+        by_placement.clear();
         for work in works.into_iter().map(Arc::new) {
-            let placement = work.labels().get(labels::PLACEMENT_NAME).cloned();
+            let placement = work.work.labels().get(labels::PLACEMENT_NAME).cloned();
             let mut placements = BTreeSet::new();
             if let Some(p) = &placement {
                 placements.insert(p.clone());
@@ -719,14 +818,17 @@ impl ReplicaSetController {
                     .or_default()
                     .push(work.clone());
             }
-            by_cluster.insert(work.namespace().unwrap_or_default(), (work, placements));
+            by_cluster.insert(
+                work.work.namespace().unwrap_or_default(),
+                (work, placements),
+            );
         }
         for (work, placements) in by_cluster.values() {
             let stale = placements.is_empty()
                 || placements
                     .iter()
                     .any(|p| !refs.iter().any(|r| &r.name == p));
-            if stale && let Err(e) = self.delete_work(work).await {
+            if stale && let Err(e) = self.delete_work(&work.work).await {
                 errors.push(e);
             }
         }
@@ -759,8 +861,8 @@ impl ReplicaSetController {
                 .get(&placement_ref.name)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            for work in placement_works {
-                if !templates.holds(work) {
+            for Listed { work, current } in placement_works.iter().map(|w| &**w) {
+                if !current {
                     continue;
                 }
                 let cluster = work.namespace().unwrap_or_default();
@@ -844,7 +946,7 @@ impl ReplicaSetController {
                 let record = by_cluster
                     .get(&cluster.cluster_name)
                     .filter(|(_, placements)| placements.contains(&placement_ref.name));
-                let name = record.and_then(|(w, _)| w.metadata.name.as_deref());
+                let name = record.and_then(|(w, _)| w.work.metadata.name.as_deref());
                 // A cluster whose values cannot be resolved gets no work (the error is
                 // reported in the ClusterValuesResolved condition).
                 let Some(spec) = templates.get(&cluster.cluster_name) else {
@@ -867,6 +969,7 @@ impl ReplicaSetController {
             for removed in &result.clusters_removed {
                 for work in placement_works
                     .iter()
+                    .map(|w| &w.work)
                     .filter(|w| w.namespace().as_deref() == Some(removed.cluster_name.as_str()))
                 {
                     match self.delete_work(work).await {
@@ -952,13 +1055,15 @@ impl ReplicaSetController {
     }
 
     /// The status reconciler (upstream §8.4): counts by condition and `ManifestworkApplied`.
-    async fn update_status_counts(
-        &self,
-        replica_set: &ManifestWorkReplicaSet,
-        templates: &mut Templates,
+    ///
+    /// It counts the works the deploy pass listed (`works`, by placement), as upstream's
+    /// status reconciler reads the same informer cache as its deploy reconciler: the writes of
+    /// this pass show in the next reconcile, which their watch events trigger.
+    fn update_status_counts(
+        works: &WorksByPlacement,
         new_status: &mut ManifestWorkReplicaSetStatus,
         now: Timestamp,
-    ) -> Result<()> {
+    ) {
         let now_time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now);
         let total = new_status
             .summary
@@ -975,16 +1080,18 @@ impl ReplicaSetController {
             let applied =
                 status::manifestwork_applied(0, &WorkCounts::default(), verified_reason.as_deref());
             conditions::set(conditions, applied, &now_time);
-            return Ok(());
+            return;
         }
-        let works = self.owned_works(&owner_label(replica_set)).await?;
         let mut sum = WorkCounts::default();
         for entry in new_status.placements_summary.iter_mut().flatten() {
             let name = entry.name.clone().unwrap_or_default();
             let of_placement = works
-                .iter()
-                .filter(|w| w.labels().get(labels::PLACEMENT_NAME) == Some(&name));
-            let counts = WorkCounts::count_matching(of_placement, |w| templates.holds(w));
+                .get(&name)
+                .into_iter()
+                .flatten()
+                .filter(|w| w.current)
+                .map(|w| &w.work);
+            let counts = WorkCounts::count_matching(of_placement, |_| true);
             let summary = entry.summary.get_or_insert_with(|| summary_with_total(0));
             write_counts(summary, &counts);
             sum.add(&counts);
@@ -997,7 +1104,6 @@ impl ReplicaSetController {
         let applied: NewCondition =
             status::manifestwork_applied(total, &sum, verified_reason.as_deref());
         conditions::set(conditions, applied, &now_time);
-        Ok(())
     }
 
     /// Runs the controller until `shutdown` completes: watches replica sets, their works,
@@ -1125,6 +1231,11 @@ fn referencing(
         .filter(|rs| rs.spec.placement_refs.iter().any(|r| r.name == placement))
         .map(|rs| ObjectRef::from_obj(rs.as_ref()))
         .collect()
+}
+
+/// The label selector of a replica set's works.
+fn owner_selector(owner: &str) -> ListParams {
+    ListParams::default().labels(&format!("{}={owner}", labels::MANIFEST_WORK_REPLICA_SET))
 }
 
 fn summary_with_total(total: i64) -> ManifestWorkReplicaSetSummary {

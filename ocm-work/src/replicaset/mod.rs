@@ -33,6 +33,7 @@ use serde_json::Value;
 
 pub mod controller;
 pub mod feedback;
+mod pages;
 pub mod rollback;
 pub mod status;
 pub mod values;
@@ -154,9 +155,13 @@ pub fn spec_equal(a: &ManifestWorkSpec, b: &ManifestWorkSpec) -> bool {
 /// Upstream's `ManifestWorkEqual`: equal specs, equal labels and annotations (absent equal to
 /// empty), and equal owner references.
 pub fn manifest_work_equal(required: &ManifestWork, live: &ManifestWork) -> bool {
+    spec_equal(&required.spec, &live.spec) && metadata_equal(required, live)
+}
+
+/// The metadata part of [`manifest_work_equal`]: labels, annotations, owner references.
+pub(crate) fn metadata_equal(required: &ManifestWork, live: &ManifestWork) -> bool {
     let map = |m: &Option<BTreeMap<String, String>>| m.clone().unwrap_or_default();
-    spec_equal(&required.spec, &live.spec)
-        && map(&required.metadata.labels) == map(&live.metadata.labels)
+    map(&required.metadata.labels) == map(&live.metadata.labels)
         && map(&required.metadata.annotations) == map(&live.metadata.annotations)
         && required
             .metadata
