@@ -18,7 +18,10 @@
 //! not as a typed object, which costs several times as much. A snapshot built from it
 //! decodes a cluster's object the first time something asks for it (a custom plugin calling
 //! [`ClusterView::managed_cluster`](crate::plugins::ClusterView::managed_cluster), or a CEL
-//! selector reading more than the name, labels and claims) and keeps it from then on.
+//! selector reading more than the name, labels and claims) and keeps it from then on. That
+//! object comes from the JSON form, which holds times to the second (as k8s-openapi writes
+//! `Time`): a sub-second `timeAdded` read from a file is truncated there, while scheduling
+//! (tolerationSeconds) uses the full value, taken before the text is written.
 //!
 //! ```
 //! use ocm_placement::sim::SimInput;

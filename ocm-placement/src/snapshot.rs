@@ -430,7 +430,8 @@ impl Snapshot {
     /// The ManagedCluster object of a cluster.
     ///
     /// A snapshot the simulator builds keeps clusters as JSON text: the object is decoded the
-    /// first time it is asked for, and kept.
+    /// first time it is asked for, and kept (its times to the second, as their JSON form
+    /// holds them).
     pub fn managed_cluster(&self, id: ClusterId) -> Option<&ManagedCluster> {
         self.clusters
             .get(id.index())
