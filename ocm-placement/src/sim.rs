@@ -676,17 +676,20 @@ impl DecodeSeed<'_> {
 
     /// Decodes one item from its JSON text, known to be UTF-8.
     fn decode_str(self, text: &str) -> serde_json::Result<Decoded> {
-        use serde::de::DeserializeSeed;
-        let mut de = serde_json::Deserializer::from_str(text);
-        let decoded = self.deserialize(&mut de)?;
-        de.end()?;
-        Ok(decoded)
+        self.decode_whole(serde_json::Deserializer::from_str(text))
     }
 
     /// Decodes one item from its JSON text.
     fn decode_slice(self, bytes: &[u8]) -> serde_json::Result<Decoded> {
+        self.decode_whole(serde_json::Deserializer::from_slice(bytes))
+    }
+
+    /// Decodes the one value `de` reads, nothing but whitespace after it.
+    fn decode_whole<'de, R: serde_json::de::Read<'de>>(
+        self,
+        mut de: serde_json::Deserializer<R>,
+    ) -> serde_json::Result<Decoded> {
         use serde::de::DeserializeSeed;
-        let mut de = serde_json::Deserializer::from_slice(bytes);
         let decoded = self.deserialize(&mut de)?;
         de.end()?;
         Ok(decoded)
