@@ -50,6 +50,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod compact;
 mod defaulting;
 mod parallel;
 mod stream;
@@ -631,6 +632,9 @@ enum Decoded {
     Placement(Placement),
     Decision(PlacementDecision),
     Score(AddOnPlacementScore),
+    /// An AddOnPlacementScore already in the form the input keeps (made by a decoding
+    /// thread).
+    PreparedScore(ScoreInput),
     /// Anything else, read as a document tree.
     Tree(Value),
 }
@@ -857,6 +861,17 @@ impl SimInput {
                 Arc::new,
                 at("PlacementDecision"),
             ),
+            Decoded::PreparedScore(score) => {
+                let (name, namespace) = score.identity();
+                if has_identity("AddOnPlacementScore", name, namespace) {
+                    self.scores.push(score);
+                    Ok(())
+                } else {
+                    let position = format!("item {index}");
+                    check_identity(source, &position, "AddOnPlacementScore", name, namespace)
+                        .map(|_| ())
+                }
+            }
             Decoded::Score(o) => keep(
                 &mut self.scores,
                 o,
@@ -1258,6 +1273,63 @@ mod tests {
         }
     }
 
+    /// A streamed cluster keeps its own text, compacted, when its schema added nothing to
+    /// it, and the text written from the object otherwise; both decode to the object read.
+    #[test]
+    fn streamed_clusters_keep_their_own_text() {
+        let schema = SimInput::new().schemas[&(
+            groups::CLUSTER.to_string(),
+            "v1".to_string(),
+            "ManagedCluster".to_string(),
+        )]
+            .clone();
+        let shapes = [
+            json!({"metadata": {"name": "a"}, "spec": {"leaseDurationSeconds": 60}}),
+            json!({"metadata": {"name": "a", "labels": {"k": "v \" \\ é"},
+                "annotations": {"labels": "x"}}, "spec": {"leaseDurationSeconds": 40,
+                "taints": [{"key": "k", "effect": "NoSelect", "timeAdded": "2026-01-01T00:00:00Z"}]},
+                "status": {"clusterClaims": [{"name": "n"}], "allocatable": {"cpu": "1.5"},
+                "capacity": {"cpu": "2"}, "conditions": [], "version": null}}),
+            // Without a spec, nothing to default.
+            json!({"metadata": {"name": "a"}}),
+            // The schema adds `leaseDurationSeconds`.
+            json!({"metadata": {"name": "a", "labels": {"k": "v"}}, "spec": {}}),
+        ];
+        let mut own_texts = 0;
+        for shape in shapes {
+            let mut doc = shape.clone();
+            doc["apiVersion"] = json!("cluster.open-cluster-management.io/v1");
+            doc["kind"] = json!("ManagedCluster");
+            let list = json!({"kind": "List", "items": [doc.clone()]});
+            let text = serde_json::to_string_pretty(&list).unwrap();
+            let (input, result) = json_read_from(&SimInput::new(), &text, 2, 1);
+            result.unwrap();
+            let mut defaulted = doc.clone();
+            apply_schema_defaults(&mut defaulted, &schema);
+            let expected: ManagedCluster = serde_json::from_value(defaulted.clone()).unwrap();
+            let snapshot = input.snapshot();
+            let id = snapshot.cluster_id("a").unwrap();
+            assert_eq!(snapshot.managed_cluster(id), Some(&expected), "{shape}");
+            let crate::snapshot::ClusterSource::Json(kept) = &input.clusters[0].entry.source else {
+                panic!("kept as text");
+            };
+            let kept = std::str::from_utf8(kept.text()).unwrap();
+            if defaulted == doc {
+                let mut own = doc.clone();
+                own["metadata"].as_object_mut().unwrap().remove("labels");
+                if let Some(status) = own.get_mut("status").and_then(Value::as_object_mut) {
+                    status.remove("clusterClaims");
+                }
+                assert_eq!(kept, own.to_string(), "{shape}");
+                own_texts += 1;
+            } else {
+                assert!(kept.contains(r#""leaseDurationSeconds":60"#), "{kept}");
+                assert!(!kept.contains("labels"), "{kept}");
+            }
+        }
+        assert_eq!(own_texts, 3);
+    }
+
     #[test]
     fn documents_are_split_at_markers() {
         let docs = yaml::documents("# head\n---\na: 1\n---\n\n--- b: 2\n...\n---\nc: 3\n");
@@ -1288,15 +1360,22 @@ mod tests {
     fn streamed_lists_read_like_whole_documents() {
         // Strings shared by clusters and strings of one cluster alone, in labels, claims and
         // taints: the threaded read interns them per batch, then in the input's table.
+        // Cluster `b` lacks a property its schema defaults: the threaded read writes it out
+        // from the object; the others keep their own text.
         let cluster = |name: &str| {
-            json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+            let mut cluster = json!({"apiVersion": "cluster.open-cluster-management.io/v1",
+                "kind": "ManagedCluster",
                 "metadata": {"name": name, "labels": {"a": "b", "zone": format!("z-{name}"),
                     format!("only-{name}"): name}},
                 "spec": {"taints": [{"key": format!("t-{name}"), "value": "b",
                     "effect": "NoSelect", "timeAdded": "2026-01-01T00:00:00Z"}]},
                 "status": {"clusterClaims": [{"name": "id", "value": format!("id-{name}")},
                     {"name": format!("c-{name}")}, {"name": "a", "value": "b"}],
-                    "allocatable": {"cpu": "2"}, "capacity": {"cpu": "4"}}})
+                    "allocatable": {"cpu": "2"}, "capacity": {"cpu": "4"}}});
+            if name != "b" {
+                cluster["spec"]["leaseDurationSeconds"] = json!(60);
+            }
+            cluster
         };
         let bad = json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
             "kind": "Placement", "metadata": {"namespace": "x"}});

@@ -80,7 +80,8 @@ pub(crate) enum ClusterSource {
 impl ClusterEntry {
     /// The cluster's whole object; `symbols` is the table of the snapshot holding the entry.
     /// `None` only if a [`JsonCluster`]'s text does not decode, which cannot happen for text
-    /// made by [`PreparedCluster::new`].
+    /// made by [`PreparedCluster::new`] or given to [`PreparedCluster::with_text`] as that
+    /// method requires.
     pub(crate) fn object<'a>(&'a self, symbols: &Symbols) -> Option<&'a ManagedCluster> {
         match &self.source {
             ClusterSource::Typed(c) => Some(c),
@@ -126,6 +127,11 @@ impl JsonCluster {
             Ok(()) => scratch.as_slice().into(),
             Err(_) => Box::default(),
         };
+        JsonCluster::from_text(text)
+    }
+
+    /// Keeps `text`, which must decode to the object without its labels and claims.
+    fn from_text(text: Box<[u8]>) -> Self {
         JsonCluster {
             text,
             typed: std::sync::OnceLock::new(),
@@ -223,18 +229,23 @@ impl PreparedCluster {
             entry,
         }
     }
-}
 
-impl Default for JsonCluster {
-    fn default() -> Self {
-        JsonCluster {
-            text: Box::default(),
-            typed: std::sync::OnceLock::new(),
+    /// Computes the entry of `cluster` against `symbols`, and keeps `text` as the rest of
+    /// the object: JSON that decodes (as a plain `ManagedCluster`, no schema defaults added)
+    /// to `cluster` without its labels and claims.
+    pub(crate) fn with_text(
+        symbols: &mut impl Intern,
+        cluster: &ManagedCluster,
+        text: Box<[u8]>,
+    ) -> Self {
+        let source = ClusterSource::Json(Arc::new(JsonCluster::from_text(text)));
+        PreparedCluster {
+            name: cluster.metadata.name.as_deref().unwrap_or_default().into(),
+            terminating: cluster.metadata.deletion_timestamp.is_some(),
+            entry: cluster_entry(symbols, cluster, source),
         }
     }
-}
 
-impl PreparedCluster {
     /// Translates the entry's symbols by `map` (from the table it was computed against to
     /// another one, as [`SymMap::remap`]).
     pub(crate) fn remap(&mut self, map: &[Sym]) {
@@ -249,6 +260,12 @@ impl PreparedCluster {
             t.key = remap(map, t.key);
             t.value = remap(map, t.value);
         });
+    }
+}
+
+impl Default for JsonCluster {
+    fn default() -> Self {
+        JsonCluster::from_text(Box::default())
     }
 }
 
@@ -289,6 +306,11 @@ pub(crate) struct ScoreInput {
 }
 
 impl ScoreInput {
+    /// The score's name and namespace.
+    pub(crate) fn identity(&self) -> (&str, &str) {
+        (&self.resource, &self.namespace)
+    }
+
     /// What the scheduler reads of `score`.
     pub(crate) fn new(score: &AddOnPlacementScore) -> Self {
         let status = score.status.as_ref();

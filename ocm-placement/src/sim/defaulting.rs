@@ -17,6 +17,22 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+thread_local! {
+    /// Defaults added on this thread so far (see [`applied`]).
+    static APPLIED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many defaults decoding on this thread has added so far: compare the count before and
+/// after decoding an object to learn whether its schema added anything to it (when nothing
+/// was added, the object is exactly what its text says).
+pub(crate) fn applied() -> u64 {
+    APPLIED.with(std::cell::Cell::get)
+}
+
+fn note_applied() {
+    APPLIED.with(|n| n.set(n.get().wrapping_add(1)));
+}
+
 /// A property's default, already defaulted itself (the walk descends into values it adds).
 #[derive(Debug, Clone)]
 struct PropertyDefault {
@@ -169,6 +185,7 @@ impl<'de, 'p, A: MapAccess<'de>> MapAccess<'de> for DefaultingMap<'p, A> {
             let seen = self.seen.get(self.next_default).copied().unwrap_or(true);
             self.next_default += 1;
             if !seen {
+                note_applied();
                 self.adding = Some(&d.value);
                 return seed
                     .deserialize(de::value::StrDeserializer::<A::Error>::new(&d.name))
@@ -618,6 +635,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for NullVisitor<'_, V> {
     }
 
     fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
+        note_applied();
         let default = self.default.clone();
         match self.hint {
             Hint::Option => self.inner.visit_some(default),
@@ -732,11 +750,16 @@ mod tests {
                 json!({"plain": {"q": "v"}, "m": null, "list": null, "other": {"a": null}}),
             ),
             (&mixed, json!({"known": {}, "k1": {}, "k2": {"y": 1}})),
+            // Nothing to add.
+            (&schema, json!({"a": 0, "b": null, "c": {"x": "s"}, "m": {"k": {"x": "t"}}})),
         ];
         for (schema, value) in cases {
             let mut expected = value.clone();
             super::super::apply_schema_defaults(&mut expected, schema);
+            let before = applied();
             assert_eq!(decoded(schema, &value.to_string()), expected, "{value}");
+            // Counted exactly when something was added.
+            assert_eq!(applied() != before, expected != value, "{value}");
         }
         // A schema without defaults has an empty plan.
         assert!(Plan::new(&json!({"properties": {"a": {"items": {"type": "string"}}}})).is_empty());

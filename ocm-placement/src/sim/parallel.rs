@@ -10,8 +10,8 @@ use std::io::Read;
 use std::sync::Arc;
 use std::sync::mpsc;
 
-use super::{DecodeSeed, Decoded, SimError, SimInput, stream};
-use crate::snapshot::PreparedCluster;
+use super::{DecodeSeed, Decoded, SimError, SimInput, compact, defaulting, stream};
+use crate::snapshot::{PreparedCluster, ScoreInput};
 use crate::symbols::{PackedSymbols, Sym};
 
 /// Items handed to a decoding thread at a time.
@@ -158,16 +158,29 @@ pub(super) fn scan(
                             .ranges()
                             .map(|range| {
                                 let item = batch.text.get(range.clone()).unwrap_or_default();
+                                let defaults = defaulting::applied();
                                 let decoded = match text.and_then(|t| t.get(range)) {
                                     Some(item) => seed.decode_str(item),
                                     None => seed.decode_slice(item),
                                 };
-                                (item, decoded)
+                                (item, decoded, defaulting::applied() != defaults)
                             })
-                            .map(|(item, decoded)| match decoded {
+                            .map(|(item, decoded, defaulted)| match decoded {
                                 Ok(Decoded::Cluster(c)) => Ok(Decoded::Prepared(
-                                    PreparedCluster::new(&mut symbols, c, &mut scratch),
+                                    // The item's own text is kept when it says all the object
+                                    // holds; else the object is written out.
+                                    if !defaulted
+                                        && compact::cluster_text(item, &mut scratch).is_some()
+                                    {
+                                        let text = scratch.as_slice().into();
+                                        PreparedCluster::with_text(&mut symbols, &c, text)
+                                    } else {
+                                        PreparedCluster::new(&mut symbols, c, &mut scratch)
+                                    },
                                 )),
+                                Ok(Decoded::Score(s)) => {
+                                    Ok(Decoded::PreparedScore(ScoreInput::new(&s)))
+                                }
                                 Ok(decoded) => Ok(decoded),
                                 Err(_) => Err(
                                     match serde_json::from_slice::<serde::de::IgnoredAny>(item) {

@@ -289,7 +289,7 @@ impl ValueEnd {
 
 /// Where the first `"` or `\\` of `text` is, eight bytes at a time (strings are most of a
 /// List's text, and byte by byte this search was most of the scan).
-fn quote_or_backslash(text: &[u8]) -> Option<usize> {
+pub(super) fn quote_or_backslash(text: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     // The high bit of each byte that is zero (and possibly of bytes after it: only the first
