@@ -655,7 +655,7 @@ impl DecodeSeed<'_> {
         self,
         kind: &str,
         plan: &defaulting::Plan,
-        head: Map<String, Value>,
+        head: Vec<(Text<'de>, HeadValue<'de>)>,
         map: A,
     ) -> Result<Decoded, A::Error> {
         use serde::Deserialize;
@@ -716,12 +716,19 @@ impl<'de> serde::de::Visitor<'de> for DecodeSeed<'_> {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Decoded, A::Error> {
-        let mut head = Map::new();
-        while let Some((key, value)) = map.next_entry::<String, Value>()? {
-            head.insert(key, value);
-            let (Some(Value::String(api_version)), Some(Value::String(kind))) =
-                (head.get("apiVersion"), head.get("kind"))
-            else {
+        // The keys read so far, as a map holds them: a repeated key keeps its last value.
+        let mut head: Vec<(Text<'de>, HeadValue<'de>)> = Vec::new();
+        while let Some((key, value)) = map.next_entry::<Text<'de>, HeadValue<'de>>()? {
+            match head.iter_mut().find(|(k, _)| k.as_str() == key.as_str()) {
+                Some((_, old)) => *old = value,
+                None => head.push((key, value)),
+            }
+            let string = |name: &str| {
+                head.iter()
+                    .find(|(k, _)| k.as_str() == name)
+                    .and_then(|(_, v)| v.as_str())
+            };
+            let (Some(api_version), Some(kind)) = (string("apiVersion"), string("kind")) else {
                 continue;
             };
             let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -735,13 +742,17 @@ impl<'de> serde::de::Visitor<'de> for DecodeSeed<'_> {
             if let Some((_, kind, plan)) = plan {
                 return self.typed(kind, plan, head, map);
             }
-            // Read as a document tree: the rest too.
-            while let Some((key, value)) = map.next_entry::<String, Value>()? {
-                head.insert(key, value);
-            }
             break;
         }
-        Ok(Decoded::Tree(Value::Object(head)))
+        // Read as a document tree: the rest too.
+        let mut tree: Map<String, Value> = head
+            .into_iter()
+            .map(|(k, v)| (k.into_string(), v.into_value()))
+            .collect();
+        while let Some((key, value)) = map.next_entry::<String, Value>()? {
+            tree.insert(key, value);
+        }
+        Ok(Decoded::Tree(Value::Object(tree)))
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Decoded, A::Error> {
@@ -886,14 +897,160 @@ impl SimInput {
     }
 }
 
+/// A string of an item's text: borrowed from it unless it had escapes.
+enum Text<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl<'de> Text<'de> {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Borrowed(s) => s,
+            Text::Owned(s) => s,
+        }
+    }
+
+    fn into_string(self) -> String {
+        match self {
+            Text::Borrowed(s) => s.to_string(),
+            Text::Owned(s) => s,
+        }
+    }
+
+    /// Hands the string to `seed`.
+    fn give<S: serde::de::DeserializeSeed<'de>, E: serde::de::Error>(
+        self,
+        seed: S,
+    ) -> Result<S::Value, E> {
+        match self {
+            Text::Borrowed(s) => {
+                seed.deserialize(serde::de::value::BorrowedStrDeserializer::new(s))
+            }
+            Text::Owned(s) => seed.deserialize(serde::de::value::StringDeserializer::new(s)),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Text<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_str(TextVisitor)
+    }
+}
+
+struct TextVisitor;
+
+impl<'de> serde::de::Visitor<'de> for TextVisitor {
+    type Value = Text<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text::Borrowed(v))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+        Ok(Text::Owned(v.to_string()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Text<'de>, E> {
+        Ok(Text::Owned(v))
+    }
+}
+
+/// A value read before an item's `apiVersion` and `kind` were both known: a string as
+/// [`Text`] (those two are strings), anything else as a document tree.
+enum HeadValue<'de> {
+    Text(Text<'de>),
+    Tree(Value),
+}
+
+impl HeadValue<'_> {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            HeadValue::Text(t) => Some(t.as_str()),
+            HeadValue::Tree(_) => None,
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            HeadValue::Text(t) => Value::String(t.into_string()),
+            HeadValue::Tree(v) => v,
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for HeadValue<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_any(HeadValueVisitor)
+    }
+}
+
+struct HeadValueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for HeadValueVisitor {
+    type Value = HeadValue<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(HeadValue::Text(Text::Borrowed(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(HeadValue::Text(Text::Owned(v.to_string())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(HeadValue::Text(Text::Owned(v)))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(HeadValue::Tree(Value::Null))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(HeadValue::Tree(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(HeadValue::Tree(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(HeadValue::Tree(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(HeadValue::Tree(Value::from(v)))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        use serde::Deserialize;
+        let de = serde::de::value::SeqAccessDeserializer::new(seq);
+        Value::deserialize(de).map(HeadValue::Tree)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        use serde::Deserialize;
+        let de = serde::de::value::MapAccessDeserializer::new(map);
+        Value::deserialize(de).map(HeadValue::Tree)
+    }
+}
+
 /// A map whose first entries (`head`) were already read.
-struct Prefixed<A> {
-    head: serde_json::map::IntoIter,
-    value: Option<Value>,
+struct Prefixed<'de, A> {
+    head: std::vec::IntoIter<(Text<'de>, HeadValue<'de>)>,
+    value: Option<HeadValue<'de>>,
     inner: A,
 }
 
-impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Prefixed<A> {
+impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Prefixed<'de, A> {
     type Error = A::Error;
 
     fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
@@ -903,8 +1060,7 @@ impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Prefixed<A
         match self.head.next() {
             Some((key, value)) => {
                 self.value = Some(value);
-                seed.deserialize(serde::de::value::StringDeserializer::<A::Error>::new(key))
-                    .map(Some)
+                key.give(seed).map(Some)
             }
             None => self.inner.next_key_seed(seed),
         }
@@ -915,7 +1071,10 @@ impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Prefixed<A
         seed: V,
     ) -> Result<V::Value, A::Error> {
         match self.value.take() {
-            Some(value) => seed.deserialize(value).map_err(serde::de::Error::custom),
+            Some(HeadValue::Text(text)) => text.give(seed),
+            Some(HeadValue::Tree(value)) => {
+                seed.deserialize(value).map_err(serde::de::Error::custom)
+            }
             None => self.inner.next_value_seed(seed),
         }
     }
@@ -1471,6 +1630,35 @@ mod tests {
             assert_eq!(got, expected, "{doc}");
             assert_eq!(state(&yaml_read), state(&whole), "{doc}");
         }
+        // Keys as JSON reads them: repeated (the last value counts), escaped, or with a
+        // value that is not a string before the kind is known.
+        let texts = [
+            r#"{"kind": "List", "items": [{"apiVersion": "v1", "metadata": {"name": "d"},
+                "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                "spec": {"leaseDurationSeconds": 60}}]}"#,
+            r#"{"kind": "List", "items": [{"apiVersion": "cluster.open-cluster-management.io/v1",
+                "kind": "ManagedCluster", "metadata": {"name": "e"}}]}"#,
+            r#"{"kind": "List", "items": [{"status": null, "x": [1, {"a": 2.5}], "y": true,
+                "apiVersion": "cluster.open-cluster-management.io/v1", "metadata": {"name": "f"},
+                "kind": "ManagedCluster"}]}"#,
+        ];
+        for text in texts {
+            let mut whole = SimInput::new();
+            let expected = whole.add_json_whole("f", text).map_err(|e| e.to_string());
+            for (threads, batch) in [(1, 1), (2, 1)] {
+                let (streamed, got) = json_read_from(&SimInput::new(), text, threads, batch);
+                assert_eq!(got.map_err(|e| e.to_string()), expected, "{text}");
+                assert_eq!(state(&streamed), state(&whole), "{text}");
+            }
+        }
+        assert_eq!(
+            {
+                let mut input = SimInput::new();
+                input.add_json("f", texts[0]).unwrap();
+                input.snapshot().cluster_count()
+            },
+            1
+        );
         // A List is read item by item, anything else as a whole.
         let streams = |doc: Value| {
             let text = doc.to_string();
