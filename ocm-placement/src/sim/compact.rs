@@ -245,7 +245,10 @@ mod tests {
             json!({}),
         ];
         for value in values {
-            for text in [value.to_string(), serde_json::to_string_pretty(&value).unwrap()] {
+            for text in [
+                value.to_string(),
+                serde_json::to_string_pretty(&value).unwrap(),
+            ] {
                 let got = kept(&format!("  {text}\n")).unwrap();
                 assert_eq!(got, without(value.clone()).to_string(), "{text}");
             }
@@ -265,8 +268,16 @@ mod tests {
     #[test]
     fn malformed_text_is_refused() {
         for text in [
-            "", "{", "{\"a\" 1}", "{\"a\": }", "{\"a\": 1,}", "{\"a\": [1}", "{\"a\": \"x}",
-            "{} {}", "{1: 2}", "{\"status\": {\"a\": tru\"e\"}}",
+            "",
+            "{",
+            "{\"a\" 1}",
+            "{\"a\": }",
+            "{\"a\": 1,}",
+            "{\"a\": [1}",
+            "{\"a\": \"x}",
+            "{} {}",
+            "{1: 2}",
+            "{\"status\": {\"a\": tru\"e\"}}",
         ] {
             assert_eq!(kept(text), None, "{text}");
         }

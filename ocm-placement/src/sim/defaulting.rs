@@ -751,7 +751,10 @@ mod tests {
             ),
             (&mixed, json!({"known": {}, "k1": {}, "k2": {"y": 1}})),
             // Nothing to add.
-            (&schema, json!({"a": 0, "b": null, "c": {"x": "s"}, "m": {"k": {"x": "t"}}})),
+            (
+                &schema,
+                json!({"a": 0, "b": null, "c": {"x": "s"}, "m": {"k": {"x": "t"}}}),
+            ),
         ];
         for (schema, value) in cases {
             let mut expected = value.clone();

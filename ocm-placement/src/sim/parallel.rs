@@ -153,43 +153,41 @@ pub(super) fn scan(
                     // Checked once for the batch, so that each item is read as text rather
                     // than bytes whose every string is checked again.
                     let text = std::str::from_utf8(&batch.text).ok();
-                    let items =
-                        batch
-                            .ranges()
-                            .map(|range| {
-                                let item = batch.text.get(range.clone()).unwrap_or_default();
-                                let defaults = defaulting::applied();
-                                let decoded = match text.and_then(|t| t.get(range)) {
-                                    Some(item) => seed.decode_str(item),
-                                    None => seed.decode_slice(item),
-                                };
-                                (item, decoded, defaulting::applied() != defaults)
-                            })
-                            .map(|(item, decoded, defaulted)| match decoded {
-                                Ok(Decoded::Cluster(c)) => Ok(Decoded::Prepared(
-                                    // The item's own text is kept when it says all the object
-                                    // holds; else the object is written out.
-                                    if !defaulted
-                                        && compact::cluster_text(item, &mut scratch).is_some()
-                                    {
-                                        let text = scratch.as_slice().into();
-                                        PreparedCluster::with_text(&mut symbols, &c, text)
-                                    } else {
-                                        PreparedCluster::new(&mut symbols, c, &mut scratch)
-                                    },
-                                )),
-                                Ok(Decoded::Score(s)) => {
-                                    Ok(Decoded::PreparedScore(ScoreInput::new(&s)))
-                                }
-                                Ok(decoded) => Ok(decoded),
-                                Err(_) => Err(
-                                    match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
-                                        Ok(_) => Failure::Type,
-                                        Err(_) => Failure::Malformed,
-                                    },
-                                ),
-                            })
-                            .collect();
+                    let items = batch
+                        .ranges()
+                        .map(|range| {
+                            let item = batch.text.get(range.clone()).unwrap_or_default();
+                            let defaults = defaulting::applied();
+                            let decoded = match text.and_then(|t| t.get(range)) {
+                                Some(item) => seed.decode_str(item),
+                                None => seed.decode_slice(item),
+                            };
+                            (item, decoded, defaulting::applied() != defaults)
+                        })
+                        .map(|(item, decoded, defaulted)| match decoded {
+                            Ok(Decoded::Cluster(c)) => Ok(Decoded::Prepared(
+                                // The item's own text is kept when it says all the object
+                                // holds; else the object is written out.
+                                if !defaulted && compact::cluster_text(item, &mut scratch).is_some()
+                                {
+                                    let text = scratch.as_slice().into();
+                                    PreparedCluster::with_text(&mut symbols, &c, text)
+                                } else {
+                                    PreparedCluster::new(&mut symbols, c, &mut scratch)
+                                },
+                            )),
+                            Ok(Decoded::Score(s)) => {
+                                Ok(Decoded::PreparedScore(ScoreInput::new(&s)))
+                            }
+                            Ok(decoded) => Ok(decoded),
+                            Err(_) => Err(
+                                match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
+                                    Ok(_) => Failure::Type,
+                                    Err(_) => Failure::Malformed,
+                                },
+                            ),
+                        })
+                        .collect();
                     batch.clear();
                     let decodings = Decodings {
                         items,
