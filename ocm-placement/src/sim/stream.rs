@@ -262,10 +262,7 @@ impl ValueEnd {
                 }
                 continue;
             }
-            let p = text
-                .get(i..)?
-                .iter()
-                .position(|&b| STRUCTURAL[usize::from(b)])?;
+            let p = structural(text.get(i..)?)?;
             i += p + 1;
             match text[i - 1] {
                 b'"' => self.in_string = true,
@@ -285,6 +282,33 @@ impl ValueEnd {
     fn is_complete_at_end(&self) -> bool {
         self.literal
     }
+}
+
+/// Where the first quote or bracket of `text` is, eight bytes at a time (between strings a
+/// List's text is mostly indentation).
+fn structural(text: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // As in `quote_or_backslash`: only the first flagged byte is exact.
+    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut i = 0;
+    while let Some(chunk) = text.get(i..i + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
+        let x = u64::from_le_bytes(chunk);
+        // `[` and `]` differ from `{` and `}` by the 0x20 bit alone, and no other byte
+        // becomes a brace when that bit is set.
+        let folded = x | (ONES * 0x20);
+        let found = zeros(x ^ (ONES * u64::from(b'"')))
+            | zeros(folded ^ (ONES * u64::from(b'{')))
+            | zeros(folded ^ (ONES * u64::from(b'}')));
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let rest = text.get(i..)?;
+    rest.iter()
+        .position(|&b| STRUCTURAL[usize::from(b)])
+        .map(|p| i + p)
 }
 
 /// Where the first `"` or `\\` of `text` is, eight bytes at a time (strings are most of a
@@ -418,6 +442,40 @@ mod tests {
             super::quote_or_backslash(text),
             text.iter().position(|&b| b == b'"' || b == b'\\')
         );
+    }
+
+    #[test]
+    fn quotes_and_brackets_are_found_at_every_offset() {
+        let marks = [b'"', b'{', b'}', b'[', b']'];
+        // Fillers one bit away from a mark (0x20 and 0x80 among them), and plain text.
+        let fillers = [
+            b'a',
+            b' ',
+            b'\n',
+            b'{' ^ 0x01,
+            b'[' ^ 0x80,
+            b'}' ^ 0x02,
+            b'"' ^ 0x20,
+            0xfb,
+        ];
+        for len in 0..40 {
+            for at in 0..=len {
+                for (n, &filler) in fillers.iter().enumerate() {
+                    let mut text = vec![filler; len];
+                    if at < len {
+                        text[at] = marks[(at + n) % marks.len()];
+                        if at + 3 < len {
+                            text[at + 3] = b'"';
+                        }
+                    }
+                    let expected = text.iter().position(|&b| STRUCTURAL[usize::from(b)]);
+                    assert_eq!(super::structural(&text), expected, "{len} {at} {text:?}");
+                }
+            }
+        }
+        let text = "  \"a\": 1,\n  \u{e9}\u{1f600}\t]".as_bytes();
+        assert_eq!(super::structural(text), Some(2));
+        assert_eq!(super::structural(&text[5..]), Some(text.len() - 6));
     }
 
     use super::*;
