@@ -54,6 +54,7 @@ mod compact;
 mod defaulting;
 mod parallel;
 mod stream;
+mod take;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -221,7 +222,7 @@ impl SimInput {
                     // `add_document` stops at the first error: the rest only has to be valid.
                     return serde_json::from_slice::<serde::de::IgnoredAny>(bytes).map(|_| ());
                 }
-                let decoded = DecodeSeed { plans: &plans }.decode_slice(bytes)?;
+                let decoded = DecodeSeed::new(&plans).decode_slice(bytes)?;
                 self.add_decoded(source, index, decoded, &mut first_error);
                 Ok(())
             })
@@ -647,6 +648,31 @@ enum Decoded {
 struct DecodeSeed<'p> {
     /// [`SimInput::plans`].
     plans: &'p [(String, String, defaulting::Plan)],
+    /// The plan a v1 ManagedCluster is decoded with instead of its own in `plans`, when its
+    /// labels and claims are taken out (see [`take`]).
+    taking: Option<&'p defaulting::Plan>,
+}
+
+impl<'p> DecodeSeed<'p> {
+    /// Decodes with `plans`, taking nothing out.
+    fn new(plans: &'p [(String, String, defaulting::Plan)]) -> Self {
+        DecodeSeed {
+            plans,
+            taking: None,
+        }
+    }
+
+    /// The plan that decodes a v1 ManagedCluster from `plans` with its labels and claims
+    /// taken out, for [`DecodeSeed::taking`].
+    fn taking_plan(plans: &[(String, String, defaulting::Plan)]) -> defaulting::Plan {
+        plans
+            .iter()
+            .find(|(version, kind, _)| version == "v1" && kind == "ManagedCluster")
+            .map(|(_, _, plan)| plan.clone())
+            .unwrap_or_default()
+            .taking(&["metadata", "labels"], take::Take::Labels)
+            .taking(&["status", "clusterClaims"], take::Take::Claims)
+    }
 }
 
 impl DecodeSeed<'_> {
@@ -740,6 +766,10 @@ impl<'de> serde::de::Visitor<'de> for DecodeSeed<'_> {
                 })
                 .flatten();
             if let Some((_, kind, plan)) = plan {
+                let plan = match self.taking {
+                    Some(taking) if version == "v1" && kind == "ManagedCluster" => taking,
+                    _ => plan,
+                };
                 return self.typed(kind, plan, head, map);
             }
             break;
@@ -1475,6 +1505,8 @@ mod tests {
             let kept = std::str::from_utf8(kept.text()).unwrap();
             if defaulted == doc {
                 let mut own = doc.clone();
+                own.as_object_mut().unwrap().remove("apiVersion");
+                own.as_object_mut().unwrap().remove("kind");
                 own["metadata"].as_object_mut().unwrap().remove("labels");
                 if let Some(status) = own.get_mut("status").and_then(Value::as_object_mut) {
                     status.remove("clusterClaims");
@@ -1641,11 +1673,35 @@ mod tests {
             r#"{"kind": "List", "items": [{"status": null, "x": [1, {"a": 2.5}], "y": true,
                 "apiVersion": "cluster.open-cluster-management.io/v1", "metadata": {"name": "f"},
                 "kind": "ManagedCluster"}]}"#,
+            // Labels and claims as the decoding threads take them out: repeated, escaped,
+            // null, with unknown or repeated claim fields, in forms only the typed field
+            // reads, or read before the kind is known.
+            r#"{"kind": "List", "items": [
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "g", "labels": {"a": "1", "kA": "v
+", "a": "2"}},
+                 "spec": {"leaseDurationSeconds": 60},
+                 "status": {"clusterClaims": [{"name": null, "x": {"y": [1]}, "value": "v"},
+                    {}, {"name": "n", "value": "é"}]}},
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "h", "labels": null}, "status": {"clusterClaims": null}},
+                {"metadata": {"name": "i", "labels": {"x": "y"}}, "status": {"clusterClaims":
+                    [{"name": "c", "value": "d"}]},
+                 "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster"}]}"#,
+            r#"{"kind": "List", "items": [
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "j"}, "status": {"clusterClaims": [{"name": "a", "name": "b"}]}}]}"#,
+            r#"{"kind": "List", "items": [
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "k"}, "status": {"clusterClaims": [["a", "b"]]}}]}"#,
+            r#"{"kind": "List", "items": [
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "l", "labels": {"a": 1}}}]}"#,
         ];
         for text in texts {
             let mut whole = SimInput::new();
             let expected = whole.add_json_whole("f", text).map_err(|e| e.to_string());
-            for (threads, batch) in [(1, 1), (2, 1)] {
+            for (threads, batch) in [(1, 1), (2, 1), (2, 2)] {
                 let (streamed, got) = json_read_from(&SimInput::new(), text, threads, batch);
                 assert_eq!(got.map_err(|e| e.to_string()), expected, "{text}");
                 assert_eq!(state(&streamed), state(&whole), "{text}");

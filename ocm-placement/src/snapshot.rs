@@ -230,19 +230,37 @@ impl PreparedCluster {
         }
     }
 
-    /// Computes the entry of `cluster` against `symbols`, and keeps `text` as the rest of
-    /// the object: JSON that decodes (as a plain `ManagedCluster`, no schema defaults added)
-    /// to `cluster` without its labels and claims.
-    pub(crate) fn with_text(
+    /// The cluster whose labels and claims were taken out while it was decoded: `cluster`
+    /// is the rest (its labels and claims unset), `labels` and `claims` what was taken
+    /// (`None` when absent or `null`; pairs in text order, a claim's missing field
+    /// [`ABSENT`]), interned in `symbols`. The rest is kept as `text` when given: JSON that
+    /// decodes (as a plain `ManagedCluster`, no schema defaults added) to `cluster`; else it
+    /// is written out (in `scratch` first).
+    pub(crate) fn from_taken(
         symbols: &mut impl Intern,
-        cluster: &ManagedCluster,
-        text: Box<[u8]>,
+        cluster: ManagedCluster,
+        (labels, claims): (Option<Vec<(Sym, Sym)>>, Option<Vec<(Sym, Sym)>>),
+        text: Option<Box<[u8]>>,
+        scratch: &mut Vec<u8>,
     ) -> Self {
-        let source = ClusterSource::Json(Arc::new(JsonCluster::from_text(text)));
+        let name = cluster.metadata.name.as_deref().unwrap_or_default().into();
+        let terminating = cluster.metadata.deletion_timestamp.is_some();
+        let claims = claims.map(Arc::from);
+        let mut entry = entry_from_parts(
+            symbols,
+            &cluster,
+            (labels, claims),
+            ClusterSource::Json(Arc::default()),
+        );
+        let kept = match text {
+            Some(text) => JsonCluster::from_text(text),
+            None => JsonCluster::new(cluster, scratch),
+        };
+        entry.source = ClusterSource::Json(Arc::new(kept));
         PreparedCluster {
-            name: cluster.metadata.name.as_deref().unwrap_or_default().into(),
-            terminating: cluster.metadata.deletion_timestamp.is_some(),
-            entry: cluster_entry(symbols, cluster, source),
+            name,
+            terminating,
+            entry,
         }
     }
 
@@ -928,25 +946,41 @@ fn cluster_entry(
     source: &ManagedCluster,
     kept: ClusterSource,
 ) -> ClusterEntry {
-    let labels = SymMap::from_pairs(
-        source
-            .metadata
-            .labels
+    let labels = source.metadata.labels.as_ref().map(|labels| {
+        labels
             .iter()
-            .flatten()
             .map(|(k, v)| (symbols.intern(k), symbols.intern(v)))
-            .collect(),
-    );
-    let status = source.status.as_ref();
-    let claim_list: Arc<[(Sym, Sym)]> = status
+            .collect()
+    });
+    let claims = source
+        .status
+        .as_ref()
         .and_then(|s| s.cluster_claims.as_ref())
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let mut sym = |s: Option<&String>| s.map_or(ABSENT, |s| symbols.intern(s));
-            (sym(c.name.as_ref()), sym(c.value.as_ref()))
-        })
-        .collect();
+        .map(|claims| {
+            claims
+                .iter()
+                .map(|c| {
+                    let mut sym = |s: Option<&String>| s.map_or(ABSENT, |s| symbols.intern(s));
+                    (sym(c.name.as_ref()), sym(c.value.as_ref()))
+                })
+                .collect()
+        });
+    entry_from_parts(symbols, source, (labels, claims), kept)
+}
+
+/// [`cluster_entry`] with the labels and claims given (interned; `None` when unset)
+/// rather than read from `source`.
+fn entry_from_parts(
+    symbols: &mut impl Intern,
+    source: &ManagedCluster,
+    (labels, claims): (Option<Vec<(Sym, Sym)>>, Option<Arc<[(Sym, Sym)]>>),
+    kept: ClusterSource,
+) -> ClusterEntry {
+    let has_labels = labels.is_some();
+    let has_claims = claims.is_some();
+    let labels = SymMap::from_pairs(labels.unwrap_or_default());
+    let claim_list: Arc<[(Sym, Sym)]> = claims.unwrap_or_else(|| Arc::from([]));
+    let status = source.status.as_ref();
     let empty = symbols.intern("");
     let or_empty = |s: Sym| if s == ABSENT { empty } else { s };
     let claims = SymMap::from_pairs(
@@ -978,8 +1012,8 @@ fn cluster_entry(
     ClusterEntry {
         cpu: resource(cluster_consts::RESOURCE_CPU),
         memory: resource(cluster_consts::RESOURCE_MEMORY),
-        has_labels: source.metadata.labels.is_some(),
-        has_claims: status.is_some_and(|s| s.cluster_claims.is_some()),
+        has_labels,
+        has_claims,
         has_name: source.metadata.name.is_some(),
         labels,
         claims,

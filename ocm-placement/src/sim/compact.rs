@@ -1,6 +1,7 @@
 //! The text a simulator input keeps of a ManagedCluster, cut from the list item as it was
-//! read: the item without insignificant whitespace and without `metadata.labels` and
-//! `status.clusterClaims` (the cluster's entry holds those). Writing the decoded object back
+//! read: the item without insignificant whitespace, without `metadata.labels` and
+//! `status.clusterClaims` (the cluster's entry holds those) and without `apiVersion` and
+//! `kind` (the same for every cluster; the type does not read them). Writing the decoded object back
 //! out as JSON gave the same text at several times the cost (times and quantities formatted
 //! again, every string escaped again).
 //!
@@ -23,7 +24,7 @@ enum At {
 }
 
 /// Writes `item`, the text of one JSON object, into `out` (cleared first) compacted and
-/// without `metadata.labels` and `status.clusterClaims`. `item` must be well-formed JSON
+/// without `apiVersion`, `kind`, `metadata.labels` and `status.clusterClaims`. `item` must be well-formed JSON
 /// (the caller has decoded it): the text is not validated again, though most malformed text
 /// gives `None` (the caller then writes the decoded object out instead).
 pub(super) fn cluster_text(item: &[u8], out: &mut Vec<u8>) -> Option<()> {
@@ -198,6 +199,8 @@ fn member(at: At, key: &[u8]) -> Option<(At, bool)> {
     Some(match (at, name) {
         (At::Top, b"metadata") => (At::Metadata, false),
         (At::Top, b"status") => (At::Status, false),
+        // The same for every cluster: the type says them.
+        (At::Top, b"apiVersion" | b"kind") => (At::Other, true),
         (At::Metadata, b"labels") | (At::Status, b"clusterClaims") => (At::Other, true),
         _ => (At::Other, false),
     })
@@ -215,8 +218,12 @@ mod tests {
         Some(String::from_utf8(out).unwrap())
     }
 
-    /// What the text should read as: the value without the two members.
+    /// What the text should read as: the value without the members left out.
     fn without(mut value: Value) -> Value {
+        if let Some(top) = value.as_object_mut() {
+            top.remove("apiVersion");
+            top.remove("kind");
+        }
         if let Some(m) = value.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("labels");
         }
@@ -227,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn items_are_compacted_without_labels_and_claims() {
+    fn items_are_compacted_without_the_members_left_out() {
         let values = [
             json!({"apiVersion": "v1", "kind": "ManagedCluster",
                 "metadata": {"labels": {"a": "b"}, "name": "n", "annotations": {"labels": "x"}},
@@ -258,7 +265,7 @@ mod tests {
     /// A key is read as JSON reads it: escapes in it still name the member.
     #[test]
     fn escaped_keys_are_matched_as_decoded() {
-        let text = r#"{"met\u0061data": {"l\u0061bels": {"a": "b"}, "n\"": 1}, "status": {"clusterCl\u0061ims": [], "a": 1}}"#;
+        let text = r#"{"kin\u0064": "K", "met\u0061data": {"l\u0061bels": {"a": "b"}, "n\"": 1}, "status": {"clusterCl\u0061ims": [], "a": 1}}"#;
         assert_eq!(
             kept(text).unwrap(),
             r#"{"met\u0061data":{"n\"":1},"status":{"a":1}}"#

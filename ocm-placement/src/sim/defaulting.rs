@@ -17,6 +17,8 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::take::{Take, take_value};
+
 thread_local! {
     /// Defaults added on this thread so far (see [`applied`]).
     static APPLIED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
@@ -51,6 +53,8 @@ pub(crate) struct Plan {
     known: Vec<String>,
     additional: Option<Box<Plan>>,
     items: Option<Box<Plan>>,
+    /// Members taken out of the object (see [`super::take`]).
+    takes: Vec<(String, Take)>,
 }
 
 /// What a plan says about one key of a map.
@@ -59,6 +63,7 @@ struct KeyPlan<'p> {
     /// Index into [`Plan::defaults`].
     default: Option<usize>,
     child: Option<&'p Plan>,
+    take: Option<Take>,
 }
 
 impl Plan {
@@ -103,15 +108,48 @@ impl Plan {
         plan
     }
 
-    /// Whether the plan never adds anything.
+    /// This plan, also taking out the member at `path` (object keys from the top; at least
+    /// one) as `take`.
+    pub(crate) fn taking(mut self, path: &[&str], take: Take) -> Plan {
+        let Some((&last, parents)) = path.split_last() else {
+            return self;
+        };
+        let mut plan = &mut self;
+        for &key in parents {
+            let at = match plan.children.iter().position(|(name, _)| name == key) {
+                Some(at) => at,
+                None => {
+                    plan.children.push((key.to_string(), Plan::default()));
+                    plan.children.len() - 1
+                }
+            };
+            plan = &mut plan.children[at].1;
+        }
+        plan.takes.push((last.to_string(), take));
+        self
+    }
+
+    /// Whether the plan never adds or takes anything.
     fn is_empty(&self) -> bool {
         self.defaults.is_empty()
             && self.children.is_empty()
             && self.additional.is_none()
             && self.items.is_none()
+            && self.takes.is_empty()
     }
 
     fn for_key(&self, key: &str) -> KeyPlan<'_> {
+        let take = self
+            .takes
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|&(_, take)| take);
+        if take.is_some() {
+            return KeyPlan {
+                take,
+                ..KeyPlan::default()
+            };
+        }
         let default = self.defaults.iter().position(|d| d.name == key);
         let child = match self.children.iter().find(|(name, _)| name == key) {
             Some((_, child)) => Some(child),
@@ -120,7 +158,11 @@ impl Plan {
                 .as_deref()
                 .filter(|_| !self.known.iter().any(|k| k == key)),
         };
-        KeyPlan { default, child }
+        KeyPlan {
+            default,
+            child,
+            take: None,
+        }
     }
 }
 
@@ -199,7 +241,14 @@ impl<'de, 'p, A: MapAccess<'de>> MapAccess<'de> for DefaultingMap<'p, A> {
         if let Some(value) = self.adding.take() {
             return seed.deserialize(value.clone()).map_err(de::Error::custom);
         }
-        let KeyPlan { default, child } = std::mem::take(&mut self.current);
+        let KeyPlan {
+            default,
+            child,
+            take,
+        } = std::mem::take(&mut self.current);
+        if let Some(take) = take {
+            return take_value(&mut self.inner, take, seed);
+        }
         let default = default
             .and_then(|i| self.plan.defaults.get(i))
             .filter(|d| !d.nullable)

@@ -10,7 +10,7 @@ use std::io::Read;
 use std::sync::Arc;
 use std::sync::mpsc;
 
-use super::{DecodeSeed, Decoded, SimError, SimInput, compact, defaulting, stream};
+use super::{DecodeSeed, Decoded, SimError, SimInput, compact, defaulting, stream, take};
 use crate::snapshot::{PreparedCluster, ScoreInput};
 use crate::symbols::{PackedSymbols, Sym};
 
@@ -137,6 +137,7 @@ pub(super) fn scan(
     first_error: &mut Option<SimError>,
 ) -> stream::Scan<()> {
     let plans = Arc::clone(&input.plans);
+    let taking = DecodeSeed::taking_plan(&plans);
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Decodings)>();
         let mut queues = Vec::with_capacity(threads);
@@ -144,12 +145,20 @@ pub(super) fn scan(
             let (tx, rx) = mpsc::sync_channel::<(usize, Batch)>(QUEUE);
             let done = done_tx.clone();
             let plans = Arc::clone(&plans);
+            let taking = &taking;
             scope.spawn(move || {
-                let seed = DecodeSeed { plans: &plans };
+                let seed = DecodeSeed {
+                    plans: &plans,
+                    taking: Some(taking),
+                };
                 let mut scratch = Vec::new();
                 for (seq, mut batch) in rx {
-                    let mut symbols = std::mem::take(&mut batch.symbols);
-                    symbols.clear();
+                    // The batch's strings are interned in this thread's `Taken` table, as
+                    // they are decoded.
+                    take::with_taken(|t| {
+                        t.symbols = std::mem::take(&mut batch.symbols);
+                        t.symbols.clear();
+                    });
                     // Checked once for the batch, so that each item is read as text rather
                     // than bytes whose every string is checked again.
                     let text = std::str::from_utf8(&batch.text).ok();
@@ -157,6 +166,10 @@ pub(super) fn scan(
                         .ranges()
                         .map(|range| {
                             let item = batch.text.get(range.clone()).unwrap_or_default();
+                            take::with_taken(|t| {
+                                t.labels = None;
+                                t.claims = None;
+                            });
                             let defaults = defaulting::applied();
                             let decoded = match text.and_then(|t| t.get(range)) {
                                 Some(item) => seed.decode_str(item),
@@ -165,17 +178,23 @@ pub(super) fn scan(
                             (item, decoded, defaulting::applied() != defaults)
                         })
                         .map(|(item, decoded, defaulted)| match decoded {
-                            Ok(Decoded::Cluster(c)) => Ok(Decoded::Prepared(
+                            Ok(Decoded::Cluster(c)) => {
                                 // The item's own text is kept when it says all the object
                                 // holds; else the object is written out.
-                                if !defaulted && compact::cluster_text(item, &mut scratch).is_some()
-                                {
-                                    let text = scratch.as_slice().into();
-                                    PreparedCluster::with_text(&mut symbols, &c, text)
-                                } else {
-                                    PreparedCluster::new(&mut symbols, c, &mut scratch)
-                                },
-                            )),
+                                let own = !defaulted
+                                    && compact::cluster_text(item, &mut scratch).is_some();
+                                let text = own.then(|| scratch.as_slice().into());
+                                Ok(Decoded::Prepared(take::with_taken(|t| {
+                                    let taken = (t.labels.take(), t.claims.take());
+                                    PreparedCluster::from_taken(
+                                        &mut t.symbols,
+                                        c,
+                                        taken,
+                                        text,
+                                        &mut scratch,
+                                    )
+                                })))
+                            }
                             Ok(Decoded::Score(s)) => {
                                 Ok(Decoded::PreparedScore(ScoreInput::new(&s)))
                             }
@@ -188,6 +207,7 @@ pub(super) fn scan(
                             ),
                         })
                         .collect();
+                    let symbols = take::with_taken(|t| std::mem::take(&mut t.symbols));
                     batch.clear();
                     let decodings = Decodings {
                         items,
