@@ -18,10 +18,16 @@
 //! not as a typed object, which costs several times as much. A snapshot built from it
 //! decodes a cluster's object the first time something asks for it (a custom plugin calling
 //! [`ClusterView::managed_cluster`](crate::plugins::ClusterView::managed_cluster), or a CEL
-//! selector reading more than the name, labels and claims) and keeps it from then on. That
-//! object comes from the JSON form, which holds times to the second (as k8s-openapi writes
-//! `Time`): a sub-second `timeAdded` read from a file is truncated there, while scheduling
-//! (tolerationSeconds) uses the full value, taken before the text is written.
+//! selector reading more than the name, labels and claims) and keeps it from then on. A
+//! ManagedCluster of a JSON `List` keeps its own text, compacted, without what the entry
+//! already holds (labels, claims and taints) and without `apiVersion` and `kind`; its labels
+//! and claims go from the text to the entry without ever being decoded as strings. When
+//! decoding the item added a schema default to it, or the cluster came from YAML or a
+//! document read whole, the text is written from the decoded object instead: that form
+//! holds times to the second (as k8s-openapi writes `Time`), so a sub-second time in such a
+//! cluster's conditions or metadata is truncated in the object decoded later. Taints are
+//! rebuilt from the entry with their full `timeAdded`, which is also what scheduling
+//! (tolerationSeconds) uses.
 //!
 //! ```
 //! use ocm_placement::sim::SimInput;
@@ -1419,11 +1425,18 @@ mod tests {
         }
     }
 
-    /// A cluster kept as text decodes to the object read, whatever of its labels and claims
-    /// (kept apart from the text) is set, empty or absent.
+    /// A cluster kept as text decodes to the object read, whatever of its labels, claims and
+    /// taints (kept apart from the text) is set, empty or absent, read whole or streamed.
     #[test]
     fn clusters_kept_as_text_decode_to_what_was_read() {
         let shapes = [
+            json!({"metadata": {"name": "a"}, "spec": {"taints": []}}),
+            json!({"metadata": {"name": "a"}, "spec": {"leaseDurationSeconds": 60, "taints": [
+                {"key": "k", "effect": "NoSelect"},
+                {"key": "k", "value": "", "effect": "PreferNoSelect",
+                    "timeAdded": "2026-01-01T00:00:00.123456789Z"},
+                {"key": "u", "value": "v", "effect": "SomethingNew", "timeAdded": null},
+                {"key": "z", "value": "w", "effect": "NoSelect", "timeAdded": "0001-01-01T00:00:00Z"}]}}),
             json!({"metadata": {"name": "a"}}),
             json!({"metadata": {"name": "a", "labels": {}}, "status": {}}),
             json!({"metadata": {"name": "a", "labels": {"k": "", "x": "y"},
@@ -1443,22 +1456,30 @@ mod tests {
             let mut doc = shape.clone();
             doc["apiVersion"] = json!("cluster.open-cluster-management.io/v1");
             doc["kind"] = json!("ManagedCluster");
-            let mut input = SimInput::new();
-            input.add_document("f", doc.clone()).unwrap();
+            let mut whole = SimInput::new();
+            whole.add_document("f", doc.clone()).unwrap();
+            let list = json!({"kind": "List", "items": [doc.clone()]}).to_string();
+            let (streamed, result) = json_read_from(&SimInput::new(), &list, 2, 1);
+            result.unwrap();
             apply_schema_defaults(&mut doc, &schema);
             let expected: ManagedCluster = serde_json::from_value(doc).unwrap();
-            let snapshot = input.snapshot();
-            let id = snapshot.cluster_id("a").unwrap();
-            assert_eq!(snapshot.managed_cluster(id), Some(&expected), "{shape}");
-            // The text holds neither the labels nor the claims.
-            let crate::snapshot::ClusterSource::Json(text) = &input.clusters[0].entry.source else {
-                panic!("kept as text");
-            };
-            let text = std::str::from_utf8(text.text()).unwrap();
-            assert!(
-                !text.contains("clusterClaims") && !text.contains("labels"),
-                "{text}"
-            );
+            for input in [whole, streamed] {
+                let snapshot = input.snapshot();
+                let id = snapshot.cluster_id("a").unwrap();
+                assert_eq!(snapshot.managed_cluster(id), Some(&expected), "{shape}");
+                // The text holds neither the labels, the claims nor the taints.
+                let crate::snapshot::ClusterSource::Json(text) = &input.clusters[0].entry.source
+                else {
+                    panic!("kept as text");
+                };
+                let text = std::str::from_utf8(text.text()).unwrap();
+                assert!(
+                    !text.contains("clusterClaims")
+                        && !text.contains("labels")
+                        && !text.contains("taints"),
+                    "{text}"
+                );
+            }
         }
     }
 
@@ -1510,6 +1531,9 @@ mod tests {
                 own["metadata"].as_object_mut().unwrap().remove("labels");
                 if let Some(status) = own.get_mut("status").and_then(Value::as_object_mut) {
                     status.remove("clusterClaims");
+                }
+                if let Some(spec) = own.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.remove("taints");
                 }
                 assert_eq!(kept, own.to_string(), "{shape}");
                 own_texts += 1;

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use ocm_api::cluster::v1::{ManagedCluster, ManagedClusterClaim, TaintEffect};
+use ocm_api::cluster::v1::{ManagedCluster, ManagedClusterClaim, Taint, TaintEffect};
 use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
 use ocm_api::cluster::v1beta1::PlacementDecision;
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding, SelectorType};
@@ -45,6 +45,10 @@ pub(crate) struct CompactTaint {
     pub(crate) effect: TaintEffect,
     /// `timeAdded` in nanoseconds since the Unix epoch (Go's zero time when unset).
     pub(crate) time_added: i128,
+    /// Whether `value` was set (`value` reads as the empty string when not).
+    pub(crate) has_value: bool,
+    /// Whether `timeAdded` was set.
+    pub(crate) has_time: bool,
 }
 
 /// What the scheduler keeps of one ManagedCluster.
@@ -60,6 +64,8 @@ pub(crate) struct ClusterEntry {
     /// Whether `status.clusterClaims` is set (an empty list included).
     pub(crate) has_claims: bool,
     pub(crate) taints: Arc<[CompactTaint]>,
+    /// Whether `spec.taints` is set (an empty list included).
+    pub(crate) has_taints: bool,
     pub(crate) cpu: Option<f64>,
     pub(crate) memory: Option<f64>,
     /// Whether `metadata.name` is set.
@@ -104,19 +110,20 @@ impl<'a> ClusterRef<'a> {
     }
 }
 
-/// A ManagedCluster kept as the JSON text of everything but its labels and claims (which
-/// the cluster's entry holds, their strings shared), decoded on first use.
+/// A ManagedCluster kept as the JSON text of everything but its labels, claims and taints
+/// (which the cluster's entry holds, their strings shared), decoded on first use.
 pub(crate) struct JsonCluster {
     text: Box<[u8]>,
     typed: std::sync::OnceLock<Option<Box<ManagedCluster>>>,
 }
 
 impl JsonCluster {
-    /// Keeps `cluster` as text, without its labels and claims; `scratch` is a buffer to
+    /// Keeps `cluster` as text, without its labels, claims and taints; `scratch` is a buffer to
     /// write it in first (reused from cluster to cluster, so the text is allocated once, at
     /// its size).
     fn new(mut cluster: ManagedCluster, scratch: &mut Vec<u8>) -> Self {
         cluster.metadata.labels = None;
+        cluster.spec.taints = None;
         if let Some(status) = cluster.status.as_mut() {
             status.cluster_claims = None;
         }
@@ -130,7 +137,7 @@ impl JsonCluster {
         JsonCluster::from_text(text)
     }
 
-    /// Keeps `text`, which must decode to the object without its labels and claims.
+    /// Keeps `text`, which must decode to the object without its labels, claims and taints.
     fn from_text(text: Box<[u8]>) -> Self {
         JsonCluster {
             text,
@@ -138,7 +145,7 @@ impl JsonCluster {
         }
     }
 
-    /// The object, decoded once, its labels and claims taken from `entry`.
+    /// The object, decoded once, its labels, claims and taints taken from `entry`.
     fn get(&self, entry: &ClusterEntry, symbols: &Symbols) -> Option<&ManagedCluster> {
         self.typed
             .get_or_init(|| self.decode(entry, symbols).map(Box::new))
@@ -176,6 +183,24 @@ impl JsonCluster {
                 .status
                 .get_or_insert_with(Default::default)
                 .cluster_claims = Some(claims);
+        }
+        if entry.has_taints {
+            let mut taints = Vec::with_capacity(entry.taints.len());
+            for t in entry.taints.iter() {
+                let time_added = if t.has_time {
+                    let at = Timestamp::from_nanosecond(t.time_added).ok()?;
+                    Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(at))
+                } else {
+                    None
+                };
+                taints.push(Taint {
+                    key: symbols.resolve(t.key).to_string(),
+                    value: t.has_value.then(|| symbols.resolve(t.value).to_string()),
+                    effect: t.effect.clone(),
+                    time_added,
+                });
+            }
+            cluster.spec.taints = Some(taints);
         }
         Some(cluster)
     }
@@ -234,8 +259,8 @@ impl PreparedCluster {
     /// is the rest (its labels and claims unset), `labels` and `claims` what was taken
     /// (`None` when absent or `null`; pairs in text order, a claim's missing field
     /// [`ABSENT`]), interned in `symbols`. The rest is kept as `text` when given: JSON that
-    /// decodes (as a plain `ManagedCluster`, no schema defaults added) to `cluster`; else it
-    /// is written out (in `scratch` first).
+    /// decodes (as a plain `ManagedCluster`, no schema defaults added) to `cluster` without
+    /// its taints; else it is written out (in `scratch` first).
     pub(crate) fn from_taken(
         symbols: &mut impl Intern,
         cluster: ManagedCluster,
@@ -556,16 +581,20 @@ impl Snapshot {
                 let taints: Vec<_> = e
                     .taints
                     .iter()
-                    .map(|t| (s(t.key), s(t.value), &t.effect, t.time_added))
+                    .map(|t| {
+                        let set = (t.has_value, t.has_time);
+                        (s(t.key), s(t.value), &t.effect, t.time_added, set)
+                    })
                     .collect();
                 format!(
-                    "{name} {terminating} {:?} {:?} {claim_list:?} {taints:?} {:?} {:?} {} {} {}",
+                    "{name} {terminating} {:?} {:?} {claim_list:?} {taints:?} {:?} {:?} {} {} {} {}",
                     map(&e.labels),
                     map(&e.claims),
                     e.cpu,
                     e.memory,
                     e.has_labels,
                     e.has_claims,
+                    e.has_taints,
                     e.has_name
                 )
             })
@@ -1000,6 +1029,8 @@ fn entry_from_parts(
                 .time_added
                 .as_ref()
                 .map_or(GO_ZERO_TIME_NANOS, |t| t.0.as_nanosecond()),
+            has_value: t.value.is_some(),
+            has_time: t.time_added.is_some(),
         })
         .collect();
     let resource = |name: &str| -> Option<f64> {
@@ -1014,6 +1045,7 @@ fn entry_from_parts(
         memory: resource(cluster_consts::RESOURCE_MEMORY),
         has_labels,
         has_claims,
+        has_taints: source.spec.taints.is_some(),
         has_name: source.metadata.name.is_some(),
         labels,
         claims,

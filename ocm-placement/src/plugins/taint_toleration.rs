@@ -180,6 +180,8 @@ mod tests {
                 value: self.symbols.lookup(value),
                 effect,
                 time_added: added,
+                has_value: true,
+                has_time: true,
             }
         }
     }

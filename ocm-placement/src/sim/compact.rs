@@ -1,7 +1,7 @@
 //! The text a simulator input keeps of a ManagedCluster, cut from the list item as it was
-//! read: the item without insignificant whitespace, without `metadata.labels` and
-//! `status.clusterClaims` (the cluster's entry holds those) and without `apiVersion` and
-//! `kind` (the same for every cluster; the type does not read them). Writing the decoded object back
+//! read: the item without insignificant whitespace, without `metadata.labels`,
+//! `status.clusterClaims` and `spec.taints` (the cluster's entry holds those) and without
+//! `apiVersion` and `kind` (the same for every cluster; the type does not read them). Writing the decoded object back
 //! out as JSON gave the same text at several times the cost (times and quantities formatted
 //! again, every string escaped again).
 //!
@@ -19,12 +19,15 @@ enum At {
     Metadata,
     /// Its `status`.
     Status,
+    /// Its `spec`.
+    Spec,
     /// Anywhere else.
     Other,
 }
 
 /// Writes `item`, the text of one JSON object, into `out` (cleared first) compacted and
-/// without `apiVersion`, `kind`, `metadata.labels` and `status.clusterClaims`. `item` must be well-formed JSON
+/// without `apiVersion`, `kind`, `metadata.labels`, `status.clusterClaims` and
+/// `spec.taints`. `item` must be well-formed JSON
 /// (the caller has decoded it): the text is not validated again, though most malformed text
 /// gives `None` (the caller then writes the decoded object out instead).
 pub(super) fn cluster_text(item: &[u8], out: &mut Vec<u8>) -> Option<()> {
@@ -199,9 +202,12 @@ fn member(at: At, key: &[u8]) -> Option<(At, bool)> {
     Some(match (at, name) {
         (At::Top, b"metadata") => (At::Metadata, false),
         (At::Top, b"status") => (At::Status, false),
+        (At::Top, b"spec") => (At::Spec, false),
         // The same for every cluster: the type says them.
         (At::Top, b"apiVersion" | b"kind") => (At::Other, true),
-        (At::Metadata, b"labels") | (At::Status, b"clusterClaims") => (At::Other, true),
+        (At::Metadata, b"labels") | (At::Status, b"clusterClaims") | (At::Spec, b"taints") => {
+            (At::Other, true)
+        }
         _ => (At::Other, false),
     })
 }
@@ -230,6 +236,9 @@ mod tests {
         if let Some(s) = value.get_mut("status").and_then(Value::as_object_mut) {
             s.remove("clusterClaims");
         }
+        if let Some(s) = value.get_mut("spec").and_then(Value::as_object_mut) {
+            s.remove("taints");
+        }
         value
     }
 
@@ -245,7 +254,8 @@ mod tests {
                     "n": -2, "f": 1.5e3, "t": true}}),
             // The left-out members first, last, alone; values that are not objects.
             json!({"metadata": {"name": "n", "labels": {}}, "status": {"clusterClaims": []}}),
-            json!({"metadata": {"labels": null}, "status": null, "spec": [1, {"labels": 2}]}),
+            json!({"metadata": {"labels": null}, "status": null, "spec": [1, {"taints": 2}]}),
+            json!({"spec": {"taints": [{"key": "k"}], "x": {"taints": 1}}, "metadata": null}),
             json!({"metadata": {"labels": {"x": "y"}}, "status": {"clusterClaims": null, "x": false}}),
             // Deeper members of the same names stay.
             json!({"spec": {"metadata": {"labels": {"x": "y"}}, "status": {"clusterClaims": 1}}}),
