@@ -77,7 +77,7 @@ use serde_json::{Map, Value, json};
 
 use crate::explain::Outcome;
 use crate::hub::HubState;
-use crate::snapshot::{PreparedCluster, ScoreInput};
+use crate::snapshot::{PreparedCluster, PreparedScore};
 use crate::symbols::Symbols;
 use crate::{ScheduleResult, Scheduler, Snapshot};
 
@@ -96,7 +96,7 @@ pub struct SimInput {
     symbols: Arc<Symbols>,
     /// The AddOnPlacementScores read, reduced to what the scheduler reads of them (there is
     /// usually one or more per cluster: their full objects would cost as much as the clusters).
-    scores: Vec<ScoreInput>,
+    scores: Vec<PreparedScore>,
     ignored: BTreeMap<String, usize>,
     schemas: BTreeMap<(String, String, String), Value>,
     /// The defaults plans of the served versions of [`KINDS`]: (version, kind, plan).
@@ -464,9 +464,11 @@ impl SimInput {
                 .hub
                 .decisions
                 .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
-            _ => self.scores.push(ScoreInput::new(
-                &serde_json::from_value::<AddOnPlacementScore>(value).map_err(bad)?,
-            )),
+            _ => {
+                let score = serde_json::from_value::<AddOnPlacementScore>(value).map_err(bad)?;
+                let symbols = Arc::make_mut(&mut self.symbols);
+                self.scores.push(PreparedScore::new(symbols, &score));
+            }
         }
         Ok(())
     }
@@ -494,7 +496,7 @@ impl SimInput {
             builder.add_prepared(cluster.clone());
         }
         for score in &self.scores {
-            builder.add_score_input(score.clone());
+            builder.add_prepared_score(score.clone());
         }
         builder.build()
     }
@@ -641,7 +643,7 @@ enum Decoded {
     Score(AddOnPlacementScore),
     /// An AddOnPlacementScore already in the form the input keeps (made by a decoding
     /// thread).
-    PreparedScore(ScoreInput),
+    PreparedScore(PreparedScore),
     /// Anything else, read as a document tree.
     Tree(Value),
 }
@@ -909,7 +911,8 @@ impl SimInput {
                 at("PlacementDecision"),
             ),
             Decoded::PreparedScore(score) => {
-                let (name, namespace) = score.identity();
+                let name = self.symbols.resolve(score.resource);
+                let namespace = self.symbols.resolve(score.namespace);
                 if has_identity("AddOnPlacementScore", name, namespace) {
                     self.scores.push(score);
                     Ok(())
@@ -919,13 +922,16 @@ impl SimInput {
                         .map(|_| ())
                 }
             }
-            Decoded::Score(o) => keep(
-                &mut self.scores,
-                o,
-                |o| &o.metadata,
-                |o| ScoreInput::new(&o),
-                at("AddOnPlacementScore"),
-            ),
+            Decoded::Score(o) => {
+                let symbols = Arc::make_mut(&mut self.symbols);
+                keep(
+                    &mut self.scores,
+                    o,
+                    |o| &o.metadata,
+                    |o| PreparedScore::new(symbols, &o),
+                    at("AddOnPlacementScore"),
+                )
+            }
         };
         if let Err(e) = outcome {
             *first_error = Some(e);
@@ -1562,9 +1568,18 @@ mod tests {
         // The scheduler's view of the clusters, strings resolved (the symbols themselves
         // depend on what else was interned).
         let entries = input.snapshot().describe_clusters();
+        let s = |sym| input.symbols.resolve(sym);
+        let scores: Vec<_> = input
+            .scores
+            .iter()
+            .map(|p| {
+                let items: Vec<_> = p.items.iter().map(|&(n, v)| (s(n), v)).collect();
+                (s(p.namespace), s(p.resource), p.valid_until(), items)
+            })
+            .collect();
         format!(
-            "{:?} {clusters:?} {entries:?} {:?} {:?}",
-            input.hub, input.scores, input.ignored
+            "{:?} {clusters:?} {entries:?} {scores:?} {:?}",
+            input.hub, input.ignored
         )
     }
 
@@ -1591,6 +1606,15 @@ mod tests {
                 cluster["spec"]["leaseDurationSeconds"] = json!(60);
             }
             cluster
+        };
+        let score = |cluster: &str, name: &str, items: &[(&str, i32)]| {
+            let items: Vec<Value> = items
+                .iter()
+                .map(|(n, v)| json!({"name": n, "value": v}))
+                .collect();
+            json!({"apiVersion": "cluster.open-cluster-management.io/v1alpha1",
+                "kind": "AddOnPlacementScore", "metadata": {"name": name, "namespace": cluster},
+                "status": {"scores": items, "validUntil": "2030-01-01T00:00:00Z"}})
         };
         let bad = json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
             "kind": "Placement", "metadata": {"namespace": "x"}});
@@ -1640,6 +1664,10 @@ mod tests {
                 null, other.clone()]}),
             json!({"kind": "List", "items": [cluster("a"),
                 placement_doc(json!({"numberOfClusters": "two"})), cluster("b")]}),
+            // Scores whose strings the threads intern per batch, shared and not.
+            json!({"kind": "List", "items": [cluster("a"), score("a", "s1", &[("x", 1)]),
+                score("b", "s1", &[("y", 2), ("x", 5)]), cluster("b"),
+                score("a", "s2", &[("x", 3), ("z-a", 4)]), score("zz", "s3", &[])]}),
             json!({"kind": "List", "items": [cluster("a"),
                 {"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
                  "metadata": {"name": "p"}, "spec": {}}, cluster("b")]}),

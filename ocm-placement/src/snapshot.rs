@@ -348,12 +348,59 @@ pub(crate) struct ScoreInput {
     items: Box<[(Box<str>, i32)]>,
 }
 
-impl ScoreInput {
-    /// The score's name and namespace.
-    pub(crate) fn identity(&self) -> (&str, &str) {
-        (&self.resource, &self.namespace)
+/// What the scheduler reads of one AddOnPlacementScore, its strings interned (as the
+/// simulator keeps scores: a few bytes each, and shared with every snapshot built from it).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PreparedScore {
+    /// The namespace: the scored cluster.
+    pub(crate) namespace: Sym,
+    /// The name: the score's resource.
+    pub(crate) resource: Sym,
+    /// `validUntil` in nanoseconds since the Unix epoch; [`NEVER`](Self::NEVER) for unset.
+    valid_until: i128,
+    /// `status.scores` as (name, value), in list order.
+    pub(crate) items: Arc<[(Sym, i32)]>,
+}
+
+impl PreparedScore {
+    /// `valid_until` of a score without `validUntil` (no time is that far back).
+    const NEVER: i128 = i128::MIN;
+
+    /// What the scheduler reads of `score`, its strings interned in `symbols`.
+    pub(crate) fn new(symbols: &mut impl Intern, score: &AddOnPlacementScore) -> Self {
+        let status = score.status.as_ref();
+        Self {
+            namespace: symbols.intern(score.metadata.namespace.as_deref().unwrap_or_default()),
+            resource: symbols.intern(score.metadata.name.as_deref().unwrap_or_default()),
+            valid_until: status
+                .and_then(|s| s.valid_until.as_ref())
+                .map_or(Self::NEVER, |t| t.0.as_nanosecond()),
+            items: status
+                .and_then(|s| s.scores.as_ref())
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|i| (symbols.intern(&i.name), i.value))
+                        .collect()
+                })
+                .unwrap_or_else(|| Arc::from([])),
+        }
     }
 
+    /// `validUntil` in nanoseconds since the Unix epoch, `None` when unset.
+    pub(crate) fn valid_until(&self) -> Option<i128> {
+        (self.valid_until != Self::NEVER).then_some(self.valid_until)
+    }
+
+    /// Translates the symbols by `map` (as [`PreparedCluster::remap`]).
+    pub(crate) fn remap(&mut self, map: &[Sym]) {
+        self.namespace = remap(map, self.namespace);
+        self.resource = remap(map, self.resource);
+        for_each_mut(&mut self.items, |(n, _)| *n = remap(map, *n));
+    }
+}
+
+impl ScoreInput {
     /// What the scheduler reads of `score`.
     pub(crate) fn new(score: &AddOnPlacementScore) -> Self {
         let status = score.status.as_ref();
@@ -679,8 +726,15 @@ pub struct SnapshotBuilder {
     clusters: Vec<PendingCluster>,
     sets: Vec<(String, SetSelectorInput)>,
     bindings: Vec<(String, String)>,
-    scores: Vec<ScoreInput>,
+    scores: Vec<PendingScore>,
     decisions: Vec<(String, Option<String>, Vec<String>)>,
+}
+
+/// An AddOnPlacementScore added to a [`SnapshotBuilder`].
+#[derive(Debug, Clone)]
+enum PendingScore {
+    Typed(ScoreInput),
+    Prepared(PreparedScore),
 }
 
 impl SnapshotBuilder {
@@ -756,13 +810,15 @@ impl SnapshotBuilder {
 
     /// Adds an AddOnPlacementScore in place.
     pub fn add_addon_score(&mut self, score: &AddOnPlacementScore) -> &mut Self {
-        self.scores.push(ScoreInput::new(score));
+        self.scores
+            .push(PendingScore::Typed(ScoreInput::new(score)));
         self
     }
 
-    /// Adds an AddOnPlacementScore already reduced to what the scheduler reads.
-    pub(crate) fn add_score_input(&mut self, score: ScoreInput) -> &mut Self {
-        self.scores.push(score);
+    /// Adds an AddOnPlacementScore already reduced to what the scheduler reads, its strings
+    /// interned in the table [`SnapshotBuilder::with_symbols`] started the builder from.
+    pub(crate) fn add_prepared_score(&mut self, score: PreparedScore) -> &mut Self {
+        self.scores.push(PendingScore::Prepared(score));
         self
     }
 
@@ -868,37 +924,57 @@ impl SnapshotBuilder {
             names.dedup();
         }
 
-        let mut grouped: HashMap<String, Vec<(ClusterId, ScoreInput)>> = HashMap::new();
-        for input in self.scores {
-            if let Some(id) = id_of(&input.namespace) {
-                grouped
-                    .entry(input.resource.to_string())
-                    .or_default()
-                    .push((id, input));
+        /// A score's items: names as written, or already interned in `symbols`.
+        enum Items {
+            Typed(Box<[(Box<str>, i32)]>),
+            Prepared(Arc<[(Sym, i32)]>),
+        }
+        type Row = (ClusterId, Option<i128>, Items);
+        let mut grouped: HashMap<String, Vec<Row>> = HashMap::new();
+        let mut group = |resource: &str, row: Row| match grouped.get_mut(resource) {
+            Some(rows) => rows.push(row),
+            None => {
+                grouped.insert(resource.to_string(), vec![row]);
+            }
+        };
+        for pending in self.scores {
+            match pending {
+                PendingScore::Typed(input) => {
+                    if let Some(id) = id_of(&input.namespace) {
+                        let row = (id, input.valid_until, Items::Typed(input.items));
+                        group(&input.resource, row);
+                    }
+                }
+                PendingScore::Prepared(p) => {
+                    if let Some(id) = id_of(symbols.resolve(p.namespace)) {
+                        let row = (id, p.valid_until(), Items::Prepared(p.items));
+                        group(symbols.resolve(p.resource), row);
+                    }
+                }
             }
         }
         let mut scores: HashMap<String, ScoreTable> = HashMap::with_capacity(grouped.len());
         for (resource, mut rows) in grouped {
             // Stable sort, then keep the last of equal clusters: a later object replaces an
             // earlier one of the same name.
-            rows.sort_by_key(|(id, _)| *id);
+            rows.sort_by_key(|(id, ..)| *id);
             let mut table = ScoreTable::default();
-            for (id, input) in rows {
+            for (id, valid_until, items) in rows {
                 let start = u32::try_from(table.items.len()).unwrap_or(u32::MAX);
-                let items: Vec<(Sym, i32)> = input
-                    .items
-                    .iter()
-                    .map(|(n, v)| (symbols.intern(n), *v))
-                    .collect();
                 if table.clusters.last() == Some(&id) {
                     table.clusters.pop();
                     table.valid_until.pop();
                     table.ranges.pop();
                 }
-                table.items.extend(items);
+                match items {
+                    Items::Typed(items) => table
+                        .items
+                        .extend(items.iter().map(|(n, v)| (symbols.intern(n), *v))),
+                    Items::Prepared(items) => table.items.extend(items.iter().copied()),
+                }
                 let end = u32::try_from(table.items.len()).unwrap_or(u32::MAX);
                 table.clusters.push(id);
-                table.valid_until.push(input.valid_until);
+                table.valid_until.push(valid_until);
                 table.ranges.push((start, end));
             }
             scores.insert(resource, table);

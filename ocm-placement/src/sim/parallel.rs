@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 
 use super::{DecodeSeed, Decoded, SimError, SimInput, compact, defaulting, stream, take};
-use crate::snapshot::{PreparedCluster, ScoreInput};
+use crate::snapshot::{PreparedCluster, PreparedScore};
 use crate::symbols::{PackedSymbols, Sym};
 
 /// Items handed to a decoding thread at a time.
@@ -104,12 +104,16 @@ impl Merger<'_> {
             for (i, decoded) in items.into_iter().enumerate() {
                 match decoded {
                     Ok(mut decoded) => {
-                        if let Decoded::Prepared(cluster) = &mut decoded {
+                        if matches!(decoded, Decoded::Prepared(_) | Decoded::PreparedScore(_)) {
                             let map = map.get_or_insert_with(|| {
                                 let table = Arc::make_mut(&mut input.symbols);
                                 symbols.strings().map(|s| table.intern(s)).collect()
                             });
-                            cluster.remap(map);
+                            match &mut decoded {
+                                Decoded::Prepared(cluster) => cluster.remap(map),
+                                Decoded::PreparedScore(score) => score.remap(map),
+                                _ => {}
+                            }
                         }
                         input.add_decoded(self.source, base + i + 1, decoded, first_error)
                     }
@@ -196,7 +200,9 @@ pub(super) fn scan(
                                 })))
                             }
                             Ok(Decoded::Score(s)) => {
-                                Ok(Decoded::PreparedScore(ScoreInput::new(&s)))
+                                Ok(Decoded::PreparedScore(take::with_taken(|t| {
+                                    PreparedScore::new(&mut t.symbols, &s)
+                                })))
                             }
                             Ok(decoded) => Ok(decoded),
                             Err(_) => Err(
