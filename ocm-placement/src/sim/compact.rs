@@ -50,8 +50,25 @@ impl Reader<'_> {
     }
 
     fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
+        const SPACES: u64 = 0x2020_2020_2020_2020;
+        loop {
+            // Spaces eight at a time (indentation is most of a pretty-printed List's
+            // whitespace): the lowest byte that is not a space ends the run.
+            if let Some(chunk) = self
+                .text
+                .get(self.pos..self.pos + 8)
+                .and_then(|c| <[u8; 8]>::try_from(c).ok())
+            {
+                let other = u64::from_le_bytes(chunk) ^ SPACES;
+                self.pos += (other.trailing_zeros() / 8) as usize;
+                if other == 0 {
+                    continue;
+                }
+            }
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                _ => return,
+            }
         }
     }
 
@@ -123,7 +140,7 @@ impl Reader<'_> {
         loop {
             let b = self.peek()?;
             match b {
-                b' ' | b'\t' | b'\n' | b'\r' => self.pos += 1,
+                b' ' | b'\t' | b'\n' | b'\r' => self.skip_whitespace(),
                 b'"' => self.string(out)?,
                 b'{' | b'[' => {
                     depth += 1;
@@ -280,6 +297,25 @@ mod tests {
             kept(text).unwrap(),
             r#"{"met\u0061data":{"n\"":1},"status":{"a":1}}"#
         );
+    }
+
+    /// Whitespace runs of every length and mix, at every offset.
+    #[test]
+    fn whitespace_runs_are_skipped() {
+        for len in 0..20 {
+            for mix in [b" ", b"\n", b"\t", b"\r"] {
+                for head in 0..9 {
+                    let mut text = vec![b' '; head];
+                    text.push(b'[');
+                    text.extend((0..len).map(|i| if i % 5 == 4 { mix[0] } else { b' ' }));
+                    text.extend_from_slice(b"1 ,\n  \"a b\"  ]");
+                    text.extend(std::iter::repeat_n(b' ', len));
+                    let mut out = Vec::new();
+                    cluster_text(&text, &mut out).unwrap();
+                    assert_eq!(out, b"[1,\"a b\"]", "{text:?}");
+                }
+            }
+        }
     }
 
     #[test]
