@@ -657,7 +657,7 @@ struct DecodeSeed<'p> {
     /// [`SimInput::plans`].
     plans: &'p [(String, String, defaulting::Plan)],
     /// The plan a v1 ManagedCluster is decoded with instead of its own in `plans`, when its
-    /// labels and claims are taken out (see [`take`]).
+    /// labels, claims and taints are taken out (see [`take`]).
     taking: Option<&'p defaulting::Plan>,
 }
 
@@ -670,8 +670,8 @@ impl<'p> DecodeSeed<'p> {
         }
     }
 
-    /// The plan that decodes a v1 ManagedCluster from `plans` with its labels and claims
-    /// taken out, for [`DecodeSeed::taking`].
+    /// The plan that decodes a v1 ManagedCluster from `plans` with its labels, claims and
+    /// taints taken out, for [`DecodeSeed::taking`].
     fn taking_plan(plans: &[(String, String, defaulting::Plan)]) -> defaulting::Plan {
         plans
             .iter()
@@ -680,6 +680,7 @@ impl<'p> DecodeSeed<'p> {
             .unwrap_or_default()
             .taking(&["metadata", "labels"], take::Take::Labels)
             .taking(&["status", "clusterClaims"], take::Take::Claims)
+            .taking(&["spec", "taints"], take::Take::Taints)
     }
 }
 
@@ -1749,6 +1750,27 @@ mod tests {
             r#"{"kind": "List", "items": [
                 {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
                  "metadata": {"name": "l", "labels": {"a": 1}}}]}"#,
+            // Taints likewise.
+            r#"{"kind": "List", "items": [
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "m"}, "spec": {"leaseDurationSeconds": 60, "taints": [
+                    {"key": "a", "effect": "NoSelect", "value": null, "timeAdded": null, "x": [{}]},
+                    {"timeAdded": "2026-01-01T00:00:00.5Z", "effect": "Odd", "key": "b", "value": ""},
+                    {"key": "c", "effect": "PreferNoSelect", "value": "v"}]}},
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "n"}, "spec": {"taints": null}}]}"#,
+            r#"{"kind": "List", "items": [
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "o"}, "spec": {"taints": [{"key": "a"}]}}]}"#,
+            r#"{"kind": "List", "items": [
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "p"}, "spec": {"taints": [{"key": "a", "key": "b",
+                    "effect": "NoSelect"}]}}]}"#,
+            r#"{"kind": "List", "items": [
+                {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                 "metadata": {"name": "q"}, "spec": {"taints": [{"key": "a",
+                    "effect": {"NoSelect": null}}, {"key": "b", "effect": "NoSelect",
+                    "timeAdded": "yesterday"}]}}]}"#,
         ];
         for text in texts {
             let mut whole = SimInput::new();

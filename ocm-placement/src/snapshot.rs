@@ -255,26 +255,24 @@ impl PreparedCluster {
         }
     }
 
-    /// The cluster whose labels and claims were taken out while it was decoded: `cluster`
-    /// is the rest (its labels and claims unset), `labels` and `claims` what was taken
-    /// (`None` when absent or `null`; pairs in text order, a claim's missing field
-    /// [`ABSENT`]), interned in `symbols`. The rest is kept as `text` when given: JSON that
-    /// decodes (as a plain `ManagedCluster`, no schema defaults added) to `cluster` without
-    /// its taints; else it is written out (in `scratch` first).
+    /// The cluster whose labels, claims and taints were taken out while it was decoded:
+    /// `cluster` is the rest (those unset), `parts` what was taken, interned in `symbols`.
+    /// The rest is kept as `text` when given: JSON that decodes (as a plain
+    /// `ManagedCluster`, no schema defaults added) to `cluster`; else it is written out (in
+    /// `scratch` first).
     pub(crate) fn from_taken(
         symbols: &mut impl Intern,
         cluster: ManagedCluster,
-        (labels, claims): (Option<Vec<(Sym, Sym)>>, Option<Vec<(Sym, Sym)>>),
+        parts: EntryParts,
         text: Option<Box<[u8]>>,
         scratch: &mut Vec<u8>,
     ) -> Self {
         let name = cluster.metadata.name.as_deref().unwrap_or_default().into();
         let terminating = cluster.metadata.deletion_timestamp.is_some();
-        let claims = claims.map(Arc::from);
         let mut entry = entry_from_parts(
             symbols,
             &cluster,
-            (labels, claims),
+            parts,
             ClusterSource::Json(Arc::default()),
         );
         let kept = match text {
@@ -1051,6 +1049,15 @@ fn cluster_entry(
     source: &ManagedCluster,
     kept: ClusterSource,
 ) -> ClusterEntry {
+    let taints = source.spec.taints.as_ref().map(|taints| {
+        taints
+            .iter()
+            .map(|t| {
+                let time = t.time_added.as_ref().map(|t| t.0.as_nanosecond());
+                CompactTaint::new(symbols, &t.key, t.value.as_deref(), t.effect.clone(), time)
+            })
+            .collect()
+    });
     let labels = source.metadata.labels.as_ref().map(|labels| {
         labels
             .iter()
@@ -1070,21 +1077,65 @@ fn cluster_entry(
                 })
                 .collect()
         });
-    entry_from_parts(symbols, source, (labels, claims), kept)
+    let parts = EntryParts {
+        labels,
+        claims,
+        taints,
+    };
+    entry_from_parts(symbols, source, parts, kept)
 }
 
-/// [`cluster_entry`] with the labels and claims given (interned; `None` when unset)
-/// rather than read from `source`.
+/// A cluster's labels, claims and taints, interned (each `None` when unset): read from the
+/// typed object, or taken out of its text while it was decoded.
+#[derive(Debug, Default)]
+pub(crate) struct EntryParts {
+    /// `metadata.labels` as (key, value) pairs; for a repeated key the last counts.
+    pub(crate) labels: Option<Vec<(Sym, Sym)>>,
+    /// `status.clusterClaims` as (name, value), [`ABSENT`] for a missing field.
+    pub(crate) claims: Option<Vec<(Sym, Sym)>>,
+    /// `spec.taints`.
+    pub(crate) taints: Option<Vec<CompactTaint>>,
+}
+
+impl CompactTaint {
+    /// A taint of `key`, `value`, `effect`, added at `time` (nanoseconds since the Unix
+    /// epoch), its strings interned in `symbols`.
+    pub(crate) fn new(
+        symbols: &mut impl Intern,
+        key: &str,
+        value: Option<&str>,
+        effect: TaintEffect,
+        time: Option<i128>,
+    ) -> Self {
+        CompactTaint {
+            key: symbols.intern(key),
+            value: symbols.intern(value.unwrap_or_default()),
+            effect,
+            time_added: time.unwrap_or(GO_ZERO_TIME_NANOS),
+            has_value: value.is_some(),
+            has_time: time.is_some(),
+        }
+    }
+}
+
+/// [`cluster_entry`] with the labels, claims and taints given rather than read from
+/// `source`.
 fn entry_from_parts(
     symbols: &mut impl Intern,
     source: &ManagedCluster,
-    (labels, claims): (Option<Vec<(Sym, Sym)>>, Option<Arc<[(Sym, Sym)]>>),
+    parts: EntryParts,
     kept: ClusterSource,
 ) -> ClusterEntry {
+    let EntryParts {
+        labels,
+        claims,
+        taints,
+    } = parts;
     let has_labels = labels.is_some();
     let has_claims = claims.is_some();
+    let has_taints = taints.is_some();
     let labels = SymMap::from_pairs(labels.unwrap_or_default());
-    let claim_list: Arc<[(Sym, Sym)]> = claims.unwrap_or_else(|| Arc::from([]));
+    let claim_list: Arc<[(Sym, Sym)]> = claims.map_or_else(|| Arc::from([]), Arc::from);
     let status = source.status.as_ref();
     let empty = symbols.intern("");
     let or_empty = |s: Sym| if s == ABSENT { empty } else { s };
@@ -1094,21 +1145,7 @@ fn entry_from_parts(
             .map(|&(n, v)| (or_empty(n), or_empty(v)))
             .collect(),
     );
-    let taints = source
-        .taints()
-        .iter()
-        .map(|t| CompactTaint {
-            key: symbols.intern(&t.key),
-            value: symbols.intern(t.value.as_deref().unwrap_or_default()),
-            effect: t.effect.clone(),
-            time_added: t
-                .time_added
-                .as_ref()
-                .map_or(GO_ZERO_TIME_NANOS, |t| t.0.as_nanosecond()),
-            has_value: t.value.is_some(),
-            has_time: t.time_added.is_some(),
-        })
-        .collect();
+    let taints: Arc<[CompactTaint]> = taints.map_or_else(|| Arc::from([]), Arc::from);
     let resource = |name: &str| -> Option<f64> {
         let status = status?;
         let allocatable = status.allocatable.as_ref()?.get(name)?;
@@ -1121,7 +1158,7 @@ fn entry_from_parts(
         memory: resource(cluster_consts::RESOURCE_MEMORY),
         has_labels,
         has_claims,
-        has_taints: source.spec.taints.is_some(),
+        has_taints,
         has_name: source.metadata.name.is_some(),
         labels,
         claims,

@@ -171,8 +171,7 @@ pub(super) fn scan(
                         .map(|range| {
                             let item = batch.text.get(range.clone()).unwrap_or_default();
                             take::with_taken(|t| {
-                                t.labels = None;
-                                t.claims = None;
+                                t.parts();
                             });
                             let defaults = defaulting::applied();
                             let decoded = match text.and_then(|t| t.get(range)) {
@@ -189,7 +188,7 @@ pub(super) fn scan(
                                     && compact::cluster_text(item, &mut scratch).is_some();
                                 let text = own.then(|| scratch.as_slice().into());
                                 Ok(Decoded::Prepared(take::with_taken(|t| {
-                                    let taken = (t.labels.take(), t.claims.take());
+                                    let taken = t.parts();
                                     PreparedCluster::from_taken(
                                         &mut t.symbols,
                                         c,

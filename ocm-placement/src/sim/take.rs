@@ -1,6 +1,6 @@
 //! Members a decoding thread takes out of a ManagedCluster while it is decoded: its
-//! `metadata.labels` and `status.clusterClaims` are interned straight from the text into the
-//! thread's string table, and the typed object reads them as `null`. The cluster's entry is
+//! `metadata.labels`, `status.clusterClaims` and `spec.taints` are interned straight from
+//! the text into the thread's string table, and the typed object reads them as `null`. The cluster's entry is
 //! then built from what was taken, and the typed object (which only lives until its text is
 //! kept) never allocates those strings and maps.
 //!
@@ -14,6 +14,10 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use ocm_api::cluster::v1::TaintEffect;
+
+use crate::snapshot::{CompactTaint, EntryParts};
 use crate::symbols::{ABSENT, Intern, PackedSymbols, Sym};
 
 /// A member taken out of the object.
@@ -23,6 +27,8 @@ pub(crate) enum Take {
     Labels,
     /// A list of `{name, value}` objects: a ManagedCluster's `status.clusterClaims`.
     Claims,
+    /// A list of taints: a ManagedCluster's `spec.taints`.
+    Taints,
 }
 
 /// What this thread took out of the object it decoded last, and the table its strings are
@@ -35,6 +41,19 @@ pub(crate) struct Taken {
     pub(crate) labels: Option<Vec<(Sym, Sym)>>,
     /// The claims as (name, value) pairs, [`ABSENT`] for a missing or `null` field.
     pub(crate) claims: Option<Vec<(Sym, Sym)>>,
+    /// The taints.
+    pub(crate) taints: Option<Vec<CompactTaint>>,
+}
+
+impl Taken {
+    /// What was taken, leaving nothing.
+    pub(crate) fn parts(&mut self) -> EntryParts {
+        EntryParts {
+            labels: self.labels.take(),
+            claims: self.claims.take(),
+            taints: self.taints.take(),
+        }
+    }
 }
 
 thread_local! {
@@ -66,6 +85,10 @@ pub(crate) fn take_value<'de, A: MapAccess<'de>, S: DeserializeSeed<'de>>(
         Take::Claims => {
             let claims = map.next_value_seed(Seed(ClaimsVisitor))?;
             with_taken(|t| t.claims = claims);
+        }
+        Take::Taints => {
+            let taints = map.next_value_seed(Seed(TaintsVisitor))?;
+            with_taken(|t| t.taints = taints);
         }
     }
     seed.deserialize(de::value::UnitDeserializer::new())
@@ -249,5 +272,154 @@ impl<'de> Visitor<'de> for ClaimVisitor {
             }
         }
         Ok((name.unwrap_or(ABSENT), value.unwrap_or(ABSENT)))
+    }
+}
+
+/// `spec.taints`: `null`, or a list of taints.
+struct TaintsVisitor;
+
+impl<'de> Visitor<'de> for TaintsVisitor {
+    type Value = Option<Vec<CompactTaint>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of taints or null")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut taints = Vec::with_capacity(seq.size_hint().unwrap_or(4));
+        while let Some(taint) = seq.next_element_seed(Seed(TaintVisitor))? {
+            taints.push(taint);
+        }
+        Ok(Some(taints))
+    }
+}
+
+/// A taint's field.
+enum TaintField {
+    Key,
+    Value,
+    Effect,
+    TimeAdded,
+    Other,
+}
+
+impl<'de> DeserializeSeed<'de> for TaintField {
+    type Value = TaintField;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<TaintField, D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for TaintField {
+    type Value = TaintField;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<TaintField, E> {
+        Ok(match v {
+            "key" => TaintField::Key,
+            "value" => TaintField::Value,
+            "effect" => TaintField::Effect,
+            "timeAdded" => TaintField::TimeAdded,
+            _ => TaintField::Other,
+        })
+    }
+}
+
+/// A taint's effect: a string, its known values as their variants (other forms the typed
+/// field reads fail here).
+struct Effect;
+
+impl<'de> DeserializeSeed<'de> for Effect {
+    type Value = TaintEffect;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<TaintEffect, D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for Effect {
+    type Value = TaintEffect;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a taint effect")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<TaintEffect, E> {
+        Ok(TaintEffect::from(v))
+    }
+}
+
+/// One taint, an object: `key` and `effect` required, a repeated field fails and unknown
+/// fields are skipped, as the typed field reads it.
+struct TaintVisitor;
+
+impl<'de> Visitor<'de> for TaintVisitor {
+    type Value = CompactTaint;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a taint object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactTaint, A::Error> {
+        let mut key = None;
+        let mut value = None;
+        let mut effect = None;
+        let mut time: Option<Option<i128>> = None;
+        while let Some(field) = map.next_key_seed(TaintField::Other)? {
+            match field {
+                TaintField::Key if key.is_some() => {
+                    return Err(de::Error::duplicate_field("key"));
+                }
+                TaintField::Value if value.is_some() => {
+                    return Err(de::Error::duplicate_field("value"));
+                }
+                TaintField::Effect if effect.is_some() => {
+                    return Err(de::Error::duplicate_field("effect"));
+                }
+                TaintField::TimeAdded if time.is_some() => {
+                    return Err(de::Error::duplicate_field("timeAdded"));
+                }
+                TaintField::Key => key = Some(map.next_value_seed(Str)?),
+                TaintField::Value => value = Some(map.next_value_seed(OptionalStr)?),
+                TaintField::Effect => effect = Some(map.next_value_seed(Effect)?),
+                TaintField::TimeAdded => {
+                    let at = map.next_value::<Option<Time>>()?;
+                    time = Some(at.map(|t| t.0.as_nanosecond()));
+                }
+                TaintField::Other => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        let key = key.ok_or_else(|| de::Error::missing_field("key"))?;
+        let effect = effect.ok_or_else(|| de::Error::missing_field("effect"))?;
+        let value = value.unwrap_or(ABSENT);
+        let (has_value, value) = if value == ABSENT {
+            (false, intern(""))
+        } else {
+            (true, value)
+        };
+        Ok(CompactTaint {
+            key,
+            value,
+            effect,
+            time_added: time
+                .flatten()
+                .unwrap_or(crate::snapshot::GO_ZERO_TIME_NANOS),
+            has_value,
+            has_time: time.flatten().is_some(),
+        })
     }
 }
