@@ -137,47 +137,52 @@ impl Reader<'_> {
     /// Copies an object or array with nothing left out.
     fn nested(&mut self, out: &mut Vec<u8>) -> Option<()> {
         let mut depth = 0usize;
+        // The text since the last whitespace, copied in one piece when whitespace or the end
+        // of the value comes.
+        let mut run = self.pos;
         loop {
-            let b = self.peek()?;
-            match b {
-                b' ' | b'\t' | b'\n' | b'\r' => self.skip_whitespace(),
-                b'"' => self.string(out)?,
+            match self.peek()? {
+                b' ' | b'\t' | b'\n' | b'\r' => {
+                    out.extend_from_slice(self.text.get(run..self.pos)?);
+                    self.skip_whitespace();
+                    run = self.pos;
+                }
+                b'"' => self.pos = self.string_end()?,
                 b'{' | b'[' => {
                     depth += 1;
-                    out.push(b);
                     self.pos += 1;
                 }
                 b'}' | b']' => {
                     depth = depth.checked_sub(1)?;
-                    out.push(b);
                     self.pos += 1;
                     if depth == 0 {
+                        out.extend_from_slice(self.text.get(run..self.pos)?);
                         return Some(());
                     }
                 }
-                _ => {
-                    out.push(b);
-                    self.pos += 1;
-                }
+                _ => self.pos += 1,
             }
         }
     }
 
-    /// Copies a string, quotes and escapes as they are.
-    fn string(&mut self, out: &mut Vec<u8>) -> Option<()> {
-        let start = self.pos;
-        let mut i = start + 1;
+    /// Where the string at the reader ends (after its closing quote).
+    fn string_end(&self) -> Option<usize> {
+        let mut i = self.pos + 1;
         loop {
             i += quote_or_backslash(self.text.get(i..)?)?;
             if *self.text.get(i)? == b'\\' {
                 i += 2;
                 continue;
             }
-            i += 1;
-            break;
+            return Some(i + 1);
         }
-        out.extend_from_slice(self.text.get(start..i)?);
-        self.pos = i;
+    }
+
+    /// Copies a string, quotes and escapes as they are.
+    fn string(&mut self, out: &mut Vec<u8>) -> Option<()> {
+        let end = self.string_end()?;
+        out.extend_from_slice(self.text.get(self.pos..end)?);
+        self.pos = end;
         Some(())
     }
 
