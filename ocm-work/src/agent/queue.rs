@@ -15,7 +15,8 @@
 //!   [`WorkQueue::run`] returns.
 //!
 //! The syncs run inside the future of [`WorkQueue::run`] (like kube's runner), so the queue
-//! costs a few maps and no task per work.
+//! costs a few maps and no task per work; each sync's future is boxed while it runs, so an
+//! idle queue holds nothing of its size.
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
@@ -161,7 +162,10 @@ impl WorkQueue {
                 let mut state = self.lock();
                 for name in state.start_due(Instant::now()) {
                     let syncing = sync(name.clone());
-                    in_flight.push(async move { (name, syncing.await) });
+                    // Boxed: the set keeps a stub the size of its future type for as long as
+                    // it lives, and a sync's future is large (over 10 KiB for the agent's);
+                    // boxed, it takes that room only while the sync runs.
+                    in_flight.push(Box::pin(async move { (name, syncing.await) }));
                 }
                 state.next_due()
             };
