@@ -128,10 +128,11 @@
 //! as above, load 6.5-7.9): main peak 167.4 MB, live 162.5 MB (859,273 live allocations); a
 //! first version of the queue that kept its futures unboxed: peak 166.7 MB, live 162.2 MB
 //! (820,858), of which 13.6 MB in 1,000 allocations were `FuturesUnordered`'s stub task, sized
-//! for its future type (the agent's sync future is about 13.5 KiB); boxing removes exactly
-//! that, so about 148.6 MB live is expected (NOT measured: the heaptrack run of the final
-//! binary, at load 8.5 beside a debug build, did not converge within the bench's 300 s under
-//! the profiler, and there was no time to repeat it). What is left live per cluster: the testkit's stores and
+//! for its future type (the agent's sync future is about 13.5 KiB); with the futures boxed
+//! (02:26-02:28 UTC, load 0.5-1.9): peak 152.5 MB, live 147.3 MB (815,019 live allocations),
+//! 15.2 MB (about 15 KB a cluster) less live than main. (An earlier run of the same binary
+//! under heaptrack at load 8.5, a debug build beside it, did not converge within the bench's
+//! 300 s; on the quiet machine it converged in about a minute.) What is left live per cluster: the testkit's stores and
 //! watch history (~30 KB), kube's three 8 KiB watch read buffers per agent (`FramedRead`, 25
 //! KB), the agent's decoded caches, the spoke client's `tower` buffer (10 KB), the placement
 //! controller's ManagedCluster reflector with managedFields (~12 KB) and about 820 live
