@@ -112,6 +112,31 @@
 //! 15.2 s, update 13.8 s, delete 14.6 s (criterion 41.4 s a sample; converge < 10 s not met at
 //! this load); memory (first sample) 99 KiB when ready, 199 KiB once converged; steady state
 //! over 3 s: 0 writes and 0 requests (median). Raw outputs: /work/notes/s8/.
+//!
+//! Re-measured 2026-11-28 (02:06-02:15 UTC) after the work agent drains its works through a
+//! small queue of its own (`ocm_work::agent`'s private `queue` module: two maps and a
+//! time-ordered set, each sync's future boxed only while it runs) instead of kube's
+//! `Controller::for_stream` (a `DelayQueue` slab, a runner's hash set, boxed streams and a
+//! reflector store of names per agent). First samples at 1,000 clusters
+//! (`FLEET_BENCH_DEBUG=1 target/release/deps/fleet-* --bench`, stopped after the per-sample
+//! line), back to back with main (a47d98a), 2 cores shared with other engineers' builds, load
+//! average 4.5-6.7: main 198, 200 and 196 KiB per cluster once converged (99-101 KiB when
+//! ready), converge 16.3, 11.9 and 11.4 s; after 184, 184 and 185 KiB once converged (89-90
+//! KiB when ready), converge 8.7, 9.4 and 8.7 s; steady state over 3 s: 0 writes in all six.
+//! The converged target (< 200 KiB) is met with a margin of about 15 KiB (about 14 KiB a
+//! cluster less than main). Heap (heaptrack, 1,000 clusters, stopped at the converged point
+//! as above, load 6.5-7.9): main peak 167.4 MB, live 162.5 MB (859,273 live allocations); a
+//! first version of the queue that kept its futures unboxed: peak 166.7 MB, live 162.2 MB
+//! (820,858), of which 13.6 MB in 1,000 allocations were `FuturesUnordered`'s stub task, sized
+//! for its future type (the agent's sync future is about 13.5 KiB); with the futures boxed
+//! (02:26-02:28 UTC, load 0.5-1.9): peak 152.5 MB, live 147.3 MB (815,019 live allocations),
+//! 15.2 MB (about 15 KB a cluster) less live than main. (An earlier run of the same binary
+//! under heaptrack at load 8.5, a debug build beside it, did not converge within the bench's
+//! 300 s; on the quiet machine it converged in about a minute.) What is left live per cluster: the testkit's stores and
+//! watch history (~30 KB), kube's three 8 KiB watch read buffers per agent (`FramedRead`, 25
+//! KB), the agent's decoded caches, the spoke client's `tower` buffer (10 KB), the placement
+//! controller's ManagedCluster reflector with managedFields (~12 KB) and about 820 live
+//! allocations a cluster. Raw outputs: /work/notes/s9/.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

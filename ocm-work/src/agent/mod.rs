@@ -120,6 +120,7 @@ mod finalize;
 pub mod gc;
 mod memo;
 pub mod plan;
+mod queue;
 mod read;
 mod reconcile;
 mod run;

@@ -1,20 +1,16 @@
-//! Running the agent: the controller that syncs works as they change, the eviction loop, the
+//! Running the agent: the queue that syncs works as they change ([`super::queue`]), the eviction loop, the
 //! feedback watches that refresh a work's status at once, retries after failed syncs, and the
 //! Events about works the agent cannot decode.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
-use kube::{Resource, ResourceExt};
+use kube::Resource;
 use ocm_api::work::v1::ManifestWork;
 use tracing::Instrument;
 
+use super::queue::WorkQueue;
 use super::watch::watch_key;
 use super::{KIND_MANIFEST_WORK, REASON_UNDECODABLE, SYNC_RETRY_MAX, SYNC_RETRY_MIN, WorkAgent};
 use crate::cache::{CacheEntry, DecodeFailure, InformerKey, RetryBackoff};
@@ -44,10 +40,10 @@ impl WorkAgent {
         if !synced {
             tracing::warn!(cluster = %self.config.cluster_name, "informers not synced after 30s; reading from the API servers until they are");
         }
-        let (trigger, triggered) = futures::channel::mpsc::unbounded();
+        let queue = WorkQueue::default();
         if let Some(caches) = self.caches.get() {
             let agent = self.clone();
-            let namespace = self.config.cluster_name.clone();
+            let queue = queue.clone();
             caches.objects.set_listener(Arc::new(
                 move |informer: &InformerKey, ns: &str, name: &str| {
                     let key = watch_key(
@@ -61,8 +57,7 @@ impl WorkAgent {
                         if let Some(metrics) = &agent.metrics {
                             metrics.queue.add(&work);
                         }
-                        let _ = trigger
-                            .unbounded_send(ObjectRef::<WorkKey>::new(&work).within(&namespace));
+                        queue.add(&work);
                     }
                 },
             ));
@@ -106,43 +101,17 @@ impl WorkAgent {
                 }
             }
         });
-        let (queue, keys) = self.feed_controller();
+        self.feed_queue(&queue);
         let agent = Arc::new(self);
-        Controller::for_stream(queue, keys)
-            .reconcile_on(triggered)
-            .graceful_shutdown_on(shutdown)
-            .run(
-                |key: Arc<WorkKey>, agent: Arc<WorkAgent>| async move {
-                    let name = key.name_any();
-                    let started = agent.metrics.as_ref().map(|m| m.queue.start(&name));
-                    let span = tracing::info_span!("reconcile", cluster = %agent.config.cluster_name, work = %name);
-                    let result = agent.reconcile_by_name(&name).instrument(span).await;
-                    if let (Some(metrics), Some(started)) = (&agent.metrics, started) {
-                        metrics.queue.done(started);
-                        metrics.reconcile.observe(
-                            crate::runtime::metrics::AGENT_CONTROLLER,
-                            started.elapsed(),
-                            result.is_ok(),
-                        );
-                        if let Ok(Some(after)) = &result {
-                            metrics.queue.add_after(&name, *after);
-                        }
-                    }
-                    result.map(|after| after.map_or_else(Action::await_change, Action::requeue))
-                },
-                |key: Arc<WorkKey>, error: &Error, agent: Arc<WorkAgent>| {
-                    let after = agent.sync_failed(&key.name_any(), error);
-                    if let Some(metrics) = &agent.metrics {
-                        metrics.queue.retry(&key.name_any(), after);
-                    }
-                    Action::requeue(after)
-                },
-                agent.clone(),
-            )
-            .for_each(|_| futures::future::ready(()))
+        queue
+            .run(&stop, |name: Arc<str>| {
+                let agent = agent.clone();
+                async move { agent.sync_queued(&name).await }
+            })
             .await;
-        // The controller returns after the shutdown signal or when its input ends.
+        // The queue returns once the shutdown signal came and its syncs under way ended.
         stop.cancel();
+        shutdown.await;
         let _ = eviction.await;
         if let Some(task) = executor_cache {
             let _ = task.await;
@@ -206,43 +175,73 @@ impl WorkAgent {
         }
     }
 
-    /// Connects the ManifestWork informer to the controller of [`WorkAgent::run`]: every work
-    /// the informer adds or changes is queued (by name; the reconciler reads the work from the
-    /// informer), every work it drops is forgotten, and every work that does not decode gets a
-    /// Warning Event on the hub. Returns the queue and the controller's store of names.
+    /// One sync of the queue of [`WorkAgent::run`]: syncs the work `name` if the informer still
+    /// holds it (see [`WorkAgent::reconcile_by_name`]), with the queue metrics; returns when to
+    /// sync it again: the sync's requeue, or after a failure the backoff of
+    /// [`WorkAgent::sync_failed`].
+    async fn sync_queued(&self, name: &str) -> Option<std::time::Duration> {
+        // A work the informer no longer holds is not synced (it was dropped from the queue
+        // when the informer dropped it; this catches a requeue that raced with the deletion).
+        let namespace = &self.config.cluster_name;
+        if self
+            .caches
+            .get()
+            .is_none_or(|caches| caches.works.get(namespace, name).is_none())
+        {
+            return None;
+        }
+        let started = self.metrics.as_ref().map(|m| m.queue.start(name));
+        let span =
+            tracing::info_span!("reconcile", cluster = %self.config.cluster_name, work = %name);
+        let result = self.reconcile_by_name(name).instrument(span).await;
+        if let (Some(metrics), Some(started)) = (&self.metrics, started) {
+            metrics.queue.done(started);
+            metrics.reconcile.observe(
+                crate::runtime::metrics::AGENT_CONTROLLER,
+                started.elapsed(),
+                result.is_ok(),
+            );
+            if let Ok(Some(after)) = &result {
+                metrics.queue.add_after(name, *after);
+            }
+        }
+        match result {
+            Ok(after) => after,
+            Err(error) => {
+                let after = self.sync_failed(name, &error);
+                if let Some(metrics) = &self.metrics {
+                    metrics.queue.retry(name, after);
+                }
+                Some(after)
+            }
+        }
+    }
+
+    /// Connects the ManifestWork informer to the queue of [`WorkAgent::run`]: every work the
+    /// informer adds or changes is queued (by name; the sync reads the work from the informer),
+    /// every work it drops is forgotten, and every work that does not decode gets a Warning
+    /// Event on the hub.
     ///
-    /// The controller has no watch of its own: one informer means one decode of each work
-    /// (item by item, so one undecodable work stops nothing) and no second, lagging copy that
-    /// would have the agent write from a version older than its own last write.
-    fn feed_controller(
-        &self,
-    ) -> (
-        impl futures::Stream<Item = std::result::Result<WorkKey, watcher::Error>> + Send + 'static,
-        kube::runtime::reflector::Store<WorkKey>,
-    ) {
-        let (keys, writer) = kube::runtime::reflector::store::<WorkKey>();
-        let (queue_tx, queue) = futures::channel::mpsc::unbounded::<WorkKey>();
+    /// The queue has no watch of its own: one informer means one decode of each work (item by
+    /// item, so one undecodable work stops nothing) and no second, lagging copy that would have
+    /// the agent write from a version older than its own last write.
+    fn feed_queue(&self, queue: &WorkQueue) {
         let Some(caches) = self.caches.get() else {
-            return (queue.map(Ok), keys);
+            return;
         };
         let works = caches.works.clone();
-        let writer = Arc::new(Mutex::new(writer));
-        let writer_for_init = writer.clone();
         let notify = {
             let works = works.clone();
             let metrics = self.metrics.clone();
+            let queue = queue.clone();
             move |namespace: &str, name: &str| {
-                let key = work_key(namespace, name);
-                let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
                 if works.get(namespace, name).is_some() {
-                    writer.apply_watcher_event(&watcher::Event::Apply(key.clone()));
-                    drop(writer);
                     if let Some(metrics) = &metrics {
                         metrics.queue.add(name);
                     }
-                    let _ = queue_tx.unbounded_send(key);
+                    queue.add(name);
                 } else {
-                    writer.apply_watcher_event(&watcher::Event::Delete(key));
+                    queue.forget(name);
                     if let Some(metrics) = &metrics {
                         metrics.queue.forget(name);
                     }
@@ -252,13 +251,7 @@ impl WorkAgent {
         let notify = Arc::new(notify);
         let listener = notify.clone();
         works.set_listener(Arc::new(move |ns: &str, name: &str| listener(ns, name)));
-        // The controller starts once its store has had a first (here: empty) list; the works
-        // already cached are then queued like any change.
-        {
-            let mut writer = writer_for_init.lock().unwrap_or_else(|e| e.into_inner());
-            writer.apply_watcher_event(&watcher::Event::Init);
-            writer.apply_watcher_event(&watcher::Event::InitDone);
-        }
+        // The works already cached are queued like any change.
         for work in works.list() {
             notify(CacheEntry::namespace(&*work), CacheEntry::name(&*work));
         }
@@ -272,7 +265,6 @@ impl WorkAgent {
             let agent = self.clone();
             tokio::spawn(async move { agent.report_undecodable(&failure).await });
         }
-        (queue.map(Ok), keys)
     }
 
     /// Publishes a Warning Event on the hub about a ManifestWork the agent cannot decode (our
@@ -311,22 +303,6 @@ impl WorkAgent {
         {
             tracing::debug!(%error, work = %failure.name, "cannot record the Event of an undecodable ManifestWork");
         }
-    }
-}
-
-/// The controller of [`WorkAgent::run`] keys works by name only; their content is read from the
-/// agent's informer when reconciled.
-type WorkKey = kube::core::PartialObjectMeta<ManifestWork>;
-
-fn work_key(namespace: &str, name: &str) -> WorkKey {
-    kube::core::PartialObjectMeta {
-        types: None,
-        metadata: ObjectMeta {
-            namespace: Some(namespace.to_string()),
-            name: Some(name.to_string()),
-            ..ObjectMeta::default()
-        },
-        _phantom: std::marker::PhantomData,
     }
 }
 
