@@ -287,51 +287,57 @@ impl ValueEnd {
 /// Where the first quote or bracket of `text` is, eight bytes at a time (between strings a
 /// List's text is mostly indentation).
 fn structural(text: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // As in `quote_or_backslash`: only the first flagged byte is exact.
-    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let mut i = 0;
-    while let Some(chunk) = text.get(i..i + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
-        let x = u64::from_le_bytes(chunk);
-        // `[` and `]` differ from `{` and `}` by the 0x20 bit alone, and no other byte
-        // becomes a brace when that bit is set.
-        let folded = x | (ONES * 0x20);
-        let found = zeros(x ^ (ONES * u64::from(b'"')))
-            | zeros(folded ^ (ONES * u64::from(b'{')))
-            | zeros(folded ^ (ONES * u64::from(b'}')));
-        if found != 0 {
-            return Some(i + (found.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    let rest = text.get(i..)?;
-    rest.iter()
-        .position(|&b| STRUCTURAL[usize::from(b)])
-        .map(|p| i + p)
+    first_flagged(
+        text,
+        |x| {
+            // `[` and `]` differ from `{` and `}` by the 0x20 bit alone, and no other byte
+            // becomes a brace when that bit is set.
+            let folded = x | (ONES * 0x20);
+            zero_bytes(x ^ (ONES * u64::from(b'"')))
+                | zero_bytes(folded ^ (ONES * u64::from(b'{')))
+                | zero_bytes(folded ^ (ONES * u64::from(b'}')))
+        },
+        |b| STRUCTURAL[usize::from(b)],
+    )
 }
 
 /// Where the first `"` or `\\` of `text` is, eight bytes at a time (strings are most of a
 /// List's text, and byte by byte this search was most of the scan).
 pub(super) fn quote_or_backslash(text: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // The high bit of each byte that is zero (and possibly of bytes after it: only the first
-    // flagged byte is exact, and only the first is used).
-    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    first_flagged(
+        text,
+        |x| zero_bytes(x ^ (ONES * u64::from(b'"'))) | zero_bytes(x ^ (ONES * u64::from(b'\\'))),
+        |b| b == b'"' || b == b'\\',
+    )
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each zero byte of `v` (and possibly of bytes after the first: only the
+/// lowest flagged byte is exact, and only it is used).
+fn zero_bytes(v: u64) -> u64 {
+    v.wrapping_sub(ONES) & !v & HIGHS
+}
+
+/// Where the first byte `is` accepts is in `text`: eight bytes at a time with `flags` (the
+/// high bit of each accepted byte of a little-endian word, exact for the lowest), then byte
+/// by byte for the tail.
+fn first_flagged(
+    text: &[u8],
+    flags: impl Fn(u64) -> u64,
+    is: impl Fn(u8) -> bool,
+) -> Option<usize> {
     let mut i = 0;
     while let Some(chunk) = text.get(i..i + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
-        let x = u64::from_le_bytes(chunk);
-        let found = zeros(x ^ (ONES * u64::from(b'"'))) | zeros(x ^ (ONES * u64::from(b'\\')));
+        let found = flags(u64::from_le_bytes(chunk));
         if found != 0 {
             return Some(i + (found.trailing_zeros() / 8) as usize);
         }
         i += 8;
     }
     let rest = text.get(i..)?;
-    rest.iter()
-        .position(|&b| b == b'"' || b == b'\\')
-        .map(|p| i + p)
+    rest.iter().position(|&b| is(b)).map(|p| i + p)
 }
 
 /// Checks that `bytes` are one valid JSON value.

@@ -239,6 +239,15 @@ mod tests {
         (log, stop, task)
     }
 
+    /// When each logged sync started, in whole seconds.
+    fn times(log: &Log) -> Vec<u64> {
+        log.lock()
+            .unwrap()
+            .iter()
+            .map(|(_, t)| t.as_secs())
+            .collect()
+    }
+
     fn names(log: &Log) -> Vec<String> {
         log.lock().unwrap().iter().map(|(n, _)| n.clone()).collect()
     }
@@ -326,14 +335,8 @@ mod tests {
             Some(Duration::from_secs(10))
         });
         tokio::time::sleep(Duration::from_secs(40)).await;
-        let times: Vec<u64> = log
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, t)| t.as_secs())
-            .collect();
         // Starts at 0, ends at 2, again at 12, ends at 14, again at 24, then 36.
-        assert_eq!(times, [0, 12, 24, 36]);
+        assert_eq!(times(&log), [0, 12, 24, 36]);
         stop.cancel();
         task.await.unwrap();
     }
@@ -347,25 +350,13 @@ mod tests {
         tokio::time::sleep(Duration::from_secs(5)).await;
         queue.add("a");
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let times: Vec<u64> = log
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, t)| t.as_secs())
-            .collect();
-        assert_eq!(times, [0, 5]);
+        assert_eq!(times(&log), [0, 5]);
         // The requeue of the second sync (at 35 s) is not pushed back by a longer one, and
         // nothing runs in between.
         tokio::time::sleep(Duration::from_secs(29)).await;
         assert_eq!(names(&log).len(), 2);
         tokio::time::sleep(Duration::from_secs(2)).await;
-        let times: Vec<u64> = log
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, t)| t.as_secs())
-            .collect();
-        assert_eq!(times, [0, 5, 35]);
+        assert_eq!(times(&log), [0, 5, 35]);
         stop.cancel();
         task.await.unwrap();
     }
