@@ -86,7 +86,7 @@ pub(crate) enum ClusterSource {
 impl ClusterEntry {
     /// The cluster's whole object; `symbols` is the table of the snapshot holding the entry.
     /// `None` only if a [`JsonCluster`]'s text does not decode, which cannot happen for text
-    /// made by [`PreparedCluster::new`] or given to [`PreparedCluster::with_text`] as that
+    /// made by [`PreparedCluster::new`] or given to [`PreparedCluster::from_taken`] as that
     /// method requires.
     pub(crate) fn object<'a>(&'a self, symbols: &Symbols) -> Option<&'a ManagedCluster> {
         match &self.source {
