@@ -7,7 +7,7 @@
 //! Time bounds are generous (a loaded 2-core machine): only the order of events and the
 //! Lease's own arithmetic are asserted tightly.
 
-mod common;
+use crate::common;
 
 use common::{Running, scratch};
 use std::net::SocketAddr;

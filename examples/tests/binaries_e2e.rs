@@ -3,7 +3,7 @@
 //!
 //! Without kubectl on PATH the kubectl test reports SKIPPED; with `CI=true` it fails instead.
 
-mod common;
+use crate::common;
 
 use common::{Running, kubectl_available, scratch};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! does (and does nothing else), a closed output pipe (`| head`) ends the command quietly, and
 //! logs carry no colour codes when they do not go to a terminal.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 

@@ -1,7 +1,7 @@
 //! `ocm-clusteradm` end to end: the binary against the testkit's loopback hub, checked
 //! against clusteradm's messages, output columns and exit codes.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

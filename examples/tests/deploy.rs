@@ -5,7 +5,7 @@
 //! deletion removes it again, both elect a leader with their Lease, and no request of either
 //! is refused.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

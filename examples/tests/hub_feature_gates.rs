@@ -4,7 +4,7 @@
 //! the same setup with every gate off giving upstream's result; `ocm-placement-sim
 //! --feature-gates`; `ocm-crdgen --multicluster`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

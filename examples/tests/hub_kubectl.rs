@@ -6,7 +6,7 @@
 //!
 //! Without kubectl on PATH the test reports SKIPPED; with `CI=true` it fails instead.
 
-mod common;
+use crate::common;
 
 use common::{kubectl_available, scratch};
 use std::path::Path;

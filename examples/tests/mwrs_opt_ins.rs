@@ -2,7 +2,7 @@
 //! aggregation), and `ocm-hub-controller --cluster-values --feedback-aggregation` does both
 //! against `ocm-fake-apiserver`, read back with kubectl.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 //! The `mwrs-rollback` example runs to completion: v1 rolls out, v2 fails on its first
 //! cluster and is rolled back there. `ocm-hub-controller --rollback` records revisions.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,6 +1,6 @@
 //! The `placement-opt-ins` example runs to completion and shows each opt-in's effect.
 
-mod common;
+use crate::common;
 
 #[test]
 fn the_example_shows_every_placement_opt_in() {

@@ -5,7 +5,7 @@
 //!
 //! Without kubectl on PATH the kubectl reads report SKIPPED; with `CI=true` they fail instead.
 
-mod common;
+use crate::common;
 
 use common::{Running, kubectl_available, scratch};
 use std::path::Path;

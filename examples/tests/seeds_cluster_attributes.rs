@@ -13,7 +13,7 @@
 //! | §9 the `ManagedClusterAddOn` referencing it in `spec.configs` | the add-on manager fetches the settings and propagates them to the managed cluster, for example as environment variables by using ManifestWork | same: `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` (and lower-case) in the agent's Deployment, in its ManifestWork and on cluster1; the ManagedClusterAddOn reports the config it uses |
 //! | §9 `kubectl -n default describe svc kubernetes \| grep IP:` on the managed cluster | the API server's service IP, for `noProxy` | out of scope: the fake managed clusters serve no `kubernetes` Service |
 
-mod common;
+use crate::common;
 
 use common::{Fleet, FleetOptions};
 

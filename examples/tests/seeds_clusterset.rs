@@ -20,7 +20,7 @@
 //! | adding a cluster needs `managedclusters` update and `managedclustersets/join` | without them the hub refuses; with the documented ClusterRole it accepts | `joining_a_set_needs_the_join_permission` |
 //! | binding needs `managedclustersets/bind` | without it the hub refuses; with the documented ClusterRole it accepts | `binding_a_set_needs_the_bind_permission` |
 
-mod common;
+use crate::common;
 
 use common::{Fleet, FleetOptions, kubectl_stdin};
 

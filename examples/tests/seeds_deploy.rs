@@ -22,7 +22,7 @@
 //! | troubleshooting: `kubectl get crd …` | the ManifestWork CRD on the hub, the AppliedManifestWork CRD on the cluster | same |
 //! | `kubectl -n open-cluster-management-agent get pod` | the agents' pods | out of scope: our agents are processes, not pods |
 
-mod common;
+use crate::common;
 
 use common::{Fleet, FleetOptions, cells};
 

@@ -21,7 +21,7 @@
 //! | permission granted on the managed cluster | applied | same |
 //! | a hub user without `execute-as` on `system:serviceaccount:default:executor1` | the hub refuses the ManifestWork; with the documented Role it accepts it | `execute_as_is_checked_on_the_hub` |
 
-mod common;
+use crate::common;
 
 use common::{Fleet, FleetOptions};
 

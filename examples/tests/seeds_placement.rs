@@ -31,7 +31,7 @@
 //! | §7 `tolerationSeconds: 300` | the application stays on cluster1 for 5 minutes | same: it stays; a copy with `tolerationSeconds: 2` moves when its toleration expires |
 //! | §7 cluster1 back, `kubectl patch managedcluster cluster2 … maintenance` | `managedcluster…/cluster2 patched`; `[cluster1]` | same; the `timeAdded` the hub's webhook stamps on the manual taint: `manual_taint_gets_time_added` |
 
-mod common;
+use crate::common;
 
 use common::{Fleet, FleetOptions, cell, cells};
 

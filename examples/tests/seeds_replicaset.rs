@@ -19,7 +19,7 @@
 //! | conditions | `PlacementVerified` True `AsExpected`, `PlacementRolledOut` False `Progressing`, `ManifestworkApplied` True `AsExpected` | same; `PlacementRolledOut` also says why it cannot advance and names the opt-in (our addition; upstream writes no message) |
 //! | enabling the feature in the ClusterManager | the hub runs the ManifestWorkReplicaSet controller | out of scope: `ocm-hub-controller` always runs it |
 
-mod common;
+use crate::common;
 
 use common::{Fleet, FleetOptions};
 

@@ -2,7 +2,7 @@
 //! change shows up in review.
 //!
 //! After an intended change, regenerate with
-//! `OCM_UPDATE_GOLDEN=1 cargo test -p ocm-api --test golden_crds`.
+//! `OCM_UPDATE_GOLDEN=1 cargo test -p ocm-api --test integration golden_crds::`.
 
 use std::path::PathBuf;
 
@@ -54,7 +54,7 @@ fn generated_crds_match_the_committed_golden_files() {
     assert!(
         stale.is_empty() && present == expected_sorted,
         "golden CRDs under {} are out of date (changed: {stale:?}; files present: {present:?}); \
-         review the change and run `OCM_UPDATE_GOLDEN=1 cargo test -p ocm-api --test golden_crds`",
+         review the change and run `OCM_UPDATE_GOLDEN=1 cargo test -p ocm-api --test integration golden_crds::`",
         dir.display()
     );
 }

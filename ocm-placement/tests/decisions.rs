@@ -1,7 +1,7 @@
 //! Spec §16.2: `TestSchedulingController_sync`, eligibility helpers and the PlacementDecision
 //! generation half of `TestBind`, plus the decision-group scenarios of the integration suite.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ocm_api::cluster::v1beta2::ManagedClusterSet;

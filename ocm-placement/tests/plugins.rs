@@ -1,7 +1,7 @@
 //! Spec §16.5 and §16.6: plugin tests (predicate, taint toleration, balance, steady,
 //! resource, addon) and the CEL/cluster-matching helpers, through the scheduler.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ocm_placement::{Outcome, Scheduler, StatusCode};

@@ -1,6 +1,6 @@
 //! Property tests of scheduler invariants.
 
-mod common;
+use crate::common;
 
 use common::*;
 use jiff::Timestamp;

@@ -2,7 +2,7 @@
 //! (`prioritizer_test.go`, `toleration_test.go`, `placement_test.go`, `predicate_test.go`),
 //! replayed against snapshots.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ocm_placement::{Snapshot, SnapshotBuilder, StatusCode};

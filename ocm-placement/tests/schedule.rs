@@ -1,6 +1,6 @@
 //! Spec §16.1: the upstream `TestSchedule` cases, run through `Scheduler::schedule`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ocm_placement::StatusCode;

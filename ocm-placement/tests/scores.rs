@@ -2,7 +2,7 @@
 //! `PlacementDecisionScore` gate): `ClusterDecision.score`, `spec.sortBy` and
 //! `spec.scoreRateLimit`, in the pure core. Without the option everything is upstream's.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ocm_placement::{ScheduleResult, Scheduler, Snapshot};

@@ -2,7 +2,7 @@
 //! scheduler's rules and messages, and the Placement controller against the fake hub with the
 //! option on and off.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ocm_api::conditions::ConditionStatus;

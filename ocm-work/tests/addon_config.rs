@@ -2,7 +2,7 @@
 //! hashes, the proxy scenario, rollouts of configuration changes, and configurations that do
 //! not resolve.
 
-mod addon_support;
+use crate::addon_support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

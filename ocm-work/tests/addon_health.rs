@@ -1,7 +1,7 @@
 //! Addon health: work feedback probes with JSONPaths and a checker, the well-known workload
 //! probers, no prober, and lease-based health.
 
-mod addon_support;
+use crate::addon_support;
 
 use std::sync::Arc;
 

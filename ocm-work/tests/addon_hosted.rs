@@ -1,7 +1,7 @@
 //! Hosted mode: manifests located `hosting` go to the hosting cluster's namespace, with the
 //! hosting finalizer, conditions and clean-up.
 
-mod addon_support;
+use crate::addon_support;
 
 use std::sync::Arc;
 

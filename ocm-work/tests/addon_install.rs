@@ -1,7 +1,7 @@
 //! The addon manager's install strategies, ownership, registration and deploy works against a
 //! fake fleet with work agents.
 
-mod addon_support;
+use crate::addon_support;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Addon lifecycle: removal with the pre-delete hook and orphaned resources, deploy works
 //! split by size, manifests that cannot be built, and the hub RBAC of the agent.
 
-mod addon_support;
+use crate::addon_support;
 
 use std::sync::{Arc, Mutex};
 

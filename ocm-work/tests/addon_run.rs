@@ -1,7 +1,7 @@
 //! The addon manager as a running controller (watches, batching, resync), against API errors
 //! and slow answers.
 
-mod addon_support;
+use crate::addon_support;
 
 use std::sync::Arc;
 use std::time::Duration;

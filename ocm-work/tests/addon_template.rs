@@ -1,7 +1,7 @@
 //! Template addons: an AddOnTemplate running as an addon with no Rust code, its variables,
 //! registration and hub permissions, and a template with an undefined variable.
 
-mod addon_support;
+use crate::addon_support;
 
 use addon_support::{Fleet, NS};
 use k8s_openapi::api::authorization::v1::SubjectAccessReview;

@@ -3,7 +3,7 @@
 //! deletion was accepted stay pending in `appliedResources`, the work is looked at again until
 //! they are gone, and nothing stalls.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! not listed, ready once they have, and ready as a standby), `/metrics` with the expected
 //! series.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::time::Duration;

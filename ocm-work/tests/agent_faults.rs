@@ -6,7 +6,7 @@
 //! history compacted (so the resumed watches get `410 Gone` and list again) and watches that
 //! drop after one event, and 410 on watch requests. Run with `--nocapture` for the figures.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

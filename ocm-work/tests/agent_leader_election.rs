@@ -3,7 +3,7 @@
 //! when it shuts down the other takes over at once; nothing is applied twice (counted in the
 //! managed cluster's request journal).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

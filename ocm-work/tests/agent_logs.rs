@@ -1,7 +1,7 @@
 //! An agent whose informers cannot list a resource says so at WARN, naming the resource and
 //! the cluster, once per run of failures.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

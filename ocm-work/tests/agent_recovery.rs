@@ -1,7 +1,7 @@
 //! The running agent recovers by itself from outages and from a hub that lost its state, and
 //! never conflicts with its own writes.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
@@ -109,8 +109,8 @@ async fn after_a_hub_outage_the_agent_catches_up_by_itself() {
     println!("10 s hub outage: caught up {took:?} after the hub came back");
 }
 
-/// The measurement of the issue: a 120 s outage (`cargo test -p ocm-work --test agent_recovery
-/// -- --ignored --nocapture`).
+/// The measurement of the issue: a 120 s outage (`cargo test -p ocm-work --test integration
+/// agent_recovery:: -- --ignored --nocapture`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "takes two minutes; run by hand for the figure"]
 async fn recovery_time_after_a_two_minute_hub_outage() {

@@ -2,7 +2,7 @@
 //! (resources, AppliedManifestWork and work status all written), nothing new starts, and no
 //! request is made once `run` has returned.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

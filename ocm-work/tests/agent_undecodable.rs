@@ -1,7 +1,7 @@
 //! The running agent skips and reports a ManifestWork it cannot decode, and keeps converging
 //! every other work.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -23,7 +23,7 @@ use ocm_work::replicaset::controller::ReplicaSetController;
 use ocm_work::replicaset::{SuccessCriteria, rollback};
 use serde_json::json;
 
-mod support;
+use crate::support;
 
 use support::replicaset::{Hub, NS, hub, placement, settle};
 

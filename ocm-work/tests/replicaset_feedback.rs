@@ -19,7 +19,7 @@ use ocm_work::replicaset::controller::{ReconcileOutcome, ReplicaSetController};
 use ocm_work::replicaset::feedback;
 use serde_json::json;
 
-mod support;
+use crate::support;
 
 use support::replicaset::{Hub, NS, placement, reconcile_until_settled, works_by_cluster as works};
 

@@ -17,7 +17,7 @@ use ocm_work::replicaset::controller::ReplicaSetController;
 use ocm_work::replicaset::values;
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::replicaset::{
     Hub, NS, condition_of, managed_cluster, placement, settle, works_by_cluster,

@@ -1,0 +1,30 @@
+//! The ocm-testkit integration tests, linked into one test binary instead of one per file
+//! (each link of a debug test binary costs time and hundreds of megabytes of disk).
+//! Each module below is one suite, a file of this directory; run one suite by
+//! naming it as the filter: `cargo test -p ocm-testkit --test integration crud::`.
+
+mod async_gc;
+mod auth;
+mod batch;
+mod conversion;
+mod crd;
+mod crud;
+mod deep_rules;
+mod deep_selectors;
+mod deletion;
+mod events;
+mod field_validation;
+mod http;
+mod kubectl;
+mod malformed;
+mod ocm;
+mod persist;
+mod rbac;
+mod resource_version;
+mod scale;
+mod simulate;
+mod ssa;
+mod table;
+mod validation;
+mod watch;
+mod webhook;
