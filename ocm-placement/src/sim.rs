@@ -1087,6 +1087,10 @@ impl<'de> serde::de::Visitor<'de> for HeadValueVisitor {
 }
 
 /// A map whose first entries (`head`) were already read.
+///
+/// The object's type was chosen from the `apiVersion` and `kind` in `head`, so either key
+/// appearing again in the rest is an error: a JSON object keeps a repeated key's last value,
+/// and the whole-document read (which the item then falls back to) decodes by that one.
 struct Prefixed<'de, A> {
     head: std::vec::IntoIter<(Text<'de>, HeadValue<'de>)>,
     value: Option<HeadValue<'de>>,
@@ -1105,7 +1109,16 @@ impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Prefixed<'
                 self.value = Some(value);
                 key.give(seed).map(Some)
             }
-            None => self.inner.next_key_seed(seed),
+            None => match self.inner.next_key::<Text<'de>>()? {
+                Some(key) if matches!(key.as_str(), "apiVersion" | "kind") => {
+                    Err(serde::de::Error::custom(format_args!(
+                        "`{}` appears again after the object's type was read",
+                        key.as_str()
+                    )))
+                }
+                Some(key) => key.give(seed).map(Some),
+                None => Ok(None),
+            },
         }
     }
 
@@ -1723,6 +1736,16 @@ mod tests {
                 "spec": {"leaseDurationSeconds": 60}}]}"#,
             r#"{"kind": "List", "items": [{"apiVersion": "cluster.open-cluster-management.io/v1",
                 "kind": "ManagedCluster", "metadata": {"name": "e"}}]}"#,
+            // `apiVersion` or `kind` again after both were read: the last one counts.
+            r#"{"kind": "List", "items": [{"apiVersion": "cluster.open-cluster-management.io/v1",
+                "kind": "ManagedCluster", "metadata": {"name": "r", "namespace": "ns"},
+                "kind": "Placement", "apiVersion": "cluster.open-cluster-management.io/v1beta1",
+                "spec": {}}]}"#,
+            r#"{"kind": "List", "items": [{"apiVersion": "cluster.open-cluster-management.io/v1",
+                "kind": "ManagedCluster", "metadata": {"name": "s"}, "kind": "Unknown"}]}"#,
+            r#"{"kind": "List", "items": [{"apiVersion": "cluster.open-cluster-management.io/v1",
+                "kind": "ManagedCluster", "metadata": {"name": "t"},
+                "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster"}]}"#,
             r#"{"kind": "List", "items": [{"status": null, "x": [1, {"a": 2.5}], "y": true,
                 "apiVersion": "cluster.open-cluster-management.io/v1", "metadata": {"name": "f"},
                 "kind": "ManagedCluster"}]}"#,
