@@ -16,9 +16,12 @@ impl Drop for Running {
     }
 }
 
-/// A fresh scratch directory for `test`.
+/// A fresh scratch directory for `test`, never shared: the suites of `tests/` run in one
+/// process, so two of them may pick the same name, and each call gets a directory of its own.
 pub fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ocm-e2e-{}-{test}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ocm-e2e-{}-{call}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
