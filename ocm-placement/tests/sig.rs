@@ -287,18 +287,19 @@ async fn the_run_loop_mirrors_new_decisions() {
         .reconcile_all()
         .await
         .unwrap();
+    // The mirror may first appear without decisions: the PlacementDecision is created before
+    // its status is written, and the loop mirrors each step.
+    let want: Vec<(String, Value, Vec<String>)> =
+        vec![("web-decision-1".into(), labels("0"), names(&["c1"]))];
     let mut found = Vec::new();
-    for _ in 0..100 {
+    for _ in 0..200 {
         found = mirrors(&client).await;
-        if !found.is_empty() {
+        if found == want {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(
-        found,
-        [("web-decision-1".into(), labels("0"), names(&["c1"]))]
-    );
+    assert_eq!(found, want);
     assert!(synced.load(std::sync::atomic::Ordering::SeqCst));
     let _ = stop.send(());
     task.await.unwrap();
