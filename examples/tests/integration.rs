@@ -26,3 +26,4 @@ mod seeds_deploy;
 mod seeds_manifestwork;
 mod seeds_placement;
 mod seeds_replicaset;
+mod test_layout;
