@@ -41,10 +41,8 @@ fn every_test_file_is_a_module_of_its_crates_integration_binary() {
             } else {
                 None
             };
-            if let Some(name) = name.filter(|n| n != "integration") {
-                if !declared(&name) {
-                    missing.push(format!("{krate}/tests: `mod {name};`"));
-                }
+            if let Some(name) = name.filter(|n| n != "integration" && !declared(n)) {
+                missing.push(format!("{krate}/tests: `mod {name};`"));
             }
         }
         let manifest = std::fs::read_to_string(workspace.join(krate).join("Cargo.toml"))
