@@ -160,7 +160,13 @@ async fn a_leader_that_shuts_down_releases_and_its_standby_takes_over_at_once() 
     a_stop.cancel();
     let stopped = Instant::now();
     assert_eq!(a_task.await.unwrap().unwrap(), Outcome::Released);
-    assert_eq!(holder(&cluster).await, None, "released: no holder");
+    // Released: no holder, unless the standby's next retry already took the lease (it keeps
+    // retrying while a shuts down, and a loaded machine may run it first). `a` never holds it.
+    let after = holder(&cluster).await;
+    assert!(
+        matches!(after.as_deref(), None | Some("b")),
+        "released: {after:?}"
+    );
     assert!(
         wait_for(20, async || b.is_leader()).await,
         "the standby did not take the released lease"
