@@ -83,11 +83,17 @@ pub(crate) fn take_value<'de, A: MapAccess<'de>, S: DeserializeSeed<'de>>(
             with_taken(|t| t.labels = labels);
         }
         Take::Claims => {
-            let claims = map.next_value_seed(Seed(ClaimsVisitor))?;
+            let claims = map.next_value_seed(Seed(ListOrNull {
+                element: ClaimVisitor,
+                what: "claims",
+            }))?;
             with_taken(|t| t.claims = claims);
         }
         Take::Taints => {
-            let taints = map.next_value_seed(Seed(TaintsVisitor))?;
+            let taints = map.next_value_seed(Seed(ListOrNull {
+                element: TaintVisitor,
+                what: "taints",
+            }))?;
             with_taken(|t| t.taints = taints);
         }
     }
@@ -102,6 +108,37 @@ impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for Seed<V> {
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<V::Value, D::Error> {
         de.deserialize_any(self.0)
+    }
+}
+
+/// `null`, or a list whose elements `element` reads (`status.clusterClaims`, `spec.taints`);
+/// `what` names the elements in errors.
+struct ListOrNull<V> {
+    element: V,
+    what: &'static str,
+}
+
+impl<'de, V: Visitor<'de> + Copy> Visitor<'de> for ListOrNull<V> {
+    type Value = Option<Vec<V::Value>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a list of {} or null", self.what)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4));
+        while let Some(item) = seq.next_element_seed(Seed(self.element))? {
+            items.push(item);
+        }
+        Ok(Some(items))
     }
 }
 
@@ -186,33 +223,6 @@ impl<'de> Visitor<'de> for LabelsVisitor {
     }
 }
 
-/// `status.clusterClaims`: `null`, or a list of claims.
-struct ClaimsVisitor;
-
-impl<'de> Visitor<'de> for ClaimsVisitor {
-    type Value = Option<Vec<(Sym, Sym)>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of claims or null")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut claims = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-        while let Some(claim) = seq.next_element_seed(Seed(ClaimVisitor))? {
-            claims.push(claim);
-        }
-        Ok(Some(claims))
-    }
-}
-
 /// A claim's field.
 enum Field {
     Name,
@@ -247,6 +257,7 @@ impl Visitor<'_> for Field {
 /// One claim, an object (the typed field also takes other forms: they fail here, and the
 /// read falls back); unknown fields are skipped and a repeated field fails, as the typed
 /// field does.
+#[derive(Clone, Copy)]
 struct ClaimVisitor;
 
 impl<'de> Visitor<'de> for ClaimVisitor {
@@ -272,33 +283,6 @@ impl<'de> Visitor<'de> for ClaimVisitor {
             }
         }
         Ok((name.unwrap_or(ABSENT), value.unwrap_or(ABSENT)))
-    }
-}
-
-/// `spec.taints`: `null`, or a list of taints.
-struct TaintsVisitor;
-
-impl<'de> Visitor<'de> for TaintsVisitor {
-    type Value = Option<Vec<CompactTaint>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of taints or null")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut taints = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-        while let Some(taint) = seq.next_element_seed(Seed(TaintVisitor))? {
-            taints.push(taint);
-        }
-        Ok(Some(taints))
     }
 }
 
@@ -363,6 +347,7 @@ impl Visitor<'_> for Effect {
 
 /// One taint, an object: `key` and `effect` required, a repeated field fails and unknown
 /// fields are skipped, as the typed field reads it.
+#[derive(Clone, Copy)]
 struct TaintVisitor;
 
 impl<'de> Visitor<'de> for TaintVisitor {
