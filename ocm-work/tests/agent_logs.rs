@@ -3,53 +3,16 @@
 
 use crate::support;
 
-use std::sync::Arc;
-
 use ocm_testkit::{FakeCluster, FaultRule};
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
 use support::*;
 
-/// A `MakeWriter` collecting log output in memory.
-#[derive(Clone, Default)]
-struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
-    type Writer = Logs;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-impl Logs {
-    fn warnings(&self) -> Vec<String> {
-        String::from_utf8_lossy(&self.0.lock().unwrap())
-            .lines()
-            .filter(|l| l.contains("WARN"))
-            .map(str::to_string)
-            .collect()
-    }
-}
-
 // One thread: every task the agent spawns logs to this test's subscriber.
 #[tokio::test(flavor = "current_thread")]
 async fn an_informer_that_cannot_list_warns_naming_the_resource_and_the_cluster() {
-    let logs = Logs::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(logs.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let capture = support::logs::capture();
+    let logs = capture.logs();
 
     // The managed cluster lacks the AppliedManifestWork CRD at first, and refuses to list
     // ConfigMaps.
@@ -89,4 +52,20 @@ async fn an_informer_that_cannot_list_warns_naming_the_resource_and_the_cluster(
     }
     let _ = stop.send(());
     let _ = task.await;
+}
+
+/// The capture sees an event whose call site another thread, capturing nothing, reached
+/// first. (With a scoped subscriber per test, tracing cached such a call site as
+/// uninteresting and the capturing test saw nothing.)
+#[test]
+fn a_capture_sees_call_sites_first_reached_on_other_threads() {
+    fn say(n: u32) {
+        tracing::warn!(n, "capture probe");
+    }
+    let capture = support::logs::capture();
+    std::thread::spawn(|| say(1)).join().unwrap();
+    say(2);
+    let warnings = capture.logs().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(warnings[0].contains("capture probe n=2"), "{}", warnings[0]);
 }

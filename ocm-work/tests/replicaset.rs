@@ -1,7 +1,6 @@
 //! The ManifestWorkReplicaSet controller against an in-process fake hub.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -557,41 +556,10 @@ async fn the_documented_three_placement_example_reaches_its_summaries() {
     assert_eq!(status.summary.as_ref().unwrap().desired_total, Some(60));
 }
 
-/// A `MakeWriter` collecting log output in memory.
-#[derive(Clone, Default)]
-struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
-    type Writer = Logs;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-impl Logs {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn a_rollout_waiting_for_progressing_says_so_once_and_names_the_opt_in() {
-    let logs = Logs::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(logs.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let capture = support::logs::capture();
+    let logs = capture.logs();
 
     let clusters = names("c", 4);
     let hub = hub(&clusters).await;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod link;
+pub mod logs;
 pub mod replicaset;
 
 use std::time::Duration;
