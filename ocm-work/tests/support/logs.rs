@@ -16,7 +16,6 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tracing_subscriber::filter::{LevelFilter, dynamic_filter_fn};
-use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::{Layer, Registry};
 
@@ -69,14 +68,16 @@ pub fn capture() -> Capture {
     INSTALLED.get_or_init(|| {
         let layer = tracing_subscriber::fmt::layer()
             .with_ansi(false)
-            .with_writer(ThreadSink)
+            .with_writer(|| SinkWriter(SINK.with(|s| s.borrow().clone())))
             .with_filter(LevelFilter::INFO)
             .with_filter(dynamic_filter_fn(|_, _| {
                 SINK.with(|s| s.borrow().is_some())
             }));
         tracing::subscriber::set_global_default(Registry::default().with(layer))
             .expect("no other global subscriber in this test binary");
-        // Forget what call sites reached before now decided about their interest.
+        // Building the subscriber recomputed every known call site's interest, but a call
+        // site first reached on another thread before the global default was in place was
+        // decided by that thread's empty default: recompute once more now that it is.
         tracing::callsite::rebuild_interest_cache();
     });
     let logs = Logs::default();
@@ -85,8 +86,6 @@ pub fn capture() -> Capture {
 }
 
 /// The writer of the process-wide subscriber: the current thread's capture, if any.
-struct ThreadSink;
-
 struct SinkWriter(Option<Logs>);
 
 impl std::io::Write for SinkWriter {
@@ -98,12 +97,5 @@ impl std::io::Write for SinkWriter {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for ThreadSink {
-    type Writer = SinkWriter;
-    fn make_writer(&'a self) -> Self::Writer {
-        SinkWriter(SINK.with(|s| s.borrow().clone()))
     }
 }
