@@ -9,6 +9,8 @@
 //! * [`digest`]: lower-case hex, and the hex SHA-256 and MD5 digests upstream uses for hub
 //!   hashes, configuration hashes and cache keys.
 //! * [`gojson`]: strings as Go's `%q` and `encoding/json` write them.
+//! * [`json`]: JSON as deep as the API server takes it (10,000 levels), decoded, cloned,
+//!   compared, serialised and dropped without overflowing a thread's stack.
 //! * [`labels`]: label selectors, validated with the API server's messages and matched by
 //!   kube-core's [`Selector`](kube::core::Selector).
 //! * [`names`]: DNS-1123 labels and subdomains, label keys (qualified names) and label values,
@@ -23,6 +25,7 @@
 
 pub mod digest;
 pub mod gojson;
+pub mod json;
 pub mod labels;
 pub mod names;
 pub mod quantity;

@@ -2,10 +2,14 @@
 
 use std::borrow::Cow;
 
+use std::fmt;
+
 use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeSeed;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::k8s::json;
 use crate::{Error, Result};
 
 /// One Kubernetes object of any kind, embedded verbatim in a ManifestWork.
@@ -29,9 +33,52 @@ use crate::{Error, Result};
 /// assert_eq!(manifest.name(), Some("web"));
 /// assert_eq!(manifest.namespace(), Some("default"));
 /// ```
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-#[serde(transparent)]
+///
+/// A manifest may nest as deeply as the API server accepts (10,000 levels): cloning, comparing,
+/// serialising, deserialising and dropping one never overflows a thread's stack (see
+/// [`crate::k8s::json`]). Code that walks [`as_value`](Self::as_value) itself should do so
+/// inside [`crate::k8s::json::with_stack`].
 pub struct Manifest(pub Value);
+
+impl Clone for Manifest {
+    fn clone(&self) -> Self {
+        Self(json::clone_value(&self.0))
+    }
+}
+
+impl PartialEq for Manifest {
+    fn eq(&self, other: &Self) -> bool {
+        json::values_equal(&self.0, &other.0)
+    }
+}
+
+impl Eq for Manifest {}
+
+impl fmt::Debug for Manifest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Manifest")
+            .field(&json::Deep(&self.0))
+            .finish()
+    }
+}
+
+impl Drop for Manifest {
+    fn drop(&mut self) {
+        json::dismantle(&mut self.0);
+    }
+}
+
+impl Serialize for Manifest {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        json::Deep(&self.0).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Manifest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        json::DeepValue.deserialize(d).map(Self)
+    }
+}
 
 impl JsonSchema for Manifest {
     fn schema_name() -> Cow<'static, str> {
@@ -75,8 +122,8 @@ impl Manifest {
     }
 
     /// Unwraps the embedded object.
-    pub fn into_value(self) -> Value {
-        self.0
+    pub fn into_value(mut self) -> Value {
+        std::mem::take(&mut self.0)
     }
 
     /// `apiVersion`, e.g. `apps/v1` or `v1`.
@@ -133,6 +180,78 @@ impl From<Value> for Manifest {
 
 impl From<Manifest> for Value {
     fn from(manifest: Manifest) -> Self {
-        manifest.0
+        manifest.into_value()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::work::v1::ManifestWork;
+
+    /// A ManifestWork whose one manifest nests `depth` levels under `extra`, as JSON text.
+    fn deep_work(depth: usize) -> String {
+        format!(
+            r#"{{"apiVersion":"work.open-cluster-management.io/v1","kind":"ManifestWork","metadata":{{"name":"deep","namespace":"cluster1"}},"spec":{{"workload":{{"manifests":[{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"deep","namespace":"default"}},"extra":{}"x"{}}}]}}}}}}"#,
+            r#"{"a":"#.repeat(depth),
+            "}".repeat(depth)
+        )
+    }
+
+    #[test]
+    fn a_work_as_deep_as_the_api_server_takes_is_handled_on_a_small_stack() {
+        let text = deep_work(json::MAX_NESTING_DEPTH - 6);
+        // Everything below runs on a thread with a quarter of the usual stack.
+        std::thread::Builder::new()
+            .stack_size(512 << 10)
+            .spawn(move || {
+                let work: ManifestWork = json::from_slice(text.as_bytes()).unwrap();
+                let manifest = &work
+                    .spec
+                    .workload
+                    .as_ref()
+                    .unwrap()
+                    .manifests
+                    .as_ref()
+                    .unwrap()[0];
+                assert_eq!(manifest.name(), Some("deep"));
+                let copy = work.clone();
+                assert_eq!(copy, work);
+                let written = serde_json::to_vec(&copy).unwrap();
+                let again: ManifestWork = json::from_slice(&written).unwrap();
+                assert_eq!(again, work);
+                let debug = format!(
+                    "{:?}",
+                    again
+                        .spec
+                        .workload
+                        .as_ref()
+                        .unwrap()
+                        .manifests
+                        .as_ref()
+                        .unwrap()[0]
+                );
+                assert!(
+                    debug.starts_with("Manifest({\"apiVersion\""),
+                    "{}",
+                    &debug[..40]
+                );
+                drop(again);
+                drop(copy);
+                drop(work);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn a_manifest_gives_back_its_value() {
+        let m = Manifest::new(serde_json::json!({"kind": "ConfigMap"}));
+        assert_eq!(
+            m.clone().into_value(),
+            serde_json::json!({"kind": "ConfigMap"})
+        );
+        assert_eq!(Value::from(m), serde_json::json!({"kind": "ConfigMap"}));
     }
 }
