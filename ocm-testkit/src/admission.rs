@@ -13,7 +13,7 @@ use crate::crd::{established_status, resource_from_crd};
 use crate::field_validation::{FieldValidation, known_metadata_field};
 use crate::registry::{GroupResource, Gvr, ResourceInfo};
 use crate::store::{Inner, ObjectKey, WriteOptions, meta_mut};
-use crate::validation::validate;
+use crate::validation::validate_object;
 use crate::watch::EventType;
 
 fn is_crd(info: &ResourceInfo) -> bool {
@@ -284,8 +284,7 @@ impl Inner {
         }
         report_fields(info, gvr, opts, &unknown)?;
         if let Some(schema) = schema {
-            let mut causes = Vec::new();
-            validate(obj, &schema, "", old, &mut causes);
+            let causes = validate_object(obj, &schema, old);
             if !causes.is_empty() {
                 let name = obj
                     .pointer("/metadata/name")

@@ -584,9 +584,10 @@ impl LoopbackServer {
         Ok(self.kubeconfig_with(&context, Some(&id.token)))
     }
 
-    /// Write [`kubeconfig_yaml_as`](Self::kubeconfig_yaml_as) to `path`.
+    /// Write [`kubeconfig_yaml_as`](Self::kubeconfig_yaml_as) to `path`, readable and writable
+    /// by its owner only.
     pub fn write_kubeconfig_as(&self, user: &str, path: impl AsRef<std::path::Path>) -> Result<()> {
-        std::fs::write(path, self.kubeconfig_yaml_as(user)?)?;
+        crate::files::write_private(path, self.kubeconfig_yaml_as(user)?)?;
         Ok(())
     }
 
@@ -639,9 +640,10 @@ impl LoopbackServer {
             .map_err(|e| Error::Kubeconfig(e.to_string()))
     }
 
-    /// Write the kubeconfig to `path`.
+    /// Write the kubeconfig to `path`, readable and writable by its owner only (it holds the
+    /// credentials, as `kubectl` keeps kubeconfigs).
     pub fn write_kubeconfig(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
-        std::fs::write(path, self.kubeconfig_yaml())?;
+        crate::files::write_private(path, self.kubeconfig_yaml())?;
         Ok(())
     }
 

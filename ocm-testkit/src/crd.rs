@@ -89,6 +89,24 @@ pub(crate) fn version_printer_columns(crd: &Value, version: &str) -> Option<Vec<
         .map(columns_of)
 }
 
+/// The `selectableFields` of `version` of a CRD object, as field selector paths
+/// (`spec.color`, from the JSON path `.spec.color`).
+pub(crate) fn version_selectable_fields(crd: &Value, version: &str) -> Vec<String> {
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .and_then(|vs| vs.iter().find(|v| s(v, "/name") == version))
+        .and_then(|v| v.get("selectableFields"))
+        .and_then(Value::as_array)
+        .map(|fields| {
+            fields
+                .iter()
+                .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                .map(|p| p.trim_start_matches('.').to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The resource a CRD object defines, or why the CRD is invalid.
 pub(crate) fn resource_from_crd(crd: &Value) -> ApiResult<ResourceInfo> {
     let name = s(crd, "/metadata/name");

@@ -1194,8 +1194,16 @@ fn quote_char(c: char) -> String {
 
 /// The error Go's `encoding/json` reports for a body that is not valid JSON, if it is not.
 pub(crate) fn go_syntax_error(data: &[u8]) -> Option<String> {
+    go_scan(data).err()
+}
+
+/// Scans a JSON text as Go's `encoding/json` scanner does: `Ok` with how deeply it nests, or
+/// the scanner's error. Nesting deeper than Go's limit (10,000 levels) is an error at the
+/// bracket that goes one level too far. The scan keeps its own stack of open brackets, so a
+/// text of any depth is scanned without recursion.
+pub(crate) fn go_scan(data: &[u8]) -> Result<usize, String> {
     let mut s = Scanner { data, pos: 0 };
-    s.top().err()
+    s.top()
 }
 
 struct Scanner<'a> {
@@ -1229,27 +1237,99 @@ impl Scanner<'_> {
         format!("invalid character {} {context}", quote_char(c))
     }
 
-    fn top(&mut self) -> Result<(), String> {
+    fn top(&mut self) -> Result<usize, String> {
         self.ws();
-        self.value()?;
+        let depth = self.value()?;
         self.ws();
         if self.pos < self.data.len() {
             return Err(self.bad("after top-level value"));
         }
+        Ok(depth)
+    }
+
+    /// Opens an array or object at the current bracket, unless that goes past Go's limit.
+    fn open(&mut self, open: &mut Vec<u8>, bracket: u8) -> Result<(), String> {
+        if open.len() >= ocm_api::k8s::json::MAX_NESTING_DEPTH {
+            return Err(self.bad("exceeded max depth"));
+        }
+        open.push(bracket);
+        self.pos += 1;
+        self.ws();
         Ok(())
     }
 
-    fn value(&mut self) -> Result<(), String> {
+    /// An object key and its colon.
+    fn key(&mut self) -> Result<(), String> {
+        match self.peek() {
+            None => return Err(EOF.into()),
+            Some(b'"') => self.string()?,
+            Some(_) => return Err(self.bad("looking for beginning of object key string")),
+        }
+        self.ws();
         match self.peek() {
             None => Err(EOF.into()),
-            Some(b'{') => self.object(),
-            Some(b'[') => self.array(),
-            Some(b'"') => self.string(),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(b't') => self.literal("true"),
-            Some(b'f') => self.literal("false"),
-            Some(b'n') => self.literal("null"),
-            Some(_) => Err(self.bad("looking for beginning of value")),
+            Some(b':') => {
+                self.pos += 1;
+                self.ws();
+                Ok(())
+            }
+            Some(_) => Err(self.bad("after object key")),
+        }
+    }
+
+    /// One whole value, arrays and objects included; returns how deeply it nests.
+    fn value(&mut self) -> Result<usize, String> {
+        let mut open: Vec<u8> = Vec::new();
+        let mut deepest = 0;
+        loop {
+            // A value starts here.
+            match self.peek() {
+                None => return Err(EOF.into()),
+                Some(b @ (b'{' | b'[')) => {
+                    self.open(&mut open, b)?;
+                    deepest = deepest.max(open.len());
+                    let close = if b == b'{' { b'}' } else { b']' };
+                    if self.peek() == Some(close) {
+                        self.pos += 1;
+                        open.pop();
+                    } else {
+                        if b == b'{' {
+                            self.key()?;
+                        }
+                        continue;
+                    }
+                }
+                Some(b'"') => self.string()?,
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(b't') => self.literal("true")?,
+                Some(b'f') => self.literal("false")?,
+                Some(b'n') => self.literal("null")?,
+                Some(_) => return Err(self.bad("looking for beginning of value")),
+            }
+            // A value ended: close what it ends, until the next value starts.
+            loop {
+                let Some(&within) = open.last() else {
+                    return Ok(deepest);
+                };
+                self.ws();
+                match (within, self.peek()) {
+                    (_, None) => return Err(EOF.into()),
+                    (_, Some(b',')) => {
+                        self.pos += 1;
+                        self.ws();
+                        if within == b'{' {
+                            self.key()?;
+                        }
+                        break;
+                    }
+                    (b'{', Some(b'}')) | (b'[', Some(b']')) => {
+                        self.pos += 1;
+                        open.pop();
+                    }
+                    (b'{', Some(_)) => return Err(self.bad("after object key:value pair")),
+                    (_, Some(_)) => return Err(self.bad("after array element")),
+                }
+            }
         }
     }
 
@@ -1268,68 +1348,6 @@ impl Scanner<'_> {
             let _ = i;
         }
         Ok(())
-    }
-
-    fn object(&mut self) -> Result<(), String> {
-        self.pos += 1;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            match self.peek() {
-                None => return Err(EOF.into()),
-                Some(b'"') => self.string()?,
-                Some(_) => return Err(self.bad("looking for beginning of object key string")),
-            }
-            self.ws();
-            match self.peek() {
-                None => return Err(EOF.into()),
-                Some(b':') => self.pos += 1,
-                Some(_) => return Err(self.bad("after object key")),
-            }
-            self.ws();
-            self.value()?;
-            self.ws();
-            match self.peek() {
-                None => return Err(EOF.into()),
-                Some(b',') => {
-                    self.pos += 1;
-                    self.ws();
-                }
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                Some(_) => return Err(self.bad("after object key:value pair")),
-            }
-        }
-    }
-
-    fn array(&mut self) -> Result<(), String> {
-        self.pos += 1;
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            self.value()?;
-            self.ws();
-            match self.peek() {
-                None => return Err(EOF.into()),
-                Some(b',') => {
-                    self.pos += 1;
-                    self.ws();
-                }
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                Some(_) => return Err(self.bad("after array element")),
-            }
-        }
     }
 
     fn string(&mut self) -> Result<(), String> {

@@ -102,19 +102,26 @@ enum StepKey<'a> {
 }
 
 fn render(step: Option<&Step<'_>>, out: &mut String) {
-    let Some(s) = step else { return };
-    render(s.parent, out);
-    match s.key {
-        StepKey::Field(f) => {
-            if !out.is_empty() {
-                out.push('.');
+    // Collected first (the path may be thousands of steps long), then written root first.
+    let mut steps = Vec::new();
+    let mut at = step;
+    while let Some(s) = at {
+        steps.push(&s.key);
+        at = s.parent;
+    }
+    for key in steps.into_iter().rev() {
+        match key {
+            StepKey::Field(f) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(f);
             }
-            out.push_str(f);
-        }
-        StepKey::Index(i) => {
-            out.push('[');
-            out.push_str(&i.to_string());
-            out.push(']');
+            StepKey::Index(i) => {
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
         }
     }
 }
@@ -127,7 +134,7 @@ struct Seed<'a, 'd> {
 impl<'de> DeserializeSeed<'de> for Seed<'_, '_> {
     type Value = Value;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
+        ocm_api::k8s::json::descend(|| d.deserialize_any(self))
     }
 }
 
@@ -205,9 +212,13 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
 
 /// Parse a JSON body, also returning the paths of keys it names twice
 /// (`metadata.name`, `spec.containers[0].image`); the last value wins.
+///
+/// Any depth is parsed, level by level on a stack that grows as needed: callers bound the
+/// depth first, as kube-apiserver does (see `decode::go_scan`).
 pub(crate) fn parse_json(bytes: &[u8]) -> serde_json::Result<(Value, Vec<String>)> {
     let mut dups = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
     let v = Seed {
         at: None,
         dups: &mut dups,

@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+use ocm_api::k8s::json::descend;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Number, Value};
 
@@ -48,38 +49,60 @@ pub(crate) enum Frozen {
 }
 
 impl Frozen {
-    /// The frozen (interned) form of `value`.
-    pub(crate) fn freeze(value: &Value) -> Frozen {
+    /// The frozen (interned) form of `value`, and how deeply its arrays and objects nest. Values of any
+    /// depth are frozen: each level runs on a stack with room for it.
+    pub(crate) fn freeze_measured(value: &Value) -> (Frozen, usize) {
+        let mut deepest = 0;
+        let frozen = Self::freeze_at(value, 0, &mut deepest);
+        (frozen, deepest)
+    }
+
+    fn freeze_at(value: &Value, depth: usize, deepest: &mut usize) -> Frozen {
         match value {
             Value::Null => Frozen::Null,
             Value::Bool(b) => Frozen::Bool(*b),
             Value::Number(n) => Frozen::Number(n.clone()),
             Value::String(s) => Frozen::String(intern_str(s)),
-            Value::Array(items) => {
-                Frozen::Array(intern_array(items.iter().map(Self::freeze).collect()))
-            }
-            Value::Object(map) => Frozen::Object(intern_object(
-                map.iter()
-                    .map(|(k, v)| (intern_str(k), Self::freeze(v)))
-                    .collect(),
-            )),
+            Value::Array(items) => descend(|| {
+                *deepest = (*deepest).max(depth + 1);
+                Frozen::Array(intern_array(
+                    items
+                        .iter()
+                        .map(|v| Self::freeze_at(v, depth + 1, deepest))
+                        .collect(),
+                ))
+            }),
+            Value::Object(map) => descend(|| {
+                *deepest = (*deepest).max(depth + 1);
+                Frozen::Object(intern_object(
+                    map.iter()
+                        .map(|(k, v)| (intern_str(k), Self::freeze_at(v, depth + 1, deepest)))
+                        .collect(),
+                ))
+            }),
         }
     }
 
-    /// The value as a `serde_json::Value` (a deep copy).
+    /// The value as a `serde_json::Value` (a deep copy). Values of any depth are thawed, but the
+    /// `Value` given back is as deep as this one: handle a deep one inside
+    /// `ocm_api::k8s::json::with_stack`.
     pub(crate) fn thaw(&self) -> Value {
         match self {
             Frozen::Null => Value::Null,
             Frozen::Bool(b) => Value::Bool(*b),
             Frozen::Number(n) => Value::Number(n.clone()),
             Frozen::String(s) => Value::String(s.to_string()),
-            Frozen::Array(items) => Value::Array(items.iter().map(Self::thaw).collect()),
-            Frozen::Object(entries) => Value::Object(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.thaw()))
-                    .collect::<Map<String, Value>>(),
-            ),
+            Frozen::Array(items) => {
+                descend(|| Value::Array(items.iter().map(Self::thaw).collect()))
+            }
+            Frozen::Object(entries) => descend(|| {
+                Value::Object(
+                    entries
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.thaw()))
+                        .collect::<Map<String, Value>>(),
+                )
+            }),
         }
     }
 
@@ -134,22 +157,52 @@ impl Serialize for Frozen {
             Frozen::Bool(b) => serializer.serialize_bool(*b),
             Frozen::Number(n) => n.serialize(serializer),
             Frozen::String(s) => serializer.serialize_str(s),
-            Frozen::Array(items) => {
+            Frozen::Array(items) => descend(|| {
                 let mut seq = serializer.serialize_seq(Some(items.len()))?;
                 for item in items.iter() {
                     seq.serialize_element(item)?;
                 }
                 seq.end()
-            }
-            Frozen::Object(entries) => {
+            }),
+            Frozen::Object(entries) => descend(|| {
                 let mut map = serializer.serialize_map(Some(entries.len()))?;
                 for (k, v) in entries.iter() {
                     map.serialize_entry(k.as_ref(), v)?;
                 }
                 map.end()
-            }
+            }),
         }
     }
+}
+
+impl Drop for Frozen {
+    /// Drops the last holder of a deep value level by level, each level on a stack with room
+    /// for it: a value nested 10,000 levels deep is dropped on any thread.
+    fn drop(&mut self) {
+        match self {
+            Frozen::Array(items) if Arc::strong_count(items) == 1 => {
+                let last = std::mem::replace(items, empty_array());
+                descend(move || drop(last));
+            }
+            Frozen::Object(entries) if Arc::strong_count(entries) == 1 => {
+                let last = std::mem::replace(entries, empty_object());
+                descend(move || drop(last));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One shared empty array, left in place of an array being dropped.
+fn empty_array() -> Arc<[Frozen]> {
+    static EMPTY: OnceLock<Arc<[Frozen]>> = OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
+}
+
+/// One shared empty object, left in place of an object being dropped.
+fn empty_object() -> Arc<Entries> {
+    static EMPTY: OnceLock<Arc<Entries>> = OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
 }
 
 /// A hasher for keys that already are hashes.
@@ -365,6 +418,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn freeze(value: &Value) -> Frozen {
+        Frozen::freeze_measured(value).0
+    }
+
     fn sample() -> Value {
         json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
@@ -380,7 +437,7 @@ mod tests {
     #[test]
     fn freezing_and_thawing_gives_back_the_same_value_and_the_same_json() {
         let v = sample();
-        let f = Frozen::freeze(&v);
+        let f = freeze(&v);
         assert_eq!(f.thaw(), v);
         assert_eq!(
             serde_json::to_vec(&f).unwrap(),
@@ -395,7 +452,7 @@ mod tests {
     #[test]
     fn reads_find_what_value_reads_find() {
         let v = sample();
-        let f = Frozen::freeze(&v);
+        let f = freeze(&v);
         for ptr in [
             "",
             "/metadata/name",
@@ -422,10 +479,10 @@ mod tests {
 
     #[test]
     fn equal_subtrees_share_one_allocation_and_different_ones_do_not() {
-        let a = Frozen::freeze(&sample());
+        let a = freeze(&sample());
         let mut other = sample();
         other["metadata"]["name"] = json!("other");
-        let b = Frozen::freeze(&other);
+        let b = freeze(&other);
         let (Some(Frozen::Object(spec_a)), Some(Frozen::Object(spec_b))) =
             (a.get("spec"), b.get("spec"))
         else {
@@ -439,8 +496,8 @@ mod tests {
         };
         assert!(!Arc::ptr_eq(meta_a, meta_b));
         // Numbers of different kinds are different values.
-        let one = Frozen::freeze(&json!({"n": 1}));
-        let one_float = Frozen::freeze(&json!({"n": 1.0}));
+        let one = freeze(&json!({"n": 1}));
+        let one_float = freeze(&json!({"n": 1.0}));
         assert_eq!(one_float.thaw(), json!({"n": 1.0}));
         assert_eq!(one.thaw(), json!({"n": 1}));
     }
@@ -448,7 +505,7 @@ mod tests {
     #[test]
     fn the_interner_lets_go_of_values_nobody_holds() {
         let unique = format!("only-here-{}", std::process::id());
-        let f = Frozen::freeze(&json!({"k": unique}));
+        let f = freeze(&json!({"k": unique}));
         let Some(Frozen::String(s)) = f.get("k") else {
             panic!("a string");
         };
@@ -456,10 +513,29 @@ mod tests {
         drop(f);
         assert!(weak.upgrade().is_none());
         // Interning the same text again gives a working value.
-        assert_eq!(
-            Frozen::freeze(&json!(unique)).as_str(),
-            Some(unique.as_str())
-        );
+        assert_eq!(freeze(&json!(unique)).as_str(), Some(unique.as_str()));
+    }
+
+    #[test]
+    fn values_as_deep_as_the_api_server_takes_are_frozen_read_and_dropped_on_a_small_stack() {
+        let depth = ocm_api::k8s::json::MAX_NESTING_DEPTH;
+        let text = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+        let v: Value = ocm_api::k8s::json::from_slice(text.as_bytes()).unwrap();
+        std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let (f, measured) = Frozen::freeze_measured(&v);
+                assert_eq!(measured, depth);
+                assert_eq!(serde_json::to_vec(&f).unwrap(), text.as_bytes());
+                let back = f.thaw();
+                assert!(ocm_api::k8s::json::values_equal(&back, &v));
+                ocm_api::k8s::json::drop_value(back);
+                ocm_api::k8s::json::drop_value(v);
+                drop(f);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]
@@ -470,7 +546,7 @@ mod tests {
                     (0..200)
                         .map(|j| {
                             let v = json!({"i": j % 7, "list": [j % 3, "x"], "t": i % 2});
-                            let f = Frozen::freeze(&v);
+                            let f = freeze(&v);
                             assert_eq!(f.thaw(), v);
                             f
                         })

@@ -20,6 +20,7 @@ use crate::fault::Faults;
 use crate::field_validation::{self, FieldValidation, Warnings};
 use crate::journal::{Journal, JournalEntry};
 use crate::openapi;
+use crate::options;
 use crate::patch::PatchKind;
 use crate::query::Query;
 use crate::registry::{Gvr, ResourceInfo};
@@ -406,10 +407,15 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
                     body: &bytes,
                     drop_watch_after,
                 };
-                match dispatch(&ctx, &parts.method, &target, &verb) {
-                    Ok(r) => r,
-                    Err(e) => error_response(&e),
-                }
+                // A body or a stored object nested deeper than a thread's stack takes is handled
+                // on a stack grown to fit it (kube-apiserver takes 10,000 levels).
+                let depth = ocm_api::k8s::json::nesting_depth(&bytes).max(st.store.deepest());
+                ocm_api::k8s::json::with_stack(depth, || {
+                    match dispatch(&ctx, &parts.method, &target, &verb) {
+                        Ok(r) => r,
+                        Err(e) => error_response(&e),
+                    }
+                })
             }
         },
     };
@@ -471,7 +477,12 @@ impl Ctx<'_> {
                 }
             });
         }
-        match serde_json::from_slice(self.body) {
+        // Bodies nest as deep as Go's decoder lets them (10,000 levels), no deeper.
+        let parsed = match crate::decode::go_scan(self.body) {
+            Ok(_) => field_validation::parse_json(self.body).map(|(v, _)| v),
+            Err(e) => Err(serde::de::Error::custom(e)),
+        };
+        match parsed {
             Ok(v) => Ok(v),
             Err(json_err) => {
                 let text = std::str::from_utf8(self.body)
@@ -542,36 +553,27 @@ impl Ctx<'_> {
         if self.body.is_empty() {
             return Ok((Value::Null, Vec::new()));
         }
-        match field_validation::parse_json(self.body) {
-            Ok(parsed) => Ok(parsed),
-            Err(_) => self.body_json().map(|v| (v, Vec::new())),
+        match crate::decode::go_scan(self.body)
+            .ok()
+            .and_then(|_| field_validation::parse_json(self.body).ok())
+        {
+            Some(parsed) => Ok(parsed),
+            None => self.body_json().map(|v| (v, Vec::new())),
         }
     }
 
+    /// The options of a write, validated as kube-apiserver validates them (`422` naming
+    /// `CreateOptions`, `UpdateOptions` or `PatchOptions`).
     fn write_options(
         &self,
         sub: Option<&String>,
-        options_kind: &str,
+        write: options::Write,
     ) -> Result<WriteOptions, ApiError> {
-        let mut causes = Vec::new();
-        let dry_run = dry_run_values(&self.query.get_all("dryRun"), &mut causes);
+        options::validate_write(self.query, write)?;
         let directive = self.query.get("fieldValidation").unwrap_or_default();
-        let field_validation = FieldValidation::parse(directive);
-        if field_validation.is_none() {
-            causes.push(crate::api_error::Cause {
-                reason: "FieldValueNotSupported".into(),
-                message: format!(
-                    "Unsupported value: {}: supported values: \"Ignore\", \"Strict\", \"Warn\"",
-                    serde_json::to_string(directive).unwrap_or_default()
-                ),
-                field: "fieldValidation".into(),
-            });
-        }
-        if !causes.is_empty() {
-            return Err(ApiError::invalid(options_kind, "meta.k8s.io", "", causes));
-        }
-        let mut opts = self.write_options_with(sub, field_validation.unwrap_or_default());
-        opts.dry_run = dry_run;
+        let mut opts =
+            self.write_options_with(sub, FieldValidation::parse(directive).unwrap_or_default());
+        opts.dry_run = !self.query.get_all("dryRun").is_empty();
         Ok(opts)
     }
 
@@ -601,21 +603,37 @@ impl Ctx<'_> {
         }
     }
 
-    fn list_options(&self) -> Result<ListOptions, ApiError> {
+    /// The options of a list or a watch of `info`, decoded and checked in kube-apiserver's
+    /// order: parameters that do not decode (`400`), `ValidateListOptions` (`422`), fields the
+    /// resource cannot be selected by (`400`), then a `resourceVersion` that is no version
+    /// (`400` for a list; `500` for a watch, where the storage layer's error surfaces).
+    fn list_options(
+        &self,
+        info: &ResourceInfo,
+        version: &str,
+        watch: bool,
+    ) -> Result<ListOptions, ApiError> {
+        let label_selector =
+            LabelSelector::parse(self.query.get("labelSelector").unwrap_or_default())?;
+        let field_selector =
+            FieldSelector::parse(self.query.get("fieldSelector").unwrap_or_default())?;
+        // kube-apiserver decodes every ListOptions integer, timeoutSeconds included.
+        self.query.int("timeoutSeconds")?;
+        let limit = self.query.int("limit")?.unwrap_or(0).max(0) as usize;
+        options::validate_list(self.query, watch)?;
+        field_selector.check_fields(info, &self.st.store.crd_selectable_fields(info, version))?;
+        let resource_version = self.query.get("resourceVersion");
+        if watch {
+            options::read_resource_version(resource_version)?;
+        } else {
+            options::list_resource_version(resource_version)?;
+        }
         Ok(ListOptions {
-            label_selector: LabelSelector::parse(
-                self.query.get("labelSelector").unwrap_or_default(),
-            )?,
-            field_selector: FieldSelector::parse(
-                self.query.get("fieldSelector").unwrap_or_default(),
-            )?,
-            limit: {
-                // kube-apiserver decodes every ListOptions integer, timeoutSeconds included.
-                self.query.int("timeoutSeconds")?;
-                self.query.int("limit")?.unwrap_or(0).max(0) as usize
-            },
+            label_selector,
+            field_selector,
+            limit,
             continue_token: self.query.get("continue").map(str::to_string),
-            resource_version: self.query.get("resourceVersion").map(str::to_string),
+            resource_version: resource_version.map(str::to_string),
         })
     }
 }
@@ -718,6 +736,7 @@ fn resource_request(
     let gr = info.group_resource();
     match (verb, name) {
         ("get", Some(name)) => {
+            options::read_resource_version(ctx.query.get("resourceVersion"))?;
             let entry = store.get_entry(gvr, ns, name)?;
             if table::wants_table(ctx.accept) {
                 let obj = entry.value();
@@ -742,7 +761,7 @@ fn resource_request(
             ))
         }
         ("list", None) => {
-            let opts = ctx.list_options()?;
+            let opts = ctx.list_options(info, &gvr.version, false)?;
             let list = store.list_entries(gvr, (!ns.is_empty()).then_some(ns), &opts)?;
             if table::wants_table(ctx.accept) {
                 let objs: Vec<Arc<Value>> = list.entries.iter().map(Entry::value).collect();
@@ -784,7 +803,7 @@ fn resource_request(
             Ok(json_bytes(StatusCode::OK, buf, "application/json"))
         }
         ("watch", None) => {
-            let lo = ctx.list_options()?;
+            let lo = ctx.list_options(info, &gvr.version, true)?;
             let opts = WatchOptions {
                 label_selector: lo.label_selector,
                 field_selector: lo.field_selector,
@@ -810,6 +829,7 @@ fn resource_request(
                 }),
             };
             Ok(watch_response(
+                ctx.st.store.clone(),
                 sub,
                 info,
                 render,
@@ -825,7 +845,7 @@ fn resource_request(
                 return Ok(json_response(StatusCode::CREATED, &out));
             }
             ctx.check_media_type()?;
-            let mut opts = ctx.write_options(None, "CreateOptions")?;
+            let mut opts = ctx.write_options(None, options::Write::Create)?;
             let (body, dups) = ctx.object_body(&info.kind)?;
             opts.duplicate_fields = dups;
             let out = store.create_decoded(gvr, ns, body, &opts, Some(ctx.body))?;
@@ -836,7 +856,7 @@ fn resource_request(
         }
         ("update", Some(name)) => {
             ctx.check_media_type()?;
-            let mut opts = ctx.write_options(sub, "UpdateOptions")?;
+            let mut opts = ctx.write_options(sub, options::Write::Update)?;
             let (body, dups) = ctx.object_body(&info.kind)?;
             opts.duplicate_fields = dups;
             let out = store.update_decoded(gvr, ns, name, body, &opts, Some(ctx.body))?;
@@ -846,10 +866,20 @@ fn resource_request(
             ))
         }
         ("patch", Some(name)) => {
-            let kind = PatchKind::from_content_type(ctx.content_type)
-                .filter(|k| *k != PatchKind::Strategic || info.crd_name.is_none())
-                .ok_or_else(|| ApiError::unsupported_patch_type(info.crd_name.is_none()))?;
-            let mut opts = ctx.write_options(sub, "PatchOptions")?;
+            // The route takes the patch types only (go-restful answers anything else); the
+            // handler then refuses strategic merge patches of custom resources.
+            let kind = PatchKind::from_content_type(ctx.content_type).ok_or_else(|| {
+                ApiError::new(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+            })?;
+            if kind == PatchKind::Strategic && info.crd_name.is_some() {
+                return Err(ApiError::unsupported_patch_type(false));
+            }
+            let write = if kind == PatchKind::Apply {
+                options::Write::Apply
+            } else {
+                options::Write::Patch
+            };
+            let mut opts = ctx.write_options(sub, write)?;
             let body = match kind {
                 PatchKind::Merge | PatchKind::Strategic => {
                     let (body, dups) = ctx.body_json_checked()?;
@@ -858,18 +888,6 @@ fn resource_request(
                 }
                 PatchKind::Json | PatchKind::Apply => ctx.body_json()?,
             };
-            if kind == PatchKind::Apply && ctx.query.get("fieldManager").is_none_or(str::is_empty) {
-                return Err(ApiError::invalid(
-                    "PatchOptions",
-                    "meta.k8s.io",
-                    "",
-                    vec![crate::api_error::Cause {
-                        reason: "FieldValueRequired".into(),
-                        message: "Required value: is required for apply patch".into(),
-                        field: "fieldManager".into(),
-                    }],
-                ));
-            }
             let (out, created) = store.patch(gvr, ns, name, kind, &body, &opts)?;
             let code = if created {
                 StatusCode::CREATED
@@ -899,7 +917,7 @@ fn resource_request(
             }
         }
         ("deletecollection", None) => {
-            let lo = ctx.list_options()?;
+            let lo = ctx.list_options(info, &gvr.version, false)?;
             let opts = delete_options(ctx)?;
             let items = store.delete_collection(gvr, (!ns.is_empty()).then_some(ns), &lo, &opts)?;
             Ok(json_response(
@@ -916,28 +934,6 @@ fn resource_request(
             "the server does not allow this method on the requested resource ({verb})"
         ))),
     }
-}
-
-/// `dryRun` values as kube-apiserver validates them (`ValidateDryRun`): only `All` is
-/// supported; anything else adds a cause (`Unsupported value: []string{"foo"}: supported
-/// values: "All"`) and applies nothing. Returns whether the write is a dry run.
-fn dry_run_values(values: &[&str], causes: &mut Vec<crate::api_error::Cause>) -> bool {
-    if values.iter().any(|v| *v != "All") {
-        let shown: Vec<String> = values
-            .iter()
-            .map(|v| ocm_api::k8s::gojson::quote(v))
-            .collect();
-        causes.push(crate::api_error::Cause {
-            reason: "FieldValueNotSupported".into(),
-            message: format!(
-                "Unsupported value: []string{{{}}}: supported values: \"All\"",
-                shown.join(", ")
-            ),
-            field: "dryRun".into(),
-        });
-        return false;
-    }
-    !values.is_empty()
 }
 
 /// The media type of a `Content-Type` header, without parameters, lower-cased.
@@ -1038,9 +1034,9 @@ fn scale_request(
     let opts = ctx.write_options(
         None,
         if verb == "patch" {
-            "PatchOptions"
+            options::Write::Patch
         } else {
-            "UpdateOptions"
+            options::Write::Update
         },
     )?;
     let updated = store.update(
@@ -1067,45 +1063,37 @@ fn with_warnings(mut r: Response, warnings: &Warnings) -> Response {
 }
 
 fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
+    // The query's options decode first (`gracePeriodSeconds=abc` is Go's `ParseInt` error),
+    // then the body's DeleteOptions, which win where they say something.
+    ctx.query.int("gracePeriodSeconds")?;
     let body = ctx.body_json()?;
     let policy = body
         .get("propagationPolicy")
         .and_then(Value::as_str)
         .map(str::to_string)
         .or_else(|| ctx.query.get("propagationPolicy").map(str::to_string));
-    let propagation = match policy.as_deref() {
-        None | Some("") => None,
-        Some("Background") => Some(Propagation::Background),
-        Some("Foreground") => Some(Propagation::Foreground),
-        Some("Orphan") => Some(Propagation::Orphan),
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
-            )));
-        }
-    };
-    let orphan = body.get("orphanDependents").and_then(Value::as_bool) == Some(true);
-    // The body's DeleteOptions when there is one, else the query's.
-    let values: Vec<&str> = match body.get("dryRun").and_then(Value::as_array) {
+    let orphan_dependents = body
+        .get("orphanDependents")
+        .and_then(Value::as_bool)
+        .or_else(|| {
+            ctx.query
+                .get("orphanDependents")
+                .map(|_| ctx.query.flag("orphanDependents"))
+        });
+    let dry_run: Vec<&str> = match body.get("dryRun").and_then(Value::as_array) {
         Some(a) => a.iter().map(|x| x.as_str().unwrap_or_default()).collect(),
         None => ctx.query.get_all("dryRun"),
     };
-    let mut causes = Vec::new();
-    let dry_run = dry_run_values(&values, &mut causes);
-    if !causes.is_empty() {
-        return Err(ApiError::invalid(
-            "DeleteOptions",
-            "meta.k8s.io",
-            "",
-            causes,
-        ));
-    }
+    options::validate_delete(policy.as_deref(), orphan_dependents, &dry_run)?;
+    let propagation = match policy.as_deref() {
+        Some("Background") => Some(Propagation::Background),
+        Some("Foreground") => Some(Propagation::Foreground),
+        Some("Orphan") => Some(Propagation::Orphan),
+        _ if orphan_dependents == Some(true) => Some(Propagation::Orphan),
+        _ => None,
+    };
     Ok(DeleteOptions {
-        propagation: if orphan {
-            Some(Propagation::Orphan)
-        } else {
-            propagation
-        },
+        propagation,
         precondition_uid: body
             .pointer("/preconditions/uid")
             .and_then(Value::as_str)
@@ -1114,7 +1102,7 @@ fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
             .pointer("/preconditions/resourceVersion")
             .and_then(Value::as_str)
             .map(str::to_string),
-        dry_run,
+        dry_run: !dry_run.is_empty(),
     })
 }
 
@@ -1123,7 +1111,7 @@ fn event_line(t: EventType, obj: &Value) -> Bytes {
     buf.extend_from_slice(b"{\"type\":\"");
     buf.extend_from_slice(t.as_str().as_bytes());
     buf.extend_from_slice(b"\",\"object\":");
-    let _ = serde_json::to_writer(&mut buf, obj);
+    let _ = serde_json::to_writer(&mut buf, &ocm_api::k8s::json::Deep(obj));
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }
@@ -1202,7 +1190,9 @@ struct WatchState {
     render: Render,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn watch_response(
+    store: Arc<Store>,
     mut sub: Subscription,
     info: &ResourceInfo,
     render: Render,
@@ -1285,7 +1275,29 @@ fn watch_response(
             }
         }
     });
-    watch_body(Body::from_stream(stream))
+    watch_body(Body::from_stream(OnStoreStack {
+        inner: Box::pin(stream),
+        store,
+    }))
+}
+
+/// A watch's stream of lines, polled with enough stack for the deepest object its store held
+/// (see [`Store::on_stack`]): rendering an event copies and serialises its object.
+struct OnStoreStack<S> {
+    inner: std::pin::Pin<Box<S>>,
+    store: Arc<Store>,
+}
+
+impl<S: futures::Stream> futures::Stream for OnStoreStack<S> {
+    type Item = S::Item;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<S::Item>> {
+        let this = &mut *self;
+        this.store.on_stack(0, || this.inner.as_mut().poll_next(cx))
+    }
 }
 
 fn watch_body(body: Body) -> Response {

@@ -31,6 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
+use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
 
 use crate::api_error::ApiError;
@@ -80,86 +81,100 @@ impl Store {
     ///
     /// A malformed snapshot is refused before anything changes.
     pub fn restore(&self, snapshot: &Value) -> Result<usize> {
-        if snapshot.get("format").and_then(Value::as_u64) != Some(FORMAT) {
-            return Err(bad(format!(
-                "not an ocm-testkit snapshot of format {FORMAT}"
-            )));
-        }
-        let rv = snapshot
-            .get("resourceVersion")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| bad("snapshot: resourceVersion is missing"))?;
-        let items = snapshot
-            .get("objects")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("snapshot: objects is missing"))?;
-        let mut parsed = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let field = |k: &str| {
-                item.get(k)
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .ok_or_else(|| bad(format!("snapshot: objects[{i}].{k} is missing")))
-            };
-            let (group, resource) = (field("group")?, field("resource")?);
-            let obj = item
-                .get("object")
-                .filter(|o| o.is_object())
-                .ok_or_else(|| bad(format!("snapshot: objects[{i}].object is not an object")))?;
-            let name = meta_str(obj, "name")
-                .filter(|n| !n.is_empty())
-                .ok_or_else(|| bad(format!("snapshot: objects[{i}] has no metadata.name")))?;
-            let key = ObjectKey::new(meta_str(obj, "namespace").unwrap_or_default(), name);
-            parsed.push((GroupResource::new(group, resource), key, obj.clone()));
-        }
-        let mut inner = self.write();
-        let mut registry = Registry::with_builtins();
-        let mut objects: HashMap<GroupResource, std::collections::BTreeMap<ObjectKey, Entry>> =
-            HashMap::new();
-        let mut uids = HashMap::new();
-        let mut dependents: HashMap<String, HashSet<(GroupResource, ObjectKey)>> = HashMap::new();
-        for (gr, key, obj) in &parsed {
-            if gr.group == "apiextensions.k8s.io"
-                && gr.resource == "customresourcedefinitions"
-                && let Ok(info) = resource_from_crd(obj)
-            {
-                registry.insert(info);
+        self.on_stack(ocm_api::k8s::json::value_depth(snapshot), || {
+            if snapshot.get("format").and_then(Value::as_u64) != Some(FORMAT) {
+                return Err(bad(format!(
+                    "not an ocm-testkit snapshot of format {FORMAT}"
+                )));
             }
-            let obj = Arc::new(obj.clone());
-            if let Some(uid) = meta_str(&obj, "uid").filter(|u| !u.is_empty()) {
-                uids.insert(uid.to_string(), (gr.clone(), key.clone()));
+            let rv = snapshot
+                .get("resourceVersion")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| bad("snapshot: resourceVersion is missing"))?;
+            let items = snapshot
+                .get("objects")
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad("snapshot: objects is missing"))?;
+            let mut parsed = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let field = |k: &str| {
+                    item.get(k)
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| bad(format!("snapshot: objects[{i}].{k} is missing")))
+                };
+                let (group, resource) = (field("group")?, field("resource")?);
+                let obj = item
+                    .get("object")
+                    .filter(|o| o.is_object())
+                    .ok_or_else(|| {
+                        bad(format!("snapshot: objects[{i}].object is not an object"))
+                    })?;
+                let name = meta_str(obj, "name")
+                    .filter(|n| !n.is_empty())
+                    .ok_or_else(|| bad(format!("snapshot: objects[{i}] has no metadata.name")))?;
+                let key = ObjectKey::new(meta_str(obj, "namespace").unwrap_or_default(), name);
+                parsed.push((GroupResource::new(group, resource), key, obj.clone()));
             }
-            for owner in owner_uids(&obj) {
-                dependents
-                    .entry(owner)
-                    .or_default()
-                    .insert((gr.clone(), key.clone()));
+            let mut inner = self.write();
+            let mut registry = Registry::with_builtins();
+            let mut objects: HashMap<GroupResource, std::collections::BTreeMap<ObjectKey, Entry>> =
+                HashMap::new();
+            let mut uids = HashMap::new();
+            let mut dependents: HashMap<String, HashSet<(GroupResource, ObjectKey)>> =
+                HashMap::new();
+            let mut deepest = inner.deepest;
+            for (gr, key, obj) in &parsed {
+                if gr.group == "apiextensions.k8s.io"
+                    && gr.resource == "customresourcedefinitions"
+                    && let Ok(info) = resource_from_crd(obj)
+                {
+                    registry.insert(info);
+                }
+                let obj = Arc::new(obj.clone());
+                if let Some(uid) = meta_str(&obj, "uid").filter(|u| !u.is_empty()) {
+                    uids.insert(uid.to_string(), (gr.clone(), key.clone()));
+                }
+                for owner in owner_uids(&obj) {
+                    dependents
+                        .entry(owner)
+                        .or_default()
+                        .insert((gr.clone(), key.clone()));
+                }
+                objects.entry(gr.clone()).or_default().insert(key.clone(), {
+                    let (entry, depth) = Entry::measured(&obj);
+                    deepest = deepest.max(depth);
+                    entry
+                });
             }
-            objects
-                .entry(gr.clone())
-                .or_default()
-                .insert(key.clone(), Entry::new(&obj));
-        }
-        inner.registry = registry;
-        inner.objects = objects;
-        inner.uids = uids;
-        inner.dependents = dependents;
-        inner.rv = inner.rv.max(rv);
-        inner.history = HashMap::new();
-        inner.forget_rbac_views();
-        inner.compacted_rv = inner.rv;
-        // New uids must not repeat the restored ones: continue from another seed.
-        inner.uidgen = UidGenerator::new(inner.config.uid_seed ^ inner.rv.rotate_left(32) ^ 0xa5a5);
-        Ok(parsed.len())
+            inner.registry = registry;
+            inner.objects = objects;
+            inner.uids = uids;
+            inner.dependents = dependents;
+            inner.deepest = deepest;
+            inner.rv = inner.rv.max(rv);
+            inner.history = HashMap::new();
+            inner.forget_rbac_views();
+            inner.compacted_rv = inner.rv;
+            // New uids must not repeat the restored ones: continue from another seed.
+            inner.uidgen =
+                UidGenerator::new(inner.config.uid_seed ^ inner.rv.rotate_left(32) ^ 0xa5a5);
+            Ok(parsed.len())
+        })
     }
 
     /// Write [`snapshot`](Self::snapshot) to `path` (through a temporary file and a rename, so
     /// that a crash never leaves half a snapshot).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        let text = serde_json::to_vec(&self.snapshot())?;
+        let text = self.on_stack(0, || {
+            let snapshot = self.snapshot();
+            let text = serde_json::to_vec(&ocm_api::k8s::json::Deep(&snapshot));
+            ocm_api::k8s::json::drop_value(snapshot);
+            text
+        })?;
         let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, text)?;
+        crate::files::write_private(&tmp, &text)?;
         std::fs::rename(&tmp, path)?;
         Ok(())
     }
@@ -168,8 +183,25 @@ impl Store {
     pub fn load(&self, path: impl AsRef<Path>) -> Result<usize> {
         let path = path.as_ref();
         let text = std::fs::read(path)?;
-        let snapshot: Value = serde_json::from_slice(&text)
-            .map_err(|e| bad(format!("{}: not a JSON snapshot: {e}", path.display())))?;
-        self.restore(&snapshot)
+        // A snapshot nests its objects three levels down, so it may be that much deeper than
+        // the API server's limit on one object.
+        let depth = ocm_api::k8s::json::nesting_depth(&text);
+        if depth > ocm_api::k8s::json::MAX_NESTING_DEPTH + 3 {
+            return Err(bad(format!(
+                "{}: not a snapshot: it nests {depth} levels deep",
+                path.display()
+            )));
+        }
+        ocm_api::k8s::json::with_stack(depth, || {
+            let mut de = serde_json::Deserializer::from_slice(&text);
+            de.disable_recursion_limit();
+            let snapshot = ocm_api::k8s::json::DeepValue
+                .deserialize(&mut de)
+                .and_then(|v| de.end().map(|()| v))
+                .map_err(|e| bad(format!("{}: not a JSON snapshot: {e}", path.display())))?;
+            let loaded = self.restore(&snapshot);
+            ocm_api::k8s::json::drop_value(snapshot);
+            loaded
+        })
     }
 }

@@ -52,28 +52,14 @@ pub struct LabelSelector {
 }
 
 impl LabelSelector {
-    /// Parse the selector syntax of `?labelSelector=`.
+    /// Parse the selector syntax of `?labelSelector=`, as apimachinery's `labels.Parse` does:
+    /// the same tokens, the same grammar, the same checks of keys and values, and the same
+    /// error messages (`400 BadRequest`).
     pub fn parse(input: &str) -> ApiResult<Self> {
-        let mut p = Lexer {
-            s: input.as_bytes(),
-            i: 0,
-        };
-        let mut reqs = Vec::new();
-        loop {
-            p.skip_ws();
-            if p.done() {
-                break;
-            }
-            reqs.push(p.requirement(input)?);
-            p.skip_ws();
-            if p.done() {
-                break;
-            }
-            if !p.eat(b',') {
-                return Err(bad_selector(input, "expected ','"));
-            }
-        }
-        Ok(Self { reqs })
+        LabelParser::new(input)
+            .parse()
+            .map(|reqs| Self { reqs })
+            .map_err(ApiError::bad_request)
     }
 
     /// True when the selector selects everything.
@@ -146,163 +132,552 @@ impl LabelSelector {
     }
 }
 
-fn bad_selector(input: &str, why: &str) -> ApiError {
-    ApiError::bad_request(format!(
-        "unable to parse requirement: found '{input}', {why}"
-    ))
+/// A token of the label selector grammar, with the text it was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok {
+    /// Something the lexer could not read; its text is the lexer's message.
+    Error,
+    End,
+    OpenPar,
+    ClosedPar,
+    Comma,
+    /// `!`
+    Not,
+    /// `=`
+    Equals,
+    /// `==`
+    DoubleEquals,
+    /// `!=`
+    NotEquals,
+    /// `>`
+    Greater,
+    /// `<`
+    Less,
+    In,
+    NotIn,
+    Identifier,
 }
 
-struct Lexer<'a> {
-    s: &'a [u8],
-    i: usize,
+/// Where the parser is: `in` and `notin` are operators after a key, and plain words where a
+/// key or a value is expected (`in in (in)` is a valid selector).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Context {
+    Operator,
+    Values,
 }
 
-impl Lexer<'_> {
-    fn done(&self) -> bool {
-        self.i >= self.s.len()
-    }
-    fn peek(&self) -> Option<u8> {
-        self.s.get(self.i).copied()
-    }
-    fn skip_ws(&mut self) {
-        while self.peek().is_some_and(|c| c == b' ' || c == b'\t') {
-            self.i += 1;
+/// The symbols and words with a meaning of their own.
+fn token_of(text: &[u8]) -> Option<Tok> {
+    Some(match text {
+        b"(" => Tok::OpenPar,
+        b")" => Tok::ClosedPar,
+        b"," => Tok::Comma,
+        b"!" => Tok::Not,
+        b"=" => Tok::Equals,
+        b"==" => Tok::DoubleEquals,
+        b"!=" => Tok::NotEquals,
+        b">" => Tok::Greater,
+        b"<" => Tok::Less,
+        b"in" => Tok::In,
+        b"notin" => Tok::NotIn,
+        _ => return None,
+    })
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn is_symbol(b: u8) -> bool {
+    matches!(b, b'=' | b'!' | b'(' | b')' | b',' | b'>' | b'<')
+}
+
+/// Splits a selector into tokens as apimachinery's lexer does (a NUL byte ends the input,
+/// as it does there).
+fn tokens(input: &str) -> Vec<(Tok, String)> {
+    let s = input.as_bytes();
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    let s = &s[..end];
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < s.len() && is_blank(s[i]) {
+            i += 1;
         }
-    }
-    fn eat(&mut self, c: u8) -> bool {
-        if self.peek() == Some(c) {
-            self.i += 1;
-            true
+        if i >= s.len() {
+            out.push((Tok::End, String::new()));
+            return out;
+        }
+        let start = i;
+        if is_symbol(s[i]) {
+            // The longest run of symbols that is a token, extended one symbol at a time.
+            let mut found: Option<(Tok, usize)> = None;
+            while i < s.len() && is_symbol(s[i]) {
+                i += 1;
+                match token_of(&s[start..i]) {
+                    Some(t) => found = Some((t, i)),
+                    None if found.is_some() => {
+                        i -= 1;
+                        break;
+                    }
+                    None => {}
+                }
+            }
+            match found {
+                Some((t, at)) => {
+                    i = at;
+                    out.push((t, text(&s[start..at])));
+                }
+                None => out.push((
+                    Tok::Error,
+                    format!("error expected: keyword found '{}'", text(&s[start..i])),
+                )),
+            }
         } else {
-            false
+            while i < s.len() && !is_symbol(s[i]) && !is_blank(s[i]) {
+                i += 1;
+            }
+            let word = &s[start..i];
+            out.push((token_of(word).unwrap_or(Tok::Identifier), text(word)));
         }
     }
-    fn word(&mut self) -> String {
-        let start = self.i;
-        while self
-            .peek()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'))
-        {
-            self.i += 1;
-        }
-        String::from_utf8_lossy(&self.s[start..self.i]).into_owned()
-    }
-    fn keyword(&mut self, kw: &str) -> bool {
-        let end = self.i + kw.len();
-        if self.s.get(self.i..end) == Some(kw.as_bytes())
-            && self.s.get(end).is_none_or(|c| *c == b' ' || *c == b'(')
-        {
-            self.i = end;
-            true
-        } else {
-            false
+}
+
+/// apimachinery's `field.Invalid` text for a string value.
+fn invalid(field: &str, value: &str, detail: &str) -> String {
+    format!(
+        "{field}: Invalid value: {}: {detail}",
+        ocm_api::k8s::gojson::quote(value)
+    )
+}
+
+/// apimachinery's aggregate of errors: one as it is, several in brackets.
+fn aggregate(errors: Vec<String>) -> Option<String> {
+    let mut unique: Vec<String> = Vec::new();
+    for e in errors {
+        if !unique.contains(&e) {
+            unique.push(e);
         }
     }
-    fn values(&mut self, input: &str) -> ApiResult<Vec<String>> {
-        self.skip_ws();
-        if !self.eat(b'(') {
-            return Err(bad_selector(input, "expected '('"));
+    match unique.len() {
+        0 => None,
+        1 => unique.pop(),
+        _ => Some(format!("[{}]", unique.join(", "))),
+    }
+}
+
+/// The label selector parser: apimachinery's grammar and messages, written for the testkit.
+struct LabelParser {
+    items: Vec<(Tok, String)>,
+    at: usize,
+}
+
+impl LabelParser {
+    fn new(input: &str) -> Self {
+        Self {
+            items: tokens(input),
+            at: 0,
         }
-        let mut out = Vec::new();
+    }
+
+    fn in_context(tok: Tok, context: Context) -> Tok {
+        match (tok, context) {
+            (Tok::In | Tok::NotIn, Context::Values) => Tok::Identifier,
+            (t, _) => t,
+        }
+    }
+
+    fn lookahead(&self, context: Context) -> (Tok, String) {
+        let (t, l) = self.items[self.at.min(self.items.len() - 1)].clone();
+        (Self::in_context(t, context), l)
+    }
+
+    fn consume(&mut self, context: Context) -> (Tok, String) {
+        let item = self.lookahead(context);
+        self.at = (self.at + 1).min(self.items.len() - 1);
+        item
+    }
+
+    fn parse(mut self) -> Result<Vec<Requirement>, String> {
+        let mut reqs = Vec::new();
         loop {
-            self.skip_ws();
-            let w = self.word();
-            self.skip_ws();
-            out.push(w);
-            if self.eat(b')') {
-                break;
-            }
-            if !self.eat(b',') {
-                return Err(bad_selector(input, "expected ',' or ')'"));
+            let (tok, lit) = self.lookahead(Context::Values);
+            match tok {
+                Tok::Identifier | Tok::Not => {
+                    let r = self
+                        .requirement()
+                        .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                    reqs.push(r);
+                    let (t, l) = self.consume(Context::Values);
+                    match t {
+                        Tok::End => break,
+                        Tok::Comma => {
+                            let (t2, l2) = self.lookahead(Context::Values);
+                            if t2 != Tok::Identifier && t2 != Tok::Not {
+                                return Err(format!(
+                                    "found '{l2}', expected: identifier after ','"
+                                ));
+                            }
+                        }
+                        _ => {
+                            return Err(format!("found '{l}', expected: ',' or 'end of string'"));
+                        }
+                    }
+                }
+                Tok::End => break,
+                _ => {
+                    return Err(format!(
+                        "found '{lit}', expected: !, identifier, or 'end of string'"
+                    ));
+                }
             }
         }
-        Ok(out)
+        reqs.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(reqs)
     }
-    fn requirement(&mut self, input: &str) -> ApiResult<Requirement> {
-        if self.eat(b'!') {
-            self.skip_ws();
-            let key = self.word();
-            if key.is_empty() {
-                return Err(bad_selector(input, "expected a key after '!'"));
-            }
+
+    fn requirement(&mut self) -> Result<Requirement, String> {
+        let mut absent = false;
+        let (mut tok, mut lit) = self.consume(Context::Values);
+        if tok == Tok::Not {
+            absent = true;
+            (tok, lit) = self.consume(Context::Values);
+        }
+        if tok != Tok::Identifier {
+            return Err(format!("found '{lit}', expected: identifier"));
+        }
+        let key_errors = ocm_api::k8s::names::label_key_errors(&lit);
+        if !key_errors.is_empty() {
+            return Err(invalid("<nil>", &lit, &key_errors.join("; ")));
+        }
+        let key = lit;
+        let (next, _) = self.lookahead(Context::Values);
+        if absent {
             return Ok(Requirement {
                 key,
                 op: Op::DoesNotExist,
             });
         }
-        let key = self.word();
-        if key.is_empty() {
-            return Err(bad_selector(input, "expected a key"));
+        if matches!(next, Tok::End | Tok::Comma) {
+            return Ok(Requirement {
+                key,
+                op: Op::Exists,
+            });
         }
-        self.skip_ws();
-        let op = match self.peek() {
-            None | Some(b',') => Op::Exists,
-            Some(b'=') => {
-                self.i += 1;
-                self.eat(b'=');
-                self.skip_ws();
-                Op::Eq(self.word())
-            }
-            Some(b'!') => {
-                self.i += 1;
-                if !self.eat(b'=') {
-                    return Err(bad_selector(input, "expected '=' after '!'"));
-                }
-                self.skip_ws();
-                Op::NotEq(self.word())
-            }
-            Some(b'>') | Some(b'<') => {
-                let gt = self.peek() == Some(b'>');
-                self.i += 1;
-                self.skip_ws();
-                let w = self.word();
-                let n = w
-                    .parse::<i64>()
-                    .map_err(|_| bad_selector(input, "expected an integer"))?;
-                if gt { Op::Gt(n) } else { Op::Lt(n) }
+        let (op, lit) = self.consume(Context::Operator);
+        let values = match op {
+            Tok::In | Tok::NotIn => self.set()?,
+            Tok::Equals | Tok::DoubleEquals | Tok::NotEquals | Tok::Greater | Tok::Less => {
+                self.exact()?
             }
             _ => {
-                if self.keyword("notin") {
-                    Op::NotIn(self.values(input)?)
-                } else if self.keyword("in") {
-                    Op::In(self.values(input)?)
-                } else {
-                    return Err(bad_selector(input, "unknown operator"));
-                }
+                return Err(format!(
+                    "found '{lit}', expected: in, notin, =, ==, !=, gt, lt"
+                ));
             }
         };
+        // What `NewRequirement` checks of the values, in its order.
+        let mut errors = Vec::new();
+        let mut number = None;
+        if matches!(op, Tok::Greater | Tok::Less) {
+            for (i, v) in values.iter().enumerate() {
+                match v.parse::<i64>() {
+                    Ok(n) => number = Some(n),
+                    Err(_) => errors.push(invalid(
+                        &format!("values[{i}]"),
+                        v,
+                        "for 'Gt', 'Lt' operators, the value must be an integer",
+                    )),
+                }
+            }
+        }
+        for (i, v) in values.iter().enumerate() {
+            let problems = ocm_api::k8s::names::label_value_errors(v);
+            if !problems.is_empty() {
+                errors.push(invalid(
+                    &format!("values[{i}][{key}]"),
+                    v,
+                    &problems.join("; "),
+                ));
+            }
+        }
+        if let Some(e) = aggregate(errors) {
+            return Err(e);
+        }
+        let one = || values.first().cloned().unwrap_or_default();
+        let op = match op {
+            Tok::In => Op::In(values.clone()),
+            Tok::NotIn => Op::NotIn(values.clone()),
+            Tok::NotEquals => Op::NotEq(one()),
+            Tok::Greater => Op::Gt(number.unwrap_or_default()),
+            Tok::Less => Op::Lt(number.unwrap_or_default()),
+            _ => Op::Eq(one()),
+        };
         Ok(Requirement { key, op })
+    }
+
+    /// `(a, b, c)`: a set of values, some possibly empty; sorted, without repeats.
+    fn set(&mut self) -> Result<Vec<String>, String> {
+        let (tok, lit) = self.consume(Context::Values);
+        if tok != Tok::OpenPar {
+            return Err(format!("found '{lit}' expected: '('"));
+        }
+        let (tok, lit) = self.lookahead(Context::Values);
+        let mut set = std::collections::BTreeSet::new();
+        match tok {
+            Tok::Identifier | Tok::Comma => {
+                self.identifiers(&mut set)?;
+                if self.consume(Context::Values).0 != Tok::ClosedPar {
+                    return Err(format!("found '{lit}', expected: ')'"));
+                }
+            }
+            Tok::ClosedPar => {
+                self.consume(Context::Values);
+                set.insert(String::new());
+            }
+            _ => return Err(format!("found '{lit}', expected: ',', ')' or identifier")),
+        }
+        Ok(set.into_iter().collect())
+    }
+
+    fn identifiers(&mut self, set: &mut std::collections::BTreeSet<String>) -> Result<(), String> {
+        loop {
+            let (tok, lit) = self.consume(Context::Values);
+            match tok {
+                Tok::Identifier => {
+                    set.insert(lit);
+                    let (t2, l2) = self.lookahead(Context::Values);
+                    match t2 {
+                        Tok::Comma => continue,
+                        Tok::ClosedPar => return Ok(()),
+                        _ => return Err(format!("found '{l2}', expected: ',' or ')'")),
+                    }
+                }
+                Tok::Comma => {
+                    if set.is_empty() {
+                        set.insert(String::new());
+                    }
+                    match self.lookahead(Context::Values).0 {
+                        Tok::ClosedPar => {
+                            set.insert(String::new());
+                            return Ok(());
+                        }
+                        Tok::Comma => {
+                            set.insert(String::new());
+                        }
+                        _ => {}
+                    }
+                }
+                _ => return Err(format!("found '{lit}', expected: ',', or identifier")),
+            }
+        }
+    }
+
+    /// The one value after `=`, `==`, `!=`, `>` or `<` (empty when none follows).
+    fn exact(&mut self) -> Result<Vec<String>, String> {
+        if matches!(self.lookahead(Context::Values).0, Tok::End | Tok::Comma) {
+            return Ok(vec![String::new()]);
+        }
+        let (tok, lit) = self.consume(Context::Values);
+        if tok == Tok::Identifier {
+            Ok(vec![lit])
+        } else {
+            Err(format!("found '{lit}', expected: identifier"))
+        }
     }
 }
 
 /// A parsed field selector: `metadata.name=x,status.phase!=Running`.
 ///
-/// Any dotted path into the object is accepted (a superset of what the real
-/// API server allows for a given kind).
+/// The grammar is apimachinery's `fields.ParseSelector` (terms split at unescaped commas,
+/// `!=`, `==` or `=` in each, `\\`, `\,` and `\=` escapes in values); which fields a
+/// resource can be selected by is checked when it is listed or watched
+/// ([`FieldSelector::check_fields`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldSelector {
     reqs: Vec<(String, bool, String)>,
 }
 
+/// The field selectors each built-in kind takes besides `metadata.name` and
+/// `metadata.namespace`, for the kinds with a conversion of their own (which answers
+/// `field label not supported: <field>`). Every other kind takes just the two.
+fn kind_fields(group: &str, kind: &str) -> Option<&'static [&'static str]> {
+    Some(match (group, kind) {
+        ("", "Pod") => &[
+            "metadata.name",
+            "metadata.namespace",
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
+            "spec.host",
+        ],
+        ("", "Node") => &["metadata.name", "spec.unschedulable"],
+        ("", "ReplicationController") | ("apps", "ReplicaSet") => {
+            &["metadata.name", "metadata.namespace", "status.replicas"]
+        }
+        ("", "Event") | ("events.k8s.io", "Event") => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+            "metadata.namespace",
+            "metadata.name",
+        ],
+        ("", "Namespace") => &["status.phase", "metadata.name"],
+        ("", "Secret") => &["type", "metadata.namespace", "metadata.name"],
+        ("", "Service") => &[
+            "metadata.namespace",
+            "metadata.name",
+            "spec.clusterIP",
+            "spec.type",
+        ],
+        ("batch", "Job") => &["metadata.name", "metadata.namespace", "status.successful"],
+        ("certificates.k8s.io", "CertificateSigningRequest") => {
+            &["metadata.name", "spec.signerName"]
+        }
+        _ => return None,
+    })
+}
+
+/// Splits a field selector at the commas that are not escaped.
+fn split_terms(input: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    let mut start = 0;
+    let mut escaped = false;
+    for (i, c) in input.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == ',' {
+            terms.push(&input[start..i]);
+            start = i + 1;
+        }
+    }
+    terms.push(&input[start..]);
+    terms
+}
+
+/// A selector value with its escapes taken out, or apimachinery's error for a bad one.
+fn unescape(value: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut escaped = false;
+    for c in value.chars() {
+        if escaped {
+            match c {
+                '\\' | ',' | '=' => out.push(c),
+                other => {
+                    return Err(format!(
+                        "invalid field selector: invalid escape sequence: \\{other}"
+                    ));
+                }
+            }
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            ',' | '=' => {
+                return Err(format!(
+                    "invalid field selector: unescaped character in value: {}",
+                    u32::from(c)
+                ));
+            }
+            other => out.push(other),
+        }
+    }
+    if escaped {
+        return Err("invalid field selector: invalid escape sequence: \\".into());
+    }
+    Ok(out)
+}
+
 impl FieldSelector {
-    /// Parse the syntax of `?fieldSelector=`.
+    /// Parse the syntax of `?fieldSelector=`, as apimachinery's `fields.ParseSelector` does
+    /// (`400 BadRequest` with its message when it does not parse).
     pub fn parse(input: &str) -> ApiResult<Self> {
+        let mut terms = split_terms(input);
+        terms.sort_unstable();
         let mut reqs = Vec::new();
-        for part in input.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (field, eq, value) = if let Some((f, v)) = part.split_once("!=") {
-                (f, false, v)
-            } else if let Some((f, v)) = part.split_once("==") {
-                (f, true, v)
-            } else if let Some((f, v)) = part.split_once('=') {
-                (f, true, v)
-            } else {
+        for term in terms.into_iter().filter(|t| !t.is_empty()) {
+            // The first operator from the left; at each place `!=`, then `==`, then `=`.
+            let split = term.char_indices().find_map(|(i, _)| {
+                let rest = &term[i..];
+                ["!=", "==", "="]
+                    .into_iter()
+                    .find(|op| rest.starts_with(op))
+                    .map(|op| (i, op))
+            });
+            let Some((at, op)) = split else {
                 return Err(ApiError::bad_request(format!(
-                    "invalid selector: '{input}'; can't understand '{part}'"
+                    "invalid selector: '{input}'; can't understand '{term}'"
                 )));
             };
-            reqs.push((field.trim().to_string(), eq, value.trim().to_string()));
+            let value = unescape(&term[at + op.len()..]).map_err(ApiError::bad_request)?;
+            reqs.push((term[..at].to_string(), op != "!=", value));
         }
         Ok(Self { reqs })
+    }
+
+    /// Checks that a resource can be selected by every field this selector names, as
+    /// kube-apiserver's field label conversion does (`400 BadRequest` naming the first field
+    /// it cannot select by). `custom` lists the `selectableFields` of a custom resource.
+    pub fn check_fields(
+        &self,
+        info: &crate::registry::ResourceInfo,
+        custom: &[String],
+    ) -> ApiResult<()> {
+        let builtin = info
+            .crd_name
+            .is_none()
+            .then(|| kind_fields(&info.group, &info.kind))
+            .flatten();
+        for (field, _, _) in &self.reqs {
+            let known = match builtin {
+                Some(fields) => fields.contains(&field.as_str()),
+                None => {
+                    matches!(field.as_str(), "metadata.name" | "metadata.namespace")
+                        || custom.iter().any(|c| c == field)
+                }
+            };
+            if known {
+                continue;
+            }
+            if builtin.is_some() {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {field}"
+                )));
+            }
+            let mut allowed = vec![
+                "metadata.name".to_string(),
+                "metadata.namespace".to_string(),
+            ];
+            allowed.extend(custom.iter().cloned());
+            let quoted: Vec<String> = allowed
+                .iter()
+                .map(|f| ocm_api::k8s::gojson::quote(f))
+                .collect();
+            return Err(ApiError::bad_request(format!(
+                "{} is not a known field selector: only {}",
+                ocm_api::k8s::gojson::quote(field),
+                quoted.join(", ")
+            )));
+        }
+        Ok(())
     }
 
     /// True when the selector selects everything.

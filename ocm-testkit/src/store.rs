@@ -229,10 +229,10 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    pub(crate) fn new(obj: &Value) -> Self {
-        Self {
-            obj: Frozen::freeze(obj),
-        }
+    /// The entry of `obj`, and how deeply `obj` nests.
+    pub(crate) fn measured(obj: &Value) -> (Self, usize) {
+        let (obj, depth) = Frozen::freeze_measured(obj);
+        (Self { obj }, depth)
     }
 
     /// The object as a `Value`.
@@ -321,6 +321,9 @@ pub(crate) struct Inner {
     /// The RBAC objects as `Value`s, by resource, while none of them changes (the authorizer
     /// reads them on every request; the store keeps them frozen).
     pub(crate) rbac_views: std::sync::Mutex<HashMap<String, Arc<Vec<Arc<Value>>>>>,
+    /// How deeply the deepest object this store ever held nests. Past
+    /// `ocm_api::k8s::json::SHALLOW_DEPTH`, requests run on a stack grown to fit it.
+    pub(crate) deepest: usize,
 }
 
 /// One fake cluster's objects, registry, history and watchers.
@@ -464,6 +467,7 @@ impl Store {
                 config,
                 gc: Default::default(),
                 rbac_views: Default::default(),
+                deepest: 0,
             }),
         };
         let ns = Gvr::new("", "v1", "namespaces");
@@ -481,6 +485,18 @@ impl Store {
 
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Inner> {
         self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How deeply the deepest object this store ever held nests (at least what it holds now).
+    pub(crate) fn deepest(&self) -> usize {
+        self.read().deepest
+    }
+
+    /// Runs `f` with enough stack for the deepest object the store held and for a value
+    /// `depth` levels deep: on the caller's stack while they are shallow, as they nearly always
+    /// are (see `ocm_api::k8s::json::with_stack`).
+    pub(crate) fn on_stack<R>(&self, depth: usize, f: impl FnOnce() -> R) -> R {
+        ocm_api::k8s::json::with_stack(self.deepest().max(depth), f)
     }
 
     /// The store clock's current time.
@@ -520,9 +536,11 @@ impl Store {
     /// would be: addon kinds by upstream's conversion, `events.k8s.io` Events from the core
     /// Events they are stored as).
     pub fn get(&self, gvr: &Gvr, namespace: &str, name: &str) -> ApiResult<Arc<Value>> {
-        let info = self.resolve(gvr)?;
-        self.get_entry(gvr, namespace, name)
-            .map(|e| in_version(&info, &gvr.version, e.value()))
+        self.on_stack(0, || {
+            let info = self.resolve(gvr)?;
+            self.get_entry(gvr, namespace, name)
+                .map(|e| in_version(&info, &gvr.version, e.value()))
+        })
     }
 
     pub(crate) fn get_entry(&self, gvr: &Gvr, namespace: &str, name: &str) -> ApiResult<Entry> {
@@ -545,17 +563,19 @@ impl Store {
         namespace: Option<&str>,
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
-        let info = self.resolve(gvr)?;
-        let l = self.list_entries(gvr, namespace, opts)?;
-        Ok(ObjectList {
-            items: l
-                .entries
-                .iter()
-                .map(|e| in_version(&info, &gvr.version, e.value()))
-                .collect(),
-            resource_version: l.resource_version,
-            continue_token: l.continue_token,
-            remaining_item_count: l.remaining_item_count,
+        self.on_stack(0, || {
+            let info = self.resolve(gvr)?;
+            let l = self.list_entries(gvr, namespace, opts)?;
+            Ok(ObjectList {
+                items: l
+                    .entries
+                    .iter()
+                    .map(|e| in_version(&info, &gvr.version, e.value()))
+                    .collect(),
+                resource_version: l.resource_version,
+                continue_token: l.continue_token,
+                remaining_item_count: l.remaining_item_count,
+            })
         })
     }
 
@@ -599,9 +619,7 @@ impl Store {
                     .as_deref()
                     .filter(|rv| !rv.is_empty() && *rv != "0")
                 {
-                    let wanted: u64 = rv.parse().map_err(|_| {
-                        ApiError::bad_request(format!("invalid resource version: {rv}"))
-                    })?;
+                    let wanted = crate::options::list_resource_version(Some(rv))?.unwrap_or(0);
                     if wanted > inner.rv {
                         return Err(crate::watch::too_large_resource_version(wanted, inner.rv));
                     }
@@ -668,7 +686,9 @@ impl Store {
         obj: Value,
         opts: &WriteOptions,
     ) -> ApiResult<Value> {
-        self.create_decoded(gvr, namespace, obj, opts, None)
+        self.on_stack(ocm_api::k8s::json::value_depth(&obj), || {
+            self.create_decoded(gvr, namespace, obj, opts, None)
+        })
     }
 
     /// [`create`](Self::create) of a request body: with `raw` (the body as sent), the type
@@ -698,7 +718,9 @@ impl Store {
         obj: Value,
         opts: &WriteOptions,
     ) -> ApiResult<Value> {
-        self.update_decoded(gvr, namespace, name, obj, opts, None)
+        self.on_stack(ocm_api::k8s::json::value_depth(&obj), || {
+            self.update_decoded(gvr, namespace, name, obj, opts, None)
+        })
     }
 
     /// [`update`](Self::update) of a request body (see [`create_decoded`](Self::create_decoded)).
@@ -732,6 +754,7 @@ impl Store {
         body: &Value,
         opts: &WriteOptions,
     ) -> ApiResult<(Value, bool)> {
+        self.on_stack(ocm_api::k8s::json::value_depth(body), || {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
         let gr = info.storage_resource();
@@ -824,6 +847,7 @@ impl Store {
         let stored = stored.unwrap_or(cur);
         let out = inner.update(&info, gvr, &key, &stored, patched, opts, UpdateKind::Patch)?;
         Ok((out, false))
+        })
     }
 
     /// Delete an object.
@@ -834,6 +858,7 @@ impl Store {
         name: &str,
         opts: &DeleteOptions,
     ) -> ApiResult<DeleteOutcome> {
+        self.on_stack(0, || {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
         let gr = info.storage_resource();
@@ -861,6 +886,7 @@ impl Store {
             return Ok(DeleteOutcome::Deleted(current.as_ref().clone()));
         }
         Ok(inner.delete_object(&gr, &key, opts.propagation.unwrap_or_default()))
+        })
     }
 
     /// Delete every object a list selects (DELETE on a collection).
@@ -871,23 +897,25 @@ impl Store {
         list: &ListOptions,
         opts: &DeleteOptions,
     ) -> ApiResult<Vec<Value>> {
-        let all = ListOptions {
-            limit: 0,
-            continue_token: None,
-            ..list.clone()
-        };
-        let items = self.list(gvr, namespace, &all)?;
-        let mut out = Vec::new();
-        for item in items.items {
-            let ns = meta_str(&item, "namespace").unwrap_or_default();
-            let name = meta_str(&item, "name").unwrap_or_default();
-            match self.delete(gvr, ns, name, opts) {
-                Ok(DeleteOutcome::Deleted(v)) | Ok(DeleteOutcome::Pending(v)) => out.push(v),
-                Err(e) if e.code == 404 => {}
-                Err(e) => return Err(e),
+        self.on_stack(0, || {
+            let all = ListOptions {
+                limit: 0,
+                continue_token: None,
+                ..list.clone()
+            };
+            let items = self.list(gvr, namespace, &all)?;
+            let mut out = Vec::new();
+            for item in items.items {
+                let ns = meta_str(&item, "namespace").unwrap_or_default();
+                let name = meta_str(&item, "name").unwrap_or_default();
+                match self.delete(gvr, ns, name, opts) {
+                    Ok(DeleteOutcome::Deleted(v)) | Ok(DeleteOutcome::Pending(v)) => out.push(v),
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
+                }
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// Answer a `SubjectAccessReview`, `LocalSubjectAccessReview` or
@@ -928,6 +956,21 @@ impl Store {
         crate::crd::version_printer_columns(&crd, version)
     }
 
+    /// The `selectableFields` of `version` of the custom resource `info`, from its CRD object
+    /// (empty for built-in kinds).
+    pub(crate) fn crd_selectable_fields(&self, info: &ResourceInfo, version: &str) -> Vec<String> {
+        let Some(name) = info.crd_name.as_deref() else {
+            return Vec::new();
+        };
+        self.read()
+            .lookup(
+                &GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+                &ObjectKey::new("", name),
+            )
+            .map(|crd| crate::crd::version_selectable_fields(&crd, version))
+            .unwrap_or_default()
+    }
+
     /// Whether `user` may do what `req` asks, by the RBAC objects in the store.
     pub(crate) fn allows(&self, user: &crate::auth::UserInfo, req: &crate::auth::Request) -> bool {
         user.is_master() || self.read().allows(user, req)
@@ -964,97 +1007,97 @@ impl Store {
         namespace: Option<&str>,
         opts: WatchOptions,
     ) -> ApiResult<Subscription> {
-        let mut inner = self.write();
-        let info = inner.resolve(gvr)?;
-        let gr = info.storage_resource();
-        let namespace = namespace
-            .filter(|_| info.namespaced)
-            .filter(|n| !n.is_empty())
-            .map(str::to_string);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut sub = Subscription {
-            initial: Vec::new(),
-            initial_events_end: None,
-            expired: None,
-            start_resource_version: inner.rv,
-            wait_until: None,
-            rx,
-            label_selector: opts.label_selector.clone(),
-            field_selector: opts.field_selector.clone(),
-        };
-        let rv = opts.resource_version.as_deref().unwrap_or("");
-        let requested =
-            if rv.is_empty() || rv == "0" {
+        self.on_stack(0, || {
+            let mut inner = self.write();
+            let info = inner.resolve(gvr)?;
+            let gr = info.storage_resource();
+            let namespace = namespace
+                .filter(|_| info.namespaced)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string);
+            let (tx, rx) = mpsc::unbounded_channel();
+            let mut sub = Subscription {
+                initial: Vec::new(),
+                initial_events_end: None,
+                expired: None,
+                start_resource_version: inner.rv,
+                wait_until: None,
+                rx,
+                label_selector: opts.label_selector.clone(),
+                field_selector: opts.field_selector.clone(),
+            };
+            let rv = opts.resource_version.as_deref().unwrap_or("");
+            let requested = if rv.is_empty() || rv == "0" {
                 None
             } else {
-                Some(rv.parse::<u64>().map_err(|_| {
-                    ApiError::bad_request(format!("invalid resource version: {rv}"))
-                })?)
+                crate::options::read_resource_version(Some(rv))?
             };
-        let mut requested = requested;
-        if let Some(wanted) = requested.filter(|wanted| *wanted > inner.rv)
-            && inner.config.future_watches_wait
-            && !opts.send_initial_events
-        {
-            // kube-apiserver's plain watch: silent until the store passes `wanted`.
-            sub.wait_until = Some(wanted);
-            requested = Some(inner.rv);
-        }
-        if let Some(wanted) = requested.filter(|wanted| *wanted > inner.rv) {
-            // A version this store never issued (see `crate::watch` for both answers).
-            sub.expired = Some(if opts.send_initial_events {
-                crate::watch::too_large_resource_version(wanted, inner.rv)
-            } else {
-                crate::watch::never_issued_resource_version(wanted, inner.rv)
-            });
-            return Ok(sub);
-        }
-        let from_state = opts.send_initial_events || requested.is_none();
-        if from_state {
-            if let Some(objects) = inner.objects.get(&gr) {
-                for (k, v) in objects {
-                    if namespace.as_ref().is_some_and(|ns| *ns != k.namespace) {
-                        continue;
-                    }
-                    if opts.label_selector.matches_frozen(&v.obj)
-                        && opts.field_selector.matches_frozen(&v.obj)
-                    {
-                        sub.initial.push((EventType::Added, v.value()));
-                    }
-                }
+            let mut requested = requested;
+            if let Some(wanted) = requested.filter(|wanted| *wanted > inner.rv)
+                && inner.config.future_watches_wait
+                && !opts.send_initial_events
+            {
+                // kube-apiserver's plain watch: silent until the store passes `wanted`.
+                sub.wait_until = Some(wanted);
+                requested = Some(inner.rv);
             }
-            if opts.send_initial_events {
-                sub.initial_events_end = Some(inner.rv);
-            }
-        } else {
-            let since = requested.unwrap_or_default();
-            inner.expire_history();
-            let compacted = inner.compacted_rv_of(&gr);
-            if since < compacted {
-                sub.expired = Some(ApiError::gone(format!(
-                    "too old resource version: {since} ({compacted})"
-                )));
+            if let Some(wanted) = requested.filter(|wanted| *wanted > inner.rv) {
+                // A version this store never issued (see `crate::watch` for both answers).
+                sub.expired = Some(if opts.send_initial_events {
+                    crate::watch::too_large_resource_version(wanted, inner.rv)
+                } else {
+                    crate::watch::never_issued_resource_version(wanted, inner.rv)
+                });
                 return Ok(sub);
             }
-            sub.start_resource_version = since;
-            let selecting = !(opts.label_selector.is_empty() && opts.field_selector.is_empty());
-            let events = inner.history.get(&gr).map(|h| &h.events);
-            let first = events.map_or(0, |e| e.partition_point(|ev| ev.resource_version <= since));
-            for ev in events.into_iter().flat_map(|e| e.range(first..)) {
-                if namespace.as_ref().is_some_and(|ns| *ns != ev.namespace) {
-                    continue;
+            let from_state = opts.send_initial_events || requested.is_none();
+            if from_state {
+                if let Some(objects) = inner.objects.get(&gr) {
+                    for (k, v) in objects {
+                        if namespace.as_ref().is_some_and(|ns| *ns != k.namespace) {
+                            continue;
+                        }
+                        if opts.label_selector.matches_frozen(&v.obj)
+                            && opts.field_selector.matches_frozen(&v.obj)
+                        {
+                            sub.initial.push((EventType::Added, v.value()));
+                        }
+                    }
                 }
-                if let Some(t) = sub.translate(&ev.stored(selecting)) {
-                    sub.initial.push(t);
+                if opts.send_initial_events {
+                    sub.initial_events_end = Some(inner.rv);
+                }
+            } else {
+                let since = requested.unwrap_or_default();
+                inner.expire_history();
+                let compacted = inner.compacted_rv_of(&gr);
+                if since < compacted {
+                    sub.expired = Some(ApiError::gone(format!(
+                        "too old resource version: {since} ({compacted})"
+                    )));
+                    return Ok(sub);
+                }
+                sub.start_resource_version = since;
+                let selecting = !(opts.label_selector.is_empty() && opts.field_selector.is_empty());
+                let events = inner.history.get(&gr).map(|h| &h.events);
+                let first =
+                    events.map_or(0, |e| e.partition_point(|ev| ev.resource_version <= since));
+                for ev in events.into_iter().flat_map(|e| e.range(first..)) {
+                    if namespace.as_ref().is_some_and(|ns| *ns != ev.namespace) {
+                        continue;
+                    }
+                    if let Some(t) = sub.translate(&ev.stored(selecting)) {
+                        sub.initial.push(t);
+                    }
                 }
             }
-        }
-        inner.watchers.push(WatcherSlot {
-            group_resource: gr,
-            namespace,
-            tx,
-        });
-        Ok(sub)
+            inner.watchers.push(WatcherSlot {
+                group_resource: gr,
+                namespace,
+                tx,
+            });
+            Ok(sub)
+        })
     }
 }
 
@@ -1211,7 +1254,8 @@ impl Inner {
                 }
             }
         }
-        let entry = Entry::new(&obj);
+        let (entry, depth) = Entry::measured(&obj);
+        self.deepest = self.deepest.max(depth);
         // The history keeps the state before a modification as it was stored.
         let prior = match event_type {
             EventType::Modified => self.entry(gr, key).map(|e| e.obj.clone()),

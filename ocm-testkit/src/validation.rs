@@ -114,13 +114,83 @@ fn old_item<'o>(old: Option<&'o Value>, schema: &Value, item: &Value) -> Option<
         .find(|o| keys.iter().all(|k| o.get(*k) == item.get(*k)))
 }
 
-/// Check `v` (at dotted `path`) against `schema`; `old` is the correlated old
+/// What a walk of an object checks: the schema's structural rules, or its
+/// `x-kubernetes-validations` CEL rules.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Schema,
+    Rules,
+}
+
+/// Validate a custom resource against its version's schema, as kube-apiserver does: first
+/// every structural rule; then, unless one of those found a value of the wrong type or an
+/// unsupported enum value, the CEL rules (which would see a broken object). When CEL rules
+/// exist but are skipped, kube-apiserver says so in one more cause.
+pub(crate) fn validate_object(obj: &Value, schema: &Value, old: Option<&Value>) -> Vec<Cause> {
+    let mut out = Vec::new();
+    walk(obj, schema, "", old, Pass::Schema, &mut out);
+    if !has_rules(schema) {
+        return out;
+    }
+    let blocking = out
+        .iter()
+        .any(|c| c.reason == "FieldValueTypeInvalid" || c.reason == "FieldValueNotSupported");
+    if blocking {
+        out.push(cause(
+            "FieldValueInvalid",
+            "<nil>",
+            "Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+        ));
+    } else {
+        walk(obj, schema, "", old, Pass::Rules, &mut out);
+    }
+    out
+}
+
+/// Adds a structural finding, in the pass that reports them.
+fn report(pass: Pass, out: &mut Vec<Cause>, finding: Cause) {
+    if pass == Pass::Schema {
+        out.push(finding);
+    }
+}
+
+/// Whether a schema has CEL rules anywhere.
+fn has_rules(schema: &Value) -> bool {
+    let mut pending = vec![schema];
+    while let Some(s) = pending.pop() {
+        match s {
+            Value::Object(m) => {
+                if m.contains_key("x-kubernetes-validations") {
+                    return true;
+                }
+                pending.extend(m.values());
+            }
+            Value::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Check `v` (at dotted `path`) against `schema` in one `pass`; `old` is the correlated old
 /// value on update. Causes are appended to `out`.
-pub(crate) fn validate(
+fn walk(
     v: &Value,
     schema: &Value,
     path: &str,
     old: Option<&Value>,
+    pass: Pass,
+    out: &mut Vec<Cause>,
+) {
+    ocm_api::k8s::json::descend(|| walk_level(v, schema, path, old, pass, out))
+}
+
+fn walk_level(
+    v: &Value,
+    schema: &Value,
+    path: &str,
+    old: Option<&Value>,
+    pass: Pass,
     out: &mut Vec<Cause>,
 ) {
     // Ratcheting: an unchanged value is not validated again.
@@ -138,17 +208,21 @@ pub(crate) fn validate(
             .unwrap_or(false)
             && !path.is_empty()
         {
-            out.push(cause(
-                "FieldValueTypeInvalid",
-                path,
-                format!(
-                    "Invalid value: \"null\": {path} in body must be of type {}: \"null\"",
-                    schema
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .unwrap_or("object")
+            report(
+                pass,
+                out,
+                cause(
+                    "FieldValueTypeInvalid",
+                    path,
+                    format!(
+                        "Invalid value: \"null\": {path} in body must be of type {}: \"null\"",
+                        schema
+                            .get("type")
+                            .and_then(Value::as_str)
+                            .unwrap_or("object")
+                    ),
                 ),
-            ));
+            );
         }
         return;
     }
@@ -156,13 +230,17 @@ pub(crate) fn validate(
     if let Some(want) = schema.get("type").and_then(Value::as_str) {
         let ok = want == actual || (want == "number" && actual == "integer");
         if !ok && !int_or_string {
-            out.push(cause(
-                "FieldValueTypeInvalid",
-                path,
-                format!(
-                    "Invalid value: \"{actual}\": {path} in body must be of type {want}: \"{actual}\""
+            report(
+                pass,
+                out,
+                cause(
+                    "FieldValueTypeInvalid",
+                    path,
+                    format!(
+                        "Invalid value: \"{actual}\": {path} in body must be of type {want}: \"{actual}\""
+                    ),
                 ),
-            ));
+            );
             return;
         }
     }
@@ -176,15 +254,19 @@ pub(crate) fn validate(
                 other => quote(&other.to_string()),
             })
             .collect();
-        out.push(cause(
-            "FieldValueNotSupported",
-            path,
-            format!(
-                "Unsupported value: {}: supported values: {}",
-                shown(v),
-                list.join(", ")
+        report(
+            pass,
+            out,
+            cause(
+                "FieldValueNotSupported",
+                path,
+                format!(
+                    "Unsupported value: {}: supported values: {}",
+                    shown(v),
+                    list.join(", ")
+                ),
             ),
-        ));
+        );
     }
     let num = |k: &str| schema.get(k).and_then(Value::as_f64);
     let flag = |k: &str| schema.get(k).and_then(Value::as_bool).unwrap_or(false);
@@ -193,47 +275,63 @@ pub(crate) fn validate(
             let len = s.chars().count() as f64;
             if let Some(m) = num("maxLength").filter(|m| len > *m) {
                 let unit = if m == 1.0 { "byte" } else { "bytes" };
-                out.push(cause(
-                    "FieldValueTooLong",
-                    path,
-                    format!("Too long: may not be more than {} {unit}", go_number(m)),
-                ));
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueTooLong",
+                        path,
+                        format!("Too long: may not be more than {} {unit}", go_number(m)),
+                    ),
+                );
             }
             if let Some(m) = num("minLength").filter(|m| len < *m) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should be at least {} chars long",
-                        quote(s),
-                        go_number(m)
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueInvalid",
+                        path,
+                        format!(
+                            "Invalid value: {}: {path} in body should be at least {} chars long",
+                            quote(s),
+                            go_number(m)
+                        ),
                     ),
-                ));
+                );
             }
             if let Some(p) = schema.get("pattern").and_then(Value::as_str)
                 && let Some(re) = regex(p)
                 && !re.is_match(s)
             {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should match '{p}'",
-                        quote(s)
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueInvalid",
+                        path,
+                        format!(
+                            "Invalid value: {}: {path} in body should match '{p}'",
+                            quote(s)
+                        ),
                     ),
-                ));
+                );
             }
             if let Some(f) = schema.get("format").and_then(Value::as_str)
                 && !format::valid(f, s)
             {
-                out.push(cause(
-                    "FieldValueTypeInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {q}: {path} in body must be of type {f}: {q}",
-                        q = quote(s)
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueTypeInvalid",
+                        path,
+                        format!(
+                            "Invalid value: {q}: {path} in body must be of type {f}: {q}",
+                            q = quote(s)
+                        ),
                     ),
-                ));
+                );
             }
         }
         Value::Number(n) => {
@@ -245,14 +343,18 @@ pub(crate) fn validate(
                     (x > m, "less than or equal to")
                 };
                 if bad {
-                    out.push(cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {n}: {path} in body should be {how} {}",
-                            go_number(m)
+                    report(
+                        pass,
+                        out,
+                        cause(
+                            "FieldValueInvalid",
+                            path,
+                            format!(
+                                "Invalid value: {n}: {path} in body should be {how} {}",
+                                go_number(m)
+                            ),
                         ),
-                    ));
+                    );
                 }
             }
             if let Some(m) = num("minimum") {
@@ -262,58 +364,74 @@ pub(crate) fn validate(
                     (x < m, "greater than or equal to")
                 };
                 if bad {
-                    out.push(cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {n}: {path} in body should be {how} {}",
-                            go_number(m)
+                    report(
+                        pass,
+                        out,
+                        cause(
+                            "FieldValueInvalid",
+                            path,
+                            format!(
+                                "Invalid value: {n}: {path} in body should be {how} {}",
+                                go_number(m)
+                            ),
                         ),
-                    ));
+                    );
                 }
             }
             if let Some(m) = num("multipleOf").filter(|m| *m > 0.0)
                 && (x / m).fract().abs() > 1e-9
             {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {n}: {path} in body should be a multiple of {}",
-                        go_number(m)
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueInvalid",
+                        path,
+                        format!(
+                            "Invalid value: {n}: {path} in body should be a multiple of {}",
+                            go_number(m)
+                        ),
                     ),
-                ));
+                );
             }
         }
         Value::Array(items) => {
             let n = items.len() as f64;
             if let Some(m) = num("maxItems").filter(|m| n > *m) {
-                out.push(cause(
-                    "FieldValueTooMany",
-                    path,
-                    format!(
-                        "Too many: {}: must have at most {} {}",
-                        items.len(),
-                        go_number(m),
-                        items_word(m)
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueTooMany",
+                        path,
+                        format!(
+                            "Too many: {}: must have at most {} {}",
+                            items.len(),
+                            go_number(m),
+                            items_word(m)
+                        ),
                     ),
-                ));
+                );
             }
             if let Some(m) = num("minItems").filter(|m| n < *m) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should have at least {} items",
-                        items.len(),
-                        go_number(m)
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueInvalid",
+                        path,
+                        format!(
+                            "Invalid value: {}: {path} in body should have at least {} items",
+                            items.len(),
+                            go_number(m)
+                        ),
                     ),
-                ));
+                );
             }
             if let Some(is) = schema.get("items") {
                 for (i, it) in items.iter().enumerate() {
                     let o = old_item(old, schema, it);
-                    validate(it, is, &format!("{path}[{i}]"), o, out);
+                    walk(it, is, &format!("{path}[{i}]"), o, pass, out);
                 }
             }
         }
@@ -327,36 +445,44 @@ pub(crate) fn validate(
             };
             let count = m.len() as f64;
             if let Some(max) = num("maxProperties").filter(|x| count > *x) {
-                out.push(cause(
-                    "FieldValueTooMany",
-                    path,
-                    format!(
-                        "Too many: {}: must have at most {} {}",
-                        m.len(),
-                        go_number(max),
-                        items_word(max)
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueTooMany",
+                        path,
+                        format!(
+                            "Too many: {}: must have at most {} {}",
+                            m.len(),
+                            go_number(max),
+                            items_word(max)
+                        ),
                     ),
-                ));
+                );
             }
             if let Some(min) = num("minProperties").filter(|x| count < *x) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should have at least {} properties",
-                        m.len(),
-                        go_number(min)
+                report(
+                    pass,
+                    out,
+                    cause(
+                        "FieldValueInvalid",
+                        path,
+                        format!(
+                            "Invalid value: {}: {path} in body should have at least {} properties",
+                            m.len(),
+                            go_number(min)
+                        ),
                     ),
-                ));
+                );
             }
             if let Some(req) = schema.get("required").and_then(Value::as_array) {
                 for r in req.iter().filter_map(Value::as_str) {
                     if !m.contains_key(r) {
-                        out.push(cause(
-                            "FieldValueRequired",
-                            &join(r),
-                            "Required value".into(),
-                        ));
+                        report(
+                            pass,
+                            out,
+                            cause("FieldValueRequired", &join(r), "Required value".into()),
+                        );
                     }
                 }
             }
@@ -367,13 +493,13 @@ pub(crate) fn validate(
                     continue;
                 }
                 if let Some(cs) = props.and_then(|p| p.get(k)).or(additional) {
-                    validate(child, cs, &join(k), old_field(old, k), out);
+                    walk(child, cs, &join(k), old_field(old, k), pass, out);
                 }
             }
         }
         _ => {}
     }
-    if schema.get("x-kubernetes-validations").is_some() {
+    if pass == Pass::Rules && schema.get("x-kubernetes-validations").is_some() {
         rules::check(v, schema, path, old, out);
     }
 }

@@ -112,6 +112,19 @@ pub struct StoredEvent {
     pub previous: Option<Arc<Value>>,
 }
 
+impl Drop for StoredEvent {
+    /// The last holder of an event takes its objects apart without recursion: events of
+    /// objects nested thousands of levels deep end on whatever thread drops them.
+    fn drop(&mut self) {
+        if let Some(object) = Arc::get_mut(&mut self.object) {
+            ocm_api::k8s::json::dismantle(object);
+        }
+        if let Some(previous) = self.previous.as_mut().and_then(Arc::get_mut) {
+            ocm_api::k8s::json::dismantle(previous);
+        }
+    }
+}
+
 /// A registered watcher: what it wants and where to send it.
 #[derive(Debug)]
 pub(crate) struct WatcherSlot {

@@ -165,7 +165,10 @@ async fn a_list_from_a_version_never_issued_times_out_as_kube_apiserver() {
     match api.list(&ListParams::default().at("abc")).await {
         Err(kube::Error::Api(s)) => {
             assert_eq!(s.code, 400);
-            assert_eq!(s.message, "invalid resource version: abc");
+            assert_eq!(
+                s.message,
+                "invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax"
+            );
         }
         other => panic!("expected 400, got {other:?}"),
     }

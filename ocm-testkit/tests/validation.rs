@@ -53,6 +53,10 @@ spec:
                 items: {type: string}
 "#;
 
+/// What kube-apiserver adds when a value of the wrong type or an unsupported enum value keeps
+/// it from running a CRD's CEL rules.
+const SKIPPED_RULES: &str = "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
+
 fn gvr() -> Gvr {
     Gvr::new("example.com", "v1", "gadgets")
 }
@@ -127,19 +131,22 @@ fn bounds_lengths_patterns_and_formats_use_kube_apiserver_messages() {
         ),
         (
             json!({"name": "ok", "mode": "medium"}),
-            "spec.mode: Unsupported value: \"medium\": supported values: \"fast\", \"slow\"",
+            // An unsupported enum value keeps the CEL rules from running, and kube-apiserver
+            // says so.
+            "[spec.mode: Unsupported value: \"medium\": supported values: \"fast\", \"slow\", SKIPPED]",
         ),
         (
             json!({"name": "ok", "level": 3}),
-            "spec.level: Unsupported value: 3: supported values: \"1\", \"2\"",
+            "[spec.level: Unsupported value: 3: supported values: \"1\", \"2\", SKIPPED]",
         ),
         (
             json!({"name": "ok", "since": "yesterday"}),
-            "spec.since: Invalid value: \"yesterday\": spec.since in body must be of type date-time: \"yesterday\"",
+            // A value of the wrong format is one of the wrong type: the CEL rules are skipped.
+            "[spec.since: Invalid value: \"yesterday\": spec.since in body must be of type date-time: \"yesterday\", SKIPPED]",
         ),
         (
             json!({"name": "ok", "address": "300.1.1.1"}),
-            "spec.address: Invalid value: \"300.1.1.1\": spec.address in body must be of type ipv4: \"300.1.1.1\"",
+            "[spec.address: Invalid value: \"300.1.1.1\": spec.address in body must be of type ipv4: \"300.1.1.1\", SKIPPED]",
         ),
         (
             json!({"name": "ok", "tags": []}),
@@ -157,6 +164,7 @@ fn bounds_lengths_patterns_and_formats_use_kube_apiserver_messages() {
     ];
     for (i, (spec, want)) in cases.into_iter().enumerate() {
         let got = message(create(&c, &format!("g{i}"), spec));
+        let want = want.replace("SKIPPED", SKIPPED_RULES);
         assert_eq!(
             got,
             format!("Gadget.example.com \"g{i}\" is invalid: {want}")
@@ -176,7 +184,9 @@ fn bounds_lengths_patterns_and_formats_use_kube_apiserver_messages() {
         json!({"name": "ok", "replicas": 11, "mode": "x"}),
     )
     .unwrap_err();
-    assert_eq!(e.causes.len(), 2);
+    // Two structural causes, and the note that the CEL rules were skipped (the enum value).
+    assert_eq!(e.causes.len(), 3);
+    assert_eq!(e.causes[2].field, "<nil>");
     assert!(e.message.contains("is invalid: [spec."), "{}", e.message);
     assert!(
         e.message.contains("spec.replicas: Invalid value: 11"),

@@ -132,20 +132,25 @@ fn read_state(dir: &Path) -> Result<Option<Saved>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let v: Value = serde_json::from_slice(&text)
-        .map_err(|e| format!("{} is not a saved state: {e}", path.display()))?;
+    // The saved stores hold objects up to the API server's nesting limit, five levels down.
+    let mut v: Value =
+        ocm_api::k8s::json::from_slice_within(&text, ocm_api::k8s::json::MAX_NESTING_DEPTH + 5)
+            .map_err(|e| format!("{} is not a saved state: {e}", path.display()))?;
     let port = |v: &Value| {
         v.get("port")
             .and_then(Value::as_u64)
             .and_then(|p| u16::try_from(p).ok())
     };
+    // Stores are taken out of the document, not copied: they may be deep.
+    let mut store = |v: &mut Value| v.get_mut("store").map(Value::take).unwrap_or(Value::Null);
     let hub = v
-        .get("hub")
+        .get_mut("hub")
         .ok_or_else(|| format!("{}: no hub", path.display()))?;
+    let (hub_port, hub) = (port(hub), store(hub));
     let mut clusters = Vec::new();
     for (i, c) in v
-        .get("clusters")
-        .and_then(Value::as_array)
+        .get_mut("clusters")
+        .and_then(Value::as_array_mut)
         .into_iter()
         .flatten()
         .enumerate()
@@ -153,18 +158,25 @@ fn read_state(dir: &Path) -> Result<Option<Saved>, String> {
         let name = c
             .get("name")
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("{}: clusters[{i}] has no name", path.display()))?;
-        clusters.push((
-            name.to_string(),
-            port(c),
-            c.get("store").cloned().unwrap_or(Value::Null),
-        ));
+            .ok_or_else(|| format!("{}: clusters[{i}] has no name", path.display()))?
+            .to_string();
+        clusters.push((name, port(c), store(c)));
     }
+    ocm_api::k8s::json::drop_value(v);
     Ok(Some(Saved {
-        hub_port: port(hub),
-        hub: hub.get("store").cloned().unwrap_or(Value::Null),
+        hub_port,
+        hub,
         clusters,
     }))
+}
+
+impl Drop for Saved {
+    fn drop(&mut self) {
+        ocm_api::k8s::json::dismantle(&mut self.hub);
+        for (_, _, store) in &mut self.clusters {
+            ocm_api::k8s::json::dismantle(store);
+        }
+    }
 }
 
 /// Everything `--state-dir` writes.
@@ -194,8 +206,10 @@ impl Persisted {
         });
         let path = state_file(dir);
         let tmp = path.with_extension("tmp");
-        let text = serde_json::to_vec(&state).map_err(|e| e.to_string())?;
-        std::fs::write(&tmp, text)
+        let text = serde_json::to_vec(&ocm_api::k8s::json::Deep(&state));
+        ocm_api::k8s::json::drop_value(state);
+        // The state holds every object, Secrets and tokens included: its owner's only.
+        ocm_testkit::files::write_private(&tmp, text.map_err(|e| e.to_string())?)
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }

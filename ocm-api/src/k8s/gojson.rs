@@ -92,9 +92,12 @@ pub fn sprint_strings<S: AsRef<str>>(items: &[S]) -> String {
     format!("[{}]", parts.join(" "))
 }
 
-/// Go's `unicode.IsPrint` for non-ASCII characters, close enough: not a control, format,
-/// separator or private-use character.
-fn is_print(c: char) -> bool {
+/// Go's `unicode.IsPrint`: printable ASCII including the space; beyond ASCII, close enough,
+/// not a control, format, separator or private-use character.
+pub fn is_print(c: char) -> bool {
+    if c.is_ascii() {
+        return (' '..='~').contains(&c);
+    }
     !(c.is_control()
         || c.is_whitespace()
         || matches!(c as u32,

@@ -89,9 +89,25 @@ pub fn with_stack<R>(depth: usize, f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(need, need.saturating_add(STACK_BASE), f)
 }
 
-/// Runs one level of a walk: on a new segment when the current one is nearly used up.
+/// Runs one level of a recursive walk over a value: on a new stack segment when the current
+/// one is nearly used up, so that a walk that calls this at every level never overflows,
+/// however deep the value.
+///
+/// ```
+/// use serde_json::Value;
+///
+/// fn count(v: &Value) -> usize {
+///     ocm_api::k8s::json::descend(|| match v {
+///         Value::Array(items) => 1 + items.iter().map(count).sum::<usize>(),
+///         _ => 1,
+///     })
+/// }
+/// let deep = (0..5_000).fold(serde_json::json!(1), |v, _| serde_json::json!([v]));
+/// assert_eq!(count(&deep), 5_001);
+/// # ocm_api::k8s::json::drop_value(deep);
+/// ```
 #[inline]
-fn level<R>(f: impl FnOnce() -> R) -> R {
+pub fn descend<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
@@ -178,10 +194,16 @@ pub fn is_deep(value: &Value) -> bool {
 /// arbitrary JSON should hold it the way [`Manifest`](crate::work::v1::Manifest) does (through
 /// [`DeepValue`] and [`Deep`]), or be handled inside [`with_stack`].
 pub fn from_slice<T: DeserializeOwned>(text: &[u8]) -> serde_json::Result<T> {
+    from_slice_within(text, MAX_NESTING_DEPTH)
+}
+
+/// [`from_slice`] with another limit, for documents that wrap API objects (a saved state, a
+/// list) and so nest a few levels deeper than the objects in them.
+pub fn from_slice_within<T: DeserializeOwned>(text: &[u8], limit: usize) -> serde_json::Result<T> {
     let depth = nesting_depth(text);
-    if depth > MAX_NESTING_DEPTH {
+    if depth > limit {
         return Err(serde::de::Error::custom(format!(
-            "the JSON nests {depth} levels deep, which exceeds the API server's limit of {MAX_NESTING_DEPTH}"
+            "the JSON nests {depth} levels deep, which exceeds the API server's limit of {limit}"
         )));
     }
     with_stack(depth, || {
@@ -222,8 +244,8 @@ pub fn dismantle(value: &mut Value) {
 /// Clones a value of any depth.
 pub fn clone_value(value: &Value) -> Value {
     match value {
-        Value::Array(items) => level(|| Value::Array(items.iter().map(clone_value).collect())),
-        Value::Object(map) => level(|| {
+        Value::Array(items) => descend(|| Value::Array(items.iter().map(clone_value).collect())),
+        Value::Object(map) => descend(|| {
             Value::Object(
                 map.iter()
                     .map(|(k, v)| (k.clone(), clone_value(v)))
@@ -238,11 +260,11 @@ pub fn clone_value(value: &Value) -> Value {
 pub fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && level(|| x.iter().zip(y).all(|(x, y)| values_equal(x, y)))
+            x.len() == y.len() && descend(|| x.iter().zip(y).all(|(x, y)| values_equal(x, y)))
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && level(|| {
+                && descend(|| {
                     x.iter()
                         .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
                 })
@@ -265,14 +287,14 @@ pub struct Deep<'a>(pub &'a Value);
 impl Serialize for Deep<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
-            Value::Array(items) => level(|| {
+            Value::Array(items) => descend(|| {
                 let mut seq = s.serialize_seq(Some(items.len()))?;
                 for item in items {
                     seq.serialize_element(&Deep(item))?;
                 }
                 seq.end()
             }),
-            Value::Object(map) => level(|| {
+            Value::Object(map) => descend(|| {
                 let mut m = s.serialize_map(Some(map.len()))?;
                 for (k, v) in map {
                     m.serialize_entry(k, &Deep(v))?;
@@ -301,7 +323,7 @@ impl<'de> DeserializeSeed<'de> for DeepValue {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        level(|| d.deserialize_any(DeepVisitor))
+        descend(|| d.deserialize_any(DeepVisitor))
     }
 }
 
