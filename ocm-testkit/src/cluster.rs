@@ -379,17 +379,9 @@ impl FakeCluster {
         let tls = self.state.auth.is_some();
         let task = if tls {
             let listener = crate::tls::TlsListener::new(listener)?;
-            tokio::spawn(async move {
-                if let Err(e) = axum::serve(listener, app).await {
-                    tracing::warn!("ocm-testkit loopback server stopped: {e}");
-                }
-            })
+            tokio::spawn(crate::serve::serve(listener, app))
         } else {
-            tokio::spawn(async move {
-                if let Err(e) = axum::serve(listener, app).await {
-                    tracing::warn!("ocm-testkit loopback server stopped: {e}");
-                }
-            })
+            tokio::spawn(crate::serve::serve(listener, app))
         };
         Ok(LoopbackServer {
             context: self.name.to_string(),

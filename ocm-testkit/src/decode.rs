@@ -52,7 +52,7 @@ pub(crate) fn summarize(body: &[u8]) -> String {
 }
 
 /// `transformDecodeError` without a kind in the data.
-fn unrecognized(kind: &str, err: &str, body: &[u8]) -> ApiError {
+pub(crate) fn unrecognized(kind: &str, err: &str, body: &[u8]) -> ApiError {
     ApiError::bad_request(format!(
         "the object provided is unrecognized (must be of type {kind}): {err} ({})",
         summarize(body)
@@ -99,8 +99,19 @@ pub(crate) fn type_meta(
             Value::Bool(_) => "bool",
             _ => "null",
         };
-        if what == "null" {
+        // `null` decodes as an empty object of a built-in kind; a custom resource names no kind.
+        if what == "null" && info.crd_name.is_none() {
             return Ok((info.kind.clone(), gvr.version.clone()));
+        }
+        if what == "null" {
+            return Err(unrecognized(
+                &info.kind,
+                &format!(
+                    "Object 'Kind' is missing in '{}'",
+                    String::from_utf8_lossy(raw)
+                ),
+                raw,
+            ));
         }
         return Err(unrecognized(
             &info.kind,
@@ -216,14 +227,48 @@ pub(crate) fn patch_type_error(patched: &Value, e: &TypeError) -> ApiError {
     )
 }
 
+/// A strategic merge patch whose result does not fit the kind's types: kube-apiserver converts
+/// the merged map to the typed object and answers `422` with the patch (Go's `%+v` of it) as
+/// the bad value of the field `patch` and the converter's error.
+pub(crate) fn strategic_patch_type_error(patch: &Value, e: &TypeError) -> ApiError {
+    ApiError::invalid(
+        "",
+        "",
+        "",
+        vec![crate::api_error::Cause {
+            reason: "FieldValueInvalid".into(),
+            message: format!(
+                "Invalid value: {}: {}",
+                gojson::quote(&gojson::sprint_value(patch)),
+                e.converter()
+            ),
+            field: "patch".into(),
+        }],
+    )
+}
+
 /// A server-side apply whose object does not fit the kind's types: the field manager's
 /// typed conversion fails, and kube-apiserver answers with that plain error (500, no reason).
-pub(crate) fn apply_type_error(info: &ResourceInfo, gvr: &Gvr, e: &TypeError) -> ApiError {
+pub(crate) fn apply_type_error(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    applied: &Value,
+    e: &TypeError,
+) -> ApiError {
+    let meta = |k: &str| {
+        applied
+            .pointer(&format!("/metadata/{k}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     ApiError::new(
         500,
         "",
         format!(
-            "failed to create typed patch object ({}/{}, Kind={}): {}",
+            "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {}",
+            meta("namespace"),
+            meta("name"),
             info.group,
             gvr.version,
             info.kind,
@@ -232,7 +277,7 @@ pub(crate) fn apply_type_error(info: &ResourceInfo, gvr: &Gvr, e: &TypeError) ->
     )
 }
 
-fn go_value_kind(v: &Value) -> &'static str {
+pub(crate) fn go_value_kind(v: &Value) -> &'static str {
     match v {
         Value::String(_) => "string",
         Value::Number(_) => "number",
@@ -256,9 +301,62 @@ pub(crate) struct TypeError {
     pub(crate) smd_expected: &'static str,
     /// The offending value.
     pub(crate) value: Value,
+    /// The Go type the value was decoded into (`string`, `map[string]string`,
+    /// `v1.ObjectMeta`); empty when the error is not about a type.
+    pub(crate) go_type: String,
 }
 
 impl TypeError {
+    /// The unstructured converter's wording, which a strategic merge patch's result gets
+    /// (`cannot convert int64 to string`, `cannot restore map from string`).
+    pub(crate) fn converter(&self) -> String {
+        let t = self.go_type.as_str();
+        let kind = match &self.value {
+            Value::String(_) => "string",
+            Value::Number(n) if n.is_f64() => "float64",
+            Value::Number(_) => "int64",
+            Value::Bool(_) => "bool",
+            Value::Array(_) => "slice",
+            Value::Object(_) => "map",
+            Value::Null => "invalid",
+        };
+        let primitive = matches!(
+            t,
+            "string"
+                | "bool"
+                | "int"
+                | "int8"
+                | "int16"
+                | "int32"
+                | "int64"
+                | "uint"
+                | "uint8"
+                | "uint16"
+                | "uint32"
+                | "uint64"
+                | "float32"
+                | "float64"
+        );
+        if t.starts_with("map[") {
+            format!("cannot restore map from {kind}")
+        } else if t.starts_with("[]") {
+            format!("cannot restore slice from {kind}")
+        } else if primitive {
+            format!("cannot convert {} to {t}", go_type_name(&self.value))
+        } else if t.contains('.')
+            && !matches!(
+                t,
+                "resource.Quantity" | "intstr.IntOrString" | "v1.Time" | "v1.MicroTime"
+            )
+        {
+            format!("cannot restore struct from: {kind}")
+        } else {
+            // Types that decode themselves (quantities, int-or-strings, times) give their own
+            // decoder's error.
+            self.go.clone()
+        }
+    }
+
     /// Server-side apply's wording (structured-merge-diff's typed conversion):
     /// `.data.a: expected string, got &value.valueUnstructured{Value:1}`.
     pub(crate) fn smd(&self) -> String {
@@ -428,6 +526,7 @@ impl Ctx {
             full_path: self.full.concat(),
             smd_expected: smd,
             value: value.clone(),
+            go_type: go_type.to_string(),
         }
     }
 
@@ -437,6 +536,7 @@ impl Ctx {
             full_path: self.full.concat(),
             smd_expected: "string",
             value: value.clone(),
+            go_type: String::new(),
         }
     }
 }
@@ -1183,13 +1283,119 @@ impl<'de> de::Deserializer<'de> for Probe<'_> {
 }
 
 /// Go's `quoteChar`: how its scanner shows a byte in syntax errors.
+/// Go's `quoteChar`: a character in single quotes, escaped as `strconv.Quote` escapes it.
 fn quote_char(c: char) -> String {
     match c {
         '\'' => "'\\''".into(),
         '"' => "'\"'".into(),
-        // Rust's char Debug is `'x'` with escapes close to Go's strconv.Quote.
-        c => format!("{c:?}"),
+        c => {
+            let quoted = gojson::quote(&c.to_string());
+            format!("'{}'", &quoted[1..quoted.len() - 1])
+        }
     }
+}
+
+/// A value of a YAML document of any depth, deserialised level by level on a stack that
+/// grows as needed.
+struct DeepYaml(Value);
+
+impl<'de> serde::Deserialize<'de> for DeepYaml {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::DeserializeSeed::deserialize(ocm_api::k8s::json::DeepValue, d).map(DeepYaml)
+    }
+}
+
+/// The bracket JSON opens at the first place a value nests deeper than `limit` (in the
+/// order its JSON is written), if it does.
+fn first_too_deep(value: &Value, limit: usize) -> Option<char> {
+    let mut pending = vec![(value, 1usize)];
+    while let Some((v, depth)) = pending.pop() {
+        let children: Vec<&Value> = match v {
+            Value::Array(items) => items.iter().collect(),
+            Value::Object(map) => map.values().collect(),
+            _ => continue,
+        };
+        if depth > limit {
+            return Some(if v.is_array() { '[' } else { '{' });
+        }
+        pending.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
+    }
+    None
+}
+
+/// A YAML request body as the JSON it converts to, read as kube-apiserver reads it: go-yaml
+/// converts any depth it takes (its limit is 10,000 levels), then the JSON is decoded, which
+/// refuses more than 10,000 levels (`couldn't get version/kind; json parse error: invalid
+/// character '[' exceeded max depth`); YAML errors are go-yaml's where we know its words
+/// (`yaml: document contains excessive aliasing` for alias bombs).
+pub(crate) fn yaml_body(kind: &str, body: &[u8]) -> Result<Value, ApiError> {
+    use ocm_api::k8s::json::MAX_NESTING_DEPTH;
+    let text = std::str::from_utf8(body)
+        .map_err(|_| unrecognized(kind, "yaml: invalid leading UTF-8 octet", body))?;
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    let value = yaml_value(text).map_err(|message| unrecognized(kind, &message, body))?;
+    if let Some(bracket) = first_too_deep(&value, MAX_NESTING_DEPTH) {
+        ocm_api::k8s::json::drop_value(value);
+        return Err(unrecognized(
+            kind,
+            &format!(
+                "couldn't get version/kind; json parse error: invalid character {} exceeded max depth",
+                quote_char(bracket)
+            ),
+            body,
+        ));
+    }
+    Ok(value)
+}
+
+/// Parses one YAML document of any depth up to go-yaml's limit into JSON, level by level on
+/// a stack that grows as needed; the error in go-yaml's words where we know them.
+pub(crate) fn yaml_value(text: &str) -> Result<Value, String> {
+    use ocm_api::k8s::json::MAX_NESTING_DEPTH;
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_NESTING_DEPTH + 1;
+    budget.flow_nesting_limit = MAX_NESTING_DEPTH + 1;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    // Each level of a YAML parse takes tens of KiB of stack in a debug build.
+    serde_saphyr::from_str_with_options::<DeepYaml>(text, options)
+        .map(|d| d.0)
+        .map_err(|e| {
+            let e = match e.without_snippet() {
+                serde_saphyr::Error::AliasError { error, .. } => error.without_snippet(),
+                other => other,
+            };
+            match e {
+                serde_saphyr::Error::Budget { breach, .. } => match breach {
+                    serde_saphyr::budget::BudgetBreach::Depth { .. } => {
+                        format!("yaml: exceeded max depth of {MAX_NESTING_DEPTH}")
+                    }
+                    _ => "yaml: document contains excessive aliasing".to_string(),
+                },
+                other => format!(
+                    "yaml: {}",
+                    other.to_string().lines().next().unwrap_or_default()
+                ),
+            }
+        })
+}
+
+/// A JSON text as Go's `encoding/json` reads its strings: each byte that is not part of valid
+/// UTF-8 becomes U+FFFD (the replacement character). Valid text is returned as it is.
+pub(crate) fn go_utf8(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if std::str::from_utf8(text).is_ok() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for chunk in text.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for _ in chunk.invalid() {
+            out.push('\u{fffd}');
+        }
+    }
+    std::borrow::Cow::Owned(out.into_bytes())
 }
 
 /// The error Go's `encoding/json` reports for a body that is not valid JSON, if it is not.
@@ -1225,16 +1431,13 @@ impl Scanner<'_> {
     }
 
     fn bad(&self, context: &str) -> String {
-        let rest = &self.data[self.pos.min(self.data.len())..];
-        let c = std::str::from_utf8(rest)
-            .ok()
-            .and_then(|s| s.chars().next())
-            .or_else(|| {
-                // A byte that does not start valid UTF-8 shows as U+FFFD.
-                rest.first().map(|_| '\u{fffd}')
-            })
-            .unwrap_or('\u{fffd}');
-        format!("invalid character {} {context}", quote_char(c))
+        // Go's scanner works on bytes and shows the offending byte as the rune of its value
+        // (so the first byte of `é` shows as `Ã`, and 0x81 as `\u0081`).
+        let byte = self.data.get(self.pos).copied().unwrap_or(0);
+        format!(
+            "invalid character {} {context}",
+            quote_char(char::from(byte))
+        )
     }
 
     fn top(&mut self) -> Result<usize, String> {
@@ -1684,5 +1887,58 @@ mod tests {
         assert_eq!(summarize(b"{\"a\":1}"), "{\"a\":1}");
         assert_eq!(summarize(b"[1]"), "5b315d");
         assert_eq!(summarize(&[b'{'; 40]), format!("{} ...", "{".repeat(30)));
+    }
+}
+
+#[cfg(test)]
+mod yaml_tests {
+    #[test]
+    fn yaml_bodies_nest_as_deep_as_go_yaml_lets_them_on_a_small_stack() {
+        let body = |n: usize| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: yn}}\ndata: {}{}\n",
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let (ok, deep) = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                let ok = super::yaml_body("ConfigMap", body(2_000).as_bytes())
+                    .map(ocm_api::k8s::json::drop_value);
+                let deep = super::yaml_body("ConfigMap", body(10_000).as_bytes())
+                    .map(ocm_api::k8s::json::drop_value)
+                    .unwrap_err();
+                (ok.is_ok(), deep.message.clone())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(ok);
+        assert!(
+            deep.starts_with("the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character '[' exceeded max depth ("),
+            "{deep}"
+        );
+    }
+
+    #[test]
+    fn alias_bombs_are_go_yamls_excessive_aliasing() {
+        let mut text =
+            String::from("a: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n");
+        for (name, prev) in ["b", "c", "d", "e", "f", "g", "h"]
+            .iter()
+            .zip(["a", "b", "c", "d", "e", "f", "g"])
+        {
+            text.push_str(&format!(
+                "{name}: &{name} [{}]\n",
+                vec![format!("*{prev}"); 9].join(",")
+            ));
+        }
+        let e = super::yaml_body("ConfigMap", text.as_bytes()).unwrap_err();
+        assert!(
+            e.message.starts_with("the object provided is unrecognized (must be of type ConfigMap): yaml: document contains excessive aliasing (613a2026"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -98,6 +98,11 @@ enum Target {
     OpenApiRoot,
     OpenApi(String),
     Health,
+    /// A path under a group version that names no resource request.
+    UnknownIn {
+        group: String,
+        version: String,
+    },
     Unknown,
 }
 
@@ -119,7 +124,10 @@ fn parse_path(path: &str) -> Target {
             other => (None, other.to_vec()),
         };
         if rest.is_empty() || rest.len() > 3 {
-            return Target::Unknown;
+            return Target::UnknownIn {
+                group: group.to_string(),
+                version: version.to_string(),
+            };
         }
         Target::Resource {
             gvr: Gvr::new(group, version, rest[0]),
@@ -166,6 +174,29 @@ fn verb_for(method: &Method, target: &Target, q: &Query) -> String {
         (m, _) => return m.to_ascii_lowercase(),
     }
     .to_string()
+}
+
+/// Whether any resource is served in a group version.
+fn serves(registry: &crate::registry::Registry, group: &str, version: &str) -> bool {
+    registry
+        .iter()
+        .any(|i| i.group == group && i.versions.iter().any(|v| v == version))
+}
+
+/// What kube-apiserver's mux answers for a path outside every served group version: Go's
+/// plain-text `404 page not found`, not a Status.
+fn page_not_found() -> Response {
+    let mut r = Response::new(Body::from("404 page not found\n"));
+    *r.status_mut() = StatusCode::NOT_FOUND;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r.headers_mut().insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    r
 }
 
 fn json_bytes(status: StatusCode, bytes: Vec<u8>, content_type: &'static str) -> Response {
@@ -307,7 +338,10 @@ fn impersonation_denied(
 async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
-    let raw_query = parts.uri.query().unwrap_or_default().to_string();
+    let raw_query = match parts.extensions.get::<crate::serve::LongQuery>() {
+        Some(long) => long.0.clone(),
+        None => parts.uri.query().unwrap_or_default().to_string(),
+    };
     let query = Query::parse(Some(&raw_query));
     let target = parse_path(&path);
     let verb = verb_for(&parts.method, &target, &query);
@@ -395,8 +429,14 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     let response = match fault.and_then(|f| f.error).or(denied) {
         Some(e) => error_response(&e),
         None => match read_body(body, st.options.max_body_bytes).await {
-            Err(e) => error_response(&e),
-            Ok(bytes) => {
+            (Err(e), close) => {
+                let mut r = error_response(&e);
+                if close {
+                    r.extensions_mut().insert(crate::serve::DropConnection);
+                }
+                r
+            }
+            (Ok(bytes), _) => {
                 let ctx = Ctx {
                     user: user.as_ref(),
                     st: &st,
@@ -426,24 +466,57 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     response
 }
 
+/// How much of a refused body Go's HTTP server still reads after the handler, to keep the
+/// connection (`maxPostHandlerReadBytes`); past it, the connection is closed.
+const MAX_POST_HANDLER_READ_BYTES: usize = 256 << 10;
+
 /// Read a request body of at most `limit` bytes, as kube-apiserver's `limitedReadBody`:
-/// one byte more is `413 RequestEntityTooLarge`.
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+/// one byte more is `413 RequestEntityTooLarge`. As Go's server then does, the rest of a body
+/// up to [`MAX_POST_HANDLER_READ_BYTES`] is read and dropped so the connection stays usable;
+/// past that the rest is left unread and the connection closed (the second value says so): a
+/// client still sending sees the connection reset, as kube-apiserver's clients do, and the
+/// in-process client gets the `413`.
+async fn read_body(body: Body, limit: usize) -> (Result<Bytes, ApiError>, bool) {
     use http_body_util::BodyExt;
-    match http_body_util::Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
+    let mut body = body;
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let data = match frame {
+            Ok(f) => match f.into_data() {
+                Ok(d) => d,
+                Err(_) => continue,
+            },
+            Err(e) => {
+                return (
+                    Err(ApiError::bad_request(format!(
+                        "reading the request body failed: {e}"
+                    ))),
+                    true,
+                );
+            }
+        };
+        seen += data.len();
+        if seen <= limit {
+            out.extend_from_slice(&data);
+        } else if seen > limit + MAX_POST_HANDLER_READ_BYTES {
+            return (
+                Err(crate::limits::request_too_large(&format!(
+                    "limit is {limit}"
+                ))),
+                true,
+            );
+        }
+    }
+    if seen > limit {
+        return (
             Err(crate::limits::request_too_large(&format!(
                 "limit is {limit}"
-            )))
-        }
-        Err(e) => Err(ApiError::bad_request(format!(
-            "reading the request body failed: {e}"
-        ))),
+            ))),
+            false,
+        );
     }
+    (Ok(Bytes::from(out)), false)
 }
 
 struct Ctx<'a> {
@@ -487,7 +560,7 @@ impl Ctx<'_> {
             Err(json_err) => {
                 let text = std::str::from_utf8(self.body)
                     .map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
-                serde_saphyr::from_str::<Value>(text).map_err(|_| {
+                crate::decode::yaml_value(text).map_err(|_| {
                     ApiError::bad_request(format!(
                         "the request body is not valid JSON or YAML: {json_err}"
                     ))
@@ -522,43 +595,23 @@ impl Ctx<'_> {
                         crate::decode::summarize(self.body)
                     )));
                 }
-                field_validation::parse_json(self.body)
+                field_validation::parse_json(&crate::decode::go_utf8(self.body))
                     .map_err(|e| ApiError::bad_request(format!("json parse error: {e}")))
             }
             "application/yaml" => {
-                let text = std::str::from_utf8(self.body).map_err(|_| {
-                    ApiError::bad_request(format!(
-                        "the object provided is unrecognized (must be of type {kind}): error converting YAML to JSON: yaml: invalid leading UTF-8 octet ({})",
-                        crate::decode::summarize(self.body)
-                    ))
-                })?;
-                if text.trim().is_empty() {
-                    return Ok((Value::Null, Vec::new()));
-                }
-                serde_saphyr::from_str::<Value>(text)
-                    .map(|v| (v, Vec::new()))
-                    .map_err(|e| {
-                        ApiError::bad_request(format!(
-                            "the object provided is unrecognized (must be of type {kind}): error converting YAML to JSON: yaml: {e} ({})",
-                            crate::decode::summarize(self.body)
-                        ))
-                    })
+                crate::decode::yaml_body(kind, self.body).map(|v| (v, Vec::new()))
             }
+            crate::protobuf::CONTENT_TYPE => crate::protobuf::decode(self.body)
+                .map(|v| (v, Vec::new()))
+                .map_err(|e| {
+                    let message = e.to_string();
+                    if message.contains("not supported") {
+                        ApiError::new(415, "UnsupportedMediaType", message)
+                    } else {
+                        crate::decode::unrecognized(kind, &message, self.body)
+                    }
+                }),
             _ => self.body_json().map(|v| (v, Vec::new())),
-        }
-    }
-
-    /// The body as JSON (or YAML), with the paths of keys a JSON body names twice.
-    fn body_json_checked(&self) -> Result<(Value, Vec<String>), ApiError> {
-        if self.body.is_empty() {
-            return Ok((Value::Null, Vec::new()));
-        }
-        match crate::decode::go_scan(self.body)
-            .ok()
-            .and_then(|_| field_validation::parse_json(self.body).ok())
-        {
-            Some(parsed) => Ok(parsed),
-            None => self.body_json().map(|v| (v, Vec::new())),
         }
     }
 
@@ -647,9 +700,9 @@ fn dispatch(
     let store = &ctx.st.store;
     let get_only = |v: Value| -> Result<Response, ApiError> {
         if method != Method::GET {
-            return Err(ApiError::method_not_allowed(format!(
-                "the server does not allow this method on the requested resource ({method})"
-            )));
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
         }
         Ok(json_response(StatusCode::OK, &v))
     };
@@ -685,21 +738,35 @@ fn dispatch(
             }
             get_only(discovery::group_list(&store.registry()))
         }
-        Target::Group(g) => get_only(discovery::group(&store.registry(), g).ok_or_else(not_found)?),
-        Target::ResourceList { group, version } => get_only(
-            discovery::resource_list(&store.registry(), group, version).ok_or_else(not_found)?,
-        ),
+        Target::Group(g) => match discovery::group(&store.registry(), g) {
+            Some(doc) => get_only(doc),
+            None => Ok(page_not_found()),
+        },
+        Target::ResourceList { group, version } => {
+            match discovery::resource_list(&store.registry(), group, version) {
+                Some(doc) => get_only(doc),
+                None => Ok(page_not_found()),
+            }
+        }
         Target::OpenApiRoot => get_only(openapi::root(&store.registry())),
         Target::OpenApi(gv) => {
             get_only(openapi::group_version(&store.registry(), gv).ok_or_else(not_found)?)
         }
-        Target::Unknown => Err(not_found()),
+        Target::Unknown => Ok(page_not_found()),
+        // Under a served group version, the API's router answers with a Status.
+        Target::UnknownIn { group, version } if serves(&store.registry(), group, version) => {
+            Err(not_found())
+        }
+        Target::UnknownIn { .. } => Ok(page_not_found()),
         Target::Resource {
             gvr,
             namespace,
             name,
             sub,
         } => {
+            if !serves(&store.registry(), &gvr.group, &gvr.version) {
+                return Ok(page_not_found());
+            }
             let info = store.resolve(gvr)?;
             if namespace.is_some() && !info.namespaced {
                 return Err(not_found());
@@ -881,12 +948,22 @@ fn resource_request(
             };
             let mut opts = ctx.write_options(sub, write)?;
             let body = match kind {
-                PatchKind::Merge | PatchKind::Strategic => {
-                    let (body, dups) = ctx.body_json_checked()?;
+                PatchKind::Apply => ctx.body_json()?,
+                // The other patch types are JSON, refused as each patcher words it.
+                _ => {
+                    if let Err(e) = crate::decode::go_scan(ctx.body) {
+                        return Err(ApiError::bad_request(match kind {
+                            PatchKind::Json => format!("error decoding patch: {e}"),
+                            PatchKind::Merge => "Invalid JSON Patch".to_string(),
+                            _ => e,
+                        }));
+                    }
+                    let (body, dups) =
+                        field_validation::parse_json(&crate::decode::go_utf8(ctx.body))
+                            .map_err(|e| ApiError::bad_request(e.to_string()))?;
                     opts.duplicate_fields = dups;
                     body
                 }
-                PatchKind::Json | PatchKind::Apply => ctx.body_json()?,
             };
             let (out, created) = store.patch(gvr, ns, name, kind, &body, &opts)?;
             let code = if created {
@@ -930,9 +1007,9 @@ fn resource_request(
                 }),
             ))
         }
-        _ => Err(ApiError::method_not_allowed(format!(
-            "the server does not allow this method on the requested resource ({verb})"
-        ))),
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
     }
 }
 
@@ -1001,13 +1078,13 @@ fn scale_request(
                     &current_scale,
                     &body,
                     &crate::schema::Shape::root(None),
-                ),
+                )?,
             }
         }
         _ => {
-            return Err(ApiError::method_not_allowed(format!(
-                "the server does not allow this method on the requested resource ({verb})"
-            )));
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
         }
     };
     if let Some(e) = crate::decode::type_error(&crate::scale::scale_info(), &wanted) {

@@ -85,7 +85,7 @@ fn refuse(kind: &str, causes: Vec<Cause>) -> Result<(), ApiError> {
 }
 
 /// Go's `strconv.ParseUint` error for a resource version that is not a number.
-fn parse_uint_error(value: &str) -> Option<String> {
+pub(crate) fn parse_uint_error(value: &str) -> Option<String> {
     let quoted = ocm_api::k8s::gojson::quote(value);
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Some(format!(

@@ -66,7 +66,7 @@ pub(crate) fn json_patch(doc: &Value, patch: &Value) -> ApiResult<Value> {
             _ => "null",
         };
         return Err(ApiError::bad_request(format!(
-            "json: cannot unmarshal {what} into Go value of type jsonpatch.Patch"
+            "error decoding patch: json: cannot unmarshal {what} into Go value of type jsonpatch.Patch"
         )));
     };
     if ops.len() > MAX_JSON_PATCH_OPERATIONS {
@@ -104,16 +104,17 @@ pub(crate) fn merge_patch(doc: &Value, patch: &Value) -> Value {
 }
 
 /// Apply a strategic merge patch to a copy of `doc`, merging lists by the
-/// built-in merge keys and honouring `$patch`, `$deleteFromPrimitiveList/…`,
-/// `$retainKeys` and (by ignoring it) `$setElementOrder/…`.
-pub(crate) fn strategic_merge(doc: &Value, patch: &Value, shape: &Shape<'_>) -> Value {
+/// built-in merge keys and honouring `$patch` (`replace`, `delete`; another value is
+/// apimachinery's error, which kube-apiserver passes on as a `500`),
+/// `$deleteFromPrimitiveList/…`, `$retainKeys` and (by ignoring it) `$setElementOrder/…`.
+pub(crate) fn strategic_merge(doc: &Value, patch: &Value, shape: &Shape<'_>) -> ApiResult<Value> {
     let mut out = doc.clone();
-    smp(&mut out, patch, shape, 0);
-    out
+    smp(&mut out, patch, shape, 0)?;
+    Ok(out)
 }
 
 fn strip_directives(v: &Value) -> Value {
-    match v {
+    ocm_api::k8s::json::descend(|| match v {
         Value::Object(m) => Value::Object(
             m.iter()
                 .filter(|(k, _)| !k.starts_with('$'))
@@ -122,23 +123,62 @@ fn strip_directives(v: &Value) -> Value {
         ),
         Value::Array(a) => Value::Array(a.iter().map(strip_directives).collect()),
         other => other.clone(),
-    }
+    })
 }
 
-fn smp(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) {
+/// apimachinery's `ErrBadPatchType`, for a `$patch` it does not know.
+fn bad_patch_type(directive: &Value, map: &Map<String, Value>) -> ApiError {
+    let shown = match directive {
+        Value::String(s) => s.clone(),
+        other => format!(
+            "%!s({}={})",
+            match other {
+                Value::Bool(_) => "bool",
+                Value::Number(n) if n.is_f64() => "float64",
+                Value::Number(_) => "int64",
+                Value::Null => "<nil>",
+                Value::Array(_) => "[]interface {}",
+                _ => "map[string]interface {}",
+            },
+            ocm_api::k8s::gojson::sprint_value(other)
+        ),
+    };
+    ApiError::new(
+        500,
+        "",
+        format!(
+            "unknown patch type: {shown} in map: {}",
+            ocm_api::k8s::gojson::sprint_value(&Value::Object(map.clone()))
+        ),
+    )
+}
+
+fn smp(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) -> ApiResult<()> {
+    ocm_api::k8s::json::descend(|| smp_level(target, patch, shape, depth))
+}
+
+fn smp_level(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) -> ApiResult<()> {
     let Value::Object(pm) = patch else {
         *target = patch.clone();
-        return;
+        return Ok(());
     };
-    if pm.get("$patch").and_then(Value::as_str) == Some("replace") {
-        *target = strip_directives(patch);
-        return;
+    match pm.get("$patch") {
+        None => {}
+        Some(Value::String(d)) if d == "replace" => {
+            *target = strip_directives(patch);
+            return Ok(());
+        }
+        Some(Value::String(d)) if d == "delete" => {
+            *target = Value::Object(Map::new());
+            return Ok(());
+        }
+        Some(other) => return Err(bad_patch_type(other, pm)),
     }
     if !target.is_object() {
         *target = Value::Object(Map::new());
     }
     let Some(tm) = target.as_object_mut() else {
-        return;
+        return Ok(());
     };
     if let Some(Value::Array(keep)) = pm.get("$retainKeys") {
         let keep: Vec<&str> = keep.iter().filter_map(Value::as_str).collect();
@@ -161,7 +201,7 @@ fn smp(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) {
             }
             Value::Object(_) => {
                 let entry = tm.entry(k.clone()).or_insert(Value::Null);
-                smp(entry, pv, &cs, depth + 1);
+                smp(entry, pv, &cs, depth + 1)?;
             }
             Value::Array(items) => {
                 let merged = match (tm.get(k), cs.list_kind()) {
@@ -172,14 +212,22 @@ fn smp(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) {
                             // Strategic merge identifies items by the first key only (patchMergeKey).
                             let at =
                                 item_key(item, &keys[..1]).and_then(|key| position(&out, &key));
-                            let delete =
-                                item.get("$patch").and_then(Value::as_str) == Some("delete");
-                            match (at, delete) {
+                            let directive = match item.get("$patch") {
+                                None => None,
+                                Some(Value::String(d)) if d == "delete" || d == "replace" => {
+                                    Some(d.as_str())
+                                }
+                                Some(other) => {
+                                    let map = item.as_object().cloned().unwrap_or_default();
+                                    return Err(bad_patch_type(other, &map));
+                                }
+                            };
+                            match (at, directive == Some("delete")) {
                                 (Some(i), true) => {
                                     out.remove(i);
                                 }
                                 (None, true) => {}
-                                (Some(i), false) => smp(&mut out[i], item, &is, depth + 1),
+                                (Some(i), false) => smp(&mut out[i], item, &is, depth + 1)?,
                                 (None, false) => out.push(strip_directives(item)),
                             }
                         }
@@ -203,6 +251,7 @@ fn smp(target: &mut Value, patch: &Value, shape: &Shape<'_>, depth: usize) {
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -219,7 +268,7 @@ mod tests {
             "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}],
             "containers": [{"name": "b", "image": "b:2"}, {"name": "a", "$patch": "delete"}, {"name": "c", "image": "c:1"}]
         }}}});
-        let out = strategic_merge(&doc, &patch, &Shape::root(None));
+        let out = strategic_merge(&doc, &patch, &Shape::root(None)).unwrap();
         assert_eq!(
             out["spec"]["template"]["spec"]["containers"],
             json!([{"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}])

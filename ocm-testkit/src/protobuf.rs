@@ -515,32 +515,170 @@ fn package_of(api_version: &str) -> Option<String> {
     Some(format!("k8s.io.api.{short}.{version}"))
 }
 
-/// Decodes a Kubernetes protobuf body (`k8s\0` + `runtime.Unknown`) into the JSON object it
-/// encodes, with `apiVersion` and `kind` set.
-pub fn decode(body: &[u8]) -> Result<Value, DecodeError> {
-    let rest = body
-        .strip_prefix(MAGIC)
-        .ok_or_else(|| err("the protobuf body does not start with the Kubernetes prefix"))?;
-    let mut r = Reader::new(rest);
-    let (mut api_version, mut kind, mut raw) = (String::new(), String::new(), None);
-    let mut encoding = String::new();
-    while !r.done() {
-        match r.field()? {
-            (1, Wire::Bytes(type_meta)) => {
-                let mut tr = Reader::new(type_meta);
-                while !tr.done() {
-                    match tr.field()? {
-                        (1, Wire::Bytes(b)) => api_version = utf8(b)?,
-                        (2, Wire::Bytes(b)) => kind = utf8(b)?,
-                        _ => {}
+/// The parts of a `runtime.Unknown` envelope.
+#[derive(Default)]
+struct Envelope<'a> {
+    api_version: String,
+    kind: String,
+    raw: Option<&'a [u8]>,
+    encoding: String,
+}
+
+/// Reads one varint of a generated message's field as gogo-protobuf's generated code does,
+/// with its errors (`proto: integer overflow`, `unexpected EOF`).
+fn gogo_varint(buf: &[u8], at: &mut usize) -> Result<u64, DecodeError> {
+    let mut value = 0u64;
+    let mut shift = 0u32;
+    loop {
+        if shift >= 64 {
+            return Err(err("proto: integer overflow"));
+        }
+        let Some(&b) = buf.get(*at) else {
+            return Err(err("unexpected EOF"));
+        };
+        *at += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Ok(value);
+        }
+        shift += 7;
+    }
+}
+
+/// Skips a field of an unknown number, as the generated `skipGenerated` does.
+fn gogo_skip(buf: &[u8], at: &mut usize, wire_type: u64) -> Result<(), DecodeError> {
+    match wire_type {
+        0 => gogo_varint(buf, at).map(|_| ()),
+        1 | 5 => {
+            let n = if wire_type == 1 { 8 } else { 4 };
+            if *at + n > buf.len() {
+                return Err(err("unexpected EOF"));
+            }
+            *at += n;
+            Ok(())
+        }
+        2 => {
+            let len = gogo_varint(buf, at)?;
+            let end = usize::try_from(len)
+                .ok()
+                .and_then(|l| at.checked_add(l))
+                .ok_or_else(|| err("proto: negative length found during unmarshaling"))?;
+            if end > buf.len() {
+                return Err(err("unexpected EOF"));
+            }
+            *at = end;
+            Ok(())
+        }
+        3 => Err(err("proto: unexpected end of group")),
+        other => Err(err(format!("proto: illegal wireType {other}"))),
+    }
+}
+
+/// Reads the length-delimited payload of a field whose wire type was checked.
+fn gogo_bytes<'a>(buf: &'a [u8], at: &mut usize) -> Result<&'a [u8], DecodeError> {
+    let len = gogo_varint(buf, at)?;
+    let end = usize::try_from(len)
+        .ok()
+        .and_then(|l| at.checked_add(l))
+        .ok_or_else(|| err("proto: negative length found during unmarshaling"))?;
+    if end > buf.len() {
+        return Err(err("unexpected EOF"));
+    }
+    let out = &buf[*at..end];
+    *at = end;
+    Ok(out)
+}
+
+/// The fields of one generated message: `(number, wire type, payload)` for its
+/// length-delimited fields, refusing what the generated `Unmarshal` of `message` refuses.
+fn gogo_fields<'a>(
+    message: &str,
+    names: &[(u64, &str)],
+    buf: &'a [u8],
+) -> Result<Vec<(u64, &'a [u8])>, DecodeError> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < buf.len() {
+        let key = gogo_varint(buf, &mut at)?;
+        let (number, wire_type) = (key >> 3, key & 7);
+        if wire_type == 4 {
+            return Err(err(format!(
+                "proto: {message}: wiretype end group for non-group"
+            )));
+        }
+        if number == 0 || i32::try_from(number).is_err() {
+            return Err(err(format!(
+                "proto: {message}: illegal tag {} (wire type {key})",
+                number as i32
+            )));
+        }
+        match names.iter().find(|(n, _)| *n == number) {
+            Some((_, name)) => {
+                if wire_type != 2 {
+                    return Err(err(format!(
+                        "proto: wrong wireType = {wire_type} for field {name}"
+                    )));
+                }
+                out.push((number, gogo_bytes(buf, &mut at)?));
+            }
+            None => gogo_skip(buf, &mut at, wire_type)?,
+        }
+    }
+    Ok(out)
+}
+
+/// The `runtime.Unknown` envelope of a body, read as kube-apiserver's protobuf serializer
+/// reads it, with its errors.
+fn envelope(body: &[u8]) -> Result<Envelope<'_>, DecodeError> {
+    if body.is_empty() {
+        return Err(err("empty data"));
+    }
+    let Some(rest) = body.strip_prefix(MAGIC) else {
+        return Err(err(
+            "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+        ));
+    };
+    if rest.is_empty() {
+        return Err(err("empty body"));
+    }
+    let mut env = Envelope::default();
+    let fields = [
+        (1, "TypeMeta"),
+        (2, "Raw"),
+        (3, "ContentEncoding"),
+        (4, "ContentType"),
+    ];
+    for (number, payload) in gogo_fields("Unknown", &fields, rest)? {
+        match number {
+            1 => {
+                let meta = [(1, "APIVersion"), (2, "Kind")];
+                for (n, b) in gogo_fields("TypeMeta", &meta, payload)? {
+                    let text = String::from_utf8_lossy(b).into_owned();
+                    if n == 1 {
+                        env.api_version = text;
+                    } else {
+                        env.kind = text;
                     }
                 }
             }
-            (2, Wire::Bytes(b)) => raw = Some(b),
-            (3, Wire::Bytes(b)) => encoding = utf8(b)?,
+            2 => env.raw = Some(payload),
+            3 => env.encoding = String::from_utf8_lossy(payload).into_owned(),
             _ => {}
         }
     }
+    Ok(env)
+}
+
+/// Decodes a Kubernetes protobuf body (`k8s\0` + `runtime.Unknown`) into the JSON object it
+/// encodes, with `apiVersion` and `kind` set. An envelope that does not decode gets the
+/// protobuf serializer's error (`proto: Unknown: illegal tag 0 (wire type 1)`).
+pub fn decode(body: &[u8]) -> Result<Value, DecodeError> {
+    let Envelope {
+        api_version,
+        kind,
+        raw,
+        encoding,
+    } = envelope(body)?;
     if !encoding.is_empty() {
         return Err(err(format!(
             "content encoding {encoding:?} is not supported"

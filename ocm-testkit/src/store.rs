@@ -428,15 +428,9 @@ fn spec_part(obj: &Value, status_subresource: bool) -> Value {
     }
 }
 
-fn hex_decode(s: &str) -> Option<String> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect();
-    String::from_utf8(bytes?).ok()
+/// A body of `null` decodes into an empty object (kube-apiserver then finds what is missing).
+fn null_as_empty(obj: Value) -> Value {
+    if obj.is_null() { json!({}) } else { obj }
 }
 
 /// A stored object as a read of `version` returns it (the stored copy itself when nothing
@@ -593,14 +587,8 @@ impl Store {
             .filter(|n| !n.is_empty());
         let (list_rv, after) = match opts.continue_token.as_deref().filter(|t| !t.is_empty()) {
             Some(tok) => {
-                let decoded = hex_decode(tok).ok_or_else(|| {
-                    ApiError::bad_request(format!("continue key is not valid: {tok}"))
-                })?;
-                let mut parts = decoded.splitn(3, '/');
-                let rv = parts.next().and_then(|r| r.parse::<u64>().ok());
-                let (Some(rv), Some(ns), Some(name)) = (rv, parts.next(), parts.next()) else {
-                    return Err(ApiError::bad_request("continue key is not valid"));
-                };
+                let (rv, after) = crate::continue_token::decode(tok)
+                    .map_err(|e| ApiError::bad_request(format!("invalid continue token: {e}")))?;
                 if rv < inner.compacted_rv_of(&gr) {
                     return Err(ApiError::gone(
                         "The provided continue parameter is too old to display a consistent list result. \
@@ -611,7 +599,7 @@ impl Store {
                          show up in the list.",
                     ));
                 }
-                (rv, Some(ObjectKey::new(ns, name)))
+                (rv, Some(after))
             }
             None => {
                 if let Some(rv) = opts
@@ -661,9 +649,7 @@ impl Store {
             last_key = Some(k.clone());
         }
         let continue_token = match (more, last_key) {
-            (true, Some(k)) => Some(ocm_api::k8s::digest::hex(
-                format!("{list_rv}/{}/{}", k.namespace, k.name).as_bytes(),
-            )),
+            (true, Some(k)) => Some(crate::continue_token::encode(list_rv, &k)),
             _ => None,
         };
         Ok(EntryList {
@@ -704,7 +690,7 @@ impl Store {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
         inner.decode_body(&info, gvr, &obj, raw)?;
-        inner.create(&info, gvr, namespace, obj, opts, None)
+        inner.create(&info, gvr, namespace, null_as_empty(obj), opts, None)
     }
 
     /// Replace an object (PUT), or its status with `opts.subresource = Some("status")`.
@@ -736,6 +722,7 @@ impl Store {
         let mut inner = self.write();
         let info = inner.resolve(gvr)?;
         inner.decode_body(&info, gvr, &obj, raw)?;
+        let obj = null_as_empty(obj);
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
         let current = inner
             .lookup(&info.storage_resource(), &key)
@@ -783,6 +770,18 @@ impl Store {
             if !applied.is_object() {
                 return Err(ApiError::bad_request("apply patches must be objects"));
             }
+            // The field manager applies objects of the endpoint's kind and version only.
+            let said = |k: &str| applied.get(k).and_then(Value::as_str).unwrap_or_default();
+            if said("apiVersion") != api_version || said("kind") != info.kind {
+                let (group, version) = match said("apiVersion").rsplit_once('/') {
+                    Some((g, v)) => (g, v),
+                    None => ("", said("apiVersion")),
+                };
+                return Err(ApiError::bad_request(format!(
+                    "invalid object type: {group}/{version}, Kind={}",
+                    said("kind")
+                )));
+            }
             if let Some(m) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
                 if m.contains_key("managedFields") {
                     return Err(ApiError::bad_request("metadata.managedFields must be nil"));
@@ -798,7 +797,7 @@ impl Store {
                 }
             }
             if let Some(e) = crate::decode::type_error(&info, &applied) {
-                return Err(crate::decode::apply_type_error(&info, gvr, &e));
+                return Err(crate::decode::apply_type_error(&info, gvr, &applied, &e));
             }
             if opts.sub() == "status" {
                 scrub_for_subresource(&mut applied, &info, "status", current.as_deref());
@@ -837,12 +836,16 @@ impl Store {
                 if info.crd_name.is_some() {
                     return Err(ApiError::unsupported_patch_type(false));
                 }
-                patch::strategic_merge(&cur, body, &shape)
+                patch::strategic_merge(&cur, body, &shape)?
             }
             PatchKind::Apply => cur.as_ref().clone(),
         };
         if let Some(e) = crate::decode::type_error(&info, &patched) {
-            return Err(crate::decode::patch_type_error(&patched, &e));
+            return Err(if kind == PatchKind::Strategic {
+                crate::decode::strategic_patch_type_error(body, &e)
+            } else {
+                crate::decode::patch_type_error(&patched, &e)
+            });
         }
         let stored = stored.unwrap_or(cur);
         let out = inner.update(&info, gvr, &key, &stored, patched, opts, UpdateKind::Patch)?;
@@ -866,21 +869,24 @@ impl Store {
         let current = inner
             .lookup(&gr, &key)
             .ok_or_else(|| ApiError::not_found(&gr, name))?;
+        // kube-apiserver checks the preconditions before deleting, and names the kind (not
+        // the resource) in its conflict.
+        let by_kind = GroupResource::new(info.group.clone(), info.kind.clone());
         if let Some(uid) = &opts.precondition_uid
             && meta_str(&current, "uid") != Some(uid.as_str())
         {
-            return Err(ApiError::conflict(&gr, name).with_message(format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+            return Err(ApiError::conflict(&by_kind, name).with_message(format!(
+                "Operation cannot be fulfilled on {by_kind} \"{name}\": the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
                 meta_str(&current, "uid").unwrap_or_default()
             )));
         }
         if let Some(rv) = &opts.precondition_resource_version
             && meta_str(&current, "resourceVersion") != Some(rv.as_str())
         {
-            return Err(ApiError::conflict(&gr, name).with_message(format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                    meta_str(&current, "resourceVersion").unwrap_or_default()
-                )));
+            return Err(ApiError::conflict(&by_kind, name).with_message(format!(
+                "Operation cannot be fulfilled on {by_kind} \"{name}\": the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
+                meta_str(&current, "resourceVersion").unwrap_or_default()
+            )));
         }
         if opts.dry_run {
             return Ok(DeleteOutcome::Deleted(current.as_ref().clone()));
@@ -1634,10 +1640,15 @@ impl Inner {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        if let Some(rv) = meta_str(&obj, "resourceVersion").filter(|r| !r.is_empty())
-            && Some(rv) != meta_str(current, "resourceVersion")
-        {
-            return Err(ApiError::conflict(&gr, &key.name));
+        if let Some(rv) = meta_str(&obj, "resourceVersion").filter(|r| !r.is_empty()) {
+            // The storage layer parses the version first: one that is no number is its
+            // error, passed on as a 500.
+            if let Some(e) = crate::options::parse_uint_error(rv) {
+                return Err(ApiError::new(500, "", e));
+            }
+            if Some(rv) != meta_str(current, "resourceVersion") {
+                return Err(ApiError::conflict(&gr, &key.name));
+            }
         }
         // Start from the body, then put back what this write may not change.
         let incoming_managed = obj.pointer("/metadata/managedFields").cloned();

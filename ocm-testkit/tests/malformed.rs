@@ -422,7 +422,7 @@ fn decoding_cases() -> Vec<Case> {
             cm(json!({"metadata": {"name": "applied"}, "data": {"a": 1}})),
             Exact(
                 500,
-                "failed to create typed patch object (/v1, Kind=ConfigMap): .data.a: expected string, got &value.valueUnstructured{Value:1}",
+                "failed to create typed patch object (/applied; /v1, Kind=ConfigMap): .data.a: expected string, got &value.valueUnstructured{Value:1}",
             ),
         ),
     ]

@@ -92,6 +92,64 @@ pub fn sprint_strings<S: AsRef<str>>(items: &[S]) -> String {
     format!("[{}]", parts.join(" "))
 }
 
+/// Go's `fmt.Sprint` (`%v`, and `%+v`) of JSON decoded into `interface{}` with integers kept
+/// as `int64` (as kube-apiserver decodes patches): maps as `map[k:v k2:v2]` with sorted keys,
+/// lists as `[a b]`, strings bare, floats as `strconv` writes them, `null` as `<nil>`.
+///
+/// ```
+/// let v = serde_json::json!({"data": {"b": 5, "a": "x y"}, "list": [1.5, true, null]});
+/// assert_eq!(
+///     ocm_api::k8s::gojson::sprint_value(&v),
+///     "map[data:map[a:x y b:5] list:[1.5 true <nil>]]"
+/// );
+/// ```
+pub fn sprint_value(value: &Value) -> String {
+    let mut out = String::new();
+    push_sprint(&mut out, value);
+    out
+}
+
+fn push_sprint(out: &mut String, value: &Value) {
+    crate::k8s::json::descend(|| match value {
+        Value::Null => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => {
+                let _ = write!(out, "{i}");
+            }
+            (None, Some(u)) => {
+                let _ = write!(out, "{u}");
+            }
+            _ => out.push_str(&format_float(n.as_f64().unwrap_or_default())),
+        },
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                push_sprint(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push_str("map[");
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(k);
+                out.push(':');
+                push_sprint(out, v);
+            }
+            out.push(']');
+        }
+    })
+}
+
 /// Go's `unicode.IsPrint`: printable ASCII including the space; beyond ASCII, close enough,
 /// not a control, format, separator or private-use character.
 pub fn is_print(c: char) -> bool {
