@@ -55,25 +55,17 @@ pub struct Identity {
 }
 
 impl Identity {
-    /// A user in `groups`, with a token derived from the name and groups.
+    /// A user in `groups`, with a new random bearer token (128 bits from the system's
+    /// generator), so that nobody can compute another user's token.
     pub fn new<G: Into<String>>(
         user: impl Into<String>,
         groups: impl IntoIterator<Item = G>,
     ) -> Self {
-        let user = user.into();
-        let groups: Vec<String> = groups.into_iter().map(Into::into).collect();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in user
-            .bytes()
-            .chain(groups.iter().flat_map(|g| g.bytes().chain([0])))
-        {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+        let token: [u8; 16] = crate::uid::random_bytes();
         Self {
-            token: format!("ocm-testkit-{h:016x}"),
-            user,
-            groups,
+            token: format!("ocm-testkit-{}", ocm_api::k8s::digest::hex(&token)),
+            user: user.into(),
+            groups: groups.into_iter().map(Into::into).collect(),
         }
     }
 

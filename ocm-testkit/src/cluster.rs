@@ -34,7 +34,10 @@ impl FakeClusterBuilder {
         self
     }
 
-    /// Seed the uid and generateName generator.
+    /// Seed the uid and generateName generator, for the same uids and generated names on
+    /// every run. Without a seed it is seeded at random, so that no two servers (nor one
+    /// server started again, its state lost or not) hand out the same uid, as with
+    /// kube-apiserver.
     pub fn uid_seed(mut self, seed: u64) -> Self {
         self.store.uid_seed = seed;
         self

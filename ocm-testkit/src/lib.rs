@@ -56,13 +56,16 @@
 //!   ReplicaSets (for `kubectl get pod`);
 //! - [`FakeCluster::journal`] records every request, [`FakeCluster::inject`] adds
 //!   [`FaultRule`]s (status code, count, delay per verb/resource/namespace/name);
-//! - [`ManualClock`] and a uid seed make timestamps and uids deterministic.
+//! - [`ManualClock`] and a uid seed make timestamps and uids deterministic;
+//! - bearer tokens are random per identity, kubeconfigs and saved state are written readable by
+//!   their owner only ([`files`]).
 //!
 //! # Fidelity
 //!
 //! Behaviour follows kube-apiserver 1.33 unless noted:
 //!
-//! - **Metadata**: uid (seeded, deterministic), creationTimestamp from an injectable
+//! - **Metadata**: uid (random; the same on every run with [`FakeClusterBuilder::uid_seed`]),
+//!   creationTimestamp from an injectable
 //!   [`Clock`] ([`ManualClock`] for tests), generateName, one global monotonic
 //!   resourceVersion, `generation` bumped only by changes outside metadata and status,
 //!   no-op writes keep their resourceVersion.

@@ -66,7 +66,8 @@ pub const DEFAULT_WATCH_HISTORY: usize = 1_000;
 pub struct StoreConfig {
     /// Source of timestamps.
     pub clock: Arc<dyn Clock>,
-    /// Seed of the uid and generateName generator.
+    /// Seed of the uid and generateName generator: random unless set (set one for the same
+    /// uids on every run).
     pub uid_seed: u64,
     /// How many change events are kept per resource (group and resource, all namespaces) for
     /// watches that resume from a resourceVersion; older resourceVersions get `410 Gone`, as
@@ -104,7 +105,7 @@ impl Default for StoreConfig {
     fn default() -> Self {
         Self {
             clock: Arc::new(SystemClock),
-            uid_seed: 0x5eed,
+            uid_seed: crate::uid::random_seed(),
             watch_history: DEFAULT_WATCH_HISTORY,
             watch_history_age: None,
             strict_namespaces: false,

@@ -1,4 +1,35 @@
-//! Deterministic generators for uids and generateName suffixes.
+//! Generators for uids and generateName suffixes: deterministic for a given seed (tests set
+//! one to get the same uids on every run), and seeded at random otherwise, so that a server
+//! started again, with or without its saved state, never hands out a uid it gave out before
+//! (as kube-apiserver never does).
+
+/// Random bytes from the operating system's generator.
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
+    use ring::rand::SecureRandom as _;
+    let mut out = [0u8; N];
+    if ring::rand::SystemRandom::new().fill(&mut out).is_err() {
+        // No system generator: fall back to the process's hash keys and the clock, which
+        // differ from run to run.
+        use std::hash::{BuildHasher as _, Hasher as _};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default(),
+        );
+        for (i, b) in out.iter_mut().enumerate() {
+            h.write_usize(i);
+            *b = h.finish() as u8;
+        }
+    }
+    out
+}
+
+/// A random seed for a [`UidGenerator`].
+pub(crate) fn random_seed() -> u64 {
+    u64::from_le_bytes(random_bytes())
+}
 
 /// A seeded generator: the same seed yields the same uids in the same order.
 #[derive(Debug, Clone)]
