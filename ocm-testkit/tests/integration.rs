@@ -22,6 +22,7 @@ mod persist;
 mod rbac;
 mod resource_version;
 mod scale;
+mod security;
 mod simulate;
 mod ssa;
 mod table;
