@@ -478,19 +478,27 @@ impl FakeCluster {
     where
         K: kube::Resource<DynamicType = ()> + Serialize + DeserializeOwned,
     {
-        let v = serde_json::to_value(obj)?;
         let ns = obj
             .meta()
             .namespace
             .clone()
             .unwrap_or_else(|| "default".into());
-        let out = self.state.store.create(
-            &Gvr::of::<K>(),
-            &ns,
-            v,
-            &WriteOptions::manager("ocm-testkit"),
-        )?;
-        Ok(serde_json::from_value(out)?)
+        // Objects may nest deep (a ManifestWork's manifests): the copies made on the way are
+        // made and dropped on a stack with room for them.
+        let store = &self.state.store;
+        store.on_stack(0, || {
+            let v = serde_json::to_value(obj)?;
+            let depth = ocm_api::k8s::json::value_depth(&v);
+            store.on_stack(depth, || {
+                let out = store.create(
+                    &Gvr::of::<K>(),
+                    &ns,
+                    v,
+                    &WriteOptions::manager("ocm-testkit"),
+                )?;
+                Ok(serde_json::from_value(out)?)
+            })
+        })
     }
 
     /// Read a typed object directly from the store (use `""` as namespace for cluster-scoped kinds).
@@ -498,8 +506,11 @@ impl FakeCluster {
     where
         K: kube::Resource<DynamicType = ()> + DeserializeOwned,
     {
-        let v = self.state.store.get(&Gvr::of::<K>(), namespace, name)?;
-        Ok(serde_json::from_value(v.as_ref().clone())?)
+        let store = &self.state.store;
+        store.on_stack(0, || {
+            let v = store.get(&Gvr::of::<K>(), namespace, name)?;
+            Ok(serde_json::from_value(v.as_ref().clone())?)
+        })
     }
 
     /// List typed objects directly from the store (`None` = all namespaces).
@@ -507,14 +518,14 @@ impl FakeCluster {
     where
         K: kube::Resource<DynamicType = ()> + DeserializeOwned,
     {
-        let list = self
-            .state
-            .store
-            .list(&Gvr::of::<K>(), namespace, &Default::default())?;
-        list.items
-            .iter()
-            .map(|v| serde_json::from_value(v.as_ref().clone()).map_err(Error::from))
-            .collect()
+        let store = &self.state.store;
+        store.on_stack(0, || {
+            let list = store.list(&Gvr::of::<K>(), namespace, &Default::default())?;
+            list.items
+                .iter()
+                .map(|v| serde_json::from_value(v.as_ref().clone()).map_err(Error::from))
+                .collect()
+        })
     }
 }
 

@@ -60,155 +60,23 @@
 //! # }
 //! ```
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
-use kube::core::{ApiResource, DynamicResourceScope};
+use kube::core::ApiResource;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::discovery::ResolvedResource;
 
-/// An object as the API server sent it: its JSON, and the identifying metadata the watch
-/// machinery needs (name, namespace, uid, resourceVersion, generation), read field by field so
-/// that it is there even when the object's full metadata would not decode.
-///
-/// Listing or watching `RawObject`s never fails on an object's content, which is what lets an
-/// [`ObjectCache`] decode each object on its own. Use it with `Api::all_with` /
-/// `Api::namespaced_with` and the resource's [`ApiResource`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct RawObject {
-    metadata: ObjectMeta,
-    value: Value,
-}
-
-impl RawObject {
-    /// Wraps a JSON object.
-    pub fn new(value: Value) -> Self {
-        let m = value.get("metadata");
-        let s = |key: &str| {
-            m.and_then(|m| m.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let metadata = ObjectMeta {
-            name: s("name"),
-            namespace: s("namespace"),
-            uid: s("uid"),
-            resource_version: s("resourceVersion"),
-            generation: m.and_then(|m| m.get("generation")).and_then(Value::as_i64),
-            ..ObjectMeta::default()
-        };
-        Self { metadata, value }
-    }
-
-    /// The object's JSON.
-    pub fn value(&self) -> &Value {
-        &self.value
-    }
-
-    /// The object's JSON, taken.
-    pub fn into_value(self) -> Value {
-        self.value
-    }
-
-    /// Decodes the object as `K`. The error names the field that failed, for example
-    /// `spec.manifestConfigs[0].updateStrategy.type: unknown variant ...`.
-    pub fn decode<K: DeserializeOwned>(self) -> Result<K, String> {
-        serde_path_to_error::deserialize(self.value).map_err(|e| {
-            let path = e.path().to_string();
-            if path == "." {
-                e.inner().to_string()
-            } else {
-                format!("{path}: {}", e.inner())
-            }
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for RawObject {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Value::deserialize(deserializer).map(RawObject::new)
-    }
-}
-
-impl Resource for RawObject {
-    type DynamicType = ApiResource;
-    type Scope = DynamicResourceScope;
-
-    fn kind(dt: &ApiResource) -> Cow<'_, str> {
-        dt.kind.as_str().into()
-    }
-    fn group(dt: &ApiResource) -> Cow<'_, str> {
-        dt.group.as_str().into()
-    }
-    fn version(dt: &ApiResource) -> Cow<'_, str> {
-        dt.version.as_str().into()
-    }
-    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
-        dt.api_version.as_str().into()
-    }
-    fn plural(dt: &ApiResource) -> Cow<'_, str> {
-        dt.plural.as_str().into()
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
-
-/// An object a cache could not decode, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DecodeFailure {
-    /// The object's namespace (empty when cluster-scoped).
-    pub namespace: String,
-    /// The object's name.
-    pub name: String,
-    /// The object's uid, if it has one.
-    pub uid: Option<String>,
-    /// The resource version that failed.
-    pub resource_version: Option<String>,
-    /// The decode error, naming the field at fault.
-    pub error: String,
-}
-
-impl DecodeFailure {
-    /// `namespace`/`name` failed to decode with `error`.
-    pub fn new(
-        namespace: impl Into<String>,
-        name: impl Into<String>,
-        error: impl Into<String>,
-    ) -> Self {
-        Self {
-            namespace: namespace.into(),
-            name: name.into(),
-            uid: None,
-            resource_version: None,
-            error: error.into(),
-        }
-    }
-
-    /// The same failure, for the object with this uid at this resource version.
-    #[must_use]
-    pub fn at(mut self, uid: Option<String>, resource_version: Option<String>) -> Self {
-        self.uid = uid;
-        self.resource_version = resource_version;
-        self
-    }
-}
+pub use ocm_api::k8s::object::{DecodeFailure, RawObject};
 
 /// The longest wait between two attempts of a failed list or watch (before jitter, which adds
 /// up to half of it). Upstream's informers (client-go) and kube's default backoff wait up to 30 s
@@ -318,19 +186,22 @@ typed_entry!(
 
 impl CacheEntry for RawObject {
     fn namespace(&self) -> &str {
-        self.metadata.namespace.as_deref().unwrap_or_default()
+        self.meta().namespace.as_deref().unwrap_or_default()
     }
     fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or_default()
+        self.meta().name.as_deref().unwrap_or_default()
     }
     fn resource_version(&self) -> Option<&str> {
-        self.metadata.resource_version.as_deref()
+        self.meta().resource_version.as_deref()
     }
     fn uid(&self) -> Option<&str> {
-        self.metadata.uid.as_deref()
+        self.meta().uid.as_deref()
     }
     fn clear_managed_fields(&mut self) {
-        self.value.clear_managed_fields();
+        if let Ok(mut value) = self.to_value() {
+            value.clear_managed_fields();
+            *self = RawObject::new(value);
+        }
     }
 }
 
@@ -392,6 +263,8 @@ struct Shared<T> {
     /// [`ObjectCache::insert`] meanwhile.
     written_during_list: Mutex<Option<std::collections::HashSet<(String, String)>>>,
     failures: Mutex<Failures>,
+    /// How deeply the deepest object this cache decoded nests (see [`ObjectCache::deepest`]).
+    deepest: std::sync::atomic::AtomicUsize,
     synced: tokio::sync::watch::Sender<bool>,
     listener: Mutex<Option<Listener>>,
     failure_listener: Mutex<Option<FailureListener>>,
@@ -490,6 +363,7 @@ impl<T: CacheEntry> ObjectCache<T> {
                 strip_managed_fields: std::sync::atomic::AtomicBool::new(false),
                 written_during_list: Mutex::new(None),
                 failures: Mutex::new(HashMap::new()),
+                deepest: std::sync::atomic::AtomicUsize::new(0),
                 synced,
                 listener: Mutex::new(None),
                 failure_listener: Mutex::new(None),
@@ -594,6 +468,17 @@ impl<T: CacheEntry> ObjectCache<T> {
             out.extend(names.into_iter().map(|(_, o)| o.clone()));
         }
         out
+    }
+
+    /// How deeply the deepest object this cache ever decoded nests (its JSON's levels of
+    /// arrays and objects). Code that walks the cached objects should run with that much stack
+    /// (`ocm_api::k8s::json::with_stack`, or [`WithStack`](ocm_api::k8s::json::WithStack) for
+    /// a task); the objects themselves are safe to clone and drop anywhere when their deep
+    /// parts are [`Manifest`](ocm_api::work::v1::Manifest)s.
+    pub fn deepest(&self) -> usize {
+        self.shared
+            .deepest
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How many objects the cache holds.
@@ -732,8 +617,11 @@ enum Decoded<T> {
     Failed(DecodeFailure),
 }
 
-fn decode_one<T>(raw: RawObject, decode: &impl Decode<T>) -> Decoded<T> {
-    let meta = raw.metadata.clone();
+fn decode_one<T>(raw: RawObject, decode: &impl Decode<T>, shared: &Shared<T>) -> Decoded<T> {
+    let meta = raw.meta().clone();
+    shared
+        .deepest
+        .fetch_max(raw.depth(), std::sync::atomic::Ordering::Relaxed);
     match decode(raw) {
         Ok(Some(object)) => Decoded::Object(object),
         Ok(None) => Decoded::Skipped,
@@ -825,7 +713,7 @@ async fn watch_until_dropped<T: CacheEntry>(
             .backoff(RetryBackoff::default())
             .inspect(move |event| {
                 if let Ok(Event::Apply(o) | Event::Delete(o) | Event::InitApply(o)) = event
-                    && let Some(version) = numeric_version(o.metadata.resource_version.as_deref())
+                    && let Some(version) = numeric_version(o.meta().resource_version.as_deref())
                 {
                     seen.fetch_max(version, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -934,7 +822,7 @@ where
             Event::InitApply(raw) => {
                 let (objects, failures) =
                     buffer.get_or_insert_with(|| (HashMap::new(), Vec::new()));
-                match decode_one(raw, &decode) {
+                match decode_one(raw, &decode, &shared) {
                     Decoded::Object(mut object) => {
                         // Stripped at once when the option is on (the list may be long);
                         // checked again under the lock when the list is stored.
@@ -1003,7 +891,7 @@ where
                 record_failures(&shared, failures, true, what);
                 shared.synced.send_replace(true);
             }
-            Event::Apply(raw) => match decode_one(raw, &decode) {
+            Event::Apply(raw) => match decode_one(raw, &decode, &shared) {
                 Decoded::Object(object) => {
                     let key = (object.namespace().to_string(), object.name().to_string());
                     let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
@@ -1034,9 +922,9 @@ where
                 }
             },
             Event::Delete(raw) => {
-                let namespace = raw.metadata.namespace.clone().unwrap_or_default();
-                let name = raw.metadata.name.clone().unwrap_or_default();
-                let version = raw.metadata.resource_version.clone();
+                let namespace = raw.meta().namespace.clone().unwrap_or_default();
+                let name = raw.meta().name.clone().unwrap_or_default();
+                let version = raw.meta().resource_version.clone();
                 forget_failure(&shared, &namespace, &name);
                 let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
                 if let Some(names) = objects.get_mut(&namespace)
@@ -1210,7 +1098,16 @@ impl SpokeObjects {
         let ar = resolved.api_resource.clone();
         let _in_span = self.span.enter();
         let cache = ObjectCache::spawn(api, watcher::Config::default(), move |raw: RawObject| {
-            let mut value = raw.into_value();
+            // These objects are kept as `Value`s, which recurse: only as deep as any thread's
+            // stack takes them.
+            let depth = raw.depth();
+            if depth > ocm_api::k8s::json::SHALLOW_DEPTH {
+                return Err(format!(
+                    "the object nests {depth} levels deep; the agent watches objects of at most {} levels",
+                    ocm_api::k8s::json::SHALLOW_DEPTH
+                ));
+            }
+            let mut value = raw.to_value()?;
             // Watch events may lack apiVersion/kind; the cached JSON has them.
             if let Some(map) = value.as_object_mut() {
                 for (key, v) in [("apiVersion", &ar.api_version), ("kind", &ar.kind)] {
@@ -1628,7 +1525,7 @@ mod tests {
         feed(
             Arc::downgrade(&cache.shared),
             events,
-            |raw: RawObject| Ok(Some(raw.into_value())),
+            |raw: RawObject| raw.to_value().map(Some),
             "configmaps",
         )
         .await;

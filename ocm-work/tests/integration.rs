@@ -15,6 +15,7 @@ mod addon_run;
 mod addon_template;
 mod agent;
 mod agent_custom_applier;
+mod agent_deep_work;
 mod agent_deletion;
 mod agent_endpoints;
 mod agent_faults;

@@ -89,6 +89,56 @@ pub fn with_stack<R>(depth: usize, f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(need, need.saturating_add(STACK_BASE), f)
 }
 
+/// A future polled with enough stack for values `depth()` levels deep, where `depth` is read
+/// at every poll (it may grow while the future runs, as a cache meets deeper objects): for the
+/// tasks that handle objects of any depth, on threads whose stacks are small (tokio's workers
+/// have 2 MiB). While `depth()` stays shallow this costs one call per poll.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use ocm_api::k8s::json::{WithStack, drop_value, from_slice, values_equal, clone_value};
+///
+/// let deepest = Arc::new(AtomicUsize::new(0));
+/// let seen = deepest.clone();
+/// let text = format!("{}1{}", "[".repeat(3_000), "]".repeat(3_000));
+/// let task = WithStack::new(move || seen.load(Ordering::Relaxed), async move {
+///     let v: serde_json::Value = from_slice(text.as_bytes()).unwrap();
+///     let same = values_equal(&clone_value(&v), &v);
+///     drop_value(v);
+///     same
+/// });
+/// deepest.store(3_000, Ordering::Relaxed);
+/// assert!(futures::executor::block_on(task));
+/// ```
+pub struct WithStack<D, F> {
+    depth: D,
+    future: std::pin::Pin<Box<F>>,
+}
+
+impl<D: Fn() -> usize, F: std::future::Future> WithStack<D, F> {
+    /// Wraps `future`; `depth` says how deep the values it handles may be.
+    pub fn new(depth: D, future: F) -> Self {
+        Self {
+            depth,
+            future: Box::pin(future),
+        }
+    }
+}
+
+impl<D: Fn() -> usize + Unpin, F: std::future::Future> std::future::Future for WithStack<D, F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let this = &mut *self;
+        let depth = (this.depth)();
+        with_stack(depth, || this.future.as_mut().poll(cx))
+    }
+}
+
 /// Runs one level of a recursive walk over a value: on a new stack segment when the current
 /// one is nearly used up, so that a walk that calls this at every level never overflows,
 /// however deep the value.

@@ -15,6 +15,8 @@
 //!   kube-core's [`Selector`](kube::core::Selector).
 //! * [`names`]: DNS-1123 labels and subdomains, label keys (qualified names) and label values,
 //!   with apimachinery's messages.
+//! * [`object`]: objects as an API server sends them ([`object::RawObject`]), decoded one at a
+//!   time so that one object that does not decode is one failure, not a failed list.
 //! * [`quantity`]: parsing resource quantities the way `resource.ParseQuantity` does, and
 //!   `AsApproximateFloat64` to the last bit.
 //! * [`yaml`]: YAML document streams (markers, empty documents, document numbers in errors)
@@ -28,5 +30,6 @@ pub mod gojson;
 pub mod json;
 pub mod labels;
 pub mod names;
+pub mod object;
 pub mod quantity;
 pub mod yaml;

@@ -106,7 +106,13 @@ impl WorkAgent {
         queue
             .run(&stop, |name: Arc<str>| {
                 let agent = agent.clone();
-                async move { agent.sync_queued(&name).await }
+                // A work may nest as deep as the hub takes (10,000 levels): each sync runs
+                // with stack for the deepest work the informer has seen.
+                let deepest = agent.clone();
+                ocm_api::k8s::json::WithStack::new(
+                    move || deepest.caches.get().map_or(0, |c| c.works.deepest()),
+                    async move { agent.sync_queued(&name).await },
+                )
             })
             .await;
         // The queue returns once the shutdown signal came and its syncs under way ended.
