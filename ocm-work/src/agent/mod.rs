@@ -107,7 +107,9 @@ use serde_json::json;
 
 use crate::apply::applier::Appliers;
 use crate::apply::engine::ApplyEngine;
-use crate::cache::{DecodeFailure, ObjectCache, RetryBackoff, SpokeObjects};
+use crate::cache::{
+    DecodeFailure, ObjectCache, RawObject, RetryBackoff, STALE_WATCH_CHECK, SpokeObjects,
+};
 use crate::identity::applied_manifest_work_name;
 use crate::status::StatusBuilder;
 use crate::{Error, Result};
@@ -158,6 +160,10 @@ pub const PENDING_DELETION_RETRY_MIN: Duration = Duration::from_millis(5);
 /// deleted is looked at again; it doubles up to [`SYNC_RETRY_MAX`] (upstream: from 50 ms up to
 /// 60 s).
 pub const FINALIZE_RETRY_MIN: Duration = Duration::from_millis(50);
+
+/// Why the agent is not ready before its informers have listed.
+const NOT_LISTED: &str =
+    "the ManifestWork and AppliedManifestWork informers have not listed yet";
 
 /// The Event reason of a ManifestWork the agent cannot decode (our addition: upstream's agent
 /// has no such Event, its informer fails as a whole instead).
@@ -312,15 +318,25 @@ impl WorkAgent {
             self.engine
                 .reader()
                 .use_informers(objects.clone(), self.config.cached_reads);
+            // Both informers ask their server for its resource version at least every half
+            // resync period: that notices a server that lost its state, and keeps the contact
+            // readiness looks at fresh while the server has nothing to send.
+            let check = Some(self.contact_check_period());
             Caches {
-                works: ObjectCache::typed(
-                    self.hub.clone(),
-                    Some(&self.config.cluster_name),
+                works: ObjectCache::spawn_with_check(
+                    self.raw_works(),
                     watcher::Config::default(),
+                    |raw: RawObject| raw.decode::<ManifestWork>().map(Some),
+                    check,
                 )
                 .strip_managed_fields(),
-                applied: ObjectCache::typed(self.spoke.clone(), None, watcher::Config::default())
-                    .strip_managed_fields(),
+                applied: ObjectCache::spawn_with_check(
+                    self.raw_applied_works(),
+                    watcher::Config::default(),
+                    |raw: RawObject| raw.decode::<AppliedManifestWork>().map(Some),
+                    check,
+                )
+                .strip_managed_fields(),
                 objects,
             }
         });
@@ -332,9 +348,54 @@ impl WorkAgent {
     }
 
     /// Whether the agent's informers (ManifestWorks on the hub, AppliedManifestWorks on the
-    /// managed cluster) are started and have listed: what its readiness probe reports.
+    /// managed cluster) are started, have listed, and have heard from their servers within the
+    /// resync period (see [`WorkAgent::readiness`]).
     pub fn caches_synced(&self) -> bool {
-        self.work_cache().is_some() && self.applied_cache().is_some()
+        self.readiness().is_ok()
+    }
+
+    /// The agent's readiness, as its `/readyz` check reports it: ready once its informers
+    /// (ManifestWorks on the hub, AppliedManifestWorks on the managed cluster) have listed,
+    /// and for as long as each has heard from its server (a watch event or an answer to the
+    /// informer's periodic resource version check, made every half resync period) within the
+    /// resync period ([`AgentConfig::resync_interval`], at least two check periods); otherwise
+    /// why not. A hub that stops answering makes the agent unready one resync period after
+    /// its last answer, and ready again as soon as it answers.
+    ///
+    /// Upstream's agent serves library-go's default checks only (its `/readyz` passes while
+    /// the process runs); this check is our addition.
+    pub fn readiness(&self) -> std::result::Result<(), String> {
+        let Some(caches) = self.caches.get() else {
+            return Err(NOT_LISTED.to_string());
+        };
+        if !caches.works.is_synced() || !caches.applied.is_synced() {
+            return Err(NOT_LISTED.to_string());
+        }
+        let tolerated = self
+            .config
+            .resync_interval
+            .max(2 * self.contact_check_period());
+        let now = tokio::time::Instant::now();
+        for (cache_heard, what) in [
+            (caches.works.last_heard(), "the hub"),
+            (caches.applied.last_heard(), "the managed cluster"),
+        ] {
+            let silent = cache_heard.map_or(tolerated, |at| now.saturating_duration_since(at));
+            if silent > tolerated {
+                return Err(format!(
+                    "{what} has not answered the agent's informers for {}s, longer than the resync period ({}s)",
+                    silent.as_secs(),
+                    tolerated.as_secs()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// How often the informers check their server's resource version: half the resync
+    /// period, between 1 s and [`crate::cache::STALE_WATCH_CHECK`].
+    fn contact_check_period(&self) -> Duration {
+        (self.config.resync_interval / 2).clamp(Duration::from_secs(1), STALE_WATCH_CHECK)
     }
 
     /// Records the agent's metrics in `metrics` (see [`crate::runtime::metrics`]): its work
