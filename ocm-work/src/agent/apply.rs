@@ -100,14 +100,25 @@ impl WorkAgent {
             };
             let written = match existing {
                 Some(existing) if existing.spec == spec => return Ok(existing),
-                Some(_) => api
+                Some(_) => match api
                     .patch(
                         &name,
                         &PatchParams::default(),
                         &Patch::Merge(json!({"spec": spec})),
                     )
                     .await
-                    .map_err(|e| Error::kube(format!("update AppliedManifestWork {name}"), e))?,
+                {
+                    Ok(patched) => patched,
+                    // The informer's copy is gone from the cluster: create it afresh.
+                    Err(kube::Error::Api(s)) if cached && s.code == 404 => {
+                        self.forget_applied(&name);
+                        fresh = true;
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(Error::kube(format!("update AppliedManifestWork {name}"), e));
+                    }
+                },
                 None => {
                     let amw = AppliedManifestWork {
                         metadata: ObjectMeta {

@@ -40,7 +40,8 @@
 //! Every live object is read through the engine's one reader
 //! ([`crate::apply::reader::ObjectReader`]).
 //!
-//! Applying happens when the work changed and at least every [`AgentConfig::resync_interval`];
+//! Applying happens when the work changed, when its status on the hub shows no apply of its
+//! generation, and at least every [`AgentConfig::resync_interval`];
 //! in between, [`WorkAgent::sync`] only refreshes the status (step 6), every
 //! [`AgentConfig::status_sync_interval`]. A work whose `Complete` condition is True is never
 //! applied again, but its status keeps being refreshed.
@@ -76,6 +77,12 @@
 //! (a new generation, an edit or deletion on the managed cluster, a relist after a lost watch)
 //! makes the next sync a full one. Upstream re-applies on every resync instead, with the same
 //! outcome.
+//!
+//! What the agent remembers about a work between syncs (when it last applied it, the memo of
+//! its last sync) stands for that one work only: it is dropped when the informer drops the
+//! work, when another work (another uid, or another creation time) comes under its name, and
+//! when the work lacks the agent's finalizer, so a hub that lost its state (restarted empty,
+//! or restored from an older backup) has its works applied again at once (see `memory.rs`).
 //!
 //! # Works the agent cannot decode
 //!
@@ -121,6 +128,7 @@ mod evict;
 mod finalize;
 pub mod gc;
 mod memo;
+mod memory;
 pub mod plan;
 mod queue;
 mod read;
@@ -133,6 +141,7 @@ pub use config::AgentConfig;
 pub use reconcile::{error_policy, reconcile};
 
 use memo::SyncMemo;
+use memory::WorkIdentity;
 use plan::{LastApply, Planner, SyncAction, SyncInput};
 use read::{list_decoded, undecodable};
 use watch::WatchRegistry;
@@ -208,6 +217,8 @@ pub struct WorkAgent {
     unrecorded: Arc<Mutex<HashMap<String, Vec<AppliedManifestResourceMeta>>>>,
     /// Works (by uid) with resources pending deletion: when to look at them again.
     deleting: Arc<Mutex<HashMap<String, RetryBackoff>>>,
+    /// Which work the agent's memory by uid stands for, by work name (see [`memory`]).
+    identities: Arc<Mutex<HashMap<String, WorkIdentity>>>,
     metrics: Option<crate::runtime::metrics::AgentMetrics>,
 }
 
@@ -250,6 +261,7 @@ impl WorkAgent {
             retries: Arc::new(Mutex::new(HashMap::new())),
             unrecorded: Arc::new(Mutex::new(HashMap::new())),
             deleting: Arc::new(Mutex::new(HashMap::new())),
+            identities: Arc::new(Mutex::new(HashMap::new())),
             metrics: None,
         }
     }
@@ -489,6 +501,7 @@ impl WorkAgent {
         let uid = work.metadata.uid.clone().unwrap_or_default();
         let generation = work.metadata.generation.unwrap_or(0);
         let amw_name = applied_manifest_work_name(&self.config.hub_hash, &work.name_any());
+        self.recognize(work);
 
         // Read and plan.
         let input = SyncInput::new(work, Instant::now())
@@ -498,7 +511,11 @@ impl WorkAgent {
         let plan = planner.plan(&input);
         match plan.action {
             SyncAction::Finalize => return self.finalize(work).await,
-            SyncAction::AddFinalizer => self.add_finalizer(work).await?,
+            SyncAction::AddFinalizer => {
+                // A work without the finalizer starts afresh (see [`memory`]).
+                self.forget_uid(&uid);
+                self.add_finalizer(work).await?;
+            }
             SyncAction::Skip => {
                 if let Some(record) = plan.record_apply {
                     self.lock_applied().insert(uid.clone(), record);
