@@ -355,3 +355,60 @@ async fn a_work_is_released_only_after_its_held_resource_is_gone() {
     let _ = stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
 }
+
+/// As upstream, a work without manifests whose status never showed `Applied` leaves the
+/// resources recorded in its AppliedManifestWork alone (upstream's case: a managed cluster
+/// moved to a new hub of the same hash, where the works are created again without status);
+/// once its status shows `Applied`, what it no longer asks for is collected.
+#[tokio::test]
+async fn an_empty_work_that_never_showed_applied_leaves_recorded_resources_alone() {
+    let (hub, spoke) = clusters().await;
+    let agent = agent(&hub, &spoke, Duration::ZERO);
+    create_work(
+        &hub.client(),
+        &work_object(
+            "moved",
+            json!({"workload": {"manifests": [configmap_in("default", "kept", &[])]}}),
+        ),
+    )
+    .await;
+    agent.sync_all().await.unwrap();
+    assert_eq!(applied(&spoke, "moved"), ["default/kept"]);
+
+    // The work is gone without the agent (its finalizer removed by hand) and comes back empty.
+    let works = Api::<ManifestWork>::namespaced(hub.client(), CLUSTER);
+    works
+        .patch(
+            "moved",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    works.delete("moved", &DeleteParams::default()).await.unwrap();
+    create_work(
+        &hub.client(),
+        &work_object("moved", json!({"workload": {"manifests": []}})),
+    )
+    .await;
+    agent.sync_all().await.unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
+    assert!(configmaps.get_opt("kept").await.unwrap().is_some());
+    assert_eq!(applied(&spoke, "moved"), ["default/kept"], "left alone");
+
+    // Once its status shows `Applied`, the empty work's record is brought in line.
+    works
+        .patch_status(
+            "moved",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": [{"type": "Applied",
+                "status": "True", "reason": "AppliedManifestWorkComplete", "message": "",
+                "lastTransitionTime": "2030-01-01T00:00:00Z"}]}})),
+        )
+        .await
+        .unwrap();
+    agent.sync_all().await.unwrap();
+    agent.sync_all().await.unwrap();
+    assert!(configmaps.get_opt("kept").await.unwrap().is_none(), "collected");
+    assert!(applied(&spoke, "moved").is_empty());
+}

@@ -54,6 +54,21 @@ impl WorkAgent {
             memo: None,
             record_error: None,
         };
+        // Upstream's AppliedManifestWork bookkeeping waits until the work shows an `Applied`
+        // condition: a work without manifests that never had one (a work recreated empty
+        // on a new hub of the same hash, say) leaves the resources recorded there alone.
+        let never_applied = pass.results.is_empty()
+            && !work
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_deref())
+                .is_some_and(|c| {
+                    ocm_api::conditions::find(c, ocm_api::constants::work::CONDITION_APPLIED)
+                        .is_some()
+                });
+        if never_applied {
+            return Ok(pass);
+        }
         match self.track_applied_resources(&amw, &pass.results).await {
             Ok(tracked) => match self.pending_deletion_retry(uid, tracked.pending_deletion) {
                 // Resources still being deleted: look again soon, never from a memo.

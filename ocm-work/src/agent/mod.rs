@@ -29,7 +29,8 @@
 //!    own), giving each its `Applied` condition, and the work its `Applied` condition; each
 //!    manifest's kind and config are resolved once per sync and shared with step 6;
 //! 5. the AppliedManifestWork's `appliedResources` are updated and resources no longer in the
-//!    work are deleted ([`gc::delete_applied_resources`]); a resource whose deletion was
+//!    work are deleted ([`gc::delete_applied_resources`]), except (as upstream) for a work
+//!    without manifests whose status never had an `Applied` condition; a resource whose deletion was
 //!    accepted stays listed until a later pass sees it gone (a garbage collector, a finalizer
 //!    or a terminating namespace may take long on a real cluster), and meanwhile the work is
 //!    applied again after [`PENDING_DELETION_RETRY_MIN`], doubling up to [`SYNC_RETRY_MAX`];
