@@ -412,3 +412,76 @@ async fn an_empty_work_that_never_showed_applied_leaves_recorded_resources_alone
     assert!(configmaps.get_opt("kept").await.unwrap().is_none(), "collected");
     assert!(applied(&spoke, "moved").is_empty());
 }
+
+/// Upstream's vector "delete untracked resources", with upstream's intervals (status sync
+/// 10 s, resync 4 min): the pass that deletes resources the work no longer lists asks to run
+/// again at once (upstream: its rate limiter, from 5 ms), and so does every pass while they
+/// are still there, until the pass that sees them gone; with `failing`, the work also has a
+/// manifest that fails to apply (alone, retried at the next status sync).
+async fn untracked_resources_requeue_at_once(failing: bool) {
+    let (hub, spoke) = clusters().await;
+    spoke.store().set_garbage_collection(
+        GarbageCollection::asynchronous(Duration::from_millis(50))
+            .hold_finalizer("example.com/hold", Duration::from_millis(300)),
+    );
+    let agent = WorkAgent::new(
+        hub.client(),
+        spoke.client(),
+        AgentConfig::new(CLUSTER, hub_hash(HUB_URL)),
+    );
+    let manifests = |names: &[&str]| -> Vec<Value> {
+        let mut list: Vec<Value> = names
+            .iter()
+            .map(|n| configmap_in("default", n, &["example.com/hold"]))
+            .collect();
+        if failing {
+            list.push(json!({"apiVersion": "example.com/v1", "kind": "Unserved",
+                "metadata": {"name": "x", "namespace": "default"}}));
+        }
+        list
+    };
+    create_work(
+        &hub.client(),
+        &work_object(
+            "untracked",
+            json!({"workload": {"manifests": manifests(&["n1", "n2", "n3", "n4"])}}),
+        ),
+    )
+    .await;
+    agent.sync_all().await.unwrap();
+    assert_eq!(applied(&spoke, "untracked").len(), 4);
+
+    set_manifests(&hub, "untracked", manifests(&["n1", "n2"])).await;
+    let mut passes = 0;
+    while applied(&spoke, "untracked") != ["default/n1", "default/n2"] {
+        passes += 1;
+        assert!(passes < 200, "never converged: {:?}", applied(&spoke, "untracked"));
+        let work: ManifestWork = hub.get(CLUSTER, "untracked").unwrap();
+        let outcome = agent.sync(&work).await.unwrap();
+        let pending = applied(&spoke, "untracked").len() > 2;
+        let requeue = outcome.requeue_after.unwrap_or(Duration::MAX);
+        if pending {
+            assert!(
+                requeue < Duration::from_secs(1),
+                "pass {passes}: resources pending deletion, yet requeued after {requeue:?}"
+            );
+            assert!(outcome.applied, "pass {passes} applies");
+        }
+        tokio::time::sleep(requeue.min(Duration::from_secs(1))).await;
+    }
+    assert!(passes >= 2, "the deletion took more than one pass");
+    let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
+    for gone in ["n3", "n4"] {
+        assert!(configmaps.get_opt(gone).await.unwrap().is_none());
+    }
+}
+
+#[tokio::test]
+async fn deleting_untracked_resources_requeues_at_once_until_they_are_gone() {
+    untracked_resources_requeue_at_once(false).await;
+}
+
+#[tokio::test]
+async fn deleting_untracked_resources_requeues_at_once_beside_a_failing_manifest() {
+    untracked_resources_requeue_at_once(true).await;
+}

@@ -27,6 +27,8 @@ pub(super) struct ApplyPass {
     pub(super) results: Vec<ManifestApply>,
     /// When to apply the work again.
     pub(super) retry: Duration,
+    /// When to look again at resources of the work still being deleted, if any are.
+    pub(super) pending_retry: Option<Duration>,
     /// The inputs of a memo (the AppliedManifestWork's resource version and every resource's
     /// informer entry), when the whole pass read from synced informers and nothing is pending
     /// deletion.
@@ -50,6 +52,7 @@ impl WorkAgent {
         let uid = work.metadata.uid.as_deref().unwrap_or_default();
         let mut pass = ApplyPass {
             retry: self.planner().retry_after(&results, None),
+            pending_retry: None,
             results,
             memo: None,
             record_error: None,
@@ -72,7 +75,10 @@ impl WorkAgent {
         match self.track_applied_resources(&amw, &pass.results).await {
             Ok(tracked) => match self.pending_deletion_retry(uid, tracked.pending_deletion) {
                 // Resources still being deleted: look again soon, never from a memo.
-                Some(delay) => pass.retry = self.planner().retry_after(&pass.results, Some(delay)),
+                Some(delay) => {
+                    pass.retry = self.planner().retry_after(&pass.results, Some(delay));
+                    pass.pending_retry = Some(delay);
+                }
                 None => {
                     pass.memo = tracked.version.and_then(|v| {
                         let objects = self.engine.object_cache()?;

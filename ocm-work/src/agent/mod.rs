@@ -560,7 +560,12 @@ impl WorkAgent {
         let next_apply = applied_until
             .or_else(|| self.last_apply(&uid))
             .map(|last| last.next);
-        let requeue_after = planner.requeue_after(next_apply, Instant::now());
+        // Resources still being deleted bring the next sync forward even when a failed
+        // manifest makes the next apply due at once (which alone waits for the status sync).
+        let requeue_after = min_duration(
+            planner.requeue_after(next_apply, Instant::now()),
+            pass.as_ref().and_then(|p| p.pending_retry),
+        );
 
         // Build the status from the live objects.
         let observed = self
