@@ -1438,7 +1438,10 @@ async fn conditions_of_deleted_rules_go_even_with_a_stale_observed_generation() 
     )
     .await
     .unwrap();
-    assert_eq!(work(&env, "rules").await.unwrap().metadata.generation, Some(2));
+    assert_eq!(
+        work(&env, "rules").await.unwrap().metadata.generation,
+        Some(2)
+    );
 
     for pass in 0..3 {
         env.agent.sync_all().await.unwrap();

@@ -385,7 +385,10 @@ async fn an_empty_work_that_never_showed_applied_leaves_recorded_resources_alone
         )
         .await
         .unwrap();
-    works.delete("moved", &DeleteParams::default()).await.unwrap();
+    works
+        .delete("moved", &DeleteParams::default())
+        .await
+        .unwrap();
     create_work(
         &hub.client(),
         &work_object("moved", json!({"workload": {"manifests": []}})),
@@ -409,7 +412,10 @@ async fn an_empty_work_that_never_showed_applied_leaves_recorded_resources_alone
         .unwrap();
     agent.sync_all().await.unwrap();
     agent.sync_all().await.unwrap();
-    assert!(configmaps.get_opt("kept").await.unwrap().is_none(), "collected");
+    assert!(
+        configmaps.get_opt("kept").await.unwrap().is_none(),
+        "collected"
+    );
     assert!(applied(&spoke, "moved").is_empty());
 }
 
@@ -455,7 +461,11 @@ async fn untracked_resources_requeue_at_once(failing: bool) {
     let mut passes = 0;
     while applied(&spoke, "untracked") != ["default/n1", "default/n2"] {
         passes += 1;
-        assert!(passes < 200, "never converged: {:?}", applied(&spoke, "untracked"));
+        assert!(
+            passes < 200,
+            "never converged: {:?}",
+            applied(&spoke, "untracked")
+        );
         let work: ManifestWork = hub.get(CLUSTER, "untracked").unwrap();
         let outcome = agent.sync(&work).await.unwrap();
         let pending = applied(&spoke, "untracked").len() > 2;

@@ -317,24 +317,41 @@ async fn readyz_fails_while_the_hub_does_not_answer_and_recovers_when_it_does() 
     // An idle hub that answers keeps the agent ready past several resync periods.
     tokio::time::sleep(RESYNC * 3).await;
     let (status, _, body) = http(addr, "GET", "/readyz", "*/*").await;
-    assert_eq!((status, body.as_str()), (200, "ok"), "an idle hub is no silent hub");
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "ok"),
+        "an idle hub is no silent hub"
+    );
 
     link.down();
     let down = tokio::time::Instant::now();
     let (status, body) = eventually_status(addr, "/readyz", 503).await;
     let silent = down.elapsed();
-    assert_eq!(status, 503, "not ready while the hub does not answer: {body}");
+    assert_eq!(
+        status, 503,
+        "not ready while the hub does not answer: {body}"
+    );
     assert!(
         body.contains("[-]informers failed: the hub has not answered the agent's informers for"),
         "{body}"
     );
-    assert!(body.contains("longer than the resync period (2s)"), "{body}");
-    assert!(silent >= RESYNC / 2, "not before a resync period of silence: {silent:?}");
+    assert!(
+        body.contains("longer than the resync period (2s)"),
+        "{body}"
+    );
+    assert!(
+        silent >= RESYNC / 2,
+        "not before a resync period of silence: {silent:?}"
+    );
     assert!(agent.readiness().is_err() && !agent.caches_synced());
 
     link.up(&hub);
     let (status, body) = eventually_status(addr, "/readyz", 200).await;
-    assert_eq!((status, body.as_str()), (200, "ok"), "ready again once the hub answers");
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "ok"),
+        "ready again once the hub answers"
+    );
 
     let _ = stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;

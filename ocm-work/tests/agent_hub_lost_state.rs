@@ -198,7 +198,10 @@ async fn restored_from_backup(shared: bool) {
     for name in names() {
         let work: ManifestWork = restored.get(CLUSTER, &name).unwrap();
         let before: ManifestWork = hub.get(CLUSTER, &name).unwrap();
-        assert_eq!(work.metadata.uid, before.metadata.uid, "a backup keeps uids");
+        assert_eq!(
+            work.metadata.uid, before.metadata.uid,
+            "a backup keeps uids"
+        );
         assert!(work.status.is_none() && work.metadata.finalizers.is_none());
     }
     setup.link.up(&restored);
@@ -227,7 +230,6 @@ async fn works_of_a_hub_restored_from_an_older_backup_are_applied_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn works_of_a_hub_restored_from_a_backup_that_is_its_own_managed_cluster_are_applied_again()
-{
+async fn works_of_a_hub_restored_from_a_backup_that_is_its_own_managed_cluster_are_applied_again() {
     restored_from_backup(true).await;
 }

@@ -229,7 +229,9 @@ async fn cached_validation_gives_the_same_answers_as_live_validation() {
         only
     );
     assert_eq!(
-        cached.validate(Some(&other_type), target, &secret("s")).await,
+        cached
+            .validate(Some(&other_type), target, &secret("s"))
+            .await,
         only
     );
     let mut no_subject = executor();

@@ -463,12 +463,24 @@ fn runtime_errors_read_in_cel_gos_words() {
         ("object.spec.map[1]", "no such key: 1"),
         ("object.spec.list[5]", "index out of bounds: 5"),
         ("object.spec.list[-1]", "index out of bounds: -1"),
-        ("object.spec.list['a']", "unsupported index type 'string' in list"),
-        ("object.spec.list[1.5]", "unsupported index value 1.5 in list"),
+        (
+            "object.spec.list['a']",
+            "unsupported index type 'string' in list",
+        ),
+        (
+            "object.spec.list[1.5]",
+            "unsupported index value 1.5 in list",
+        ),
         ("object.spec.replicas / 0", "division by zero"),
         ("object.spec.replicas % 0", "modulus by zero"),
-        ("9223372036854775807 + object.spec.replicas", "integer overflow"),
-        ("object.spec.replicas * 9223372036854775807", "integer overflow"),
+        (
+            "9223372036854775807 + object.spec.replicas",
+            "integer overflow",
+        ),
+        (
+            "object.spec.replicas * 9223372036854775807",
+            "integer overflow",
+        ),
         ("1u - 2u", "unsigned integer overflow"),
         ("uint(-1)", "unsigned integer overflow"),
         // The first operand has the operation, not for the second's type.
@@ -493,11 +505,20 @@ fn runtime_errors_read_in_cel_gos_words() {
             "object.spec.replicas.startsWith('a')",
             "no such overload: startsWith(int, string)",
         ),
-        ("object.spec.name.split(1)", "no such overload: split(string, int)"),
+        (
+            "object.spec.name.split(1)",
+            "no such overload: split(string, int)",
+        ),
         // A function's own error, without the crate's prefix.
         ("object.spec.name.substring(5)", "index out of range: 5"),
-        ("quantity('x')", "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
-        ("nofn(1)", "undeclared reference to 'nofn' (in container '')"),
+        (
+            "quantity('x')",
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+        (
+            "nofn(1)",
+            "undeclared reference to 'nofn' (in container '')",
+        ),
     ] {
         let program = compile(source).expect(source);
         let mut ctx = context();

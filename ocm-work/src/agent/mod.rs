@@ -172,8 +172,7 @@ pub const PENDING_DELETION_RETRY_MIN: Duration = Duration::from_millis(5);
 pub const FINALIZE_RETRY_MIN: Duration = Duration::from_millis(50);
 
 /// Why the agent is not ready before its informers have listed.
-const NOT_LISTED: &str =
-    "the ManifestWork and AppliedManifestWork informers have not listed yet";
+const NOT_LISTED: &str = "the ManifestWork and AppliedManifestWork informers have not listed yet";
 
 /// The Event reason of a ManifestWork the agent cannot decode (our addition: upstream's agent
 /// has no such Event, its informer fails as a whole instead).
