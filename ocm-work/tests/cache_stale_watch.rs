@@ -155,6 +155,16 @@ async fn a_failed_watch_has_the_server_checked_at_once() {
     assert!(cache.wait_synced(Duration::from_secs(10)).await);
     let listed = cache.last_heard().expect("the list is contact");
     assert_eq!(cache.len(), 30);
+    // The watch that follows the list is open on A (the cut resets it).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while a
+        .journal()
+        .count(|e| e.verb == "watch" && e.resource.as_deref() == Some("configmaps"))
+        == 0
+    {
+        assert!(Instant::now() < deadline, "the watch on A");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     link.up(&b);
     let deadline = Instant::now() + Duration::from_secs(10);
