@@ -52,8 +52,8 @@
 //!   orphaning rules name, as upstream's;
 //! * a feedback rule of an unknown type makes `StatusFeedbackSynced` `False` with
 //!   `unrecognized feedback rule type <type>` (upstream reads nothing and reports no error);
-//! * an executor subject of an unknown type without a service account is refused by name
-//!   (upstream's webhook would dereference nil);
+//! * the work agent refuses an executor subject of any type but `ServiceAccount`, as upstream's
+//!   agent does (`only support ServiceAccount type for the executor`);
 //! * the scheduler reports an unknown score coordinate type as `PlacementMisconfigured`
 //!   (`incorrect score coordinate type: <type>`; upstream treats every type but `BuiltIn` as
 //!   `AddOn`), an unknown cluster set selector type with upstream's `selectorType is not

@@ -260,8 +260,9 @@ impl std::error::Error for CompileError {}
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EvalError {
-    /// What the expression failed with (a missing key, no matching overload, …).
-    #[error("{0}")]
+    /// What the expression failed with (a missing key, no matching overload, …), displayed
+    /// in cel-go's words ([`crate::cel::runtime_message`]).
+    #[error("{}", crate::cel::runtime_message(.0))]
     Execution(#[source] ::cel::ExecutionError),
     /// The evaluation passed the per-evaluation cost limit (cel-go's `CostLimit`, upstream's
     /// `PerCallLimit`); cel-go's message.

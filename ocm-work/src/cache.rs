@@ -41,9 +41,23 @@
 //! informers have none), every [`STALE_WATCH_CHECK`] a cache asks the server for its current
 //! resource version (a list with `limit=1`); when that is lower than the highest version the
 //! watch delivered, the watch is dropped and the cache lists again. So the cache catches up
-//! within [`STALE_WATCH_CHECK`] plus one list of such a server. The check needs numeric
+//! within [`STALE_WATCH_CHECK`] plus one list of such a server; until that list completes, the
+//! cache counts as not synced ([`ObjectCache::is_synced`]). The check needs numeric
 //! resource versions (every etcd-backed server has them); with others it never fires.
 //! [`ObjectCache::spawn_with_check`] sets another period or turns the check off.
+//!
+//! A watch that fails (a dropped connection, a refused request) also has the check run as soon
+//! as the server answers again, rather than at the next period: a server that restarts empty
+//! drops its watches, so the cache notices the lost state within one retry of the server
+//! coming back.
+//!
+//! # Contact with the server
+//!
+//! [`ObjectCache::last_heard`] tells when the server last answered the cache: an event of its
+//! watch (a list included) or a successful check. An idle but healthy server sends no events;
+//! its answers to the periodic check keep the contact fresh, so a caller that needs to know
+//! whether the server still answers (a readiness probe) sets the check period below the
+//! silence it tolerates.
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) {
@@ -269,6 +283,8 @@ struct Shared<T> {
     listener: Mutex<Option<Listener>>,
     failure_listener: Mutex<Option<FailureListener>>,
     task: Mutex<Option<tokio::task::AbortHandle>>,
+    /// When the server last answered the cache (see [`ObjectCache::last_heard`]).
+    heard: Mutex<Option<tokio::time::Instant>>,
 }
 
 impl<T> Drop for Shared<T> {
@@ -368,8 +384,16 @@ impl<T: CacheEntry> ObjectCache<T> {
                 listener: Mutex::new(None),
                 failure_listener: Mutex::new(None),
                 task: Mutex::new(None),
+                heard: Mutex::new(None),
             }),
         }
+    }
+
+    /// When the server last answered the cache: the last event of its watch (a list
+    /// included), or the last successful check of the server's resource version (see the
+    /// module docs); `None` before the first answer, and always for a cache no watch feeds.
+    pub fn last_heard(&self) -> Option<tokio::time::Instant> {
+        *self.shared.heard.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Calls `listener` for every object a watch event touches from now on (one listener; a
@@ -424,7 +448,8 @@ impl<T: CacheEntry> ObjectCache<T> {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether the first complete list has arrived (a cache without a watch is always synced).
+    /// Whether a complete list has arrived, and the server has not been seen to lose its
+    /// state since (see the module docs; a cache without a watch is always synced).
     pub fn is_synced(&self) -> bool {
         *self.shared.synced.borrow() || self.is_unfed()
     }
@@ -583,6 +608,13 @@ impl<T: CacheEntry + Clone> ObjectCache<T> {
     }
 }
 
+impl<T> Shared<T> {
+    /// Records that the server answered just now.
+    fn heard(&self) {
+        *self.heard.lock().unwrap_or_else(|e| e.into_inner()) = Some(tokio::time::Instant::now());
+    }
+}
+
 impl<T: CacheEntry> Shared<T> {
     /// `object` as the cache stores it (without managedFields when the cache strips them).
     /// Called with `objects` locked for writing.
@@ -709,22 +741,42 @@ async fn watch_until_dropped<T: CacheEntry>(
     loop {
         let highest = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let seen = highest.clone();
+        // A failed watch asks for a check as soon as the server answers again.
+        let failed = Arc::new(tokio::sync::Notify::new());
+        let failure = failed.clone();
         let stream = watcher::watcher(api.clone(), config.clone())
             .backoff(RetryBackoff::default())
-            .inspect(move |event| {
-                if let Ok(Event::Apply(o) | Event::Delete(o) | Event::InitApply(o)) = event
-                    && let Some(version) = numeric_version(o.meta().resource_version.as_deref())
-                {
-                    seen.fetch_max(version, std::sync::atomic::Ordering::Relaxed);
+            .inspect(move |event| match event {
+                Ok(Event::Apply(o) | Event::Delete(o) | Event::InitApply(o)) => {
+                    if let Some(version) = numeric_version(o.meta().resource_version.as_deref()) {
+                        seen.fetch_max(version, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
+                Ok(_) => {}
+                Err(_) => failure.notify_one(),
             });
-        let went_back = server_went_back(api.clone(), highest, check, what.clone());
+        let went_back = server_went_back(
+            weak.clone(),
+            api.clone(),
+            highest,
+            check.map(|every| (every, failed)),
+            what.clone(),
+        );
         // Boxed once here, so that the task holds the stream's state once (a stream passed by
         // value would take its size twice over in `feed`'s state): about 3 KiB a cache instead
         // of 10.
         let stream: futures::stream::BoxStream<'_, _> = Box::pin(stream.take_until(went_back));
         match feed(weak.clone(), stream, decode, &what).await {
             Some(back) => decode = back,
+            None => return,
+        }
+        // The server lost its state: what the cache holds is from a state that no longer
+        // exists. Until the next list completes the cache counts as not synced, so readers
+        // that fall back to the server when a cache is not synced do.
+        match weak.upgrade() {
+            Some(shared) => {
+                shared.synced.send_replace(false);
+            }
             None => return,
         }
     }
@@ -735,43 +787,62 @@ fn numeric_version(version: Option<&str>) -> Option<u64> {
 }
 
 /// Resolves once the server answers a list with a resource version lower than `highest`
-/// (checked every `every`; never with `None`).
-async fn server_went_back(
+/// (checked every `every`, and after each watch failure `failed` reports, retried until the
+/// server answers; never with `None`). Every answer counts as contact with the server.
+async fn server_went_back<T>(
+    weak: Weak<Shared<T>>,
     api: Api<RawObject>,
     highest: Arc<std::sync::atomic::AtomicU64>,
-    every: Option<Duration>,
+    check: Option<(Duration, Arc<tokio::sync::Notify>)>,
     what: String,
 ) {
-    let Some(every) = every else {
+    let Some((every, failed)) = check else {
         return futures::future::pending().await;
     };
     loop {
-        tokio::time::sleep(every).await;
-        let seen = highest.load(std::sync::atomic::Ordering::Relaxed);
-        if seen == 0 {
-            continue;
-        }
-        // Boxed: the request's state (over a KiB) is only held while it runs, not while the
-        // check sleeps.
-        let params = kube::api::ListParams::default().limit(1);
-        let list = Box::pin(api.list(&params));
-        let current = match list.await {
-            Ok(list) => numeric_version(list.metadata.resource_version.as_deref()),
-            Err(error) => {
-                tracing::debug!(resource = %what, %error, "resource version check failed");
-                None
-            }
+        let after_failure = tokio::select! {
+            () = tokio::time::sleep(every) => false,
+            () = failed.notified() => true,
         };
-        if let Some(current) = current
-            && current < seen
-        {
-            tracing::warn!(
-                resource = %what,
-                seen,
-                current,
-                "the API server's resource version went back (it lost its state): listing again"
-            );
-            return;
+        // After a failure, the check is retried until the server answers.
+        let mut retry = RetryBackoff::default();
+        loop {
+            // Boxed: the request's state (over a KiB) is only held while it runs, not while
+            // the check sleeps.
+            let params = kube::api::ListParams::default().limit(1);
+            let list = Box::pin(api.list(&params));
+            let answer = match list.await {
+                Ok(list) => Some(numeric_version(list.metadata.resource_version.as_deref())),
+                Err(error) => {
+                    tracing::debug!(resource = %what, %error, "resource version check failed");
+                    None
+                }
+            };
+            let Some(current) = answer else {
+                if !after_failure {
+                    break;
+                }
+                tokio::time::sleep(retry.next().unwrap_or(RETRY_BACKOFF_MAX)).await;
+                continue;
+            };
+            match weak.upgrade() {
+                Some(shared) => shared.heard(),
+                None => return futures::future::pending().await,
+            }
+            let seen = highest.load(std::sync::atomic::Ordering::Relaxed);
+            if let Some(current) = current
+                && seen > 0
+                && current < seen
+            {
+                tracing::warn!(
+                    resource = %what,
+                    seen,
+                    current,
+                    "the API server's resource version went back (it lost its state): listing again"
+                );
+                return;
+            }
+            break;
         }
     }
 }
@@ -791,7 +862,10 @@ where
     while let Some(event) = stream.next().await {
         let shared = weak.upgrade()?;
         let event = match event {
-            Ok(event) => event,
+            Ok(event) => {
+                shared.heard();
+                event
+            }
             // A list or a watch the server refuses (an expired watch or a dropped
             // connection is routine: DEBUG).
             Err(

@@ -69,6 +69,48 @@ impl ResourceResolver {
         Ok(resolved)
     }
 
+    /// Resolves the resource `plural` of `group`/`version` (what a manifest status entry
+    /// without its kind names, as upstream's agent reads objects by resource), asking the
+    /// cluster when the cache has no answer. The error names the resource.
+    pub async fn resolve_resource(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Result<ResolvedResource, UnknownKind> {
+        let cached = self
+            .lock()
+            .values()
+            .find(|r| {
+                r.api_resource.group == group
+                    && r.api_resource.version == version
+                    && r.api_resource.plural == plural
+            })
+            .cloned();
+        if let Some(hit) = cached {
+            return Ok(hit);
+        }
+        let unknown = || UnknownKind {
+            kind: plural.to_string(),
+        };
+        let gv = kube::core::GroupVersion::gv(group, version);
+        let api_group = discovery::pinned_group(&self.client, &gv)
+            .await
+            .map_err(|_| unknown())?;
+        let (api_resource, caps) = api_group
+            .versioned_resources(version)
+            .into_iter()
+            .find(|(ar, _)| ar.plural == plural)
+            .ok_or_else(unknown)?;
+        let resolved = ResolvedResource {
+            api_resource,
+            namespaced: caps.scope == Scope::Namespaced,
+        };
+        let gvk = GroupVersionKind::gvk(group, version, &resolved.api_resource.kind);
+        self.lock().insert(gvk, resolved.clone());
+        Ok(resolved)
+    }
+
     /// Forgets everything (for example after CRDs were removed).
     pub fn invalidate(&self) {
         self.lock().clear();

@@ -415,10 +415,29 @@ mod tests {
             "Ready",
             &["object.spec.missing == 1"],
         );
-        let (_, status, reason, _) = show(evaluate(&missing, &obj, 1));
+        let (_, status, reason, message) = show(evaluate(&missing, &obj, 1));
         assert_eq!(
-            (status, reason.as_str()),
-            (ConditionStatus::False, "ConditionRuleExpressionError")
+            (status, reason.as_str(), message.as_str()),
+            (
+                ConditionStatus::False,
+                "ConditionRuleExpressionError",
+                "no such key: spec"
+            )
+        );
+        // Upstream's vector "condition rule invalid expression": cel-go's words.
+        let invalid = rule(
+            ConditionRuleType::Cel,
+            "Active",
+            &["object.invalid.key == 'Active'"],
+        );
+        assert_eq!(
+            show(evaluate(&invalid, &json!({"spec": {"key1": "val1"}}), 1)),
+            (
+                "Active".into(),
+                ConditionStatus::False,
+                "ConditionRuleExpressionError".into(),
+                "no such key: invalid".into()
+            )
         );
         let bad = rule(ConditionRuleType::Cel, "Ready", &["object.status.(("]);
         assert_eq!(

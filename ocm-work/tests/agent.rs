@@ -1381,3 +1381,87 @@ async fn resources_applied_before_a_failed_bookkeeping_are_still_collected() {
         "the dropped ConfigMap is collected"
     );
 }
+
+/// Upstream's vector "remove conditions set by deleted rules": a work at generation 2 whose
+/// status still carries a deleted rule's `Complete` (True, on the work and its manifest, with
+/// no observedGeneration), written by an agent that records manifests without their kind, and
+/// whose remaining rule is another one. Each sync prunes the deleted rule's conditions
+/// (`Complete` is then not found, on the manifest and on the work) and evaluates the rule that
+/// is left; nothing of the old `Complete` survives later syncs.
+#[tokio::test]
+async fn conditions_of_deleted_rules_go_even_with_a_stale_observed_generation() {
+    let env = env().await;
+    Api::<ConfigMap>::namespaced(env.spoke_client.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "n1", "namespace": "default"},
+                "data": {"key1": "val1"}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let spec = |rule: &str| {
+        json!({
+            "workload": {"manifests": [configmap("n1", "val1")]},
+            "manifestConfigs": [{"resourceIdentifier": {"resource": "configmaps", "namespace": "default", "name": "n1"},
+                "conditionRules": [{"type": "CEL", "condition": rule, "celExpressions": ["true"]}]}]
+        })
+    };
+    create_work(&env, "rules", spec("Complete")).await;
+    update_work(&env, "rules", spec("SomeOtherRule")).await;
+    let api = Api::<ManifestWork>::namespaced(env.hub_client.clone(), CLUSTER);
+    api.patch(
+        "rules",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"metadata": {"finalizers": ["cluster.open-cluster-management.io/manifest-work-cleanup"]}})),
+    )
+    .await
+    .unwrap();
+    let at = "2026-01-01T00:00:00Z";
+    api.patch_status(
+        "rules",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"status": {
+            "conditions": [
+                {"type": "Applied", "status": "True", "reason": "AppliedManifestWorkComplete",
+                    "message": "Apply manifest work complete", "lastTransitionTime": at},
+                {"type": "Complete", "status": "True", "reason": "ConditionRulesAggregated",
+                    "message": "", "lastTransitionTime": at},
+            ],
+            "resourceStatus": {"manifests": [{
+                "resourceMeta": {"ordinal": 0, "group": "", "version": "v1",
+                    "resource": "configmaps", "namespace": "default", "name": "n1"},
+                "conditions": [{"type": "Complete", "status": "True",
+                    "reason": "ConditionRuleEvaluated", "message": "", "lastTransitionTime": at}],
+            }]},
+        }})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        work(&env, "rules").await.unwrap().metadata.generation,
+        Some(2)
+    );
+
+    for pass in 0..3 {
+        env.agent.sync_all().await.unwrap();
+        let w = work(&env, "rules").await.unwrap();
+        let manifest = manifest_status(&w, 0);
+        assert!(
+            conditions::find(&manifest.conditions, "Complete").is_none(),
+            "sync {pass}: the deleted rule's manifest condition is pruned: {:?}",
+            manifest.conditions
+        );
+        let rule = conditions::find(&manifest.conditions, "SomeOtherRule")
+            .unwrap_or_else(|| panic!("sync {pass}: {:?}", manifest.conditions));
+        assert_eq!(
+            (rule.status.as_str(), rule.reason.as_str()),
+            ("True", "ConditionRuleEvaluated")
+        );
+        let conds = w.status.as_ref().unwrap().conditions.clone().unwrap();
+        assert!(
+            conditions::find(&conds, "Complete").is_none(),
+            "sync {pass}: the work's Complete is not found: {conds:?}"
+        );
+    }
+}

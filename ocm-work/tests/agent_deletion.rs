@@ -355,3 +355,143 @@ async fn a_work_is_released_only_after_its_held_resource_is_gone() {
     let _ = stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
 }
+
+/// As upstream, a work without manifests whose status never showed `Applied` leaves the
+/// resources recorded in its AppliedManifestWork alone (upstream's case: a managed cluster
+/// moved to a new hub of the same hash, where the works are created again without status);
+/// once its status shows `Applied`, what it no longer asks for is collected.
+#[tokio::test]
+async fn an_empty_work_that_never_showed_applied_leaves_recorded_resources_alone() {
+    let (hub, spoke) = clusters().await;
+    let agent = agent(&hub, &spoke, Duration::ZERO);
+    create_work(
+        &hub.client(),
+        &work_object(
+            "moved",
+            json!({"workload": {"manifests": [configmap_in("default", "kept", &[])]}}),
+        ),
+    )
+    .await;
+    agent.sync_all().await.unwrap();
+    assert_eq!(applied(&spoke, "moved"), ["default/kept"]);
+
+    // The work is gone without the agent (its finalizer removed by hand) and comes back empty.
+    let works = Api::<ManifestWork>::namespaced(hub.client(), CLUSTER);
+    works
+        .patch(
+            "moved",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    works
+        .delete("moved", &DeleteParams::default())
+        .await
+        .unwrap();
+    create_work(
+        &hub.client(),
+        &work_object("moved", json!({"workload": {"manifests": []}})),
+    )
+    .await;
+    agent.sync_all().await.unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
+    assert!(configmaps.get_opt("kept").await.unwrap().is_some());
+    assert_eq!(applied(&spoke, "moved"), ["default/kept"], "left alone");
+
+    // Once its status shows `Applied`, the empty work's record is brought in line.
+    works
+        .patch_status(
+            "moved",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": [{"type": "Applied",
+                "status": "True", "reason": "AppliedManifestWorkComplete", "message": "",
+                "lastTransitionTime": "2030-01-01T00:00:00Z"}]}})),
+        )
+        .await
+        .unwrap();
+    agent.sync_all().await.unwrap();
+    agent.sync_all().await.unwrap();
+    assert!(
+        configmaps.get_opt("kept").await.unwrap().is_none(),
+        "collected"
+    );
+    assert!(applied(&spoke, "moved").is_empty());
+}
+
+/// Upstream's vector "delete untracked resources", with upstream's intervals (status sync
+/// 10 s, resync 4 min): the pass that deletes resources the work no longer lists asks to run
+/// again at once (upstream: its rate limiter, from 5 ms), and so does every pass while they
+/// are still there, until the pass that sees them gone; with `failing`, the work also has a
+/// manifest that fails to apply (alone, retried at the next status sync).
+async fn untracked_resources_requeue_at_once(failing: bool) {
+    let (hub, spoke) = clusters().await;
+    spoke.store().set_garbage_collection(
+        GarbageCollection::asynchronous(Duration::from_millis(50))
+            .hold_finalizer("example.com/hold", Duration::from_millis(300)),
+    );
+    let agent = WorkAgent::new(
+        hub.client(),
+        spoke.client(),
+        AgentConfig::new(CLUSTER, hub_hash(HUB_URL)),
+    );
+    let manifests = |names: &[&str]| -> Vec<Value> {
+        let mut list: Vec<Value> = names
+            .iter()
+            .map(|n| configmap_in("default", n, &["example.com/hold"]))
+            .collect();
+        if failing {
+            list.push(json!({"apiVersion": "example.com/v1", "kind": "Unserved",
+                "metadata": {"name": "x", "namespace": "default"}}));
+        }
+        list
+    };
+    create_work(
+        &hub.client(),
+        &work_object(
+            "untracked",
+            json!({"workload": {"manifests": manifests(&["n1", "n2", "n3", "n4"])}}),
+        ),
+    )
+    .await;
+    agent.sync_all().await.unwrap();
+    assert_eq!(applied(&spoke, "untracked").len(), 4);
+
+    set_manifests(&hub, "untracked", manifests(&["n1", "n2"])).await;
+    let mut passes = 0;
+    while applied(&spoke, "untracked") != ["default/n1", "default/n2"] {
+        passes += 1;
+        assert!(
+            passes < 200,
+            "never converged: {:?}",
+            applied(&spoke, "untracked")
+        );
+        let work: ManifestWork = hub.get(CLUSTER, "untracked").unwrap();
+        let outcome = agent.sync(&work).await.unwrap();
+        let pending = applied(&spoke, "untracked").len() > 2;
+        let requeue = outcome.requeue_after.unwrap_or(Duration::MAX);
+        if pending {
+            assert!(
+                requeue < Duration::from_secs(1),
+                "pass {passes}: resources pending deletion, yet requeued after {requeue:?}"
+            );
+            assert!(outcome.applied, "pass {passes} applies");
+        }
+        tokio::time::sleep(requeue.min(Duration::from_secs(1))).await;
+    }
+    assert!(passes >= 2, "the deletion took more than one pass");
+    let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
+    for gone in ["n3", "n4"] {
+        assert!(configmaps.get_opt(gone).await.unwrap().is_none());
+    }
+}
+
+#[tokio::test]
+async fn deleting_untracked_resources_requeues_at_once_until_they_are_gone() {
+    untracked_resources_requeue_at_once(false).await;
+}
+
+#[tokio::test]
+async fn deleting_untracked_resources_requeues_at_once_beside_a_failing_manifest() {
+    untracked_resources_requeue_at_once(true).await;
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 use ocm_testkit::FaultRule;
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
-use ocm_work::runtime::health::{Health, leader_ready};
+use ocm_work::runtime::health::{Health, leader_ready, leader_ready_with};
 use ocm_work::runtime::leader::{LeaderElectionConfig, LeaderElector, WORK_AGENT_LEASE};
 use ocm_work::runtime::metrics::Metrics;
 use ocm_work::runtime::server::EndpointServer;
@@ -282,4 +282,79 @@ async fn a_standby_replica_is_ready() {
     stop.cancel();
     other_task.await.unwrap().unwrap();
     me_task.await.unwrap().unwrap();
+}
+
+/// `/readyz` of an agent whose hub stops answering (the link to it cut: connections refused,
+/// open watches reset): ready while the hub answers, not ready once it has been silent for
+/// longer than the resync period (2 s here; the agent's informers check their server every
+/// half period), ready again as soon as it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_fails_while_the_hub_does_not_answer_and_recovers_when_it_does() {
+    let (hub, spoke) = clusters().await;
+    let link = support::link::Link::new(&hub);
+    const RESYNC: Duration = Duration::from_secs(2);
+    let agent = WorkAgent::new(
+        link.client(),
+        spoke.client(),
+        AgentConfig::new(CLUSTER, hub_hash(HUB_URL)).resync_interval(RESYNC),
+    );
+    let health = Health::new();
+    let probed = agent.clone();
+    health.readiness_check(
+        "informers",
+        leader_ready_with(None, move || probed.readiness()),
+    );
+    let server = EndpointServer::bind("127.0.0.1:0".parse().unwrap(), health, Metrics::new())
+        .await
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    let shutdown = Shutdown::new();
+    let serving = tokio::spawn(server.run(shutdown.cancelled()));
+    let (stop, task) = support::start(agent.clone());
+
+    let (status, body) = eventually_status(addr, "/readyz", 200).await;
+    assert_eq!((status, body.as_str()), (200, "ok"), "ready once listed");
+    // An idle hub that answers keeps the agent ready past several resync periods.
+    tokio::time::sleep(RESYNC * 3).await;
+    let (status, _, body) = http(addr, "GET", "/readyz", "*/*").await;
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "ok"),
+        "an idle hub is no silent hub"
+    );
+
+    link.down();
+    let down = tokio::time::Instant::now();
+    let (status, body) = eventually_status(addr, "/readyz", 503).await;
+    let silent = down.elapsed();
+    assert_eq!(
+        status, 503,
+        "not ready while the hub does not answer: {body}"
+    );
+    assert!(
+        body.contains("[-]informers failed: the hub has not answered the agent's informers for"),
+        "{body}"
+    );
+    assert!(
+        body.contains("longer than the resync period (2s)"),
+        "{body}"
+    );
+    assert!(
+        silent >= RESYNC / 2,
+        "not before a resync period of silence: {silent:?}"
+    );
+    assert!(agent.readiness().is_err() && !agent.caches_synced());
+
+    link.up(&hub);
+    let (status, body) = eventually_status(addr, "/readyz", 200).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "ok"),
+        "ready again once the hub answers"
+    );
+
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+    shutdown.cancel();
+    serving.await.unwrap();
 }

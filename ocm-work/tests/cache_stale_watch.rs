@@ -126,3 +126,55 @@ async fn the_check_notices_the_server_went_back_and_lists_again() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A watch that fails has the server checked as soon as it answers, not at the next period
+/// (an hour here). The server behind the link is replaced by a restored one: the cut resets
+/// the open watch, the watch resumes against the restored server, which keeps it open and
+/// silent, and the cache lists that server within seconds anyway. It counts as not synced
+/// until that list completes, and the server's answers count as contact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_watch_has_the_server_checked_at_once() {
+    let a = FakeCluster::new();
+    for i in 0..30 {
+        create(&a, &format!("a{i:02}")).await;
+    }
+    let b = FakeCluster::builder().future_watches_wait(true).build();
+    create(&b, "b-only").await;
+    let link = crate::support::link::Link::new(&a);
+    let api = Api::<RawObject>::namespaced_with(
+        link.client(),
+        "default",
+        &ApiResource::erase::<ConfigMap>(&()),
+    );
+    let cache = ObjectCache::spawn_with_check(
+        api,
+        watcher::Config::default(),
+        |raw: RawObject| Ok(Some(raw)),
+        Some(Duration::from_secs(3600)),
+    );
+    assert!(cache.wait_synced(Duration::from_secs(10)).await);
+    let listed = cache.last_heard().expect("the list is contact");
+    assert_eq!(cache.len(), 30);
+    // The watch that follows the list is open on A (the cut resets it).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while a
+        .journal()
+        .count(|e| e.verb == "watch" && e.resource.as_deref() == Some("configmaps"))
+        == 0
+    {
+        assert!(Instant::now() < deadline, "the watch on A");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    link.up(&b);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while names(&cache) != ["b-only"] || !cache.is_synced() {
+        assert!(
+            Instant::now() < deadline,
+            "the cache lists B again: {:?}",
+            names(&cache)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(cache.last_heard().is_some_and(|t| t > listed));
+}

@@ -212,13 +212,33 @@ async fn cached_validation_gives_the_same_answers_as_live_validation() {
         ))
     );
     assert_eq!(cache.len(), 1);
-    // A subject type a newer OCM may add, without a service account, is named.
+    // Any subject type but ServiceAccount (one a newer OCM may add), with or without a
+    // service account, and a missing subject, get upstream's error.
+    let only = Err(ExecutorError::Invalid(
+        "only support ServiceAccount type for the executor".into(),
+    ));
     broken.subject.as_mut().unwrap().type_ = "User".into();
     assert_eq!(
         cached.validate(Some(&broken), target, &secret("s")).await,
-        Err(ExecutorError::Invalid(
-            "the executor subject type User is not supported".into()
-        ))
+        only
+    );
+    let mut other_type = executor();
+    other_type.subject.as_mut().unwrap().type_ = "Other".into();
+    assert_eq!(
+        live.validate(Some(&other_type), target, &secret("s")).await,
+        only
+    );
+    assert_eq!(
+        cached
+            .validate(Some(&other_type), target, &secret("s"))
+            .await,
+        only
+    );
+    let mut no_subject = executor();
+    no_subject.subject = None;
+    assert_eq!(
+        live.validate(Some(&no_subject), target, &secret("s")).await,
+        only
     );
     assert_eq!(cache.len(), 1);
 
@@ -544,6 +564,20 @@ async fn the_controller_pre_populates_from_works_and_evaluates_them() {
         ],
         Some(json!({"propagationPolicy": "Orphan"})),
     )]));
+    // A subject of another type is never validated (upstream's loader skips it too).
+    let mut other_type = work_of("other-type", vec![secret("o")], None);
+    if let Some(subject) = other_type
+        .spec
+        .executor
+        .as_mut()
+        .and_then(|e| e.subject.as_mut())
+    {
+        subject.type_ = "Other".into();
+        if let Some(sa) = subject.service_account.as_mut() {
+            sa.name = "other".into();
+        }
+    }
+    works.lock().unwrap().push(other_type);
     let cache = ExecutorCache::new();
     let _controller = start(&client, &cache, &works, Duration::from_secs(3600));
     let orphaned = Dimension::from_target(&secret_target("s", false));
@@ -560,6 +594,10 @@ async fn the_controller_pre_populates_from_works_and_evaluates_them() {
     })
     .await;
     assert_eq!(cache.len(), 2);
+    assert!(!cache.contains(
+        &executor_key(SA_NS, "other"),
+        &Dimension::from_target(&secret_target("o", true))
+    ));
     // The initial list of the binding re-evaluates the pre-populated executor.
     eventually("evaluated", || {
         cache.lookup(&key(), &orphaned) == Some(true)

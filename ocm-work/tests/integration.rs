@@ -19,6 +19,7 @@ mod agent_deep_work;
 mod agent_deletion;
 mod agent_endpoints;
 mod agent_faults;
+mod agent_hub_lost_state;
 mod agent_leader_election;
 mod agent_logs;
 mod agent_recovery;

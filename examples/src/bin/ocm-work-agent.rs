@@ -16,7 +16,8 @@
 //! `--namespace`, leader election is off); `--disable-leader-election` turns it off.
 //!
 //! `--endpoints-address :8080` serves `/healthz`, `/readyz` (ready: a standby replica, or the
-//! leader once its informers have listed) and `/metrics` (Prometheus text; see
+//! leader once its informers have listed and while the hub and the managed cluster answer
+//! them within the resync period) and `/metrics` (Prometheus text; see
 //! `ocm_work::runtime::metrics` for the series). `--log-format json` writes one JSON object
 //! per line (the level from `RUST_LOG`); text logs have colours only on a terminal.
 
@@ -34,7 +35,7 @@ use ocm_examples::runtime::{
 };
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
-use ocm_work::runtime::health::{Health, leader_ready};
+use ocm_work::runtime::health::{Health, leader_ready_with};
 use ocm_work::runtime::leader::WORK_AGENT_LEASE;
 use ocm_work::runtime::metrics::Metrics;
 use ocm_work::runtime::shutdown::Shutdown;
@@ -220,11 +221,9 @@ async fn run(args: Args) -> Result<(), String> {
     let synced = agent.clone();
     health.readiness_check(
         "informers",
-        leader_ready(
-            elector.as_ref().map(|e| e.state()),
-            move || synced.caches_synced(),
-            "the ManifestWork and AppliedManifestWork informers",
-        ),
+        leader_ready_with(elector.as_ref().map(|e| e.state()), move || {
+            synced.readiness()
+        }),
     );
     if let Some(elector) = &elector {
         metrics.leader(WORK_AGENT_LEASE, elector.state());

@@ -17,7 +17,9 @@
 //!    [`Limits::depth`]; evaluation (and any recursive walk of the tree, see
 //!    [`Program::walk`]) runs on a stack sized from that depth in the same way.
 //!
-//! A rejected expression is a [`CompileError`] that displays in cel-go's format.
+//! A rejected expression is a [`CompileError`] that displays in cel-go's format; a failed
+//! evaluation an [`EvalError`] that displays in cel-go's words ([`runtime_message`]: `no such
+//! key: missing`, not the `cel` crate's `No such key: missing`).
 //!
 //! Evaluation is metered too: [`Program::evaluate`] charges the work it does to a [`Budget`]
 //! (upstream's defaults: 1,000,000 units per evaluation, 10,000,000 in all) and stops with
@@ -62,6 +64,7 @@ mod cache;
 mod convert;
 mod cost;
 pub(crate) mod k8s;
+mod message;
 mod program;
 mod scan;
 
@@ -72,6 +75,7 @@ use ::cel::{Context, Env};
 pub use self::cache::Cache;
 pub use self::convert::{json_depth, json_to_val, json_to_value, value_to_val};
 pub use self::cost::{COST_FUNCTION, LOOP_COST_FUNCTION};
+pub use self::message::runtime_message;
 pub use self::program::{Budget, Program, children};
 pub use crate::error::{CelIssue, CompileError, EvalError};
 

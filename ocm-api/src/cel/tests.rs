@@ -451,3 +451,81 @@ fn charges_keep_results() {
         Err(EvalError::Execution(_))
     ));
 }
+
+/// Runtime errors read as cel-go words them (see the message module).
+#[test]
+fn runtime_errors_read_in_cel_gos_words() {
+    let object = json_to_value(&serde_json::json!({"spec": {"replicas": 2, "name": "x",
+        "list": [1, 2], "map": {"a": 1}, "f": 1.5, "b": true}}));
+    for (source, message) in [
+        ("object.missing", "no such key: missing"),
+        ("object.spec['missing']", "no such key: missing"),
+        ("object.spec.map[1]", "no such key: 1"),
+        ("object.spec.list[5]", "index out of bounds: 5"),
+        ("object.spec.list[-1]", "index out of bounds: -1"),
+        (
+            "object.spec.list['a']",
+            "unsupported index type 'string' in list",
+        ),
+        (
+            "object.spec.list[1.5]",
+            "unsupported index value 1.5 in list",
+        ),
+        ("object.spec.replicas / 0", "division by zero"),
+        ("object.spec.replicas % 0", "modulus by zero"),
+        (
+            "9223372036854775807 + object.spec.replicas",
+            "integer overflow",
+        ),
+        (
+            "object.spec.replicas * 9223372036854775807",
+            "integer overflow",
+        ),
+        ("1u - 2u", "unsigned integer overflow"),
+        ("uint(-1)", "unsigned integer overflow"),
+        // The first operand has the operation, not for the second's type.
+        ("object.spec.replicas + 'a'", "no such overload"),
+        ("object.spec.name + 1", "no such overload"),
+        ("object.spec.replicas < 'a'", "no such overload"),
+        // The first operand has no such operation.
+        ("object.spec.b + 1", "no such overload: _+_"),
+        ("object.spec.name / 2", "no such overload: _/_"),
+        ("object.spec.f % 2.0", "no such overload: _%_"),
+        ("object.spec.map < 1", "no such overload: _<_"),
+        ("-object.spec.name", "no such overload: -_"),
+        ("size(object.spec.replicas)", "no such overload: size"),
+        ("object.spec.replicas.size()", "no such overload: size"),
+        // Logic on values that are not bools.
+        ("!object.spec.replicas", "no such overload"),
+        ("object.spec.replicas && true", "no such overload"),
+        ("object.spec.list.all(x, x)", "no such overload"),
+        ("object.spec.replicas ? 1 : 2", "no such overload"),
+        // Other functions name themselves and the argument types.
+        (
+            "object.spec.replicas.startsWith('a')",
+            "no such overload: startsWith(int, string)",
+        ),
+        (
+            "object.spec.name.split(1)",
+            "no such overload: split(string, int)",
+        ),
+        // A function's own error, without the crate's prefix.
+        ("object.spec.name.substring(5)", "index out of range: 5"),
+        (
+            "quantity('x')",
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+        (
+            "nofn(1)",
+            "undeclared reference to 'nofn' (in container '')",
+        ),
+    ] {
+        let program = compile(source).expect(source);
+        let mut ctx = context();
+        ctx.add_variable_from_value("object", object.clone());
+        let error = program
+            .evaluate(&ctx, &mut Budget::default())
+            .expect_err(source);
+        assert_eq!(error.to_string(), message, "{source}");
+    }
+}

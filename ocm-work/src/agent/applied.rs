@@ -169,6 +169,11 @@ impl WorkAgent {
             {
                 Ok(patched) => patched,
                 Err(e) => {
+                    if matches!(&e, kube::Error::Api(s) if s.code == 404) {
+                        // Gone from the cluster (the informer's copy was stale): the next
+                        // apply pass creates it again.
+                        self.forget_applied(&name);
+                    }
                     self.lock_unrecorded()
                         .insert(amw_name, new_status.applied_resources.unwrap_or_default());
                     return Err(Error::kube(

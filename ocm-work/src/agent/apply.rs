@@ -27,6 +27,8 @@ pub(super) struct ApplyPass {
     pub(super) results: Vec<ManifestApply>,
     /// When to apply the work again.
     pub(super) retry: Duration,
+    /// When to look again at resources of the work still being deleted, if any are.
+    pub(super) pending_retry: Option<Duration>,
     /// The inputs of a memo (the AppliedManifestWork's resource version and every resource's
     /// informer entry), when the whole pass read from synced informers and nothing is pending
     /// deletion.
@@ -50,14 +52,33 @@ impl WorkAgent {
         let uid = work.metadata.uid.as_deref().unwrap_or_default();
         let mut pass = ApplyPass {
             retry: self.planner().retry_after(&results, None),
+            pending_retry: None,
             results,
             memo: None,
             record_error: None,
         };
+        // Upstream's AppliedManifestWork bookkeeping waits until the work shows an `Applied`
+        // condition: a work without manifests that never had one (a work recreated empty
+        // on a new hub of the same hash, say) leaves the resources recorded there alone.
+        let never_applied = pass.results.is_empty()
+            && !work
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_deref())
+                .is_some_and(|c| {
+                    ocm_api::conditions::find(c, ocm_api::constants::work::CONDITION_APPLIED)
+                        .is_some()
+                });
+        if never_applied {
+            return Ok(pass);
+        }
         match self.track_applied_resources(&amw, &pass.results).await {
             Ok(tracked) => match self.pending_deletion_retry(uid, tracked.pending_deletion) {
                 // Resources still being deleted: look again soon, never from a memo.
-                Some(delay) => pass.retry = self.planner().retry_after(&pass.results, Some(delay)),
+                Some(delay) => {
+                    pass.retry = self.planner().retry_after(&pass.results, Some(delay));
+                    pass.pending_retry = Some(delay);
+                }
                 None => {
                     pass.memo = tracked.version.and_then(|v| {
                         let objects = self.engine.object_cache()?;
@@ -100,14 +121,25 @@ impl WorkAgent {
             };
             let written = match existing {
                 Some(existing) if existing.spec == spec => return Ok(existing),
-                Some(_) => api
+                Some(_) => match api
                     .patch(
                         &name,
                         &PatchParams::default(),
                         &Patch::Merge(json!({"spec": spec})),
                     )
                     .await
-                    .map_err(|e| Error::kube(format!("update AppliedManifestWork {name}"), e))?,
+                {
+                    Ok(patched) => patched,
+                    // The informer's copy is gone from the cluster: create it afresh.
+                    Err(kube::Error::Api(s)) if cached && s.code == 404 => {
+                        self.forget_applied(&name);
+                        fresh = true;
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(Error::kube(format!("update AppliedManifestWork {name}"), e));
+                    }
+                },
                 None => {
                     let amw = AppliedManifestWork {
                         metadata: ObjectMeta {

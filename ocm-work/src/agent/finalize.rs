@@ -4,8 +4,6 @@
 //! once the AppliedManifestWork's resources are gone (or orphaned); an AppliedManifestWork
 //! being deleted has its resources deleted and then its own finalizer released.
 
-use std::collections::HashSet;
-
 use kube::ResourceExt;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
@@ -115,11 +113,8 @@ impl WorkAgent {
             }
         }
         // Forget everything about the work.
-        let uid = work.metadata.uid.as_deref().unwrap_or_default();
-        self.lock_applied().remove(uid);
-        self.retain_watches(&name, &HashSet::new());
-        self.lock_memos().remove(uid);
-        self.pending_deletion_retry(uid, false);
+        self.forget_work(&name);
+        self.forget_uid(work.metadata.uid.as_deref().unwrap_or_default());
         Ok(SyncOutcome::default())
     }
 

@@ -29,7 +29,8 @@
 //!    own), giving each its `Applied` condition, and the work its `Applied` condition; each
 //!    manifest's kind and config are resolved once per sync and shared with step 6;
 //! 5. the AppliedManifestWork's `appliedResources` are updated and resources no longer in the
-//!    work are deleted ([`gc::delete_applied_resources`]); a resource whose deletion was
+//!    work are deleted ([`gc::delete_applied_resources`]), except (as upstream) for a work
+//!    without manifests whose status never had an `Applied` condition; a resource whose deletion was
 //!    accepted stays listed until a later pass sees it gone (a garbage collector, a finalizer
 //!    or a terminating namespace may take long on a real cluster), and meanwhile the work is
 //!    applied again after [`PENDING_DELETION_RETRY_MIN`], doubling up to [`SYNC_RETRY_MAX`];
@@ -40,7 +41,8 @@
 //! Every live object is read through the engine's one reader
 //! ([`crate::apply::reader::ObjectReader`]).
 //!
-//! Applying happens when the work changed and at least every [`AgentConfig::resync_interval`];
+//! Applying happens when the work changed, when its status on the hub shows no apply of its
+//! generation, and at least every [`AgentConfig::resync_interval`];
 //! in between, [`WorkAgent::sync`] only refreshes the status (step 6), every
 //! [`AgentConfig::status_sync_interval`]. A work whose `Complete` condition is True is never
 //! applied again, but its status keeps being refreshed.
@@ -77,6 +79,12 @@
 //! makes the next sync a full one. Upstream re-applies on every resync instead, with the same
 //! outcome.
 //!
+//! What the agent remembers about a work between syncs (when it last applied it, the memo of
+//! its last sync) stands for that one work only: it is dropped when the informer drops the
+//! work, when another work (another uid, or another creation time) comes under its name, and
+//! when the work lacks the agent's finalizer, so a hub that lost its state (restarted empty,
+//! or restored from an older backup) has its works applied again at once (see `memory.rs`).
+//!
 //! # Works the agent cannot decode
 //!
 //! A ManifestWork (or AppliedManifestWork) the agent's types reject (a field or enum value from
@@ -107,7 +115,9 @@ use serde_json::json;
 
 use crate::apply::applier::Appliers;
 use crate::apply::engine::ApplyEngine;
-use crate::cache::{DecodeFailure, ObjectCache, RetryBackoff, SpokeObjects};
+use crate::cache::{
+    DecodeFailure, ObjectCache, RawObject, RetryBackoff, STALE_WATCH_CHECK, SpokeObjects,
+};
 use crate::identity::applied_manifest_work_name;
 use crate::status::StatusBuilder;
 use crate::{Error, Result};
@@ -119,6 +129,7 @@ mod evict;
 mod finalize;
 pub mod gc;
 mod memo;
+mod memory;
 pub mod plan;
 mod queue;
 mod read;
@@ -131,6 +142,7 @@ pub use config::AgentConfig;
 pub use reconcile::{error_policy, reconcile};
 
 use memo::SyncMemo;
+use memory::WorkIdentity;
 use plan::{LastApply, Planner, SyncAction, SyncInput};
 use read::{list_decoded, undecodable};
 use watch::WatchRegistry;
@@ -158,6 +170,9 @@ pub const PENDING_DELETION_RETRY_MIN: Duration = Duration::from_millis(5);
 /// deleted is looked at again; it doubles up to [`SYNC_RETRY_MAX`] (upstream: from 50 ms up to
 /// 60 s).
 pub const FINALIZE_RETRY_MIN: Duration = Duration::from_millis(50);
+
+/// Why the agent is not ready before its informers have listed.
+const NOT_LISTED: &str = "the ManifestWork and AppliedManifestWork informers have not listed yet";
 
 /// The Event reason of a ManifestWork the agent cannot decode (our addition: upstream's agent
 /// has no such Event, its informer fails as a whole instead).
@@ -202,6 +217,8 @@ pub struct WorkAgent {
     unrecorded: Arc<Mutex<HashMap<String, Vec<AppliedManifestResourceMeta>>>>,
     /// Works (by uid) with resources pending deletion: when to look at them again.
     deleting: Arc<Mutex<HashMap<String, RetryBackoff>>>,
+    /// Which work the agent's memory by uid stands for, by work name (see [`memory`]).
+    identities: Arc<Mutex<HashMap<String, WorkIdentity>>>,
     metrics: Option<crate::runtime::metrics::AgentMetrics>,
 }
 
@@ -244,6 +261,7 @@ impl WorkAgent {
             retries: Arc::new(Mutex::new(HashMap::new())),
             unrecorded: Arc::new(Mutex::new(HashMap::new())),
             deleting: Arc::new(Mutex::new(HashMap::new())),
+            identities: Arc::new(Mutex::new(HashMap::new())),
             metrics: None,
         }
     }
@@ -312,15 +330,25 @@ impl WorkAgent {
             self.engine
                 .reader()
                 .use_informers(objects.clone(), self.config.cached_reads);
+            // Both informers ask their server for its resource version at least every half
+            // resync period: that notices a server that lost its state, and keeps the contact
+            // readiness looks at fresh while the server has nothing to send.
+            let check = Some(self.contact_check_period());
             Caches {
-                works: ObjectCache::typed(
-                    self.hub.clone(),
-                    Some(&self.config.cluster_name),
+                works: ObjectCache::spawn_with_check(
+                    self.raw_works(),
                     watcher::Config::default(),
+                    |raw: RawObject| raw.decode::<ManifestWork>().map(Some),
+                    check,
                 )
                 .strip_managed_fields(),
-                applied: ObjectCache::typed(self.spoke.clone(), None, watcher::Config::default())
-                    .strip_managed_fields(),
+                applied: ObjectCache::spawn_with_check(
+                    self.raw_applied_works(),
+                    watcher::Config::default(),
+                    |raw: RawObject| raw.decode::<AppliedManifestWork>().map(Some),
+                    check,
+                )
+                .strip_managed_fields(),
                 objects,
             }
         });
@@ -332,9 +360,54 @@ impl WorkAgent {
     }
 
     /// Whether the agent's informers (ManifestWorks on the hub, AppliedManifestWorks on the
-    /// managed cluster) are started and have listed: what its readiness probe reports.
+    /// managed cluster) are started, have listed, and have heard from their servers within the
+    /// resync period (see [`WorkAgent::readiness`]).
     pub fn caches_synced(&self) -> bool {
-        self.work_cache().is_some() && self.applied_cache().is_some()
+        self.readiness().is_ok()
+    }
+
+    /// The agent's readiness, as its `/readyz` check reports it: ready once its informers
+    /// (ManifestWorks on the hub, AppliedManifestWorks on the managed cluster) have listed,
+    /// and for as long as each has heard from its server (a watch event or an answer to the
+    /// informer's periodic resource version check, made every half resync period) within the
+    /// resync period ([`AgentConfig::resync_interval`], at least two check periods); otherwise
+    /// why not. A hub that stops answering makes the agent unready one resync period after
+    /// its last answer, and ready again as soon as it answers.
+    ///
+    /// Upstream's agent serves library-go's default checks only (its `/readyz` passes while
+    /// the process runs); this check is our addition.
+    pub fn readiness(&self) -> std::result::Result<(), String> {
+        let Some(caches) = self.caches.get() else {
+            return Err(NOT_LISTED.to_string());
+        };
+        if !caches.works.is_synced() || !caches.applied.is_synced() {
+            return Err(NOT_LISTED.to_string());
+        }
+        let tolerated = self
+            .config
+            .resync_interval
+            .max(2 * self.contact_check_period());
+        let now = tokio::time::Instant::now();
+        for (cache_heard, what) in [
+            (caches.works.last_heard(), "the hub"),
+            (caches.applied.last_heard(), "the managed cluster"),
+        ] {
+            let silent = cache_heard.map_or(tolerated, |at| now.saturating_duration_since(at));
+            if silent > tolerated {
+                return Err(format!(
+                    "{what} has not answered the agent's informers for {}s, longer than the resync period ({}s)",
+                    silent.as_secs(),
+                    tolerated.as_secs()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// How often the informers check their server's resource version: half the resync
+    /// period, between 1 s and [`crate::cache::STALE_WATCH_CHECK`].
+    fn contact_check_period(&self) -> Duration {
+        (self.config.resync_interval / 2).clamp(Duration::from_secs(1), STALE_WATCH_CHECK)
     }
 
     /// Records the agent's metrics in `metrics` (see [`crate::runtime::metrics`]): its work
@@ -428,6 +501,7 @@ impl WorkAgent {
         let uid = work.metadata.uid.clone().unwrap_or_default();
         let generation = work.metadata.generation.unwrap_or(0);
         let amw_name = applied_manifest_work_name(&self.config.hub_hash, &work.name_any());
+        self.recognize(work);
 
         // Read and plan.
         let input = SyncInput::new(work, Instant::now())
@@ -437,7 +511,11 @@ impl WorkAgent {
         let plan = planner.plan(&input);
         match plan.action {
             SyncAction::Finalize => return self.finalize(work).await,
-            SyncAction::AddFinalizer => self.add_finalizer(work).await?,
+            SyncAction::AddFinalizer => {
+                // A work without the finalizer starts afresh (see [`memory`]).
+                self.forget_uid(&uid);
+                self.add_finalizer(work).await?;
+            }
             SyncAction::Skip => {
                 if let Some(record) = plan.record_apply {
                     self.lock_applied().insert(uid.clone(), record);
@@ -481,7 +559,12 @@ impl WorkAgent {
         let next_apply = applied_until
             .or_else(|| self.last_apply(&uid))
             .map(|last| last.next);
-        let requeue_after = planner.requeue_after(next_apply, Instant::now());
+        // Resources still being deleted bring the next sync forward even when a failed
+        // manifest makes the next apply due at once (which alone waits for the status sync).
+        let requeue_after = min_duration(
+            planner.requeue_after(next_apply, Instant::now()),
+            pass.as_ref().and_then(|p| p.pending_retry),
+        );
 
         // Build the status from the live objects.
         let observed = self

@@ -12,8 +12,9 @@
 //! * [`SyncAction::Skip`]: the memo holds (every input at the version the last complete,
 //!   error-free sync saw), so the sync would write nothing and compute the same status; a
 //!   resync that falls due meanwhile counts as done;
-//! * [`SyncAction::Apply`]: the work changed (a new generation) or its resync is due: apply,
-//!   record, refresh the status;
+//! * [`SyncAction::Apply`]: the work changed (a new generation), its resync is due, or its
+//!   status on the hub shows no apply of its generation ([`shows_applied`]: the hub lost what
+//!   the agent wrote): apply, record, refresh the status;
 //! * [`SyncAction::RefreshStatus`]: only refresh the status. A work whose `Complete` condition
 //!   is True is never applied again, but its status keeps being refreshed, as upstream.
 //!
@@ -164,7 +165,8 @@ impl Planner {
         let generation = work.metadata.generation.unwrap_or(0);
         let due = input
             .last_apply
-            .is_none_or(|last| last.generation != generation || input.now >= last.next);
+            .is_none_or(|last| last.generation != generation || input.now >= last.next)
+            || !shows_applied(work);
         if input.memo_holds {
             return SyncPlan {
                 action: SyncAction::Skip,
@@ -226,6 +228,23 @@ impl Planner {
             None => self.status_sync_interval,
         })
     }
+}
+
+/// Whether the work's status shows an apply of its current generation (an `Applied`
+/// condition for it, True or False), or has nothing to show (no manifests). A work the agent
+/// applied whose status shows none lost it on the hub (a hub restored from a backup, a status
+/// someone replaced): it is applied again rather than trusting the agent's memory.
+pub fn shows_applied(work: &ManifestWork) -> bool {
+    if work.spec.manifests().is_empty() {
+        return true;
+    }
+    let conds = work
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    conditions::find(conds, wc::CONDITION_APPLIED)
+        .is_some_and(|c| c.observed_generation == work.metadata.generation)
 }
 
 /// Whether the work's `Complete` condition is True.
@@ -367,6 +386,41 @@ mod tests {
         );
         let p = planner().plan(&SyncInput::new(&w, now));
         assert_eq!((p.record_apply, p.outcome), (None, None));
+    }
+
+    /// A work with manifests whose status shows no apply of its generation (the hub lost
+    /// it) is applied even when the agent remembers applying it.
+    #[test]
+    fn a_status_that_lost_the_apply_is_applied_again() {
+        let now = Instant::now();
+        let with_status = |conditions: serde_json::Value| -> ManifestWork {
+            serde_json::from_value(json!({
+                "metadata": {"name": "w", "namespace": "cluster1", "uid": "u", "generation": 2,
+                    "finalizers": [finalizers::MANIFEST_WORK_CLEANUP]},
+                "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "a", "namespace": "default"}}]}},
+                "status": {"conditions": conditions},
+            }))
+            .unwrap()
+        };
+        let applied = |generation: i64| {
+            json!([{"type": "Applied", "status": "True", "reason": "AppliedManifestWorkComplete",
+                "message": "", "lastTransitionTime": "2030-01-01T00:00:00Z",
+                "observedGeneration": generation}])
+        };
+        let remembered = last(2, now + RESYNC);
+        for (conditions, action) in [
+            (applied(2), SyncAction::RefreshStatus),
+            (applied(1), SyncAction::Apply),
+            (json!([]), SyncAction::Apply),
+        ] {
+            let w = with_status(conditions.clone());
+            assert_eq!(shows_applied(&w), action == SyncAction::RefreshStatus);
+            let plan = planner().plan(&SyncInput::new(&w, now).last_apply(remembered));
+            assert_eq!(plan.action, action, "{conditions}");
+        }
+        // Nothing to show for a work without manifests.
+        assert!(shows_applied(&work(2, true, false, false)));
     }
 
     #[test]

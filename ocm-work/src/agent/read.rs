@@ -106,6 +106,15 @@ impl WorkAgent {
         }
     }
 
+    /// Drops the informer's copy of the AppliedManifestWork `name`, which the managed cluster
+    /// answered is gone (an informer that has not caught up with a cluster that lost its
+    /// state, say): the next read asks the cluster.
+    pub(super) fn forget_applied(&self, name: &str) {
+        if let Some(c) = self.caches.get() {
+            c.applied.remove("", name);
+        }
+    }
+
     /// The ManifestWork `name`: from the informer when synced, else from the hub. A work that
     /// exists but does not decode is an [`Error::Undecodable`].
     pub(super) async fn get_work(&self, name: &str) -> Result<Option<Arc<ManifestWork>>> {

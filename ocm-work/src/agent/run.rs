@@ -240,6 +240,7 @@ impl WorkAgent {
             let works = works.clone();
             let metrics = self.metrics.clone();
             let queue = queue.clone();
+            let agent = self.clone();
             move |namespace: &str, name: &str| {
                 if works.get(namespace, name).is_some() {
                     if let Some(metrics) = &metrics {
@@ -251,6 +252,9 @@ impl WorkAgent {
                     if let Some(metrics) = &metrics {
                         metrics.queue.forget(name);
                     }
+                    // Nothing the agent remembers of it may stand for a later work of the
+                    // same name (see `memory`).
+                    agent.forget_work(name);
                 }
             }
         };

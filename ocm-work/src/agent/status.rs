@@ -93,9 +93,18 @@ impl WorkAgent {
             return (None, None);
         }
         let key = watch_key(&group, &resource, &version, &namespace, &name);
+        // An entry without its kind (written by an agent that does not record it) is read
+        // by resource, as upstream reads every entry.
         let resolved: Result<Cow<'_, ResolvedResource>, String> =
             match known.and_then(|r| r.resolved.as_ref()) {
                 Some(resolved) => Ok(Cow::Borrowed(resolved)),
+                None if kind.is_empty() => self
+                    .engine
+                    .resolver()
+                    .resolve_resource(&group, &version, &resource)
+                    .await
+                    .map(Cow::Owned)
+                    .map_err(|e| e.to_string()),
                 None => self
                     .engine
                     .resolver()

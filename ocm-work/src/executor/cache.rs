@@ -429,6 +429,8 @@ pub async fn needed_dimensions(
             .executor
             .as_ref()
             .and_then(|e| e.subject.as_ref())
+            // As upstream's loader: only ServiceAccount subjects are validated at all.
+            .filter(|s| s.type_ == ocm_api::work::v1::ExecutorSubjectType::ServiceAccount)
             .and_then(|s| s.service_account.as_ref())
         else {
             continue;

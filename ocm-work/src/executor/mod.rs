@@ -1,7 +1,9 @@
 //! Executor authorization: before applying a manifest of a work that names an executor, the
 //! agent checks that the executor's ServiceAccount may do it on the managed cluster.
 //!
-//! Upstream's rules: one SubjectAccessReview per verb, in order `create`, `update`, `patch`,
+//! Upstream's rules: the executor's subject must be of type `ServiceAccount` (`only support
+//! ServiceAccount type for the executor`) and name one (`the executor service account is
+//! nil`); then one SubjectAccessReview per verb, in order `create`, `update`, `patch`,
 //! `get`, and `delete` when the work owns the resource; the first denial stops. For RBAC kinds
 //! (roles, role bindings and their cluster variants) a dry-run create impersonating the
 //! ServiceAccount also checks for permission escalation. A denial is reported on that manifest
@@ -18,12 +20,15 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::Client;
 use kube::api::{Api, PostParams};
-use ocm_api::work::v1::ManifestWorkExecutor;
+use ocm_api::work::v1::{ExecutorSubjectType, ManifestWorkExecutor};
 use serde_json::Value;
 
 pub mod cache;
 
 use cache::{Dimension, ExecutorCache, executor_key};
+
+/// Upstream's error for an executor whose subject is not of type `ServiceAccount`.
+const ONLY_SERVICE_ACCOUNTS: &str = "only support ServiceAccount type for the executor";
 
 /// How long the agent waits before retrying a denied manifest.
 pub const NOT_ALLOWED_REQUEUE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -127,22 +132,17 @@ impl ExecutorValidator {
         let Some(executor) = executor else {
             return Ok(());
         };
-        let Some(subject) = &executor.subject else {
+        // Upstream's basic check: the subject must be of type ServiceAccount (a missing
+        // subject has an empty type there), and name a service account.
+        let subject = executor
+            .subject
+            .as_ref()
+            .filter(|s| s.type_ == ExecutorSubjectType::ServiceAccount)
+            .ok_or_else(|| ExecutorError::Invalid(ONLY_SERVICE_ACCOUNTS.into()))?;
+        let Some(sa) = &subject.service_account else {
             return Err(ExecutorError::Invalid(
                 "the executor service account is nil".into(),
             ));
-        };
-        // As upstream, the service account is used whatever the subject type says; a type
-        // this SDK does not know without one is named in the error.
-        let Some(sa) = &subject.service_account else {
-            return Err(ExecutorError::Invalid(if subject.type_.is_unknown() {
-                format!(
-                    "the executor subject type {} is not supported",
-                    subject.type_
-                )
-            } else {
-                "the executor service account is nil".into()
-            }));
         };
         match &self.cache {
             None => {

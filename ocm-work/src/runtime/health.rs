@@ -3,9 +3,10 @@
 //!
 //! `/healthz` answers while the process serves requests (its runtime is alive), shutdown
 //! included, so Kubernetes does not kill a replica that is finishing its work. `/readyz`
-//! answers 200 once every readiness check passes; for the binaries that is [`leader_ready`]:
-//! a standby replica is ready (it is healthy and waiting), the leader once its informers have
-//! listed.
+//! answers 200 once every readiness check passes; for the binaries that is [`leader_ready`]
+//! (or [`leader_ready_with`]): a standby replica is ready (it is healthy and waiting), the
+//! leader once its informers have listed (the work agent: and while they hear from their
+//! servers, see [`WorkAgent::readiness`](crate::agent::WorkAgent::readiness)).
 //!
 //! A failing check answers 503 with one line per check, in kube-apiserver's style:
 //!
@@ -122,19 +123,32 @@ pub fn leader_ready(
     synced: impl Fn() -> bool + Send + Sync + 'static,
     what: &'static str,
 ) -> impl Fn() -> Result<(), String> + Send + Sync + 'static {
-    move || {
-        let leading = match &state {
-            None => true,
-            Some(state) => match *state.borrow() {
-                LeaderState::Standby => return Ok(()),
-                LeaderState::Leading => true,
-                _ => return Err("leader election is over for this replica".into()),
-            },
-        };
-        if leading && !synced() {
-            return Err(format!("{what} have not listed yet"));
+    leader_ready_with(state, move || {
+        if synced() {
+            Ok(())
+        } else {
+            Err(format!("{what} have not listed yet"))
         }
-        Ok(())
+    })
+}
+
+/// [`leader_ready`] with the leader's own check: a standby replica is ready; the leader (or a
+/// replica without leader election: `state` is `None`) when `ready` passes (the work agent's
+/// is [`WorkAgent::readiness`](crate::agent::WorkAgent::readiness)), with its reason when it
+/// does not; a replica whose election is over is not ready.
+pub fn leader_ready_with(
+    state: Option<watch::Receiver<LeaderState>>,
+    ready: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+) -> impl Fn() -> Result<(), String> + Send + Sync + 'static {
+    move || {
+        if let Some(state) = &state {
+            match *state.borrow() {
+                LeaderState::Standby => return Ok(()),
+                LeaderState::Leading => {}
+                _ => return Err("leader election is over for this replica".into()),
+            }
+        }
+        ready()
     }
 }
 
@@ -189,5 +203,20 @@ mod tests {
         assert!(check().is_err());
         let without_election = leader_ready(None, || true, "informers");
         assert_eq!(without_election(), Ok(()));
+    }
+
+    #[test]
+    fn the_leaders_own_check_gives_its_reason() {
+        let (tx, rx) = watch::channel(LeaderState::Standby);
+        let check = leader_ready_with(Some(rx), || Err("the hub has not answered".into()));
+        assert_eq!(check(), Ok(()), "standby");
+        tx.send_replace(LeaderState::Leading);
+        assert_eq!(check(), Err("the hub has not answered".into()));
+        tx.send_replace(LeaderState::Stopped);
+        assert_eq!(
+            check(),
+            Err("leader election is over for this replica".into())
+        );
+        assert_eq!(leader_ready_with(None, || Ok(()))(), Ok(()));
     }
 }
