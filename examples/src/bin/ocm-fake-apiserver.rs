@@ -142,7 +142,7 @@ fn read_state(dir: &Path) -> Result<Option<Saved>, String> {
             .and_then(|p| u16::try_from(p).ok())
     };
     // Stores are taken out of the document, not copied: they may be deep.
-    let mut store = |v: &mut Value| v.get_mut("store").map(Value::take).unwrap_or(Value::Null);
+    let store = |v: &mut Value| v.get_mut("store").map(Value::take).unwrap_or(Value::Null);
     let hub = v
         .get_mut("hub")
         .ok_or_else(|| format!("{}: no hub", path.display()))?;
