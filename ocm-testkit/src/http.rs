@@ -94,6 +94,7 @@ enum Target {
         name: Option<String>,
         sub: Option<String>,
     },
+    OpenApiV2,
     OpenApiRoot,
     OpenApi(String),
     Health,
@@ -130,6 +131,7 @@ fn parse_path(path: &str) -> Target {
     match segs.as_slice() {
         ["version"] => Target::Version,
         ["healthz" | "readyz" | "livez", ..] => Target::Health,
+        ["openapi", "v2"] => Target::OpenApiV2,
         ["openapi", "v3"] => Target::OpenApiRoot,
         ["openapi", "v3", rest @ ..] => Target::OpenApi(rest.join("/")),
         ["api"] => Target::CoreVersions,
@@ -319,6 +321,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
             .to_string()
     };
     let accept = header(header::ACCEPT);
+    let if_none_match = header(header::IF_NONE_MATCH);
     let content_type = header(header::CONTENT_TYPE);
     let user_agent = header(header::USER_AGENT);
     let journaling = st.journal.is_enabled();
@@ -401,6 +404,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
                     st: &st,
                     query: &query,
                     accept: &accept,
+                    if_none_match: &if_none_match,
                     content_type: &content_type,
                     user_agent: &user_agent,
                     body: &bytes,
@@ -447,6 +451,7 @@ struct Ctx<'a> {
     st: &'a Arc<ServerState>,
     query: &'a Query,
     accept: &'a str,
+    if_none_match: &'a str,
     content_type: &'a str,
     user_agent: &'a str,
     body: &'a Bytes,
@@ -671,9 +676,22 @@ fn dispatch(
         Target::ResourceList { group, version } => get_only(
             discovery::resource_list(&store.registry(), group, version).ok_or_else(not_found)?,
         ),
-        Target::OpenApiRoot => get_only(openapi::root(&store.registry())),
-        Target::OpenApi(gv) => {
-            get_only(openapi::group_version(&store.registry(), gv).ok_or_else(not_found)?)
+        Target::OpenApiV2 | Target::OpenApiRoot | Target::OpenApi(_) => {
+            if method != Method::GET {
+                return get_only(Value::Null);
+            }
+            let req = openapi::Request {
+                accept: ctx.accept,
+                if_none_match: ctx.if_none_match,
+                hash: ctx.query.get("hash"),
+            };
+            let reg = store.registry();
+            match target {
+                Target::OpenApiV2 => Ok(openapi::serve_v2(&reg, &req)),
+                Target::OpenApiRoot => Ok(openapi::serve_v3_root(&reg, &req)),
+                Target::OpenApi(gv) => openapi::serve_v3(&reg, gv, &req).ok_or_else(not_found),
+                _ => Err(not_found()),
+            }
         }
         Target::Unknown => Err(not_found()),
         Target::Resource {

@@ -18,6 +18,7 @@ mod http;
 mod kubectl;
 mod malformed;
 mod ocm;
+mod openapi;
 mod persist;
 mod rbac;
 mod resource_version;
