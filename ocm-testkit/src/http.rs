@@ -506,6 +506,18 @@ impl Ctx<'_> {
     }
 
     fn object_body(&self, kind: &str) -> Result<(Value, Vec<String>), ApiError> {
+        self.object_body_as(kind, None)
+            .map(|(v, dups, _)| (v, dups))
+    }
+
+    /// [`object_body`](Self::object_body) of a built-in kind whose model node is `root`: a
+    /// JSON body also loses the fields the kind lacks, returned third in the order the body
+    /// names them.
+    fn object_body_as(
+        &self,
+        kind: &str,
+        root: Option<crate::openapi::model::NodeId>,
+    ) -> Result<(Value, Vec<String>, Vec<String>), ApiError> {
         self.check_media_type()?;
         let media = media_type(self.content_type);
         match media.as_str() {
@@ -516,7 +528,7 @@ impl Ctx<'_> {
                         crate::decode::summarize(self.body)
                     )));
                 }
-                field_validation::parse_json(self.body)
+                field_validation::parse_json_as(self.body, root)
                     .map_err(|e| ApiError::bad_request(format!("json parse error: {e}")))
             }
             "application/yaml" => {
@@ -527,10 +539,10 @@ impl Ctx<'_> {
                     ))
                 })?;
                 if text.trim().is_empty() {
-                    return Ok((Value::Null, Vec::new()));
+                    return Ok((Value::Null, Vec::new(), Vec::new()));
                 }
                 serde_saphyr::from_str::<Value>(text)
-                    .map(|v| (v, Vec::new()))
+                    .map(|v| (v, Vec::new(), Vec::new()))
                     .map_err(|e| {
                         ApiError::bad_request(format!(
                             "the object provided is unrecognized (must be of type {kind}): error converting YAML to JSON: yaml: {e} ({})",
@@ -538,7 +550,7 @@ impl Ctx<'_> {
                         ))
                     })
             }
-            _ => self.body_json().map(|v| (v, Vec::new())),
+            _ => self.body_json().map(|v| (v, Vec::new(), Vec::new())),
         }
     }
 
@@ -601,6 +613,7 @@ impl Ctx<'_> {
             subresource: sub.cloned(),
             field_validation,
             duplicate_fields: Vec::new(),
+            unknown_fields: Vec::new(),
             warnings: Warnings::default(),
             user: self.user.cloned(),
         }
@@ -844,8 +857,10 @@ fn resource_request(
             }
             ctx.check_media_type()?;
             let mut opts = ctx.write_options(None, "CreateOptions")?;
-            let (body, dups) = ctx.object_body(&info.kind)?;
+            let root = field_validation::unknown::builtin_root(info, &gvr.version);
+            let (body, dups, unknown) = ctx.object_body_as(&info.kind, root)?;
             opts.duplicate_fields = dups;
+            opts.unknown_fields = unknown;
             let out = store.create_decoded(gvr, ns, body, &opts, Some(ctx.body))?;
             Ok(with_warnings(
                 json_response(StatusCode::CREATED, &out),
@@ -855,8 +870,11 @@ fn resource_request(
         ("update", Some(name)) => {
             ctx.check_media_type()?;
             let mut opts = ctx.write_options(sub, "UpdateOptions")?;
-            let (body, dups) = ctx.object_body(&info.kind)?;
+            let root = field_validation::unknown::builtin_root(info, &gvr.version)
+                .filter(|_| sub.is_none());
+            let (body, dups, unknown) = ctx.object_body_as(&info.kind, root)?;
             opts.duplicate_fields = dups;
+            opts.unknown_fields = unknown;
             let out = store.update_decoded(gvr, ns, name, body, &opts, Some(ctx.body))?;
             Ok(with_warnings(
                 json_response(StatusCode::OK, &out),

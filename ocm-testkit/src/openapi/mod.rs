@@ -19,6 +19,7 @@
 pub(crate) mod crd;
 pub(crate) mod definitions;
 pub(crate) mod gnostic;
+pub(crate) mod model;
 mod paths;
 mod semantics;
 mod v2;
