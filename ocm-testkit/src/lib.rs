@@ -242,7 +242,7 @@ pub mod webhook;
 pub use api_error::{ApiError, ApiStatus, Cause};
 pub use auth::{Identity, UserInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use cluster::{FakeCluster, FakeClusterBuilder, LoopbackServer};
+pub use cluster::{AppliedYaml, FakeCluster, FakeClusterBuilder, LoopbackServer, UnknownField};
 pub use deletion::GarbageCollection;
 pub use error::{Error, Result};
 pub use fault::FaultRule;

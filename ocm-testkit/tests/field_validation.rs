@@ -587,3 +587,79 @@ async fn custom_resources_behave_as_built_in_kinds_do() {
         "failed to create typed patch object (default/w; example.com/v1, Kind=Widget): .spec.parts[id=\"a\"].qty: field not declared in schema"
     );
 }
+
+#[test]
+fn apply_yaml_reports_what_it_drops_and_fails_in_strict_mode() {
+    let cluster = FakeCluster::new();
+    let yaml = format!(
+        "{WIDGETS}---\n{}---\n{}",
+        r#"apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+spec:
+  parts: [{id: a, qty: 1}]
+"#,
+        r#"apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: apps}
+  spec:
+    selector: {matchLabels: {app: web}}
+    template:
+      metadata: {labels: {app: web}}
+      spec:
+        containers: [{name: main, image: nginx, imagee: typo}]
+"#
+    );
+    // The default: dropped and reported (logged at WARN by apply_yaml, returned here).
+    let loaded = cluster
+        .apply_yaml_with(&yaml, FieldValidation::Warn)
+        .unwrap();
+    assert_eq!(loaded.objects.len(), 3);
+    let found: Vec<String> = loaded
+        .unknown_fields
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            "document 2 (Widget default/w): unknown field \"spec.parts[0].qty\"",
+            "document 3 (Deployment apps/web): unknown field \"spec.template.spec.containers[0].imagee\"",
+        ]
+    );
+    assert!(
+        loaded.objects[2]["spec"]["template"]["spec"]["containers"][0]
+            .get("imagee")
+            .is_none()
+    );
+    assert_eq!(cluster.apply_yaml(&yaml).unwrap().len(), 3);
+
+    // Strict: the call fails naming the document and the field, before applying it.
+    let strict = yaml.replace("name: web,", "name: web2,");
+    let err = cluster
+        .apply_yaml_with(&strict, FieldValidation::Strict)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "document 2 (Widget default/w): unknown field \"spec.parts[0].qty\""
+    );
+    let ocm_testkit::Error::UnknownFields(fields) = err else {
+        panic!("expected UnknownFields");
+    };
+    assert_eq!(fields[0].document, 2);
+    assert_eq!(fields[0].path, "spec.parts[0].qty");
+    assert!(
+        cluster
+            .store()
+            .get(&Gvr::new("apps", "v1", "deployments"), "apps", "web2")
+            .is_err()
+    );
+    // Ignore: dropped silently, still returned.
+    let ignored = cluster
+        .apply_yaml_with(&yaml, FieldValidation::Ignore)
+        .unwrap();
+    assert_eq!(ignored.unknown_fields.len(), 2);
+}

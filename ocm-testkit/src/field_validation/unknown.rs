@@ -283,6 +283,93 @@ pub(crate) fn apply_unknown(
     out
 }
 
+/// Drop the fields of an object to be applied that its type does not declare (as
+/// [`apply_unknown`] finds them, but all of them), returning their paths in the decoder's
+/// form (`spec.template.spec.containers[0].imagee`). For loaders that apply fixtures
+/// leniently.
+pub(crate) fn drop_undeclared(
+    info: &ResourceInfo,
+    version: &str,
+    schema: Option<&Value>,
+    obj: &mut Value,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut path = String::new();
+    if let Some(root) = builtin_root(info, version) {
+        walk_drop(Cursor::Model(root), obj, &mut path, &mut out);
+        return out;
+    }
+    let Some(m) = obj.as_object_mut() else {
+        return out;
+    };
+    let schema = schema.filter(|_| info.crd_name.is_some());
+    let mut unknown = Vec::new();
+    for (k, child) in m.iter_mut() {
+        let cursor = match (k.as_str(), schema) {
+            ("apiVersion" | "kind", _) => Some(Cursor::Any),
+            ("metadata", _) => Some(object_meta().map_or(Cursor::Any, Cursor::Model)),
+            (_, Some(s)) => Cursor::Crd(s).field(k),
+            (_, None) => Some(Cursor::Any),
+        };
+        match cursor {
+            Some(c) => {
+                let len = path.len();
+                push_field(&mut path, k);
+                walk_drop(c, child, &mut path, &mut out);
+                path.truncate(len);
+            }
+            None => {
+                record(&mut out, &path, k);
+                unknown.push(k.clone());
+            }
+        }
+    }
+    for k in unknown {
+        m.remove(&k);
+    }
+    out
+}
+
+fn walk_drop(cursor: Cursor<'_>, v: &mut Value, path: &mut String, out: &mut Vec<String>) {
+    if !cursor.may_hold_unknown() {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            let mut unknown = Vec::new();
+            for (k, child) in m.iter_mut() {
+                match cursor.field(k) {
+                    Some(c) => {
+                        let len = path.len();
+                        push_field(path, k);
+                        walk_drop(c, child, path, out);
+                        path.truncate(len);
+                    }
+                    None => {
+                        record(out, path, k);
+                        unknown.push(k.clone());
+                    }
+                }
+            }
+            for k in unknown {
+                m.remove(&k);
+            }
+        }
+        Value::Array(items) => {
+            let (item_cursor, _) = cursor.items();
+            for (i, item) in items.iter_mut().enumerate() {
+                let len = path.len();
+                path.push('[');
+                path.push_str(&i.to_string());
+                path.push(']');
+                walk_drop(item_cursor, item, path, out);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn walk_smd(cursor: Cursor<'_>, v: &Value, path: &mut String, out: &mut Vec<String>) {
     if !cursor.may_hold_unknown() {
         return;
