@@ -16,6 +16,7 @@ mod events;
 mod field_validation;
 mod http;
 mod kubectl;
+mod kubectl_openapi;
 mod malformed;
 mod ocm;
 mod openapi;

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use ocm_testkit::{FakeCluster, Gvr};
 
-fn kubectl_available() -> bool {
+pub(crate) fn kubectl_available() -> bool {
     let found = Command::new("kubectl")
         .args(["version", "--client"])
         .output()
@@ -21,14 +21,14 @@ fn kubectl_available() -> bool {
     found
 }
 
-struct Kubectl {
+pub(crate) struct Kubectl {
     kubeconfig: PathBuf,
     cache: PathBuf,
     dir: PathBuf,
 }
 
 impl Kubectl {
-    fn new(server: &ocm_testkit::LoopbackServer, tag: &str) -> Self {
+    pub(crate) fn new(server: &ocm_testkit::LoopbackServer, tag: &str) -> Self {
         let dir = std::env::temp_dir().join(format!(
             "ocm-testkit-{tag}-{}-{}",
             std::process::id(),
@@ -44,13 +44,13 @@ impl Kubectl {
         }
     }
 
-    fn file(&self, name: &str, text: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
     }
 
-    async fn run(&self, args: &[&str]) -> (bool, String, String) {
+    pub(crate) async fn run(&self, args: &[&str]) -> (bool, String, String) {
         let mut cmd = Command::new("kubectl");
         cmd.arg("--kubeconfig")
             .arg(&self.kubeconfig)
@@ -69,7 +69,7 @@ impl Kubectl {
         )
     }
 
-    async fn ok(&self, args: &[&str]) -> String {
+    pub(crate) async fn ok(&self, args: &[&str]) -> String {
         let (ok, out, err) = self.run(args).await;
         assert!(ok, "kubectl {args:?} failed:\nstdout: {out}\nstderr: {err}");
         out
