@@ -180,8 +180,8 @@
 //!   `x-kubernetes-group-version-kind`: `kubectl explain`, client-side validation (a `v1`
 //!   `List` with `--validate=strict`) and client-side apply's strategic merge patches work.
 //!   `ETag`/`If-None-Match` and `Accept` are honoured (406 for a form not offered; the
-//!   OpenAPI 3 protobuf form is not). List semantics come from a table of the Kubernetes API
-//!   as of v1.27 (core, apps) and v1.28 (other groups): lists added since then publish none.
+//!   OpenAPI 3 protobuf form is not). List semantics come from a table of what
+//!   kube-apiserver v1.28 publishes (and a few later fields): lists added since publish none.
 //!
 //! Differences that are deliberate (our additions or simplifications):
 //!

@@ -7,9 +7,8 @@
 //! from `x-kubernetes-patch-strategy` and `x-kubernetes-patch-merge-key`, server-side apply and
 //! unknown-field paths follow `x-kubernetes-list-type` and `x-kubernetes-list-map-keys`, and
 //! client-side validation refuses objects that lack a `required` field. These tables hold those
-//! facts for the definitions the fake serves, as the Kubernetes API defines them (core and
-//! apps as of v1.27, the other groups as of v1.28; fields added later have no entry and
-//! publish no list semantics).
+//! facts for the definitions the fake serves, as kube-apiserver v1.28 publishes them (with a
+//! few later fields); fields added since have no entry and publish no list semantics.
 
 /// The extensions of one property (or, with an empty property name, of a definition).
 #[derive(Debug, Clone, Copy)]
@@ -128,6 +127,14 @@ pub(crate) const FIELDS: &[(&str, &str, Semantics)] = &[
         },
     ),
     (
+        "io.k8s.api.batch.v1.PodFailurePolicy",
+        "rules",
+        S {
+            list_type: Some("atomic"),
+            ..S::NONE
+        },
+    ),
+    (
         "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement",
         "values",
         S {
@@ -138,14 +145,6 @@ pub(crate) const FIELDS: &[(&str, &str, Semantics)] = &[
     (
         "io.k8s.api.batch.v1.PodFailurePolicyRule",
         "onPodConditions",
-        S {
-            list_type: Some("atomic"),
-            ..S::NONE
-        },
-    ),
-    (
-        "io.k8s.api.batch.v1.PodFailurePolicy",
-        "rules",
         S {
             list_type: Some("atomic"),
             ..S::NONE
@@ -309,7 +308,7 @@ pub(crate) const FIELDS: &[(&str, &str, Semantics)] = &[
         },
     ),
     (
-        "io.k8s.api.core.v1.NodeSelectorTerm",
+        "io.k8s.api.core.v1.NodeSelector",
         "",
         S {
             map_type: Some("atomic"),
@@ -317,7 +316,7 @@ pub(crate) const FIELDS: &[(&str, &str, Semantics)] = &[
         },
     ),
     (
-        "io.k8s.api.core.v1.NodeSelector",
+        "io.k8s.api.core.v1.NodeSelectorTerm",
         "",
         S {
             map_type: Some("atomic"),
@@ -505,10 +504,31 @@ pub(crate) const FIELDS: &[(&str, &str, Semantics)] = &[
     ),
     (
         "io.k8s.api.core.v1.PodStatus",
+        "hostIPs",
+        S {
+            list_type: Some("atomic"),
+            patch_strategy: Some("merge"),
+            patch_merge_key: Some("ip"),
+            ..S::NONE
+        },
+    ),
+    (
+        "io.k8s.api.core.v1.PodStatus",
         "podIPs",
         S {
             patch_strategy: Some("merge"),
             patch_merge_key: Some("ip"),
+            ..S::NONE
+        },
+    ),
+    (
+        "io.k8s.api.core.v1.PodStatus",
+        "resourceClaimStatuses",
+        S {
+            list_type: Some("map"),
+            list_map_keys: &["name"],
+            patch_strategy: Some("merge,retainKeys"),
+            patch_merge_key: Some("name"),
             ..S::NONE
         },
     ),
