@@ -261,3 +261,88 @@ spec: {value: an-id}
     assert_eq!(reported, "");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What users do first against a served cluster: `kubectl apply -f` of a `v1` List (kubectl
+/// validates a List client-side, from `/openapi/v2`), and `kubectl apply -f` of what
+/// `kubectl get -o yaml` printed, on a managed cluster and on the hub.
+#[test]
+fn kubectl_applies_lists_and_what_get_printed() {
+    if !kubectl_available() {
+        return;
+    }
+    let dir = scratch("lists");
+    let hub_kc = dir.join("hub.kubeconfig");
+    let spokes = dir.join("spokes");
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "--kubeconfig".as_ref(),
+        os(&hub_kc),
+        "--clusters".as_ref(),
+        "1".as_ref(),
+        "--cluster-kubeconfigs".as_ref(),
+        os(&spokes),
+    ];
+    let (_server, _) = start(&args);
+    let hub = hub_kc.display().to_string();
+    let spoke = spokes.join("cluster1.kubeconfig").display().to_string();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).expect("write manifest");
+        p.display().to_string()
+    };
+    let list = write(
+        "list.yaml",
+        "apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: default}
+  spec:
+    selector: {matchLabels: {app: web}}
+    template:
+      metadata: {labels: {app: web}}
+      spec:
+        containers: [{name: main, image: nginx}]
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: settings, namespace: default}
+  data: {mode: fast}
+",
+    );
+    let out = kubectl(&spoke, &["apply", "-f", &list]);
+    assert!(out.contains("deployment.apps/web created"), "{out}");
+    assert!(out.contains("configmap/settings created"), "{out}");
+    let printed = kubectl(
+        &spoke,
+        &["get", "deployment/web", "configmap/settings", "-o", "yaml"],
+    );
+    let printed = write("printed.yaml", &printed);
+    kubectl(&spoke, &["apply", "-f", &printed]);
+
+    let works = write(
+        "works.yaml",
+        "apiVersion: v1
+kind: List
+items:
+- apiVersion: work.open-cluster-management.io/v1
+  kind: ManifestWork
+  metadata: {name: hello, namespace: cluster1}
+  spec:
+    workload:
+      manifests:
+      - apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: hello, namespace: default}
+        data: {greeting: hi}
+",
+    );
+    let out = kubectl(&hub, &["apply", "-f", &works]);
+    assert!(
+        out.contains("manifestwork.work.open-cluster-management.io/hello created"),
+        "{out}"
+    );
+    let printed = kubectl(&hub, &["get", "managedcluster", "cluster1", "-o", "yaml"]);
+    let printed = write("cluster.yaml", &printed);
+    kubectl(&hub, &["apply", "-f", &printed]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,9 +8,9 @@ use serde_json::{Map, Value, json};
 
 use crate::api_error::{ApiError, ApiResult, Cause};
 use crate::batch;
-use crate::builtin::builtin_top_level_fields;
 use crate::crd::{established_status, resource_from_crd};
-use crate::field_validation::{FieldValidation, known_metadata_field};
+use crate::field_validation::report::{Decoding, report};
+use crate::field_validation::unknown::drop_unknown;
 use crate::registry::{GroupResource, Gvr, ResourceInfo};
 use crate::store::{Inner, ObjectKey, WriteOptions, meta_mut};
 use crate::validation::validate_object;
@@ -99,76 +99,6 @@ pub(crate) fn default_and_prune(
     }
 }
 
-/// Drop what decoding into the typed object would drop: `metadata` fields that
-/// `ObjectMeta` lacks (every kind) and top-level fields a built-in kind lacks.
-/// Returns their paths.
-fn drop_unknown_builtin_fields(info: &ResourceInfo, obj: &mut Value) -> Vec<String> {
-    let mut unknown = Vec::new();
-    let Some(root) = obj.as_object_mut() else {
-        return unknown;
-    };
-    if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut)
-        && meta.keys().any(|k| !known_metadata_field(k))
-    {
-        meta.retain(|k, _| {
-            let known = known_metadata_field(k);
-            if !known {
-                unknown.push(format!("metadata.{k}"));
-            }
-            known
-        });
-    }
-    if info.crd_name.is_none()
-        && let Some(fields) = builtin_top_level_fields(&info.group, &info.kind)
-        && root.keys().any(|k| !top_level_known(fields, k))
-    {
-        root.retain(|k, _| {
-            let known = top_level_known(fields, k);
-            if !known {
-                unknown.push(k.clone());
-            }
-            known
-        });
-    }
-    unknown
-}
-
-fn top_level_known(fields: &[&str], k: &str) -> bool {
-    matches!(k, "apiVersion" | "kind" | "metadata") || fields.contains(&k)
-}
-
-/// Act on the duplicate and unknown fields of a write as its `fieldValidation` says.
-fn report_fields(
-    info: &ResourceInfo,
-    gvr: &Gvr,
-    opts: &WriteOptions,
-    unknown: &[String],
-) -> ApiResult<()> {
-    if opts.field_validation == FieldValidation::Ignore
-        || (unknown.is_empty() && opts.duplicate_fields.is_empty())
-    {
-        return Ok(());
-    }
-    let texts = opts
-        .duplicate_fields
-        .iter()
-        .map(|p| format!("duplicate field \"{p}\""))
-        .chain(unknown.iter().map(|p| format!("unknown field \"{p}\"")));
-    if opts.field_validation == FieldValidation::Strict {
-        let list: Vec<String> = texts.collect();
-        return Err(ApiError::bad_request(format!(
-            "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
-            list.join(", "),
-            kind = info.kind,
-            v = gvr.version,
-        )));
-    }
-    for t in texts {
-        opts.warnings.push(t);
-    }
-    Ok(())
-}
-
 /// `422 Invalid` with `causes`, if there are any.
 fn reject_invalid(info: &ResourceInfo, obj: &Value, causes: Vec<Cause>) -> ApiResult<()> {
     if causes.is_empty() {
@@ -190,7 +120,8 @@ impl Inner {
         obj: &mut Value,
         opts: &WriteOptions,
     ) -> ApiResult<()> {
-        let unknown = drop_unknown_builtin_fields(info, obj);
+        let mut unknown = opts.unknown_fields.clone();
+        unknown.extend(drop_unknown(info, &gvr.version, obj));
         if let Some(user) = &opts.user {
             self.check_escalation(info, obj, None, user)?;
         }
@@ -242,7 +173,9 @@ impl Inner {
     ) -> ApiResult<()> {
         let subresource = opts.subresource.as_deref().unwrap_or_default();
         let unknown = if subresource.is_empty() {
-            drop_unknown_builtin_fields(info, obj)
+            let mut unknown = opts.unknown_fields.clone();
+            unknown.extend(drop_unknown(info, &gvr.version, obj));
+            unknown
         } else {
             Vec::new()
         };
@@ -282,7 +215,7 @@ impl Inner {
         if let Some(schema) = &schema {
             default_and_prune(obj, schema, true, "", &mut unknown);
         }
-        report_fields(info, gvr, opts, &unknown)?;
+        report(info, gvr, opts, &unknown, Decoding::Body)?;
         if let Some(schema) = schema {
             let causes = validate_object(obj, &schema, old);
             if !causes.is_empty() {

@@ -212,6 +212,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        // A plain error has no reason, and `Status` leaves an empty one out.
+        if self.reason.is_empty()
+            && let Some(m) = body.as_object_mut()
+        {
+            m.remove("reason");
+        }
         let mut details = serde_json::Map::new();
         if let Some(n) = &self.name {
             details.insert("name".into(), json!(n));

@@ -12,6 +12,7 @@ use crate::auth::{Authn, Identity};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::fault::{FaultRule, Faults};
+use crate::field_validation::FieldValidation;
 use crate::http::{ServerOptions, ServerState, router};
 use crate::journal::Journal;
 use crate::registry::Gvr;
@@ -414,27 +415,70 @@ impl FakeCluster {
     ///
     /// CRDs take effect at once, so a CRD and its objects can share one file.
     /// Namespaced objects without a namespace go to `default`.
+    ///
+    /// A field the server does not know (anywhere in a built-in object, or outside a custom
+    /// resource's schema) would fail a real server-side apply. Fixtures are loaded leniently
+    /// instead: such a field is dropped and logged at `WARN` (through `tracing`), naming the
+    /// document and the field, so that a typo in a fixture is seen without breaking the load.
+    /// To fail on it instead, or to get the dropped fields back, use
+    /// [`apply_yaml_with`](Self::apply_yaml_with).
     pub fn apply_yaml(&self, text: &str) -> Result<Vec<serde_json::Value>> {
+        Ok(self.apply_yaml_with(text, FieldValidation::Warn)?.objects)
+    }
+
+    /// [`apply_yaml`](Self::apply_yaml), choosing what a field the server does not know does:
+    ///
+    /// - [`FieldValidation::Strict`]: the call fails with [`Error::UnknownFields`] naming the
+    ///   document and every such field of it, before that document is applied (earlier
+    ///   documents stay applied);
+    /// - [`FieldValidation::Warn`]: the field is dropped and logged at `WARN`;
+    /// - [`FieldValidation::Ignore`]: the field is dropped without a log.
+    ///
+    /// Without `Strict`, the dropped fields are returned with the stored objects.
+    ///
+    /// ```
+    /// use ocm_testkit::{Error, FakeCluster, FieldValidation};
+    ///
+    /// let cluster = FakeCluster::new();
+    /// let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndta: {k: v}\n";
+    /// let loaded = cluster.apply_yaml_with(yaml, FieldValidation::Warn)?;
+    /// assert_eq!(loaded.unknown_fields[0].path, "dta");
+    /// let err = cluster.apply_yaml_with(yaml, FieldValidation::Strict).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "document 1 (ConfigMap default/c): unknown field \"dta\""
+    /// );
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn apply_yaml_with(
+        &self,
+        text: &str,
+        unknown_fields: FieldValidation,
+    ) -> Result<AppliedYaml> {
         let objects: Vec<serde_json::Value> = ocm_api::k8s::yaml::objects(text)
             .map_err(|e| Error::Api(crate::ApiError::bad_request(format!("invalid YAML: {e}"))))?
             .into_iter()
             .map(serde_json::Value::Object)
             .collect();
         let store = self.store();
-        let mut out = Vec::with_capacity(objects.len());
-        for obj in objects {
+        let mut out = AppliedYaml::default();
+        for (i, mut obj) in objects.into_iter().enumerate() {
             let api_version = obj
                 .get("apiVersion")
                 .and_then(serde_json::Value::as_str)
-                .unwrap_or_default();
+                .unwrap_or_default()
+                .to_string();
             let kind = obj
                 .get("kind")
                 .and_then(serde_json::Value::as_str)
-                .unwrap_or_default();
-            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+                .unwrap_or_default()
+                .to_string();
+            let (group, version) = api_version
+                .rsplit_once('/')
+                .unwrap_or(("", api_version.as_str()));
             let info = store
                 .registry()
-                .by_kind(group, kind)
+                .by_kind(group, &kind)
                 .cloned()
                 .ok_or_else(|| {
                     crate::ApiError::new(
@@ -457,6 +501,35 @@ impl FakeCluster {
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or_default()
                 .to_string();
+            let schema = info.schema(version).cloned();
+            let dropped = crate::field_validation::unknown::drop_undeclared(
+                &info,
+                version,
+                schema.as_deref(),
+                &mut obj,
+            );
+            if !dropped.is_empty() {
+                let fields: Vec<UnknownField> = dropped
+                    .into_iter()
+                    .map(|path| UnknownField {
+                        document: i + 1,
+                        kind: kind.clone(),
+                        namespace: ns.clone(),
+                        name: name.clone(),
+                        path,
+                    })
+                    .collect();
+                match unknown_fields {
+                    FieldValidation::Strict => return Err(Error::UnknownFields(fields)),
+                    FieldValidation::Warn => {
+                        for f in &fields {
+                            tracing::warn!("ocm-testkit apply_yaml dropped a field: {f}");
+                        }
+                    }
+                    FieldValidation::Ignore => {}
+                }
+                out.unknown_fields.extend(fields);
+            }
             let opts = WriteOptions {
                 force: true,
                 ..WriteOptions::manager("ocm-testkit")
@@ -468,7 +541,7 @@ impl FakeCluster {
                     .patch(&gvr, &ns, &name, crate::PatchKind::Apply, &obj, &opts)?
                     .0
             };
-            out.push(stored);
+            out.objects.push(stored);
         }
         Ok(out)
     }
@@ -526,6 +599,52 @@ impl FakeCluster {
                 .map(|v| serde_json::from_value(v.as_ref().clone()).map_err(Error::from))
                 .collect()
         })
+    }
+}
+
+/// What [`FakeCluster::apply_yaml_with`] did.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct AppliedYaml {
+    /// The stored objects, in document order.
+    pub objects: Vec<serde_json::Value>,
+    /// The fields the server does not know, dropped from the documents before they were
+    /// applied.
+    pub unknown_fields: Vec<UnknownField>,
+}
+
+/// A field of a loaded document that the server does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UnknownField {
+    /// The document's position among the loaded objects, from 1 (a `List`'s items count one
+    /// each).
+    pub document: usize,
+    /// The document's kind.
+    pub kind: String,
+    /// The namespace it was applied in (empty for cluster-scoped kinds).
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// The field, as kube-apiserver names it in its warnings
+    /// (`spec.template.spec.containers[0].imagee`).
+    pub path: String,
+}
+
+impl std::fmt::Display for UnknownField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let object = if self.namespace.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.namespace, self.name)
+        };
+        write!(
+            f,
+            "document {} ({} {object}): unknown field {}",
+            self.document,
+            self.kind,
+            ocm_api::k8s::gojson::quote(&self.path)
+        )
     }
 }
 

@@ -36,6 +36,11 @@ pub enum Error {
     /// A [`Fleet`](crate::Fleet) did not become ready.
     #[error("fleet: {0}")]
     Fleet(String),
+
+    /// A loaded document has fields the server does not know (see
+    /// [`FakeCluster::apply_yaml_with`](crate::FakeCluster::apply_yaml_with)).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    UnknownFields(Vec<crate::cluster::UnknownField>),
 }
 
 impl From<kube::Error> for Error {

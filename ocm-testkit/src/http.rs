@@ -95,6 +95,7 @@ enum Target {
         name: Option<String>,
         sub: Option<String>,
     },
+    OpenApiV2,
     OpenApiRoot,
     OpenApi(String),
     Health,
@@ -139,6 +140,7 @@ fn parse_path(path: &str) -> Target {
     match segs.as_slice() {
         ["version"] => Target::Version,
         ["healthz" | "readyz" | "livez", ..] => Target::Health,
+        ["openapi", "v2"] => Target::OpenApiV2,
         ["openapi", "v3"] => Target::OpenApiRoot,
         ["openapi", "v3", rest @ ..] => Target::OpenApi(rest.join("/")),
         ["api"] => Target::CoreVersions,
@@ -354,6 +356,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
             .to_string()
     };
     let accept = header(header::ACCEPT);
+    let if_none_match = header(header::IF_NONE_MATCH);
     let content_type = header(header::CONTENT_TYPE);
     let user_agent = header(header::USER_AGENT);
     let journaling = st.journal.is_enabled();
@@ -442,6 +445,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
                     st: &st,
                     query: &query,
                     accept: &accept,
+                    if_none_match: &if_none_match,
                     content_type: &content_type,
                     user_agent: &user_agent,
                     body: &bytes,
@@ -526,6 +530,7 @@ struct Ctx<'a> {
     st: &'a Arc<ServerState>,
     query: &'a Query,
     accept: &'a str,
+    if_none_match: &'a str,
     content_type: &'a str,
     user_agent: &'a str,
     body: &'a Bytes,
@@ -585,6 +590,18 @@ impl Ctx<'_> {
     }
 
     fn object_body(&self, kind: &str) -> Result<(Value, Vec<String>), ApiError> {
+        self.object_body_as(kind, None)
+            .map(|(v, dups, _)| (v, dups))
+    }
+
+    /// [`object_body`](Self::object_body) of a built-in kind whose model node is `root`: a
+    /// JSON body also loses the fields the kind lacks, returned third in the order the body
+    /// names them.
+    fn object_body_as(
+        &self,
+        kind: &str,
+        root: Option<crate::openapi::model::NodeId>,
+    ) -> Result<(Value, Vec<String>, Vec<String>), ApiError> {
         self.check_media_type()?;
         let media = media_type(self.content_type);
         match media.as_str() {
@@ -595,14 +612,14 @@ impl Ctx<'_> {
                         crate::decode::summarize(self.body)
                     )));
                 }
-                field_validation::parse_json(&crate::decode::go_utf8(self.body))
+                field_validation::parse_json_as(&crate::decode::go_utf8(self.body), root)
                     .map_err(|e| ApiError::bad_request(format!("json parse error: {e}")))
             }
             "application/yaml" => {
-                crate::decode::yaml_body(kind, self.body).map(|v| (v, Vec::new()))
+                crate::decode::yaml_body(kind, self.body).map(|v| (v, Vec::new(), Vec::new()))
             }
             crate::protobuf::CONTENT_TYPE => crate::protobuf::decode(self.body)
-                .map(|v| (v, Vec::new()))
+                .map(|v| (v, Vec::new(), Vec::new()))
                 .map_err(|e| {
                     let message = e.to_string();
                     if message.contains("not supported") {
@@ -611,7 +628,7 @@ impl Ctx<'_> {
                         crate::decode::unrecognized(kind, &message, self.body)
                     }
                 }),
-            _ => self.body_json().map(|v| (v, Vec::new())),
+            _ => self.body_json().map(|v| (v, Vec::new(), Vec::new())),
         }
     }
 
@@ -651,6 +668,7 @@ impl Ctx<'_> {
             subresource: sub.cloned(),
             field_validation,
             duplicate_fields: Vec::new(),
+            unknown_fields: Vec::new(),
             warnings: Warnings::default(),
             user: self.user.cloned(),
         }
@@ -748,9 +766,22 @@ fn dispatch(
                 None => Ok(page_not_found()),
             }
         }
-        Target::OpenApiRoot => get_only(openapi::root(&store.registry())),
-        Target::OpenApi(gv) => {
-            get_only(openapi::group_version(&store.registry(), gv).ok_or_else(not_found)?)
+        Target::OpenApiV2 | Target::OpenApiRoot | Target::OpenApi(_) => {
+            if method != Method::GET {
+                return get_only(Value::Null);
+            }
+            let req = openapi::Request {
+                accept: ctx.accept,
+                if_none_match: ctx.if_none_match,
+                hash: ctx.query.get("hash"),
+            };
+            let reg = store.registry();
+            match target {
+                Target::OpenApiV2 => Ok(openapi::serve_v2(&reg, &req)),
+                Target::OpenApiRoot => Ok(openapi::serve_v3_root(&reg, &req)),
+                Target::OpenApi(gv) => openapi::serve_v3(&reg, gv, &req).ok_or_else(not_found),
+                _ => Err(not_found()),
+            }
         }
         Target::Unknown => Ok(page_not_found()),
         // Under a served group version, the API's router answers with a Status.
@@ -913,8 +944,10 @@ fn resource_request(
             }
             ctx.check_media_type()?;
             let mut opts = ctx.write_options(None, options::Write::Create)?;
-            let (body, dups) = ctx.object_body(&info.kind)?;
+            let root = field_validation::unknown::builtin_root(info, &gvr.version);
+            let (body, dups, unknown) = ctx.object_body_as(&info.kind, root)?;
             opts.duplicate_fields = dups;
+            opts.unknown_fields = unknown;
             let out = store.create_decoded(gvr, ns, body, &opts, Some(ctx.body))?;
             Ok(with_warnings(
                 json_response(StatusCode::CREATED, &out),
@@ -924,8 +957,11 @@ fn resource_request(
         ("update", Some(name)) => {
             ctx.check_media_type()?;
             let mut opts = ctx.write_options(sub, options::Write::Update)?;
-            let (body, dups) = ctx.object_body(&info.kind)?;
+            let root = field_validation::unknown::builtin_root(info, &gvr.version)
+                .filter(|_| sub.is_none());
+            let (body, dups, unknown) = ctx.object_body_as(&info.kind, root)?;
             opts.duplicate_fields = dups;
+            opts.unknown_fields = unknown;
             let out = store.update_decoded(gvr, ns, name, body, &opts, Some(ctx.body))?;
             Ok(with_warnings(
                 json_response(StatusCode::OK, &out),

@@ -113,11 +113,15 @@
 //!   StatefulSets and for custom resources with `subresources.scale` (spec/status replicas
 //!   paths, label selector path), GET/PUT/PATCH with resourceVersion preconditions, in
 //!   discovery, so `kubectl scale` works.
-//! - **`fieldValidation`**: unknown fields (CRD pruning, `metadata` fields
-//!   `ObjectMeta` lacks, top-level fields a built-in kind lacks) and keys a JSON
-//!   body names twice are reported in `Warning: 299 - "…"` headers (`Warn`, the
-//!   default), refused with 400 `strict decoding error: …` (`Strict`, kubectl's
-//!   default) or dropped silently (`Ignore`).
+//! - **`fieldValidation`**: unknown fields at any depth (built-in kinds against their
+//!   published schemas, custom resources by CRD pruning, `metadata` as `ObjectMeta`) and
+//!   keys a JSON body names twice are reported in `Warning: 299 - "…"` headers (`Warn`, the
+//!   default), refused (`Strict`, kubectl's default) with kube-apiserver's words for a body
+//!   (400 `strict decoding error: unknown field "spec.template.spec.containers[0].imagee"`)
+//!   or a patch (422 on `patch`), or dropped silently (`Ignore`). A server-side apply with
+//!   an unknown field fails as on a real server (500 `failed to create typed patch object
+//!   …: field not declared in schema`); [`FakeCluster::apply_yaml`] drops such fields from
+//!   fixtures and logs them at `WARN` ([`FakeCluster::apply_yaml_with`] can refuse them).
 //! - **Lists and watches**: full label-selector grammar, field selectors on any
 //!   dotted path, `limit`/`continue`, watch from a resourceVersion with a history per
 //!   resource (like kube-apiserver's watch cache) bounded by count
@@ -170,8 +174,17 @@
 //!   tokens and the aggregated `admin`/`edit`/`view` roles are not emulated.
 //! - **Deletion**: finalizers and deletionTimestamp, ownerReference garbage
 //!   collection (Background, Foreground, Orphan), namespace termination.
-//! - **Discovery**: legacy and aggregated (`apidiscovery.k8s.io/v2`), `/version`,
-//!   `/openapi/v3`; enough for `kubectl get/apply/delete`.
+//! - **Discovery**: legacy and aggregated (`apidiscovery.k8s.io/v2`), `/version`;
+//!   enough for `kubectl get/apply/delete`.
+//! - **OpenAPI**: `/openapi/v2` (JSON, and the gnostic protobuf kubectl asks for) and
+//!   `/openapi/v3` (per group version, with hashed URLs) with the real schemas of the
+//!   built-in kinds (k8s-openapi's, descriptions included, with kube-apiserver's list, map
+//!   and patch extensions) and of every CRD, each tagged with its
+//!   `x-kubernetes-group-version-kind`: `kubectl explain`, client-side validation (a `v1`
+//!   `List` with `--validate=strict`) and client-side apply's strategic merge patches work.
+//!   `ETag`/`If-None-Match` and `Accept` are honoured (406 for a form not offered; the
+//!   OpenAPI 3 protobuf form is not). List semantics come from a table of what
+//!   kube-apiserver v1.28 publishes (and a few later fields): lists added since publish none.
 //!
 //! Differences that are deliberate (our additions or simplifications):
 //!
@@ -249,7 +262,7 @@ pub mod webhook;
 pub use api_error::{ApiError, ApiStatus, Cause};
 pub use auth::{Identity, UserInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use cluster::{FakeCluster, FakeClusterBuilder, LoopbackServer};
+pub use cluster::{AppliedYaml, FakeCluster, FakeClusterBuilder, LoopbackServer, UnknownField};
 pub use deletion::GarbageCollection;
 pub use error::{Error, Result};
 pub use fault::FaultRule;

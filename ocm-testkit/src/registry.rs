@@ -229,6 +229,12 @@ impl Registry {
             .find(|i| i.group == group && i.kind == kind)
     }
 
+    /// What identifies this registry's set of resources (registries with the same resources
+    /// share it) without keeping it alive: caches of documents built from a registry key on it.
+    pub(crate) fn identity(&self) -> RegistryIdentity {
+        RegistryIdentity(Arc::downgrade(&self.by_gr))
+    }
+
     /// Every resource, ordered by group then plural.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<ResourceInfo>> {
         self.by_gr.values()
@@ -250,6 +256,22 @@ impl Registry {
             }
         }
         out
+    }
+}
+
+/// A weak handle on a registry's set of resources (see [`Registry::identity`]).
+#[derive(Debug, Clone)]
+pub(crate) struct RegistryIdentity(std::sync::Weak<ResourceMap>);
+
+impl RegistryIdentity {
+    /// Whether `reg` holds this set of resources.
+    pub(crate) fn is(&self, reg: &Registry) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&reg.by_gr))
+    }
+
+    /// Whether some registry still holds this set of resources.
+    pub(crate) fn alive(&self) -> bool {
+        self.0.strong_count() > 0
     }
 }
 

@@ -132,6 +132,11 @@ pub struct WriteOptions {
     /// Fields the request body named twice, as found by the front door that
     /// parsed it (paths like `metadata.name`); reported like unknown fields.
     pub duplicate_fields: Vec<String>,
+    /// Fields the request body has that its kind does not, as found (and dropped) by the
+    /// front door that parsed it, in the order the body names them (paths like
+    /// `spec.template.spec.containers[0].imagee`); reported with the duplicate fields and
+    /// with those the server finds itself.
+    pub unknown_fields: Vec<String>,
     /// Where `Warn` puts its warnings (keep a clone to read them after the write).
     pub warnings: Warnings,
     /// Who writes: with a user, writes of Roles, ClusterRoles and their bindings are
@@ -800,6 +805,7 @@ impl Store {
             if let Some(e) = crate::decode::type_error(&info, &applied) {
                 return Err(crate::decode::apply_type_error(&info, gvr, &applied, &e));
             }
+            crate::field_validation::check_apply(&info, gvr, &applied, schema.as_deref())?;
             if opts.sub() == "status" {
                 scrub_for_subresource(&mut applied, &info, "status", current.as_deref());
             } else if info.status_subresource {
@@ -830,7 +836,7 @@ impl Store {
             };
         }
         let cur = current.ok_or_else(|| ApiError::not_found(&gr, name))?;
-        let patched = match kind {
+        let mut patched = match kind {
             PatchKind::Json => patch::json_patch(&cur, body)?,
             PatchKind::Merge => patch::merge_patch(&cur, body),
             PatchKind::Strategic => {
@@ -848,6 +854,16 @@ impl Store {
                 crate::decode::patch_type_error(&patched, &e)
             });
         }
+        let checked = crate::field_validation::check_patch(
+            &info,
+            gvr,
+            kind,
+            body,
+            &mut patched,
+            schema.as_deref(),
+            opts,
+        )?;
+        let opts = checked.as_ref().unwrap_or(opts);
         let stored = stored.unwrap_or(cur);
         let out = inner.update(&info, gvr, &key, &stored, patched, opts, UpdateKind::Patch)?;
         Ok((out, false))

@@ -104,6 +104,26 @@ async fn crd_is_served_at_once_with_schema_and_status() {
     );
 
     // fieldValidation=Strict turns silent pruning into an error.
+    let strict = PatchParams {
+        field_validation: Some(kube::api::ValidationDirective::Strict),
+        ..PatchParams::default()
+    };
+    let err = api
+        .patch("w1", &strict, &Patch::Merge(json!({"spec": {"bogus": 1}})))
+        .await
+        .unwrap_err();
+    let kube::Error::Api(s) = err else {
+        panic!("expected a Status")
+    };
+    assert_eq!(s.code, 422);
+    assert!(
+        s.message
+            .ends_with("strict decoding error: unknown field \"spec.bogus\""),
+        "{}",
+        s.message
+    );
+    // Server-side apply refuses such a field whatever fieldValidation says: the field
+    // manager's typed conversion fails before any pruning.
     let unknown = json!({"apiVersion": "example.com/v1", "kind": "Widget",
                          "metadata": {"name": "strict"}, "spec": {"bogus": 1}});
     let mut strict = PatchParams::apply("strict");
@@ -115,12 +135,10 @@ async fn crd_is_served_at_once_with_schema_and_status() {
     let kube::Error::Api(s) = err else {
         panic!("expected a Status")
     };
-    assert_eq!(s.code, 400);
-    assert!(
-        s.message
-            .ends_with("strict decoding error: unknown field \"spec.bogus\""),
-        "{}",
-        s.message
+    assert_eq!(s.code, 500);
+    assert_eq!(
+        s.message,
+        "failed to create typed patch object (/strict; example.com/v1, Kind=Widget): .spec.bogus: field not declared in schema"
     );
 
     let st = json!({"status": {"ready": true}});

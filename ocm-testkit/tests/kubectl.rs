@@ -7,7 +7,7 @@ use std::process::Command;
 
 use ocm_testkit::{FakeCluster, Gvr};
 
-fn kubectl_available() -> bool {
+pub(crate) fn kubectl_available() -> bool {
     let found = Command::new("kubectl")
         .args(["version", "--client"])
         .output()
@@ -21,14 +21,14 @@ fn kubectl_available() -> bool {
     found
 }
 
-struct Kubectl {
+pub(crate) struct Kubectl {
     kubeconfig: PathBuf,
     cache: PathBuf,
     dir: PathBuf,
 }
 
 impl Kubectl {
-    fn new(server: &ocm_testkit::LoopbackServer, tag: &str) -> Self {
+    pub(crate) fn new(server: &ocm_testkit::LoopbackServer, tag: &str) -> Self {
         let dir = std::env::temp_dir().join(format!(
             "ocm-testkit-{tag}-{}-{}",
             std::process::id(),
@@ -44,13 +44,13 @@ impl Kubectl {
         }
     }
 
-    fn file(&self, name: &str, text: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
     }
 
-    async fn run(&self, args: &[&str]) -> (bool, String, String) {
+    pub(crate) async fn run(&self, args: &[&str]) -> (bool, String, String) {
         let mut cmd = Command::new("kubectl");
         cmd.arg("--kubeconfig")
             .arg(&self.kubeconfig)
@@ -69,7 +69,7 @@ impl Kubectl {
         )
     }
 
-    async fn ok(&self, args: &[&str]) -> String {
+    pub(crate) async fn ok(&self, args: &[&str]) -> String {
         let (ok, out, err) = self.run(args).await;
         assert!(ok, "kubectl {args:?} failed:\nstdout: {out}\nstderr: {err}");
         out
@@ -281,11 +281,19 @@ async fn kubectl_crd_and_printer_columns() {
         "bad.yaml",
         "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: 1\n  colour: red\n",
     );
+    let (ok, _, err) = k.run(&["apply", "-f", bad.to_str().unwrap()]).await;
+    assert!(!ok);
+    assert!(err.contains("unknown field \"spec.colour\""), "{err}");
+    // A server-side apply fails in the field manager's typed conversion, whatever the
+    // validation directive.
     let (ok, _, err) = k
         .run(&["apply", "--server-side", "-f", bad.to_str().unwrap()])
         .await;
     assert!(!ok);
-    assert!(err.contains("unknown field \"spec.colour\""), "{err}");
+    assert!(
+        err.contains("Error from server: failed to create typed patch object (default/w2; example.com/v1, Kind=Widget): .spec.colour: field not declared in schema"),
+        "{err}"
+    );
     k.ok(&["delete", "widget", "w1"]).await;
 }
 

@@ -7,12 +7,27 @@
 //! `strict decoding error: …`), with `Warn` (the default when a client sends
 //! nothing) it answers with one `Warning: 299 - "…"` header per field, and
 //! with `Ignore` it says nothing.
+//!
+//! Unknown fields are found at any depth ([`unknown`]): built-in kinds are checked against
+//! their published schemas (the same ones `/openapi/v2` and `/openapi/v3` serve), custom
+//! resources against their CRD's schema. What the server then says depends on how the object
+//! arrived ([`report`]): a create or update body, a JSON or merge patch, a strategic merge
+//! patch, or a server-side apply each have kube-apiserver's own wording.
+
+pub(crate) mod report;
+pub(crate) mod unknown;
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
+
+use crate::api_error::ApiResult;
+use crate::openapi::model::{Node, NodeId, builtin_model};
+use crate::patch::PatchKind;
+use crate::registry::{Gvr, ResourceInfo};
+use crate::store::WriteOptions;
 
 /// The `fieldValidation` directive of a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,9 +141,39 @@ fn render(step: Option<&Step<'_>>, out: &mut String) {
     }
 }
 
+/// What parsing found, in the order the body names it.
+#[derive(Default)]
+struct Findings {
+    duplicates: Vec<String>,
+    unknown: Vec<String>,
+}
+
 struct Seed<'a, 'd> {
     at: Option<&'a Step<'a>>,
-    dups: &'d mut Vec<String>,
+    found: &'d mut Findings,
+    /// Where the value stands in a built-in kind's model, when the body is checked for
+    /// unknown fields.
+    node: Option<NodeId>,
+}
+
+impl Seed<'_, '_> {
+    /// The model node of a field of this (object) value: `Some(None)` when nothing is known
+    /// of it, `None` when the value's type has no such field.
+    fn field(&self, key: &str) -> Option<Option<NodeId>> {
+        match self.node.map(|id| builtin_model().node(id)) {
+            Some(Node::Struct(fields)) => fields.get(key).map(|&c| Some(c)),
+            Some(Node::Map(values)) => Some(Some(*values)),
+            _ => Some(None),
+        }
+    }
+
+    /// The model node of this (list) value's items.
+    fn items(&self) -> Option<NodeId> {
+        match self.node.map(|id| builtin_model().node(id)) {
+            Some(Node::List { items, .. }) => Some(*items),
+            _ => None,
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Seed<'_, '_> {
@@ -172,6 +217,7 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut out = Vec::new();
+        let items = self.items();
         loop {
             let step = Step {
                 parent: self.at,
@@ -179,7 +225,8 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
             };
             match seq.next_element_seed(Seed {
                 at: Some(&step),
-                dups: &mut *self.dups,
+                found: &mut *self.found,
+                node: items,
             })? {
                 Some(v) => out.push(v),
                 None => break,
@@ -195,15 +242,27 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
                 parent: self.at,
                 key: StepKey::Field(&key),
             };
-            let value = map.next_value_seed(Seed {
-                at: Some(&step),
-                dups: &mut *self.dups,
-            })?;
+            let Some(node) = self.field(&key) else {
+                // A field the type lacks: reported once, dropped, its value skipped unread.
+                let mut path = String::new();
+                render(Some(&step), &mut path);
+                if self.found.unknown.len() < 100 && !self.found.unknown.contains(&path) {
+                    self.found.unknown.push(path);
+                }
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            };
+            // The decoder notices a repeated key before it reads the value.
             if out.contains_key(&key) {
                 let mut path = String::new();
                 render(Some(&step), &mut path);
-                self.dups.push(path);
+                self.found.duplicates.push(path);
             }
+            let value = map.next_value_seed(Seed {
+                at: Some(&step),
+                found: &mut *self.found,
+                node,
+            })?;
             out.insert(key, value);
         }
         Ok(Value::Object(out))
@@ -216,38 +275,80 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
 /// Any depth is parsed, level by level on a stack that grows as needed: callers bound the
 /// depth first, as kube-apiserver does (see `decode::go_scan`).
 pub(crate) fn parse_json(bytes: &[u8]) -> serde_json::Result<(Value, Vec<String>)> {
-    let mut dups = Vec::new();
+    parse_json_as(bytes, None).map(|(v, dups, _)| (v, dups))
+}
+
+/// [`parse_json`] of the body of a built-in kind whose model node is `root`: fields the kind
+/// lacks are dropped as the decoder meets them, and their paths returned in that order.
+pub(crate) fn parse_json_as(
+    bytes: &[u8],
+    root: Option<NodeId>,
+) -> serde_json::Result<(Value, Vec<String>, Vec<String>)> {
+    let mut found = Findings::default();
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.disable_recursion_limit();
     let v = Seed {
         at: None,
-        dups: &mut dups,
+        found: &mut found,
+        node: root,
     }
     .deserialize(&mut de)?;
     de.end()?;
-    Ok((v, dups))
+    Ok((v, found.duplicates, found.unknown))
 }
 
-/// The fields of `metadata` that `ObjectMeta` has.
-pub(crate) fn known_metadata_field(name: &str) -> bool {
-    matches!(
-        name,
-        "name"
-            | "generateName"
-            | "namespace"
-            | "selfLink"
-            | "uid"
-            | "resourceVersion"
-            | "generation"
-            | "creationTimestamp"
-            | "deletionTimestamp"
-            | "deletionGracePeriodSeconds"
-            | "labels"
-            | "annotations"
-            | "ownerReferences"
-            | "finalizers"
-            | "managedFields"
+/// A JSON, merge or strategic merge patch has produced `patched` from `patch`: drop the
+/// fields decoding it would drop (for custom resources, prune it with `schema`, the version's
+/// `openAPIV3Schema`), and report them with the patch's duplicate fields
+/// (`opts.duplicate_fields`) in the patch handler's words. Returns the options for the rest
+/// of the write when they must change (the duplicates are reported once, here).
+pub(crate) fn check_patch(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    kind: PatchKind,
+    patch: &Value,
+    patched: &mut Value,
+    schema: Option<&Value>,
+    opts: &WriteOptions,
+) -> ApiResult<Option<WriteOptions>> {
+    // The patched object as the handler saw it, for the message of a strict failure.
+    let before = (opts.field_validation == FieldValidation::Strict && kind != PatchKind::Strategic)
+        .then(|| patched.clone());
+    let mut unknown = unknown::drop_unknown(info, &gvr.version, patched);
+    if let Some(schema) = schema.filter(|_| info.crd_name.is_some()) {
+        crate::admission::default_and_prune(patched, schema, true, "", &mut unknown);
+    }
+    let decoding = match (&before, kind) {
+        (_, PatchKind::Strategic) => report::Decoding::StrategicPatch(patch),
+        (Some(b), _) => report::Decoding::Patched(b),
+        (None, _) => report::Decoding::Body,
+    };
+    report::report(info, gvr, opts, &unknown, decoding)?;
+    Ok(
+        (!opts.duplicate_fields.is_empty() || !opts.unknown_fields.is_empty()).then(|| {
+            WriteOptions {
+                duplicate_fields: Vec::new(),
+                unknown_fields: Vec::new(),
+                ..opts.clone()
+            }
+        }),
     )
+}
+
+/// A server-side apply of `applied`: refuse it if it has fields its type does not declare,
+/// whatever `fieldValidation` says, as the field manager's typed conversion does.
+pub(crate) fn check_apply(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    applied: &Value,
+    schema: Option<&Value>,
+) -> ApiResult<()> {
+    let unknown = unknown::apply_unknown(info, &gvr.version, schema, applied);
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(report::apply_refused(applied, &unknown))
+    }
 }
 
 #[cfg(test)]
