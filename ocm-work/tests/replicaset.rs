@@ -1117,3 +1117,45 @@ async fn a_current_work_with_edited_metadata_is_restored() {
         before[1].metadata.resource_version
     );
 }
+
+/// On a real hub the controller's cache lags behind its own writes (a busy watch, one that
+/// dropped and relists): it is handed the replica set as it was before it added its
+/// finalizer. That is no conflict to report: the finalizer is added once, the works are
+/// created in the same pass, and a second pass over the stale copy neither fails nor writes
+/// the finalizer again. (It used to patch with the stale resourceVersion and fail with 409.)
+#[tokio::test]
+async fn a_replica_set_from_a_lagging_cache_is_reconciled_without_conflicts() {
+    let clusters = names("c", 2);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    let stale = support::replicaset::get_replica_set(&hub.client, "mwrs")
+        .await
+        .unwrap();
+    assert!(stale.finalizers().is_empty());
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    hub.fake.journal().clear();
+
+    controller.reconcile(&stale).await.expect("first pass");
+    assert_eq!(works(&hub.client).await.len(), 2, "works in the same pass");
+    controller
+        .reconcile(&stale)
+        .await
+        .expect("a stale copy is no error");
+    let conflicts = hub.fake.journal().count(|e| e.status == 409);
+    assert_eq!(conflicts, 0);
+    let finalizer_patches = hub.fake.journal().count(|e| {
+        e.verb == "patch"
+            && e.resource.as_deref() == Some("manifestworkreplicasets")
+            && e.subresource.is_none()
+            && e.status < 300
+    });
+    assert_eq!(finalizer_patches, 1);
+    let rs = support::replicaset::get_replica_set(&hub.client, "mwrs")
+        .await
+        .unwrap();
+    assert_eq!(
+        rs.finalizers(),
+        [ocm_api::constants::finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP]
+    );
+}

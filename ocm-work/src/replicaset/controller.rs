@@ -68,6 +68,10 @@ pub struct ReplicaSetController {
     cluster_values: bool,
     feedback_aggregation: bool,
     synced: Option<Arc<AtomicBool>>,
+    /// The replica sets this controller added its finalizer to: uid → the resourceVersion it
+    /// patched over. A lagging cache hands the same old version in again; it is known to
+    /// carry the finalizer by now, so it is not patched (and conflicted) again.
+    finalizer_added: Arc<std::sync::Mutex<BTreeMap<String, String>>>,
 }
 
 impl std::fmt::Debug for ReplicaSetController {
@@ -179,6 +183,7 @@ impl ReplicaSetController {
             cluster_values: false,
             feedback_aggregation: false,
             synced: None,
+            finalizer_added: Arc::default(),
         }
     }
 
@@ -244,29 +249,30 @@ impl ReplicaSetController {
         if replica_set.metadata.deletion_timestamp.is_some() {
             return self.finalize(&api, replica_set).await;
         }
-        if !replica_set
-            .finalizers()
-            .iter()
-            .any(|f| f == finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
-        {
-            let mut list = replica_set.finalizers().to_vec();
-            list.push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
-            let patch = json!({"metadata": {
-                "uid": replica_set.metadata.uid,
-                "resourceVersion": replica_set.metadata.resource_version,
-                "finalizers": list,
-            }});
-            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(|e| {
-                    Error::kube(
-                        format!("add finalizer to ManifestWorkReplicaSet {namespace}/{name}"),
-                        e,
-                    )
-                })?;
-            outcome.requeue_after = Some(Duration::ZERO);
-            return Ok(outcome);
-        }
+        let with_finalizer;
+        let replica_set = if has_cleanup_finalizer(replica_set) {
+            // The cache has caught up with the finalizer (if this controller added it).
+            if let Some(uid) = &replica_set.metadata.uid {
+                self.finalizer_memory().remove(uid);
+            }
+            replica_set
+        } else if self.added_finalizer_over(replica_set) {
+            // A lagging cache's copy of a version this controller already patched.
+            let mut copy = replica_set.clone();
+            copy.finalizers_mut()
+                .push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
+            with_finalizer = copy;
+            &with_finalizer
+        } else {
+            match self.add_finalizer(&api, replica_set).await? {
+                Some(patched) => {
+                    with_finalizer = patched;
+                    &with_finalizer
+                }
+                // Deleted meanwhile: its next event finalizes it.
+                None => return Ok(outcome),
+            }
+        };
 
         let before = replica_set.status.clone().unwrap_or_default();
         let mut new_status = before.clone();
@@ -347,6 +353,59 @@ impl ReplicaSetController {
         Ok(outcome)
     }
 
+    /// Adds the cleanup finalizer, guarded by the resourceVersion the caller read (upstream's
+    /// patch). Returns the replica set as the patch left it, so that the reconcile goes on
+    /// without waiting for the watch to bring it back. A cache that lags behind the server
+    /// (a busy watch, one that dropped and relists) hands in an old resourceVersion: the
+    /// conflict is not an error, the replica set is read again and the patch retried once.
+    /// `None`: the replica set is gone or being deleted.
+    async fn add_finalizer(
+        &self,
+        api: &Api<ManifestWorkReplicaSet>,
+        replica_set: &ManifestWorkReplicaSet,
+    ) -> Result<Option<ManifestWorkReplicaSet>> {
+        let name = replica_set.name_any();
+        let namespace = replica_set.namespace().unwrap_or_default();
+        let failed = |e| {
+            Error::kube(
+                format!("add finalizer to ManifestWorkReplicaSet {namespace}/{name}"),
+                e,
+            )
+        };
+        let mut current = replica_set.clone();
+        for attempt in 0..2 {
+            let mut list = current.finalizers().to_vec();
+            list.push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
+            let patch = json!({"metadata": {
+                "uid": current.metadata.uid,
+                "resourceVersion": current.metadata.resource_version,
+                "finalizers": list,
+            }});
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(patched) => {
+                    self.remember_finalizer(&current);
+                    return Ok(Some(patched));
+                }
+                Err(kube::Error::Api(status)) if status.code == 409 && attempt == 0 => {
+                    match api.get_opt(&name).await.map_err(&failed)? {
+                        Some(fresh) if fresh.metadata.deletion_timestamp.is_some() => {
+                            return Ok(None);
+                        }
+                        Some(fresh) if has_cleanup_finalizer(&fresh) => return Ok(Some(fresh)),
+                        Some(fresh) => current = fresh,
+                        None => return Ok(None),
+                    }
+                }
+                Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        Ok(None)
+    }
+
     async fn finalize(
         &self,
         api: &Api<ManifestWorkReplicaSet>,
@@ -383,27 +442,82 @@ impl ReplicaSetController {
                 requeue_after: Some(Duration::from_secs(1)),
             });
         }
-        let remaining: Vec<String> = replica_set
-            .finalizers()
-            .iter()
-            .filter(|f| *f != finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
-            .cloned()
-            .collect();
-        let patch = json!({"metadata": {
-            "uid": replica_set.metadata.uid,
-            "resourceVersion": replica_set.metadata.resource_version,
-            "finalizers": remaining,
-        }});
-        let name = replica_set.name_any();
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|e| {
-                Error::kube(
-                    format!("remove finalizer from ManifestWorkReplicaSet {name}"),
-                    e,
-                )
-            })?;
+        self.remove_finalizer(api, replica_set).await?;
+        if let Some(uid) = &replica_set.metadata.uid {
+            self.finalizer_memory().remove(uid);
+        }
         Ok(ReconcileOutcome::default())
+    }
+
+    fn finalizer_memory(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.finalizer_added
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether this controller added its finalizer on top of exactly this version.
+    fn added_finalizer_over(&self, replica_set: &ManifestWorkReplicaSet) -> bool {
+        let (Some(uid), Some(version)) = (
+            replica_set.metadata.uid.as_ref(),
+            replica_set.metadata.resource_version.as_ref(),
+        ) else {
+            return false;
+        };
+        self.finalizer_memory().get(uid) == Some(version)
+    }
+
+    fn remember_finalizer(&self, patched_over: &ManifestWorkReplicaSet) {
+        if let (Some(uid), Some(version)) = (
+            patched_over.metadata.uid.clone(),
+            patched_over.metadata.resource_version.clone(),
+        ) {
+            self.finalizer_memory().insert(uid, version);
+        }
+    }
+
+    /// Removes the cleanup finalizer, guarded by the resourceVersion read; on a conflict (a
+    /// cache behind the server) the replica set is read again and the patch retried once.
+    async fn remove_finalizer(
+        &self,
+        api: &Api<ManifestWorkReplicaSet>,
+        replica_set: &ManifestWorkReplicaSet,
+    ) -> Result<()> {
+        let name = replica_set.name_any();
+        let failed = |e| {
+            Error::kube(
+                format!("remove finalizer from ManifestWorkReplicaSet {name}"),
+                e,
+            )
+        };
+        let mut current = replica_set.clone();
+        for attempt in 0..2 {
+            let remaining: Vec<String> = current
+                .finalizers()
+                .iter()
+                .filter(|f| *f != finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
+                .cloned()
+                .collect();
+            let patch = json!({"metadata": {
+                "uid": current.metadata.uid,
+                "resourceVersion": current.metadata.resource_version,
+                "finalizers": remaining,
+            }});
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 409 && attempt == 0 => {
+                    match api.get_opt(&name).await.map_err(&failed)? {
+                        Some(fresh) if has_cleanup_finalizer(&fresh) => current = fresh,
+                        _ => return Ok(()),
+                    }
+                }
+                Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        Ok(())
     }
 
     /// The rollback opt-in's first step: records the spec's template as a revision (bumping
@@ -1218,6 +1332,13 @@ impl ReplicaSetController {
             .for_each(|_| futures::future::ready(()));
         futures::future::join(controller, listed).await;
     }
+}
+
+fn has_cleanup_finalizer(replica_set: &ManifestWorkReplicaSet) -> bool {
+    replica_set
+        .finalizers()
+        .iter()
+        .any(|f| f == finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
 }
 
 fn referencing(
