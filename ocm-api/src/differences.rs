@@ -68,6 +68,16 @@
 //!   resync); `DecisionDelete` Events are emitted only for deletes that succeeded.
 //! * Orders upstream takes from Go map iteration (clusters of equal score, for example) are
 //!   deterministic.
+//! * A negative `spec.numberOfClusters`, which the CRD admits, makes `PlacementMisconfigured`
+//!   `True` (`Misconfigured`, `:spec.numberOfClusters must not be negative, got <n>`) and
+//!   selects no cluster; upstream's scheduler panics on it and the placement never gets a
+//!   status.
+//!
+//! ## Hub controllers (`ocm_placement`, `ocm_work::replicaset`)
+//!
+//! * A warning a steady-state pass would repeat (a reconcile failing the same way on every
+//!   retry, an object skipped on every pass, a stalled rollout) is logged once, and again only
+//!   when what it says changes (`ocm_api::repeats`); upstream's controllers log on every pass.
 //!
 //! ## ManifestWorkReplicaSet (`ocm_work::replicaset`)
 //!

@@ -1159,3 +1159,128 @@ async fn a_replica_set_from_a_lagging_cache_is_reconciled_without_conflicts() {
         [ocm_api::constants::finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP]
     );
 }
+
+/// The stalled-rollout warning is said once per change of what it says, also when the
+/// controller keeps being handed a copy of the replica set from before it wrote the
+/// condition (a lagging cache, another replica's view): it used to compare with the
+/// copy's condition and warn on every such pass.
+#[tokio::test]
+async fn a_stalled_rollout_is_logged_once_per_change_whatever_the_cached_copy_says() {
+    let capture = support::logs::capture();
+    let logs = capture.logs();
+
+    let clusters = names("c", 3);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    let strategy = RolloutStrategy {
+        type_: Some(RolloutType::Progressive),
+        progressive: Some(RolloutProgressive {
+            max_concurrency: Some(IntOrString::Int(2)),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", strategy)]).await;
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    let before_stall = settle(&controller, &hub.client, "mwrs").await;
+    for w in works(&hub.client).await {
+        set_work_conditions(
+            &hub.client,
+            &w,
+            &[("Applied", "True"), ("Available", "True")],
+            "2026-01-01T00:00:00Z",
+        )
+        .await;
+    }
+    // The stale copy has no stall message: every pass over it finds the stall "new".
+    for _ in 0..4 {
+        controller.reconcile(&before_stall).await.expect("reconcile");
+    }
+    settle(&controller, &hub.client, "mwrs").await;
+    let logged = logs.text();
+    assert_eq!(
+        logged.matches("rollout cannot advance").count(),
+        1,
+        "one line per change, not one per pass:\n{logged}"
+    );
+
+    // What it says changes (a third work is applied and stalls too once the rollout is
+    // unblocked by hand): said again, once.
+    let opt_in = controller
+        .clone()
+        .with_success_criteria(SuccessCriteria::AppliedAndAvailable);
+    settle(&opt_in, &hub.client, "mwrs").await;
+    assert_eq!(works(&hub.client).await.len(), 3);
+    for w in works(&hub.client).await {
+        set_work_conditions(
+            &hub.client,
+            &w,
+            &[("Applied", "True"), ("Available", "True")],
+            "2026-01-01T00:00:00Z",
+        )
+        .await;
+    }
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    for _ in 0..3 {
+        controller.reconcile(&rs).await.expect("reconcile");
+    }
+    let logged = logs.text();
+    assert_eq!(
+        logged.matches("rollout cannot advance").count(),
+        2,
+        "said again when the message changed:\n{logged}"
+    );
+}
+
+/// A reconcile that keeps failing the same way (retried every 5 s) is logged once, and
+/// again once it fails differently; the retries themselves go on.
+#[tokio::test]
+async fn a_failure_repeated_on_every_retry_is_logged_once_per_change() {
+    let capture = support::logs::capture();
+    let logs = capture.logs();
+    let clusters = names("c", 1);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    hub.fake.inject(
+        ocm_testkit::fault::FaultRule::new(500)
+            .verb("list")
+            .resource("placementdecisions"),
+    );
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(controller.run(async move {
+        let _ = stopped.await;
+    }));
+    // Three attempts: at once, after 5 s, after 10 s.
+    let lists = || {
+        hub.fake.journal().count(|e| {
+            e.verb == "list" && e.resource.as_deref() == Some("placementdecisions") && e.status == 500
+        })
+    };
+    for _ in 0..150 {
+        if lists() >= 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(lists() >= 3, "retried: {}", lists());
+    let failures = |text: &str| text.matches("ManifestWorkReplicaSet reconcile failed").count();
+    assert_eq!(failures(&logs.text()), 1, "{}", logs.text());
+    // A different failure is news.
+    hub.fake.faults().clear();
+    hub.fake.inject(
+        ocm_testkit::fault::FaultRule::new(503)
+            .verb("list")
+            .resource("placementdecisions"),
+    );
+    for _ in 0..80 {
+        if failures(&logs.text()) >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(failures(&logs.text()), 2, "{}", logs.text());
+    let _ = stop.send(());
+    task.await.unwrap();
+}

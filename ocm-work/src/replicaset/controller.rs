@@ -27,6 +27,7 @@ use ocm_api::cluster::v1alpha1::{
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, labels, replicaset as rc};
+use ocm_api::repeats::LastSaid;
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
 use ocm_api::work::v1alpha1::{
     CascadeDeletionPolicy, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus,
@@ -72,6 +73,9 @@ pub struct ReplicaSetController {
     /// patched over. A lagging cache hands the same old version in again; it is known to
     /// carry the finalizer by now, so it is not patched (and conflicted) again.
     finalizer_added: Arc<std::sync::Mutex<BTreeMap<String, String>>>,
+    /// What was last logged per replica set and topic: a steady state that finds the same
+    /// problem on every pass logs it once, and again only when it changes.
+    said: Arc<LastSaid>,
 }
 
 impl std::fmt::Debug for ReplicaSetController {
@@ -184,6 +188,7 @@ impl ReplicaSetController {
             feedback_aggregation: false,
             synced: None,
             finalizer_added: Arc::default(),
+            said: Arc::default(),
         }
     }
 
@@ -446,6 +451,12 @@ impl ReplicaSetController {
         if let Some(uid) = &replica_set.metadata.uid {
             self.finalizer_memory().remove(uid);
         }
+        let key = format!(
+            "{}/{}#",
+            replica_set.namespace().unwrap_or_default(),
+            replica_set.name_any()
+        );
+        self.said.forget_prefixed(&key);
         Ok(ReconcileOutcome::default())
     }
 
@@ -631,13 +642,25 @@ impl ReplicaSetController {
             let rev = api.get_opt(&rev_name).await.map_err(|e| {
                 Error::kube(format!("get ControllerRevision {namespace}/{rev_name}"), e)
             })?;
+            let key = format!("{namespace}/{name}#revision");
             match rev.map(|r| rollback::revision_template(&r)) {
-                Some(Ok(t)) => current = Some((hash, t)),
-                Some(Err(message)) => tracing::warn!(%message, "current revision unusable"),
-                None => tracing::warn!(
-                    revision = %rev_name,
-                    "the current revision's ControllerRevision is gone: nothing to roll back to"
-                ),
+                Some(Ok(t)) => {
+                    self.said.forget(&key);
+                    current = Some((hash, t));
+                }
+                Some(Err(message)) => {
+                    if self.said.changed(&key, &message) {
+                        tracing::warn!(%message, revision = %rev_name, "current revision unusable");
+                    }
+                }
+                None => {
+                    if self.said.changed(&key, "gone") {
+                        tracing::warn!(
+                            revision = %rev_name,
+                            "the current revision's ControllerRevision is gone: nothing to roll back to"
+                        );
+                    }
+                }
             }
         }
 
@@ -1146,11 +1169,12 @@ impl ReplicaSetController {
         let conditions = new_status.conditions.get_or_insert_with(Vec::new);
         conditions::set(conditions, status::placement_verified(count), &now_time);
         let mut rolled_out = status::placement_rolled_out(selected_total, succeeded_total as i64);
+        // Said once per change of the message, however often the stalled rollout is
+        // reconciled (and whatever an older cached status says).
+        let stall_key = format!("{namespace}/{}#stall", replica_set.name_any());
         if rolled_out.status == ConditionStatus::False && stalled > 0 {
             rolled_out.message = status::stalled_rollout_message(stalled, count);
-            let said_before = conditions::find(conditions, rc::CONDITION_PLACEMENT_ROLLED_OUT)
-                .is_some_and(|c| c.message == rolled_out.message);
-            if !said_before {
+            if self.said.changed(&stall_key, &rolled_out.message) {
                 tracing::warn!(
                     replica_set = %format!("{namespace}/{}", replica_set.name_any()),
                     stalled,
@@ -1161,6 +1185,8 @@ impl ReplicaSetController {
                      --success-criteria applied-and-available)"
                 );
             }
+        } else {
+            self.said.forget(&stall_key);
         }
         conditions::set(conditions, rolled_out, &now_time);
         Error::aggregate(std::mem::take(errors))?;
@@ -1318,13 +1344,20 @@ impl ReplicaSetController {
             .run(
                 |rs: Arc<ManifestWorkReplicaSet>, ctx: Arc<ReplicaSetController>| async move {
                     let outcome = ctx.reconcile(&rs).await?;
+                    ctx.said.forget(&failure_key(&rs));
                     Ok::<_, Error>(match outcome.requeue_after {
                         Some(after) => Action::requeue(after),
                         None => Action::await_change(),
                     })
                 },
-                |_rs, error: &Error, _ctx| {
-                    tracing::warn!(%error, "ManifestWorkReplicaSet reconcile failed");
+                |rs, error: &Error, ctx| {
+                    // A failure that repeats unchanged (retried every 5 s) is logged once.
+                    let key = failure_key(&rs);
+                    if ctx.said.changed(&key, &error.to_string()) {
+                        tracing::warn!(%error, replica_set = %key.trim_end_matches("#reconcile"), "ManifestWorkReplicaSet reconcile failed");
+                    } else {
+                        tracing::debug!(%error, "ManifestWorkReplicaSet reconcile failed again");
+                    }
                     Action::requeue(Duration::from_secs(5))
                 },
                 Arc::new(self),
@@ -1332,6 +1365,15 @@ impl ReplicaSetController {
             .for_each(|_| futures::future::ready(()));
         futures::future::join(controller, listed).await;
     }
+}
+
+/// The [`LastSaid`] key of a replica set's reconcile failures.
+fn failure_key(replica_set: &ManifestWorkReplicaSet) -> String {
+    format!(
+        "{}/{}#reconcile",
+        replica_set.namespace().unwrap_or_default(),
+        replica_set.name_any()
+    )
 }
 
 fn has_cleanup_finalizer(replica_set: &ManifestWorkReplicaSet) -> bool {
