@@ -86,6 +86,14 @@
 //!   naming the opt-in below. Upstream's message is empty and the rollout silently stalls.
 //! * `summary.desiredTotal` is the number of clusters the placements selected (upstream never
 //!   writes it).
+//! * Admission closes a hole upstream leaves open: a ManifestWorkReplicaSet whose template
+//!   names an executor takes the same `execute-as` permission as a ManifestWork with that
+//!   executor (asked in the replica set's namespace, refused with the ManifestWork's message
+//!   naming the `ManifestWorkReplicaSet`). Upstream checks no replica set executor, so a user
+//!   refused the ManifestWork gets it into every selected cluster through a replica set, written
+//!   by the hub controller. On by default in `ManifestWorkReplicaSet::validate` / `admit`
+//!   (`ocm_api::work::executor`; `ReplicaSetAdmission::upstream()` turns it off) and on the
+//!   fake hub (`ocm_testkit::HubAdmission::replica_set_executor_check(false)` turns it off).
 //!
 //! ## Feedback (`ocm_feedback`)
 //!

@@ -28,7 +28,9 @@ hub's `ManifestWorkReplicaSet` feature gate is on.
 
 The desired state is [`ManifestWorkReplicaSetSpec`], the observed state
 [`ManifestWorkReplicaSetStatus`]; [`ManifestWorkReplicaSet::validate`] applies upstream's
-admission checks.
+admission checks and, our addition on by default, checks the template's executor as a
+ManifestWork's; a validating webhook runs [`ManifestWorkReplicaSet::admit`], which also asks
+for the requesting user's `execute-as` permission (see `ocm_api::work::executor`).
 
 # Our additions
 
