@@ -102,6 +102,8 @@ fn the_hub_controller_records_revisions_with_rollback_on() {
         return;
     }
     let mut options = FleetOptions::new(1).no_agents();
+    // The opt-ins' fields are in the extended CRDs.
+    options.server_args = vec!["--extended-crds".into()];
     options.hub_controller = Some(vec!["--rollback".into()]);
     let fleet = Fleet::start("mwrs-rollback-flag", options);
     kubectl_stdin(

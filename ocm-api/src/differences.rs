@@ -132,8 +132,10 @@
 //!   and a `Progressing` condition, a `maxFailures` breach is `PlacementRolledOut=False/
 //!   RolloutDegraded`, and with `rolloutStrategy.failureStrategy: AbortAll` a breach restores
 //!   the current revision on every cluster at once. These spec and status fields are in our
-//!   ManifestWorkReplicaSet CRD only (`failureStrategy` not in the shared rollout strategy of
-//!   other CRDs); the revision hash is FNV-1a over canonical JSON, so its values differ from
+//!   extended ManifestWorkReplicaSet CRD only (`ocm_api::crd::extended_crds`, `ocm-crdgen
+//!   --extended`; `failureStrategy` not in the shared rollout strategy of other CRDs): the
+//!   default CRDs are upstream's, and on a hub serving them the controller reports the
+//!   pruned fields in the `OptInFieldsInstalled` condition; the revision hash is FNV-1a over canonical JSON, so its values differ from
 //!   the proposal's Go hash.
 //! * `ocm_work::replicaset::controller::ReplicaSetController::with_cluster_values` (module
 //!   `ocm_work::replicaset::values`; `ocm-hub-controller --cluster-values`): per-cluster
@@ -153,7 +155,8 @@
 //!   per distinct value (at most 20) and min, max and sum of the integers. The aggregates are
 //!   written only when they change and at most once per `spec.feedbackAggregation.interval`
 //!   (default `1m`); the `FeedbackAggregated` condition (ours) reports an interval that does
-//!   not parse. Both fields are in our ManifestWorkReplicaSet CRD only.
+//!   not parse. Both fields are in our extended ManifestWorkReplicaSet CRD only (see rollback
+//!   above).
 //! * `ocm_placement::plugins::Filter` and `ocm_placement::plugins::Prioritizer`: custom
 //!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
 //!   cluster was or was not chosen.

@@ -818,7 +818,8 @@ async fn failed_update(
     ManifestWorkReplicaSet,
 ) {
     let clusters = names("c", 4);
-    let hub = hub(&clusters).await;
+    // The rollback opt-in's fields are in the extended CRDs.
+    let hub = support::replicaset::hub_extended(&clusters).await;
     placement(&hub.client, "p1", &[("", clusters.clone())]).await;
     create_replica_set(
         &hub.client,

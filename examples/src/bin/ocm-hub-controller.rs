@@ -13,7 +13,9 @@
 //! ```
 //!
 //! Point it at a real hub or at `ocm-fake-apiserver`. The OCM CRDs must be installed
-//! (`ocm-crdgen | kubectl apply -f -`, or `--install-crds`).
+//! (`ocm-crdgen | kubectl apply -f -`, or `--install-crds`). `--rollback` and
+//! `--feedback-aggregation` need the extended ManifestWorkReplicaSet CRD (`ocm-crdgen
+//! --extended`).
 //!
 //! SIGTERM or SIGINT stops it gracefully. Replicas elect a leader with the Lease
 //! `ocm-hub-controller-lock` on the hub, in `--namespace` (default: the pod's namespace): only
@@ -87,7 +89,9 @@ struct Args {
     #[arg(long, value_enum, default_value = "upstream")]
     success_criteria: Criteria,
 
-    /// Install (server-side apply) the OCM CRDs before starting.
+    /// Install (server-side apply) the OCM CRDs before starting: upstream's, with the
+    /// ManifestWorkReplicaSet CRD extended by the fields of --rollback and
+    /// --feedback-aggregation when either is on (`ocm-crdgen --extended`).
     #[arg(long)]
     install_crds: bool,
 
@@ -207,7 +211,13 @@ async fn run(args: Args) -> Result<(), String> {
             _ => gates.enabled(gate::SIG_PLACEMENT_DECISION),
         };
         let multicluster = ocm_api::crd::multicluster_crds().into_iter().filter(wanted);
-        for crd in ocm_api::crds().into_iter().chain(multicluster) {
+        // The opt-ins that need fields of the extended ManifestWorkReplicaSet CRD get it.
+        let ocm = if args.rollback || args.feedback_aggregation {
+            ocm_api::crd::extended_crds()
+        } else {
+            ocm_api::crds()
+        };
+        for crd in ocm.into_iter().chain(multicluster) {
             let name = crd.metadata.name.clone().unwrap_or_default();
             api.patch(
                 &name,
