@@ -1285,3 +1285,149 @@ async fn a_failure_repeated_on_every_retry_is_logged_once_per_change() {
     let _ = stop.send(());
     task.await.unwrap();
 }
+
+fn fields_condition(rs: &ManifestWorkReplicaSet) -> Option<(String, String, String)> {
+    support::replicaset::condition_of(rs, "OptInFieldsInstalled")
+}
+
+/// What the fake hid: on a hub serving upstream's CRD (the default), the opt-ins' fields are
+/// pruned and rollback and feedback aggregation silently did nothing. The controller now says
+/// so on every replica set it reconciles, logs it once, and does not write the pruned status
+/// fields over and over. Without the opt-ins the condition goes away.
+#[tokio::test]
+async fn an_opt_in_whose_fields_the_installed_crd_prunes_says_so() {
+    let capture = support::logs::capture();
+    let logs = capture.logs();
+    let clusters = names("c", 2);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    for name in ["one", "two"] {
+        create_replica_set(&hub.client, name, vec![placement_ref("p1", all())]).await;
+    }
+    let controller = ReplicaSetController::new(hub.client.clone())
+        .with_clock(hub.clock.clone())
+        .with_rollback(true);
+    for name in ["one", "two"] {
+        let rs = settle(&controller, &hub.client, name).await;
+        let (status, reason, message) = fields_condition(&rs).expect("the condition");
+        assert_eq!((status.as_str(), reason.as_str()), ("False", "FieldsPruned"));
+        assert!(
+            message.contains("rollback (--rollback) needs spec.revisionHistoryLimit")
+                && message.contains("ocm-crdgen --extended"),
+            "{message}"
+        );
+        assert!(!message.contains("feedback"), "only the enabled opt-ins: {message}");
+        assert_eq!(rs.status.unwrap().update_revision, None, "pruned");
+    }
+    // Settled (the rollback's own Progressing condition moves once more, from
+    // NewRevisionCreated to FoundNewRevision, as the revision it recorded is pruned):
+    // reconciling again writes nothing (the pruned fields are not written in vain).
+    for name in ["one", "two"] {
+        let rs = support::replicaset::get_replica_set(&hub.client, name)
+            .await
+            .unwrap();
+        controller.reconcile(&rs).await.unwrap();
+    }
+    hub.fake.journal().clear();
+    for name in ["one", "two"] {
+        let rs = support::replicaset::get_replica_set(&hub.client, name)
+            .await
+            .unwrap();
+        controller.reconcile(&rs).await.unwrap();
+    }
+    let status_writes = hub.fake.journal().count(|e| {
+        e.resource.as_deref() == Some("manifestworkreplicasets") && e.is_write()
+    });
+    assert_eq!(status_writes, 0);
+    let text = logs.text();
+    assert_eq!(
+        text.matches("prunes fields of enabled opt-ins").count(),
+        1,
+        "said once, not per replica set or pass:\n{text}"
+    );
+
+    // Both opt-ins: both named.
+    let both = ReplicaSetController::new(hub.client.clone())
+        .with_clock(hub.clock.clone())
+        .with_rollback(true)
+        .with_feedback_aggregation(true);
+    let rs = settle(&both, &hub.client, "one").await;
+    let (_, _, message) = fields_condition(&rs).unwrap();
+    assert!(
+        message.contains("feedback aggregation (--feedback-aggregation) needs spec.feedbackAggregation, status.feedbackAggregation"),
+        "{message}"
+    );
+    // No such opt-in: no condition.
+    let plain = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    let rs = settle(&plain, &hub.client, "one").await;
+    assert_eq!(fields_condition(&rs), None);
+}
+
+/// With the extended CRD installed the condition says the fields are kept; a running
+/// controller follows the installed CRD: upgraded from upstream's to the extended one, its
+/// replica sets' condition turns True and rollback starts recording revisions.
+#[tokio::test]
+async fn a_running_controller_follows_the_installed_crd() {
+    let clusters = names("c", 1);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    let controller = ReplicaSetController::new(hub.client.clone())
+        .with_clock(hub.clock.clone())
+        .with_rollback(true);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(controller.run(async move {
+        let _ = stopped.await;
+    }));
+    let reason_becomes = |want: &'static str| {
+        let client = hub.client.clone();
+        async move {
+            for _ in 0..200 {
+                let rs = support::replicaset::get_replica_set(&client, "mwrs")
+                    .await
+                    .unwrap();
+                if fields_condition(&rs).is_some_and(|(_, reason, _)| reason == want) {
+                    return rs;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            panic!("the condition never became {want}");
+        }
+    };
+    reason_becomes("FieldsPruned").await;
+
+    // The extended CRD replaces upstream's (`ocm-crdgen --extended | kubectl apply -f -`).
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(hub.client.clone());
+    let name = "manifestworkreplicasets.work.open-cluster-management.io";
+    let mut extended = ocm_api::crd::extended_crds()
+        .into_iter()
+        .find(|c| c.metadata.name.as_deref() == Some(name))
+        .unwrap();
+    extended.metadata.resource_version = crds.get(name).await.unwrap().metadata.resource_version;
+    crds.replace(name, &PostParams::default(), &extended)
+        .await
+        .unwrap();
+    let rs = reason_becomes("FieldsInstalled").await;
+    let (status, _, message) = fields_condition(&rs).unwrap();
+    assert_eq!(status, "True");
+    assert_eq!(
+        message,
+        "the installed ManifestWorkReplicaSet CRD keeps the fields of rollback"
+    );
+    for _ in 0..200 {
+        let rs = support::replicaset::get_replica_set(&hub.client, "mwrs")
+            .await
+            .unwrap();
+        if rs.status.and_then(|s| s.update_revision).is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let rs = support::replicaset::get_replica_set(&hub.client, "mwrs")
+        .await
+        .unwrap();
+    assert!(rs.status.unwrap().update_revision.is_some(), "rollback records revisions");
+    let _ = stop.send(());
+    task.await.unwrap();
+}

@@ -15,7 +15,9 @@
 //! Point it at a real hub or at `ocm-fake-apiserver`. The OCM CRDs must be installed
 //! (`ocm-crdgen | kubectl apply -f -`, or `--install-crds`). `--rollback` and
 //! `--feedback-aggregation` need the extended ManifestWorkReplicaSet CRD (`ocm-crdgen
-//! --extended`).
+//! --extended`); on a hub that serves upstream's, every replica set says so in its
+//! `OptInFieldsInstalled` condition (reading the CRD takes get, list and watch on
+//! `customresourcedefinitions`).
 //!
 //! SIGTERM or SIGINT stops it gracefully. Replicas elect a leader with the Lease
 //! `ocm-hub-controller-lock` on the hub, in `--namespace` (default: the pod's namespace): only

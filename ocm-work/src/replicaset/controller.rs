@@ -18,6 +18,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
@@ -36,6 +37,7 @@ use ocm_api::work::v1alpha1::{
 use serde_json::json;
 
 use super::feedback;
+use super::fields::{self, Installed};
 use super::pages;
 use super::rollback::{self, RollbackPlan};
 use super::status::{self, WorkCounts};
@@ -76,6 +78,9 @@ pub struct ReplicaSetController {
     /// What was last logged per replica set and topic: a steady state that finds the same
     /// problem on every pass logs it once, and again only when it changes.
     said: Arc<LastSaid>,
+    /// What the installed CRD keeps of the enabled opt-ins' fields ([`fields`]), and when it
+    /// was read (`None`: kept current by [`ReplicaSetController::run`]'s watch).
+    installed: Arc<std::sync::Mutex<(Installed, Option<std::time::Instant>)>>,
 }
 
 impl std::fmt::Debug for ReplicaSetController {
@@ -189,6 +194,7 @@ impl ReplicaSetController {
             synced: None,
             finalizer_added: Arc::default(),
             said: Arc::default(),
+            installed: Arc::default(),
         }
     }
 
@@ -336,6 +342,7 @@ impl ReplicaSetController {
         if let Err(e) = deploy {
             errors.push(e);
         }
+        self.report_fields(&mut new_status, now).await;
         if new_status != before {
             let mut patch = json!({ "status": new_status });
             // A merge patch keeps what it does not mention: a cleared abort is written as null.
@@ -458,6 +465,112 @@ impl ReplicaSetController {
         );
         self.said.forget_prefixed(&key);
         Ok(ReconcileOutcome::default())
+    }
+
+    /// The opt-ins' fields (see [`fields`]): writes `OptInFieldsInstalled` into `new_status`
+    /// (or removes it when no such opt-in is on), and leaves out of it the status fields the
+    /// installed CRD prunes, which would only be written again and again in vain.
+    async fn report_fields(&self, new_status: &mut ManifestWorkReplicaSetStatus, now: Timestamp) {
+        let enabled = fields::opt_ins(self.rollback, self.feedback_aggregation);
+        if enabled.is_empty() {
+            if let Some(conds) = new_status.conditions.as_mut() {
+                conditions::remove(conds, fields::CONDITION_OPT_IN_FIELDS_INSTALLED);
+            }
+            return;
+        }
+        let Installed::Known(missing) = self.installed_fields().await else {
+            return;
+        };
+        for field in &missing {
+            match field.path {
+                ["status", "collisionCount"] => new_status.collision_count = None,
+                ["status", "currentRevision"] => new_status.current_revision = None,
+                ["status", "updateRevision"] => new_status.update_revision = None,
+                ["status", "abortedTime"] => new_status.aborted_time = None,
+                ["status", "feedbackAggregation"] => new_status.feedback_aggregation = None,
+                _ => {}
+            }
+        }
+        let conds = new_status.conditions.get_or_insert_with(Vec::new);
+        conditions::set(
+            conds,
+            fields::fields_condition(&enabled, &missing),
+            &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
+        );
+    }
+
+    /// What the installed CRD keeps: read once when not known yet (a controller that runs
+    /// keeps it current from a watch, [`ReplicaSetController::run`]).
+    async fn installed_fields(&self) -> Installed {
+        let (known, read_at) = self.installed_state().clone();
+        // Without the watch (reconcile called by another runtime), read again now and then.
+        let stale = read_at.is_some_and(|at| at.elapsed() >= fields::RECHECK_AFTER);
+        if known != Installed::Unknown && !stale {
+            return known;
+        }
+        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        match api.get_opt(fields::REPLICA_SET_CRD).await {
+            Ok(Some(crd)) => {
+                self.learn_crd(&crd, false);
+            }
+            Ok(None) => {
+                tracing::warn!(
+                    crd = fields::REPLICA_SET_CRD,
+                    "the ManifestWorkReplicaSet CRD is not installed: cannot tell whether it \
+                     keeps the fields of the enabled opt-ins"
+                );
+                *self.installed_state() = (Installed::Unreadable, read_at_now());
+            }
+            Err(error) => {
+                tracing::warn!(
+                    %error,
+                    crd = fields::REPLICA_SET_CRD,
+                    "cannot read the ManifestWorkReplicaSet CRD to tell whether it keeps the \
+                     fields of the enabled opt-ins (grant get, list and watch on \
+                     customresourcedefinitions)"
+                );
+                *self.installed_state() = (Installed::Unreadable, read_at_now());
+            }
+        }
+        self.installed_state().0.clone()
+    }
+
+    fn installed_state(
+        &self,
+    ) -> std::sync::MutexGuard<'_, (Installed, Option<std::time::Instant>)> {
+        self.installed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes note of the installed CRD (read, or seen by the watch that keeps it current);
+    /// `true` when what it keeps of the enabled opt-ins' fields changed (logged once here,
+    /// not per replica set).
+    fn learn_crd(&self, crd: &CustomResourceDefinition, from_watch: bool) -> bool {
+        let enabled = fields::opt_ins(self.rollback, self.feedback_aggregation);
+        let missing: Vec<_> = ocm_api::crd::missing_extensions(crd)
+            .into_iter()
+            .filter(|f| enabled.contains(&f.opt_in))
+            .collect();
+        let mut state = self.installed_state();
+        state.1 = if from_watch { None } else { read_at_now() };
+        let next = Installed::Known(missing.clone());
+        if state.0 == next {
+            return false;
+        }
+        if !missing.is_empty() {
+            tracing::warn!(
+                crd = fields::REPLICA_SET_CRD,
+                "{}",
+                fields::pruned_message(&enabled, &missing)
+            );
+        } else if matches!(&state.0, Installed::Known(before) if !before.is_empty()) {
+            tracing::info!(
+                crd = fields::REPLICA_SET_CRD,
+                "the installed ManifestWorkReplicaSet CRD now keeps the fields of the enabled \
+                 opt-ins"
+            );
+        }
+        state.0 = next;
+        true
     }
 
     fn finalizer_memory(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
@@ -1257,6 +1370,7 @@ impl ReplicaSetController {
         let store = controller.store();
         let decisions_store = store.clone();
         let clusters_store = store.clone();
+        let crd_refs_store = store.clone();
         let synced_store = store.clone();
         let synced = self.synced.clone();
         let listed = async move {
@@ -1311,6 +1425,29 @@ impl ReplicaSetController {
                     )
                 },
             );
+        // With an opt-in that needs fields of the extended CRD, the installed CRD is watched:
+        // a change in what it keeps of them reconciles every replica set (their condition).
+        let controller = if fields::opt_ins(self.rollback, self.feedback_aggregation).is_empty() {
+            controller
+        } else {
+            let this = self.clone();
+            let crd_store = crd_refs_store;
+            controller.watches(
+                Api::<CustomResourceDefinition>::all(client.clone()),
+                watcher::Config::default()
+                    .fields(&format!("metadata.name={}", fields::REPLICA_SET_CRD)),
+                move |crd| {
+                    if !this.learn_crd(&crd, true) {
+                        return Vec::new();
+                    }
+                    crd_store
+                        .state()
+                        .iter()
+                        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
+                        .collect::<Vec<_>>()
+                },
+            )
+        };
         // With per-cluster values, a cluster's labels and claims feed its work: a change of
         // them (not a heartbeat or a condition) reconciles every replica set whose template
         // uses variables.
@@ -1365,6 +1502,11 @@ impl ReplicaSetController {
             .for_each(|_| futures::future::ready(()));
         futures::future::join(controller, listed).await;
     }
+}
+
+/// `Some(now)`: a read of the CRD that no watch keeps current.
+fn read_at_now() -> Option<std::time::Instant> {
+    Some(std::time::Instant::now())
 }
 
 /// The [`LastSaid`] key of a replica set's reconcile failures.
