@@ -683,11 +683,17 @@ fn hub_writes(hub: &FakeCluster) -> (Vec<String>, Vec<String>) {
         .filter(|e| e.status == 409)
         .map(line)
         .collect();
-    (writes.iter().filter(|e| e.status < 300).map(line).collect(), conflicts)
+    (
+        writes.iter().filter(|e| e.status < 300).map(line).collect(),
+        conflicts,
+    )
 }
 
 /// How many successful creates each object of `resource` got (`namespace/name` → count).
-fn creates_per_object(hub: &FakeCluster, resource: &str) -> std::collections::BTreeMap<String, usize> {
+fn creates_per_object(
+    hub: &FakeCluster,
+    resource: &str,
+) -> std::collections::BTreeMap<String, usize> {
     let mut out = std::collections::BTreeMap::new();
     for e in hub.journal().entries() {
         if e.verb == "create" && e.resource.as_deref() == Some(resource) && e.status < 300 {
@@ -743,7 +749,10 @@ async fn replicas_without_a_lease_namespace_refuse_to_start_instead_of_both_acti
         );
     }
     let (writes, conflicts) = hub_writes(hub);
-    assert!(writes.is_empty() && conflicts.is_empty(), "{writes:?} {conflicts:?}");
+    assert!(
+        writes.is_empty() && conflicts.is_empty(),
+        "{writes:?} {conflicts:?}"
+    );
 
     // The agent: the same rule, on the managed cluster where its Lease would live.
     let clusters = clusters(&dir).await;
@@ -814,9 +823,11 @@ async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is
             .map(|l| l.items.len())
             .unwrap_or(0)
     };
-    wait_for(60, "15 ManifestWorks (5 replica sets × 3 clusters)", || async {
-        work_count().await == 15
-    })
+    wait_for(
+        60,
+        "15 ManifestWorks (5 replica sets × 3 clusters)",
+        || async { work_count().await == 15 },
+    )
     .await;
     // Let the leader settle (every replica set's status counts its 3 works), watching that
     // the standby never leads.
@@ -876,14 +887,19 @@ async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is
     // The new leader lists everything and finds it in place; then a new replica set is
     // rolled out by it alone.
     wait_for(30, "the new leader schedules", || async {
-        http_get(standby_addr, "/metrics").await.is_some_and(|(_, m)| {
-            sample(&m, "ocm_placement_schedules_total{result=\"success\"}")
-                .is_some_and(|v| v >= 1.0)
-        })
+        http_get(standby_addr, "/metrics")
+            .await
+            .is_some_and(|(_, m)| {
+                sample(&m, "ocm_placement_schedules_total{result=\"success\"}")
+                    .is_some_and(|v| v >= 1.0)
+            })
     })
     .await;
     create_all(hub, replica_sets(5, 1)).await;
-    wait_for(60, "18 ManifestWorks", || async { work_count().await == 18 }).await;
+    wait_for(60, "18 ManifestWorks", || async {
+        work_count().await == 18
+    })
+    .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     let (writes, conflicts) = hub_writes(hub);
@@ -906,7 +922,9 @@ async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is
     let after: Vec<&String> = writes[before_kill.0.len()..]
         .iter()
         .filter(|w| !w.contains("rs-5"))
-        .filter(|w| !w.starts_with("create manifestworks ") && *w != "create manifestworkreplicasets apps/")
+        .filter(|w| {
+            !w.starts_with("create manifestworks ") && *w != "create manifestworkreplicasets apps/"
+        })
         .collect();
     assert!(after.is_empty(), "writes after the take-over: {after:?}");
     if std::env::var_os("KEEP_LOGS").is_none() {

@@ -72,12 +72,23 @@ fn crdgen_writes_upstreams_crds_unless_asked_for_the_extended_ones() {
     let crdgen = env!("CARGO_BIN_EXE_ocm-crdgen");
     let plain = run(crdgen, &[]);
     let extended = run(crdgen, &["--extended"]);
-    for field in ["revisionHistoryLimit", "failureStrategy", "feedbackAggregation", "updateRevision"] {
+    for field in [
+        "revisionHistoryLimit",
+        "failureStrategy",
+        "feedbackAggregation",
+        "updateRevision",
+    ] {
         assert!(!plain.out().contains(field), "{field} in the default CRDs");
-        assert!(extended.out().contains(field), "{field} missing with --extended");
+        assert!(
+            extended.out().contains(field),
+            "{field} missing with --extended"
+        );
     }
     let documents = |text: &str| -> Vec<String> {
-        text.split("---\n").filter(|d| !d.trim().is_empty()).map(str::to_string).collect()
+        text.split("---\n")
+            .filter(|d| !d.trim().is_empty())
+            .map(str::to_string)
+            .collect()
     };
     let (plain, extended) = (documents(plain.out()), documents(extended.out()));
     assert_eq!(plain.len(), 14);

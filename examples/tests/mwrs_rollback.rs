@@ -178,7 +178,9 @@ fn with_upstreams_crd_the_replica_set_says_the_rollback_fields_are_pruned() {
     // CRD, so the replica set carries none.
     let refused = kubectl_stdin(&fleet.hub, &["apply", "-f", "-"], REPLICA_SET);
     assert!(
-        refused.stderr.contains("unknown field \"spec.revisionHistoryLimit\""),
+        refused
+            .stderr
+            .contains("unknown field \"spec.revisionHistoryLimit\""),
         "{}",
         refused.stderr
     );

@@ -371,7 +371,12 @@ pub const REPLICA_SET_EXTENSIONS: &[ExtensionField] = &[
     },
     ExtensionField {
         field: "spec.placementRefs[].rolloutStrategy.failureStrategy",
-        path: &["spec", "placementRefs", "rolloutStrategy", "failureStrategy"],
+        path: &[
+            "spec",
+            "placementRefs",
+            "rolloutStrategy",
+            "failureStrategy",
+        ],
         opt_in: OptIn::Rollback,
     },
     ExtensionField {

@@ -80,8 +80,8 @@ impl LastSaid {
         let mut news = Vec::new();
         for message in current {
             let key = format!("{prefix}{message}");
-            if !said.contains_key(&key) {
-                said.insert(key, String::new());
+            if let std::collections::hash_map::Entry::Vacant(slot) = said.entry(key) {
+                slot.insert(String::new());
                 news.push(message);
             }
         }

@@ -313,7 +313,12 @@ fn all_fourteen_default_crds_equal_upstreams() {
     let ours = ours();
     let different: Vec<(String, usize)> = reference
         .keys()
-        .map(|name| (name.clone(), differences(name, &reference, &ours, &dir).len()))
+        .map(|name| {
+            (
+                name.clone(),
+                differences(name, &reference, &ours, &dir).len(),
+            )
+        })
         .filter(|(_, n)| *n > 0)
         .collect();
     assert_eq!(reference.len(), 14);

@@ -218,8 +218,11 @@ async fn a_negative_number_of_clusters_is_reported_in_the_placement_status() {
     hub.controller.reconcile_all().await.expect("reconcile");
     assert_eq!(decided(&hub).await, ["c1"]);
     let status = placements.get("p").await.unwrap().status.unwrap();
-    let misconfigured =
-        conditions::find(status.conditions.as_deref().unwrap(), "PlacementMisconfigured").unwrap();
+    let misconfigured = conditions::find(
+        status.conditions.as_deref().unwrap(),
+        "PlacementMisconfigured",
+    )
+    .unwrap();
     assert_eq!(
         (misconfigured.status.as_str(), misconfigured.reason.as_str()),
         ("False", "Succeedconfigured")

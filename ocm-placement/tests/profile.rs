@@ -381,5 +381,9 @@ async fn an_input_left_out_on_every_pass_is_logged_once() {
         assert_eq!(outcome.skipped.len(), 1);
     }
     let text = logs.text();
-    assert_eq!(text.matches("ClusterProfile input left out").count(), 1, "{text}");
+    assert_eq!(
+        text.matches("ClusterProfile input left out").count(),
+        1,
+        "{text}"
+    );
 }

@@ -250,7 +250,8 @@ pub use field_validation::{FieldValidation, Warnings};
 pub use fleet::{Fleet, FleetBuilder, FleetCluster, Shutdown};
 pub use journal::{Journal, JournalEntry};
 pub use ocm::{
-    FakeHub, MANAGED_CLUSTER_KINDS, install_crds, install_extended_crds, install_managed_cluster_crds,
+    FakeHub, MANAGED_CLUSTER_KINDS, install_crds, install_extended_crds,
+    install_managed_cluster_crds,
 };
 pub use patch::PatchKind;
 pub use registry::ScaleSubresource;

@@ -312,12 +312,9 @@ pub fn install_extended_crds(cluster: &FakeCluster) -> Result<()> {
         let mut value = serde_json::to_value(&crd)?;
         match cluster.store().get(&gvr, "", &name) {
             Err(_) => {
-                cluster.store().create(
-                    &gvr,
-                    "",
-                    value,
-                    &WriteOptions::manager(FIXTURE_MANAGER),
-                )?;
+                cluster
+                    .store()
+                    .create(&gvr, "", value, &WriteOptions::manager(FIXTURE_MANAGER))?;
             }
             Ok(current) if current.get("spec") != value.get("spec") => {
                 if let Some(version) = current.pointer("/metadata/resourceVersion") {

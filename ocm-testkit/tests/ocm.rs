@@ -87,7 +87,10 @@ async fn the_fake_hub_serves_upstreams_crds_unless_given_the_extended_ones() {
         .unwrap();
     assert_eq!(plain.spec.revision_history_limit, None);
     assert_eq!(plain.spec.feedback_aggregation, None);
-    let strategy = plain.spec.placement_refs[0].rollout_strategy.clone().unwrap();
+    let strategy = plain.spec.placement_refs[0]
+        .rollout_strategy
+        .clone()
+        .unwrap();
     assert_eq!(strategy.failure_strategy, None);
 
     ocm_testkit::install_extended_crds(hub.hub()).unwrap();
@@ -97,7 +100,10 @@ async fn the_fake_hub_serves_upstreams_crds_unless_given_the_extended_ones() {
         .unwrap();
     assert_eq!(extended.spec.revision_history_limit, Some(3));
     assert!(extended.spec.feedback_aggregation.is_some());
-    let strategy = extended.spec.placement_refs[0].rollout_strategy.clone().unwrap();
+    let strategy = extended.spec.placement_refs[0]
+        .rollout_strategy
+        .clone()
+        .unwrap();
     assert!(strategy.failure_strategy.is_some());
     // Installing them again changes nothing.
     ocm_testkit::install_extended_crds(hub.hub()).unwrap();

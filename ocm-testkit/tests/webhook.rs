@@ -826,7 +826,10 @@ async fn a_replica_set_executor_needs_execute_as_like_a_work() {
     // The premise: bob may write works and replica sets, but not execute as that account.
     let (code, _, message) = refused(
         works(&bob(&hub), "cluster1")
-            .create(&PostParams::default(), &work("w", json!([cm("a")]), privileged()))
+            .create(
+                &PostParams::default(),
+                &work("w", json!([cm("a")]), privileged()),
+            )
             .await,
     );
     assert_eq!(code, 400);
@@ -931,7 +934,10 @@ subjects: [{kind: User, name: bob}]
     let gated = hub_with(Some(HubAdmission::new().nil_executor_validating(true)));
     let (_, _, message) = refused(
         replica_sets(&bob(&gated))
-            .create(&PostParams::default(), &replica_set("plain", json!([cm("a")]), None))
+            .create(
+                &PostParams::default(),
+                &replica_set("plain", json!([cm("a")]), None),
+            )
             .await,
     );
     assert!(message.ends_with("user bob cannot manipulate the ManifestWorkReplicaSet with executor /klusterlet-work-sa in namespace apps"), "{message}");

@@ -1195,7 +1195,10 @@ async fn a_stalled_rollout_is_logged_once_per_change_whatever_the_cached_copy_sa
     }
     // The stale copy has no stall message: every pass over it finds the stall "new".
     for _ in 0..4 {
-        controller.reconcile(&before_stall).await.expect("reconcile");
+        controller
+            .reconcile(&before_stall)
+            .await
+            .expect("reconcile");
     }
     settle(&controller, &hub.client, "mwrs").await;
     let logged = logs.text();
@@ -1256,7 +1259,9 @@ async fn a_failure_repeated_on_every_retry_is_logged_once_per_change() {
     // Three attempts: at once, after 5 s, after 10 s.
     let lists = || {
         hub.fake.journal().count(|e| {
-            e.verb == "list" && e.resource.as_deref() == Some("placementdecisions") && e.status == 500
+            e.verb == "list"
+                && e.resource.as_deref() == Some("placementdecisions")
+                && e.status == 500
         })
     };
     for _ in 0..150 {
@@ -1266,7 +1271,10 @@ async fn a_failure_repeated_on_every_retry_is_logged_once_per_change() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(lists() >= 3, "retried: {}", lists());
-    let failures = |text: &str| text.matches("ManifestWorkReplicaSet reconcile failed").count();
+    let failures = |text: &str| {
+        text.matches("ManifestWorkReplicaSet reconcile failed")
+            .count()
+    };
     assert_eq!(failures(&logs.text()), 1, "{}", logs.text());
     // A different failure is news.
     hub.fake.faults().clear();
@@ -1310,13 +1318,19 @@ async fn an_opt_in_whose_fields_the_installed_crd_prunes_says_so() {
     for name in ["one", "two"] {
         let rs = settle(&controller, &hub.client, name).await;
         let (status, reason, message) = fields_condition(&rs).expect("the condition");
-        assert_eq!((status.as_str(), reason.as_str()), ("False", "FieldsPruned"));
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("False", "FieldsPruned")
+        );
         assert!(
             message.contains("rollback (--rollback) needs spec.revisionHistoryLimit")
                 && message.contains("ocm-crdgen --extended"),
             "{message}"
         );
-        assert!(!message.contains("feedback"), "only the enabled opt-ins: {message}");
+        assert!(
+            !message.contains("feedback"),
+            "only the enabled opt-ins: {message}"
+        );
         assert_eq!(rs.status.unwrap().update_revision, None, "pruned");
     }
     // Settled (the rollback's own Progressing condition moves once more, from
@@ -1335,9 +1349,10 @@ async fn an_opt_in_whose_fields_the_installed_crd_prunes_says_so() {
             .unwrap();
         controller.reconcile(&rs).await.unwrap();
     }
-    let status_writes = hub.fake.journal().count(|e| {
-        e.resource.as_deref() == Some("manifestworkreplicasets") && e.is_write()
-    });
+    let status_writes = hub
+        .fake
+        .journal()
+        .count(|e| e.resource.as_deref() == Some("manifestworkreplicasets") && e.is_write());
     assert_eq!(status_writes, 0);
     let text = logs.text();
     assert_eq!(
@@ -1427,7 +1442,10 @@ async fn a_running_controller_follows_the_installed_crd() {
     let rs = support::replicaset::get_replica_set(&hub.client, "mwrs")
         .await
         .unwrap();
-    assert!(rs.status.unwrap().update_revision.is_some(), "rollback records revisions");
+    assert!(
+        rs.status.unwrap().update_revision.is_some(),
+        "rollback records revisions"
+    );
     let _ = stop.send(());
     task.await.unwrap();
 }

@@ -235,7 +235,10 @@ fn review_of(
     let subject = executor.and_then(|e| e.subject.as_ref());
     let (sa_namespace, sa_name) = match subject {
         None if !nil_executor_validating => return Ok(None),
-        None => (DEFAULT_EXECUTOR.0.to_string(), DEFAULT_EXECUTOR.1.to_string()),
+        None => (
+            DEFAULT_EXECUTOR.0.to_string(),
+            DEFAULT_EXECUTOR.1.to_string(),
+        ),
         Some(s) => match (&s.type_, &s.service_account) {
             (ExecutorSubjectType::ServiceAccount, None) => {
                 return Err((
@@ -292,7 +295,13 @@ impl ManifestWork {
             nil_executor_validating,
             "spec.executor",
         )
-        .map_err(|e| invalid("ManifestWork", self.metadata.name.as_deref().unwrap_or_default(), e))
+        .map_err(|e| {
+            invalid(
+                "ManifestWork",
+                self.metadata.name.as_deref().unwrap_or_default(),
+                e,
+            )
+        })
     }
 }
 
@@ -404,7 +413,10 @@ mod tests {
             .unwrap();
         let attrs = review.resource_attributes();
         assert_eq!(attrs.verb.as_deref(), Some("execute-as"));
-        assert_eq!(attrs.group.as_deref(), Some("work.open-cluster-management.io"));
+        assert_eq!(
+            attrs.group.as_deref(),
+            Some("work.open-cluster-management.io")
+        );
         assert_eq!(attrs.resource.as_deref(), Some("manifestworks"));
         assert_eq!(attrs.namespace.as_deref(), Some("apps"));
         assert_eq!(
@@ -456,7 +468,10 @@ mod tests {
             )
             .unwrap()
             .unwrap();
-        assert_eq!(review.subject_name(), "system:serviceaccount::klusterlet-work-sa");
+        assert_eq!(
+            review.subject_name(),
+            "system:serviceaccount::klusterlet-work-sa"
+        );
         // Changed on update: reviewed.
         assert!(
             with.executor_review(Some(&without), &ReplicaSetAdmission::default())
@@ -474,7 +489,10 @@ mod tests {
                     errors.0[0].field,
                     "spec.manifestWorkTemplate.executor.subject.serviceAccount"
                 );
-                assert_eq!(errors.0[0].message, "executor service account can not be nil");
+                assert_eq!(
+                    errors.0[0].message,
+                    "executor service account can not be nil"
+                );
             }
             other => panic!("{other:?}"),
         }

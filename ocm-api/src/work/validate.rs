@@ -14,10 +14,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::executor::ReplicaSetAdmission;
 use super::v1::{
     ConditionRuleType, Manifest, ManifestWork, ManifestWorkExecutor, ManifestWorkSpec,
 };
-use super::executor::ReplicaSetAdmission;
 use super::v1alpha1::ManifestWorkReplicaSet;
 use crate::Result;
 use crate::constants::limits::MANIFEST_SIZE_LIMIT;
