@@ -344,9 +344,19 @@ impl Fleet {
             .push((format!("agent-{cluster}"), Running(child)));
     }
 
-    /// Stops every `ocm-work-agent` of `cluster`.
+    /// Stops every `ocm-work-agent` of `cluster` as Kubernetes stops a pod: SIGTERM, and
+    /// wait for it to exit (it releases its leader Lease, so a restarted agent leads at once).
     pub fn stop_agent(&mut self, cluster: &str) {
         let name = format!("agent-{cluster}");
+        for (_, Running(child)) in self.processes.iter_mut().filter(|(n, _)| n == &name) {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         self.processes.retain(|(n, _)| n != &name);
     }
 
