@@ -262,10 +262,6 @@ async fn run(args: Args) -> Result<(), String> {
     let builder = FakeCluster::builder().authentication(args.authentication);
     let fake =
         FakeHub::with_builder(builder, n).map_err(|e| format!("cannot build the fake hub: {e}"))?;
-    if args.extended_crds {
-        ocm_testkit::install_extended_crds(fake.hub())
-            .map_err(|e| format!("cannot install the extended CRDs: {e}"))?;
-    }
     if let Some(s) = &saved {
         fake.hub()
             .store()
@@ -283,6 +279,11 @@ async fn run(args: Args) -> Result<(), String> {
             "loaded the saved state of the hub and {} clusters",
             s.clusters.len()
         );
+    }
+    // After a restore too: the flag upgrades a saved hub's ManifestWorkReplicaSet CRD.
+    if args.extended_crds {
+        ocm_testkit::install_extended_crds(fake.hub())
+            .map_err(|e| format!("cannot install the extended CRDs: {e}"))?;
     }
     let hub_port = match (args.port, saved.as_ref().and_then(|s| s.hub_port)) {
         (0, Some(p)) => p,
