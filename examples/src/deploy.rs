@@ -241,6 +241,13 @@ pub const HUB_RULES: &[Rule] = &[
         why: "the template history of ManifestWorkReplicaSet rollback (--rollback)",
     },
     Rule {
+        api_groups: &["apiextensions.k8s.io"],
+        resources: &["customresourcedefinitions"],
+        verbs: &["get", "list", "watch"],
+        why: "whether the installed ManifestWorkReplicaSet CRD keeps the fields of --rollback \
+              and --feedback-aggregation (the OptInFieldsInstalled condition)",
+    },
+    Rule {
         api_groups: &[WORK],
         resources: &["manifestworkreplicasets/status"],
         verbs: &["patch", "update"],

@@ -10,7 +10,7 @@ use kube::Client;
 use ocm_work::runtime::health::Health;
 use ocm_work::runtime::leader::{
     DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD, LeaderElectionConfig,
-    LeaderElector, Outcome, pod_namespace,
+    LeaderElector, Outcome, lease_namespace, pod_namespace,
 };
 use ocm_work::runtime::metrics::Metrics;
 use ocm_work::runtime::server::EndpointServer;
@@ -43,7 +43,9 @@ pub struct LeaderElectionArgs {
     pub leader_election_retry_period: Duration,
 
     /// Namespace of the leader election Lease (default: the pod's namespace, from its service
-    /// account). Outside a pod and without this flag, leader election is off.
+    /// account). Outside a pod it is required, as upstream's binaries require it: every
+    /// replica started with the same namespace shares one Lease, and only its holder acts.
+    /// Without it (and without --disable-leader-election) the process refuses to start.
     #[arg(long)]
     pub namespace: Option<String>,
 }
@@ -62,17 +64,26 @@ impl Default for LeaderElectionArgs {
 
 impl LeaderElectionArgs {
     /// The election settings for the Lease `lease`, or `None` when leader election is off
-    /// (disabled, or no namespace: outside a pod without `--namespace`).
+    /// (`--disable-leader-election`). The Lease's namespace is `--namespace` or, in a pod, the
+    /// pod's; outside a pod without `--namespace` this is an error
+    /// ([`ocm_work::runtime::leader::NO_LEASE_NAMESPACE`]), as it is for upstream's binaries:
+    /// election is never turned off behind the user's back.
     pub fn config(&self, lease: &str) -> Result<Option<LeaderElectionConfig>, String> {
+        self.config_in(lease, pod_namespace())
+    }
+
+    /// [`config`](Self::config) with `pod` as the pod's namespace (`None`: not in a pod).
+    pub fn config_in(
+        &self,
+        lease: &str,
+        pod: Option<String>,
+    ) -> Result<Option<LeaderElectionConfig>, String> {
         if self.disable_leader_election {
+            tracing::info!("leader election disabled (--disable-leader-election)");
             return Ok(None);
         }
-        let Some(namespace) = self.namespace.clone().or_else(pod_namespace) else {
-            tracing::info!(
-                "leader election off: not in a pod and no --namespace (pass --namespace to run several replicas)"
-            );
-            return Ok(None);
-        };
+        let namespace =
+            lease_namespace(self.namespace.as_deref(), pod).map_err(|e| e.to_string())?;
         let config = LeaderElectionConfig::new(namespace, lease).durations(
             self.leader_election_lease_duration,
             self.leader_election_renew_deadline,
@@ -225,5 +236,30 @@ mod tests {
                 .unwrap_err()
                 .contains("renew deadline")
         );
+    }
+
+    /// Upstream's rule for the Lease namespace: the flag, else the pod's; neither is an error,
+    /// never election quietly turned off (two replicas started alike would both act).
+    #[test]
+    fn the_lease_namespace_is_the_flag_or_the_pods_and_never_missing() {
+        let pod = || Some("pod-ns".to_string());
+        let cli = Cli::parse_from(["x"]);
+        let config = cli.election.config_in("l", pod()).unwrap().unwrap();
+        assert_eq!(config.namespace, "pod-ns");
+        let cli = Cli::parse_from(["x", "--namespace", "ops"]);
+        let config = cli.election.config_in("l", pod()).unwrap().unwrap();
+        assert_eq!(config.namespace, "ops");
+        // Outside a pod without --namespace: refused, naming both ways out.
+        for args in [vec!["x"], vec!["x", "--namespace", ""]] {
+            let cli = Cli::parse_from(args);
+            let error = cli.election.config_in("l", None).unwrap_err();
+            assert!(error.contains("namespace may not be empty"), "{error}");
+            assert!(error.contains("--namespace <namespace>"), "{error}");
+            assert!(error.contains("--disable-leader-election"), "{error}");
+        }
+        // Turning election off takes the flag, in a pod or not.
+        let cli = Cli::parse_from(["x", "--disable-leader-election"]);
+        assert_eq!(cli.election.config_in("l", None).unwrap(), None);
+        assert_eq!(cli.election.config_in("l", pod()).unwrap(), None);
     }
 }

@@ -612,3 +612,322 @@ async fn two_hub_controller_processes_elect_a_leader_and_expose_their_series() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Creates `objects` (any kind the hub serves) on `hub`.
+async fn create_all(hub: &FakeCluster, objects: Vec<serde_json::Value>) {
+    let client = hub.client();
+    for value in objects {
+        let object: kube::api::DynamicObject = serde_json::from_value(value).unwrap();
+        let gvk = kube::core::GroupVersionKind::try_from(object.types.as_ref().unwrap()).unwrap();
+        let (ar, caps) = kube::discovery::pinned_kind(&client, &gvk).await.unwrap();
+        let api: Api<kube::api::DynamicObject> =
+            match (caps.scope, object.metadata.namespace.as_deref()) {
+                (kube::discovery::Scope::Namespaced, Some(ns)) => {
+                    Api::namespaced_with(client.clone(), ns, &ar)
+                }
+                _ => Api::all_with(client.clone(), &ar),
+            };
+        api.create(&PostParams::default(), &object).await.unwrap();
+    }
+}
+
+/// A Placement selecting every cluster of the `default` set in `apps`, and `count`
+/// ManifestWorkReplicaSets (`rs-0`…) rolling one ConfigMap out through it.
+fn replica_sets(first: usize, count: usize) -> Vec<serde_json::Value> {
+    (first..first + count)
+        .map(|i| {
+            json!({"apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
+                "metadata": {"name": format!("rs-{i}"), "namespace": "apps"},
+                "spec": {"placementRefs": [{"name": "all", "rolloutStrategy": {"type": "All"}}],
+                    "manifestWorkTemplate": {"workload": {"manifests": [
+                        {"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": format!("rs-{i}"), "namespace": "default"}}]}}}})
+        })
+        .collect()
+}
+
+fn apps_with_placement() -> Vec<serde_json::Value> {
+    vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}),
+        json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
+            "metadata": {"name": "default", "namespace": "apps"}, "spec": {"clusterSet": "default"}}),
+        json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+            "metadata": {"name": "all", "namespace": "apps"}, "spec": {}}),
+    ]
+}
+
+/// Every write to the hub that is not about a Lease, as `verb resource namespace/name`, and
+/// the ones answered 409 Conflict (two writers racing).
+fn hub_writes(hub: &FakeCluster) -> (Vec<String>, Vec<String>) {
+    let writes: Vec<JournalEntry> = hub
+        .journal()
+        .entries()
+        .into_iter()
+        .filter(|e| e.is_write() && e.resource.as_deref() != Some("leases"))
+        .collect();
+    let line = |e: &JournalEntry| {
+        format!(
+            "{} {}{} {}/{}",
+            e.verb,
+            e.resource.as_deref().unwrap_or_default(),
+            e.subresource
+                .as_deref()
+                .map(|s| format!("/{s}"))
+                .unwrap_or_default(),
+            e.namespace.as_deref().unwrap_or_default(),
+            e.name.as_deref().unwrap_or_default()
+        )
+    };
+    let conflicts = writes
+        .iter()
+        .filter(|e| e.status == 409)
+        .map(line)
+        .collect();
+    (
+        writes.iter().filter(|e| e.status < 300).map(line).collect(),
+        conflicts,
+    )
+}
+
+/// How many successful creates each object of `resource` got (`namespace/name` → count).
+fn creates_per_object(
+    hub: &FakeCluster,
+    resource: &str,
+) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in hub.journal().entries() {
+        if e.verb == "create" && e.resource.as_deref() == Some(resource) && e.status < 300 {
+            // A create's path names the namespace, not the object: count per namespace.
+            *out.entry(e.namespace.unwrap_or_default()).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+/// The first finding: two `ocm-hub-controller` replicas started outside a pod as the
+/// README used to start them (no `--namespace`) both reconciled, racing (409s) and writing
+/// twice. Now, as upstream's, they refuse to start without a Lease namespace (naming the
+/// flags), and write nothing; the same goes for `ocm-work-agent`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_without_a_lease_namespace_refuse_to_start_instead_of_both_acting() {
+    let dir = scratch("no-namespace");
+    let fake = FakeHub::new(2).expect("fake hub");
+    let hub = fake.hub();
+    let server = hub.serve_loopback().await.expect("loopback");
+    server
+        .write_kubeconfig(dir.join("hub.kubeconfig"))
+        .expect("kubeconfig");
+    let mut objects = apps_with_placement();
+    objects.extend(replica_sets(0, 2));
+    create_all(hub, objects).await;
+    hub.journal().clear();
+
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_ocm-hub-controller"))
+            .arg("--kubeconfig")
+            .arg(dir.join("hub.kubeconfig"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start ocm-hub-controller")
+    };
+    let (a, b) = (start(), start());
+    for child in [a, b] {
+        let mut child = Running(child);
+        let status = wait_exit(&mut child.0, 30);
+        let mut stderr = String::new();
+        use std::io::Read;
+        if let Some(mut pipe) = child.0.stderr.take() {
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        assert!(!status.success(), "{stderr}");
+        assert!(
+            stderr.contains("namespace may not be empty")
+                && stderr.contains("--namespace <namespace>")
+                && stderr.contains("--disable-leader-election"),
+            "{stderr}"
+        );
+    }
+    let (writes, conflicts) = hub_writes(hub);
+    assert!(
+        writes.is_empty() && conflicts.is_empty(),
+        "{writes:?} {conflicts:?}"
+    );
+
+    // The agent: the same rule, on the managed cluster where its Lease would live.
+    let clusters = clusters(&dir).await;
+    let out = Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
+        .args(["--cluster-name", "cluster1"])
+        .arg("--hub-kubeconfig")
+        .arg(dir.join("hub.kubeconfig"))
+        .arg("--spoke-kubeconfig")
+        .arg(dir.join("spoke.kubeconfig"))
+        .output()
+        .expect("run ocm-work-agent");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("namespace may not be empty"), "{stderr}");
+    assert_eq!(clusters.spoke.journal().count(|e| e.is_write()), 0);
+    if std::env::var_os("KEEP_LOGS").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Two `ocm-hub-controller` replicas started the way the README starts one (`--kubeconfig
+/// hub.kubeconfig --namespace default`, here with short Lease timings and an endpoint to ask
+/// who leads), on a hub whose Lease renewals answer late and whose watches drop: exactly one
+/// acts; killed (no release), the other takes over once the lease duration has passed, and
+/// no object is written twice, nor does any write conflict with another replica's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is_replaced() {
+    const LEASE: &str = "ocm-hub-controller-lock";
+    let dir = scratch("hub-kill");
+    let fake = FakeHub::new(3).expect("fake hub");
+    let hub = fake.hub();
+    let server = hub.serve_loopback().await.expect("loopback");
+    server
+        .write_kubeconfig(dir.join("hub.kubeconfig"))
+        .expect("kubeconfig");
+    let mut objects = apps_with_placement();
+    objects.extend(replica_sets(0, 5));
+    create_all(hub, objects).await;
+    // A real hub's slow paths: Lease renewals answered late, watches that drop.
+    hub.inject(
+        ocm_testkit::fault::FaultRule::delay_only(Duration::from_millis(400))
+            .verb("update")
+            .resource("leases"),
+    );
+    for resource in ["manifestworks", "manifestworkreplicasets", "placements"] {
+        hub.inject(ocm_testkit::fault::FaultRule::drop_watch_after(7).resource(resource));
+    }
+    hub.journal().clear();
+
+    let (addr_a, addr_b) = (free_port(), free_port());
+    let mut a = start_hub_controller(&dir, "a", addr_a);
+    let mut b = start_hub_controller(&dir, "b", addr_b);
+    let leader_of = || async {
+        let (la, lb) = (leading(addr_a, LEASE).await, leading(addr_b, LEASE).await);
+        assert!(!(la && lb), "both replicas lead");
+        match (la, lb) {
+            (true, _) => Some('a'),
+            (_, true) => Some('b'),
+            _ => None,
+        }
+    };
+    wait_for(30, "a leader", || async { leader_of().await.is_some() }).await;
+    let works: Api<ManifestWork> = Api::all(hub.client());
+    let work_count = || async {
+        works
+            .list(&ListParams::default())
+            .await
+            .map(|l| l.items.len())
+            .unwrap_or(0)
+    };
+    wait_for(
+        60,
+        "15 ManifestWorks (5 replica sets × 3 clusters)",
+        || async { work_count().await == 15 },
+    )
+    .await;
+    // Let the leader settle (every replica set's status counts its 3 works), watching that
+    // the standby never leads.
+    let statuses: Api<ocm_api::work::v1alpha1::ManifestWorkReplicaSet> =
+        Api::namespaced(hub.client(), "apps");
+    wait_for(60, "every replica set's status counts 3 works", || async {
+        leader_of().await;
+        statuses.list(&ListParams::default()).await.is_ok_and(|l| {
+            l.items.len() == 5
+                && l.items.iter().all(|rs| {
+                    rs.status
+                        .as_ref()
+                        .and_then(|s| s.summary.as_ref())
+                        .and_then(|s| s.total)
+                        == Some(3)
+                })
+        })
+    })
+    .await;
+    for _ in 0..5 {
+        leader_of().await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let first = leader_of().await.expect("a leader");
+    let (leader, standby_addr) = match first {
+        'a' => (&mut a, addr_b),
+        _ => (&mut b, addr_a),
+    };
+    let (_, standby_metrics) = http_get(standby_addr, "/metrics").await.expect("metrics");
+    assert_eq!(
+        sample(
+            &standby_metrics,
+            "ocm_placement_schedules_total{result=\"success\"}"
+        ),
+        None,
+        "the standby schedules nothing: {standby_metrics}"
+    );
+    let before_kill = hub_writes(hub);
+
+    // SIGKILL: no release. The standby waits out the lease duration (4 s) from the last
+    // renewal it saw, then takes over.
+    signal(&leader.0, "KILL");
+    let killed = Instant::now();
+    assert!(!wait_exit(&mut leader.0, 30).success());
+    wait_for(60, "the standby leads", || leading(standby_addr, LEASE)).await;
+    let took = killed.elapsed();
+    // The last renewal before the kill was at most a retry period (0.3 s) plus the injected
+    // 0.4 s earlier.
+    assert!(
+        took >= Duration::from_millis(3_300),
+        "taken over after {took:?}, before the lease expired"
+    );
+    assert!(
+        took < Duration::from_secs(4 + 10),
+        "taken over only after {took:?}"
+    );
+    // The new leader lists everything and finds it in place; then a new replica set is
+    // rolled out by it alone.
+    wait_for(30, "the new leader schedules", || async {
+        http_get(standby_addr, "/metrics")
+            .await
+            .is_some_and(|(_, m)| {
+                sample(&m, "ocm_placement_schedules_total{result=\"success\"}")
+                    .is_some_and(|v| v >= 1.0)
+            })
+    })
+    .await;
+    create_all(hub, replica_sets(5, 1)).await;
+    wait_for(60, "18 ManifestWorks", || async {
+        work_count().await == 18
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    let (writes, conflicts) = hub_writes(hub);
+    assert!(conflicts.is_empty(), "writes that raced: {conflicts:?}");
+    // Each work created once: 6 per cluster namespace (5 before the kill, 1 after).
+    let creates = creates_per_object(hub, "manifestworks");
+    assert_eq!(
+        creates.values().copied().collect::<Vec<_>>(),
+        [6, 6, 6],
+        "{creates:?}"
+    );
+    // The placement's one PlacementDecision was created once.
+    assert_eq!(
+        creates_per_object(hub, "placementdecisions").get("apps"),
+        Some(&1),
+        "{writes:?}"
+    );
+    // The new leader rewrote nothing that was in place before the kill: every write since
+    // is the new replica set's (the test's create, then its finalizer, works and status).
+    let after: Vec<&String> = writes[before_kill.0.len()..]
+        .iter()
+        .filter(|w| !w.contains("rs-5"))
+        .filter(|w| {
+            !w.starts_with("create manifestworks ") && *w != "create manifestworkreplicasets apps/"
+        })
+        .collect();
+    assert!(after.is_empty(), "writes after the take-over: {after:?}");
+    if std::env::var_os("KEEP_LOGS").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -72,6 +72,7 @@ fn start_work_agent(hub: &Path, spoke: &Path, extra: &[&str]) -> Running {
     Running(
         Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
             .args(["--cluster-name", "cluster1", "--status-sync-interval", "1s"])
+            .args(["--namespace", "default"])
             .args(extra)
             .arg("--hub-kubeconfig")
             .arg(hub)
@@ -211,6 +212,7 @@ async fn hub_controller_schedules_and_fans_out_over_loopback() {
         Command::new(env!("CARGO_BIN_EXE_ocm-hub-controller"))
             .arg("--kubeconfig")
             .arg(&kubeconfig)
+            .args(["--namespace", "default"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -65,6 +65,44 @@ fn crdgen_writes_the_multicluster_crds_when_asked() {
     assert!(names.contains(&"placementdecisions.multicluster.x-k8s.io"));
 }
 
+/// By default `ocm-crdgen` writes upstream's CRDs exactly; `--extended` adds our opt-ins'
+/// fields to the ManifestWorkReplicaSet CRD and changes nothing else.
+#[test]
+fn crdgen_writes_upstreams_crds_unless_asked_for_the_extended_ones() {
+    let crdgen = env!("CARGO_BIN_EXE_ocm-crdgen");
+    let plain = run(crdgen, &[]);
+    let extended = run(crdgen, &["--extended"]);
+    for field in [
+        "revisionHistoryLimit",
+        "failureStrategy",
+        "feedbackAggregation",
+        "updateRevision",
+    ] {
+        assert!(!plain.out().contains(field), "{field} in the default CRDs");
+        assert!(
+            extended.out().contains(field),
+            "{field} missing with --extended"
+        );
+    }
+    let documents = |text: &str| -> Vec<String> {
+        text.split("---\n")
+            .filter(|d| !d.trim().is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (plain, extended) = (documents(plain.out()), documents(extended.out()));
+    assert_eq!(plain.len(), 14);
+    assert_eq!(extended.len(), 14);
+    let changed: Vec<&String> = plain
+        .iter()
+        .zip(&extended)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a)
+        .collect();
+    assert_eq!(changed.len(), 1);
+    assert!(changed[0].contains("name: manifestworkreplicasets.work.open-cluster-management.io"));
+}
+
 /// `(selected in order)` of the only placement of the simulator's output.
 fn simulated(gates: &str) -> (Vec<String>, String) {
     let fixture = fixture();

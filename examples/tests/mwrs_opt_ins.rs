@@ -104,6 +104,8 @@ fn the_hub_controller_resolves_values_and_aggregates_with_the_flags() {
         return;
     }
     let mut options = FleetOptions::new(2).no_agents();
+    // The opt-ins' fields are in the extended CRDs.
+    options.server_args = vec!["--extended-crds".into()];
     options.hub_controller = Some(vec![
         "--cluster-values".into(),
         "--feedback-aggregation".into(),

@@ -102,6 +102,8 @@ fn the_hub_controller_records_revisions_with_rollback_on() {
         return;
     }
     let mut options = FleetOptions::new(1).no_agents();
+    // The opt-ins' fields are in the extended CRDs.
+    options.server_args = vec!["--extended-crds".into()];
     options.hub_controller = Some(vec!["--rollback".into()]);
     let fleet = Fleet::start("mwrs-rollback-flag", options);
     kubectl_stdin(
@@ -153,4 +155,59 @@ fn the_hub_controller_records_revisions_with_rollback_on() {
         ],
     );
     assert_eq!(owner.out().trim(), "ManifestWorkReplicaSet/web");
+}
+
+/// `ocm-hub-controller --rollback` on a hub that serves upstream's CRD (the default): the
+/// rollback fields are pruned, and the replica set says so instead of the opt-in silently
+/// doing nothing.
+#[test]
+fn with_upstreams_crd_the_replica_set_says_the_rollback_fields_are_pruned() {
+    if !kubectl_available() {
+        return;
+    }
+    let mut options = FleetOptions::new(1).no_agents();
+    options.hub_controller = Some(vec!["--rollback".into()]);
+    let fleet = Fleet::start("mwrs-rollback-pruned", options);
+    kubectl_stdin(
+        &fleet.hub,
+        &["apply", "-f", "-"],
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n",
+    )
+    .out();
+    // kubectl validates strictly: the rollback fields themselves are refused by upstream's
+    // CRD, so the replica set carries none.
+    let refused = kubectl_stdin(&fleet.hub, &["apply", "-f", "-"], REPLICA_SET);
+    assert!(
+        refused
+            .stderr
+            .contains("unknown field \"spec.revisionHistoryLimit\""),
+        "{}",
+        refused.stderr
+    );
+    let plain = "apiVersion: work.open-cluster-management.io/v1alpha1\nkind: ManifestWorkReplicaSet\n\
+                 metadata:\n  name: web\n  namespace: apps\nspec:\n  placementRefs:\n  - name: all\n  \
+                 manifestWorkTemplate:\n    workload:\n      manifests:\n      - apiVersion: v1\n        \
+                 kind: ConfigMap\n        metadata:\n          name: web\n          namespace: default\n";
+    kubectl_stdin(&fleet.hub, &["apply", "-f", "-"], plain).out();
+    let reason = kubectl_until(
+        &fleet.hub,
+        &[
+            "get",
+            "manifestworkreplicaset",
+            "web",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"OptInFieldsInstalled\")].reason}",
+        ],
+        "the OptInFieldsInstalled condition",
+        |out| !out.is_empty(),
+    );
+    assert_eq!(reason, "FieldsPruned");
+    let log = std::fs::read_to_string(fleet.dir.join("ocm-hub-controller.log")).unwrap_or_default();
+    assert_eq!(
+        log.matches("prunes fields of enabled opt-ins").count(),
+        1,
+        "{log}"
+    );
 }

@@ -9,6 +9,16 @@
 //! The SIG-Multicluster CRDs OCM can also write to (ClusterProfile and PlacementDecision of
 //! `multicluster.x-k8s.io`) are not among them: [`multicluster_crds()`] returns those.
 //!
+//! # Extended CRDs (our opt-ins)
+//!
+//! Some of the SDK's opt-ins (ManifestWorkReplicaSet rollback and feedback aggregation) read
+//! and write fields upstream's ManifestWorkReplicaSet CRD does not have. [`crds()`] is
+//! upstream's, exactly, and is what a hub should install by default. [`extended_crds()`] is
+//! the same list with those fields in the ManifestWorkReplicaSet CRD
+//! ([`REPLICA_SET_EXTENSIONS`] lists them with the opt-in each belongs to): install it to use
+//! the opt-ins (`ocm-crdgen --extended`). A hub that serves upstream's CRD prunes the fields,
+//! and [`missing_extensions`] tells a controller which of them an installed CRD lacks.
+//!
 //! ```
 //! let crds = ocm_api::crds();
 //! assert_eq!(crds.len(), 14);
@@ -262,7 +272,8 @@ fn walk_mut<'a>(mut node: &'a mut Value, path: &[&str]) -> Option<&'a mut Value>
 }
 
 /// Every OCM `CustomResourceDefinition`: the `work`, `cluster` and `addon` groups, 14 in all,
-/// each with all of its served versions.
+/// each with all of its served versions, structurally equal to upstream's (the CRDs a hub
+/// installs by default).
 ///
 /// The list is ordered by group and then by name. Multi-version addon CRDs are merged, with
 /// `v1alpha1` as the storage version, as upstream ships them.
@@ -273,6 +284,216 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
     all.extend(crate::addon::crds());
     all.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     all
+}
+
+/// [`crds()`] with our extension fields ([`REPLICA_SET_EXTENSIONS`]) in the
+/// ManifestWorkReplicaSet CRD: what a hub installs to use the opt-ins that need them
+/// (ManifestWorkReplicaSet rollback and feedback aggregation). Every object valid under
+/// [`crds()`] is valid under these.
+///
+/// ```
+/// use ocm_api::crd::{REPLICA_SET_EXTENSIONS, crds, extended_crds, missing_extensions};
+///
+/// let name = |c: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition| {
+///     c.metadata.name.as_deref() == Some("manifestworkreplicasets.work.open-cluster-management.io")
+/// };
+/// let upstream = crds().into_iter().find(name).unwrap();
+/// let extended = extended_crds().into_iter().find(name).unwrap();
+/// assert_eq!(missing_extensions(&upstream).len(), REPLICA_SET_EXTENSIONS.len());
+/// assert!(missing_extensions(&extended).is_empty());
+/// ```
+pub fn extended_crds() -> Vec<CustomResourceDefinition> {
+    let extended = crate::work::v1alpha1::extended_crd();
+    crds()
+        .into_iter()
+        .map(|crd| {
+            if crd.metadata.name == extended.metadata.name {
+                extended.clone()
+            } else {
+                crd
+            }
+        })
+        .collect()
+}
+
+/// An opt-in of the SDK that needs fields of the extended CRDs ([`extended_crds()`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum OptIn {
+    /// ManifestWorkReplicaSet rollback (`ocm_work::replicaset::rollback`,
+    /// `ocm-hub-controller --rollback`).
+    Rollback,
+    /// ManifestWorkReplicaSet feedback aggregation (`ocm_work::replicaset::feedback`,
+    /// `ocm-hub-controller --feedback-aggregation`).
+    FeedbackAggregation,
+}
+
+impl OptIn {
+    /// The `ocm-hub-controller` flag that turns it on.
+    pub fn flag(self) -> &'static str {
+        match self {
+            OptIn::Rollback => "--rollback",
+            OptIn::FeedbackAggregation => "--feedback-aggregation",
+        }
+    }
+}
+
+impl std::fmt::Display for OptIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OptIn::Rollback => "rollback",
+            OptIn::FeedbackAggregation => "feedback aggregation",
+        })
+    }
+}
+
+/// A field of our extended ManifestWorkReplicaSet CRD that upstream's does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExtensionField {
+    /// The field as users write it (`[]` marks the items of a list).
+    pub field: &'static str,
+    /// Its property path in the version's schema (list items are stepped into on the way).
+    pub path: &'static [&'static str],
+    /// The opt-in that reads or writes it.
+    pub opt_in: OptIn,
+}
+
+/// The CRD version that carries the extension fields.
+pub const REPLICA_SET_EXTENSIONS_VERSION: &str = "v1alpha1";
+
+/// Every field the extended ManifestWorkReplicaSet CRD adds to upstream's, with its opt-in.
+pub const REPLICA_SET_EXTENSIONS: &[ExtensionField] = &[
+    ExtensionField {
+        field: "spec.revisionHistoryLimit",
+        path: &["spec", "revisionHistoryLimit"],
+        opt_in: OptIn::Rollback,
+    },
+    ExtensionField {
+        field: "spec.placementRefs[].rolloutStrategy.failureStrategy",
+        path: &[
+            "spec",
+            "placementRefs",
+            "rolloutStrategy",
+            "failureStrategy",
+        ],
+        opt_in: OptIn::Rollback,
+    },
+    ExtensionField {
+        field: "status.collisionCount",
+        path: &["status", "collisionCount"],
+        opt_in: OptIn::Rollback,
+    },
+    ExtensionField {
+        field: "status.currentRevision",
+        path: &["status", "currentRevision"],
+        opt_in: OptIn::Rollback,
+    },
+    ExtensionField {
+        field: "status.updateRevision",
+        path: &["status", "updateRevision"],
+        opt_in: OptIn::Rollback,
+    },
+    ExtensionField {
+        field: "status.abortedTime",
+        path: &["status", "abortedTime"],
+        opt_in: OptIn::Rollback,
+    },
+    ExtensionField {
+        field: "spec.feedbackAggregation",
+        path: &["spec", "feedbackAggregation"],
+        opt_in: OptIn::FeedbackAggregation,
+    },
+    ExtensionField {
+        field: "status.feedbackAggregation",
+        path: &["status", "feedbackAggregation"],
+        opt_in: OptIn::FeedbackAggregation,
+    },
+];
+
+/// The schema of `version` of `crd`, as JSON.
+fn version_schema(crd: &CustomResourceDefinition, version: &str) -> Option<Value> {
+    let schema = crd
+        .spec
+        .versions
+        .iter()
+        .find(|v| v.name == version)?
+        .schema
+        .as_ref()?
+        .open_api_v3_schema
+        .as_ref()?;
+    serde_json::to_value(schema).ok()
+}
+
+/// The extension fields ([`REPLICA_SET_EXTENSIONS`]) that `crd`, an installed
+/// ManifestWorkReplicaSet CRD, would prune from its `v1alpha1` objects: not in its schema, and
+/// not under a node that keeps unknown fields. All of them when the version is missing.
+pub fn missing_extensions(crd: &CustomResourceDefinition) -> Vec<&'static ExtensionField> {
+    let Some(schema) = version_schema(crd, REPLICA_SET_EXTENSIONS_VERSION) else {
+        return REPLICA_SET_EXTENSIONS.iter().collect();
+    };
+    REPLICA_SET_EXTENSIONS
+        .iter()
+        .filter(|f| !kept(&schema, f.path))
+        .collect()
+}
+
+/// Whether an object field at `path` survives pruning under `schema`: every step is a
+/// declared property, or the node it would be under keeps unknown fields.
+fn kept(schema: &Value, path: &[&str]) -> bool {
+    let preserves =
+        |node: &Value| node.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+    let mut node = schema;
+    for segment in path {
+        // A list's fields are its items'.
+        if node.get("properties").is_none()
+            && let Some(items) = node.get("items")
+        {
+            node = items;
+        }
+        match node.get("properties").and_then(|p| p.get(*segment)) {
+            Some(child) => node = child,
+            None => return preserves(node),
+        }
+    }
+    true
+}
+
+/// Removes the extension fields from every version of the ManifestWorkReplicaSet CRD.
+pub(crate) fn strip_extensions(crd: &mut CustomResourceDefinition) {
+    for version in &mut crd.spec.versions {
+        let Some(schema) = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        else {
+            continue;
+        };
+        let Ok(mut value) = serde_json::to_value(&*schema) else {
+            continue;
+        };
+        for field in REPLICA_SET_EXTENSIONS {
+            let Some((last, parent)) = field.path.split_last() else {
+                continue;
+            };
+            if let Some(props) = walk_mut(&mut value, parent)
+                .map(|node| {
+                    if node.get("items").is_some() && node.get("properties").is_none() {
+                        node.get_mut("items")
+                    } else {
+                        Some(node)
+                    }
+                })
+                .and_then(|node| node?.get_mut("properties"))
+                .and_then(Value::as_object_mut)
+            {
+                props.remove(*last);
+            }
+        }
+        if let Ok(props) = serde_json::from_value::<JSONSchemaProps>(value) {
+            *schema = props;
+        }
+    }
 }
 
 /// The SIG-Multicluster CRDs (`multicluster.x-k8s.io`: ClusterProfile and PlacementDecision),

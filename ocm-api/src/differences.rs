@@ -68,6 +68,16 @@
 //!   resync); `DecisionDelete` Events are emitted only for deletes that succeeded.
 //! * Orders upstream takes from Go map iteration (clusters of equal score, for example) are
 //!   deterministic.
+//! * A negative `spec.numberOfClusters`, which the CRD admits, makes `PlacementMisconfigured`
+//!   `True` (`Misconfigured`, `:spec.numberOfClusters must not be negative, got <n>`) and
+//!   selects no cluster; upstream's scheduler panics on it and the placement never gets a
+//!   status.
+//!
+//! ## Hub controllers (`ocm_placement`, `ocm_work::replicaset`)
+//!
+//! * A warning a steady-state pass would repeat (a reconcile failing the same way on every
+//!   retry, an object skipped on every pass, a stalled rollout) is logged once, and again only
+//!   when what it says changes (`ocm_api::repeats`); upstream's controllers log on every pass.
 //!
 //! ## ManifestWorkReplicaSet (`ocm_work::replicaset`)
 //!
@@ -76,6 +86,14 @@
 //!   naming the opt-in below. Upstream's message is empty and the rollout silently stalls.
 //! * `summary.desiredTotal` is the number of clusters the placements selected (upstream never
 //!   writes it).
+//! * Admission closes a hole upstream leaves open: a ManifestWorkReplicaSet whose template
+//!   names an executor takes the same `execute-as` permission as a ManifestWork with that
+//!   executor (asked in the replica set's namespace, refused with the ManifestWork's message
+//!   naming the `ManifestWorkReplicaSet`). Upstream checks no replica set executor, so a user
+//!   refused the ManifestWork gets it into every selected cluster through a replica set, written
+//!   by the hub controller. On by default in `ManifestWorkReplicaSet::validate` / `admit`
+//!   (`ocm_api::work::executor`; `ReplicaSetAdmission::upstream()` turns it off) and on the
+//!   fake hub (`ocm_testkit::HubAdmission::replica_set_executor_check(false)` turns it off).
 //!
 //! ## Feedback (`ocm_feedback`)
 //!
@@ -114,8 +132,10 @@
 //!   and a `Progressing` condition, a `maxFailures` breach is `PlacementRolledOut=False/
 //!   RolloutDegraded`, and with `rolloutStrategy.failureStrategy: AbortAll` a breach restores
 //!   the current revision on every cluster at once. These spec and status fields are in our
-//!   ManifestWorkReplicaSet CRD only (`failureStrategy` not in the shared rollout strategy of
-//!   other CRDs); the revision hash is FNV-1a over canonical JSON, so its values differ from
+//!   extended ManifestWorkReplicaSet CRD only (`ocm_api::crd::extended_crds`, `ocm-crdgen
+//!   --extended`; `failureStrategy` not in the shared rollout strategy of other CRDs): the
+//!   default CRDs are upstream's, and on a hub serving them the controller reports the
+//!   pruned fields in the `OptInFieldsInstalled` condition; the revision hash is FNV-1a over canonical JSON, so its values differ from
 //!   the proposal's Go hash.
 //! * `ocm_work::replicaset::controller::ReplicaSetController::with_cluster_values` (module
 //!   `ocm_work::replicaset::values`; `ocm-hub-controller --cluster-values`): per-cluster
@@ -135,7 +155,8 @@
 //!   per distinct value (at most 20) and min, max and sum of the integers. The aggregates are
 //!   written only when they change and at most once per `spec.feedbackAggregation.interval`
 //!   (default `1m`); the `FeedbackAggregated` condition (ours) reports an interval that does
-//!   not parse. Both fields are in our ManifestWorkReplicaSet CRD only.
+//!   not parse. Both fields are in our extended ManifestWorkReplicaSet CRD only (see rollback
+//!   above).
 //! * `ocm_placement::plugins::Filter` and `ocm_placement::plugins::Prioritizer`: custom
 //!   scheduler plugins (upstream's plugin set is fixed); `ScheduleResult::explain` for why a
 //!   cluster was or was not chosen.

@@ -72,6 +72,7 @@ pub mod differences;
 mod error;
 pub mod k8s;
 pub mod multicluster;
+pub mod repeats;
 pub mod schema;
 mod string_enum;
 pub mod validation;

@@ -12,8 +12,10 @@
 //! The SIG-Multicluster CRDs (`ocm_api::multicluster::crds()`) are compared the same way with
 //! cluster-inventory-api's, kept (without their descriptions) in `tests/reference/`.
 //!
-//! Deliberate additions to upstream's schemas are listed one by one in [`ADDITIONS`], each
-//! with its reason; nothing else may differ, and every listed addition must still be there.
+//! `ocm_api::crds()`, what a hub installs by default, must equal upstream's: all 14, with no
+//! difference at all. The extended CRDs (`ocm_api::crd::extended_crds()`, for our opt-ins)
+//! may differ only by the fields listed one by one in [`ADDITIONS`], each with its reason
+//! (and each in `ocm_api::crd::REPLICA_SET_EXTENSIONS`); every listed addition must be there.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -62,8 +64,17 @@ fn load_reference(dir: &std::path::Path) -> BTreeMap<String, Value> {
 }
 
 fn ours() -> BTreeMap<String, Value> {
-    ocm_api::crds()
-        .into_iter()
+    by_name(ocm_api::crds())
+}
+
+fn ours_extended() -> BTreeMap<String, Value> {
+    by_name(ocm_api::crd::extended_crds())
+}
+
+fn by_name(
+    crds: Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>,
+) -> BTreeMap<String, Value> {
+    crds.into_iter()
         .map(|crd| {
             let name = crd.metadata.name.clone().expect("generated CRD has a name");
             (name, serde_json::to_value(crd).expect("serialize CRD"))
@@ -163,8 +174,9 @@ fn short(v: &Value) -> String {
 /// The schema of the first (only) served version, as `diff` names paths.
 const V0: &str = "spec.versions[0].schema.openAPIV3Schema.properties";
 
-/// Every deliberate addition to an upstream CRD: (CRD, path of the added property, why). The
-/// comparison reports each as `<path>: extra in ours`; these, and only these, are allowed.
+/// Every addition of the extended CRDs to upstream's: (CRD, path of the added property, why).
+/// The comparison of an extended CRD reports each as `<path>: extra in ours`; these, and only
+/// these, are allowed there. The default CRDs have none.
 const ADDITIONS: &[(&str, &str, &str)] = &[
     (
         "manifestworkreplicasets.work.open-cluster-management.io",
@@ -227,25 +239,43 @@ fn split_additions(name: &str, out: Vec<String>) -> (Vec<usize>, Vec<String>) {
 
 fn compare(name: &str) {
     let Some(dir) = reference_dir() else { return };
-    compare_in(name, &load_reference(&dir), &ours(), &dir);
+    let differences = differences(name, &load_reference(&dir), &ours(), &dir);
+    assert!(
+        differences.is_empty(),
+        "{name}: {} structural difference(s) from upstream (the default CRDs must equal \
+         upstream's; our fields belong in extended_crds()):\n  {}",
+        differences.len(),
+        differences.join("\n  ")
+    );
 }
 
+/// The structural differences of our CRD `name` from upstream's.
+fn differences(
+    name: &str,
+    reference: &BTreeMap<String, Value>,
+    ours: &BTreeMap<String, Value>,
+    dir: &std::path::Path,
+) -> Vec<String> {
+    let theirs = reference
+        .get(name)
+        .unwrap_or_else(|| panic!("no upstream CRD named {name} in {}", dir.display()));
+    let mine = ours
+        .get(name)
+        .unwrap_or_else(|| panic!("no generated CRD named {name}"));
+    let mut out = Vec::new();
+    // Only the spec is compared: upstream files carry an empty status and no labels.
+    diff("spec", &mine["spec"], &theirs["spec"], &mut out);
+    out
+}
+
+/// Compares an extended CRD: only the listed [`ADDITIONS`] may differ, and all must be there.
 fn compare_in(
     name: &str,
     reference: &BTreeMap<String, Value>,
     ours: &BTreeMap<String, Value>,
     dir: &std::path::Path,
 ) {
-    let theirs = reference
-        .get(name)
-        .unwrap_or_else(|| panic!("no upstream CRD named {name} in {}", dir.display()));
-    let mine = ours
-        .get(name)
-        .unwrap_or_else(|| panic!("ocm_api::crds() has no CRD named {name}"));
-    let mut out = Vec::new();
-    // Only the spec is compared: upstream files carry an empty status and no labels.
-    diff("spec", &mine["spec"], &theirs["spec"], &mut out);
-    let (seen, out) = split_additions(name, out);
+    let (seen, out) = split_additions(name, differences(name, reference, ours, dir));
     let gone: Vec<String> = ADDITIONS
         .iter()
         .enumerate()
@@ -271,6 +301,60 @@ fn every_upstream_crd_is_generated_and_nothing_else() {
     let reference: Vec<String> = load_reference(&dir).into_keys().collect();
     let ours: Vec<String> = ours().into_keys().collect();
     assert_eq!(ours, reference);
+    let extended: Vec<String> = ours_extended().into_keys().collect();
+    assert_eq!(extended, reference);
+}
+
+/// The default CRDs, what a hub installs: 14 of 14 equal to upstream's.
+#[test]
+fn all_fourteen_default_crds_equal_upstreams() {
+    let Some(dir) = reference_dir() else { return };
+    let reference = load_reference(&dir);
+    let ours = ours();
+    let different: Vec<(String, usize)> = reference
+        .keys()
+        .map(|name| {
+            (
+                name.clone(),
+                differences(name, &reference, &ours, &dir).len(),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    assert_eq!(reference.len(), 14);
+    assert!(
+        different.is_empty(),
+        "{} of 14 CRDs equal upstream's; different: {different:?}",
+        14 - different.len()
+    );
+}
+
+/// The extended CRDs differ from upstream's by the listed fields exactly: the
+/// ManifestWorkReplicaSet CRD carries every one, and every other CRD equals upstream's.
+#[test]
+fn extended_crds_add_exactly_the_listed_fields() {
+    let Some(dir) = reference_dir() else { return };
+    let reference = load_reference(&dir);
+    let extended = ours_extended();
+    for name in reference.keys() {
+        compare_in(name, &reference, &extended, &dir);
+    }
+}
+
+/// [`ADDITIONS`] and `ocm_api::crd::REPLICA_SET_EXTENSIONS` list the same fields.
+#[test]
+fn additions_are_the_listed_extension_fields() {
+    let mut listed: Vec<String> = ADDITIONS
+        .iter()
+        .map(|(_, path, _)| path.replace(".properties.", ".").replace(".items", ""))
+        .collect();
+    let mut extensions: Vec<String> = ocm_api::crd::REPLICA_SET_EXTENSIONS
+        .iter()
+        .map(|f| f.path.join("."))
+        .collect();
+    listed.sort();
+    extensions.sort();
+    assert_eq!(listed, extensions);
 }
 
 macro_rules! conformance {

@@ -138,6 +138,8 @@ pub struct PlacementController {
     recorder: Recorder,
     observer: Option<Arc<dyn ScheduleObserver>>,
     synced: Option<Arc<AtomicBool>>,
+    /// What was last logged: a problem found again on every pass is logged once per change.
+    said: Arc<ocm_api::repeats::LastSaid>,
 }
 
 impl std::fmt::Debug for PlacementController {
@@ -161,6 +163,7 @@ impl PlacementController {
             scheduler: Arc::new(Scheduler::new()),
             observer: None,
             synced: None,
+            said: Arc::default(),
         }
     }
 
@@ -572,6 +575,7 @@ impl PlacementController {
                 };
                 match this.reconcile_state(&state).await {
                     Ok(outcome) => {
+                        this.said.forget("reconcile");
                         if outcome.writes > 0 {
                             tracing::debug!(writes = outcome.writes, "placements reconciled");
                         }
@@ -581,7 +585,11 @@ impl PlacementController {
                         }
                     }
                     Err(error) => {
-                        tracing::warn!(%error, "placement reconcile failed");
+                        if this.said.changed("reconcile", &error.to_string()) {
+                            tracing::warn!(%error, "placement reconcile failed");
+                        } else {
+                            tracing::debug!(%error, "placement reconcile failed again");
+                        }
                         Round {
                             requeue_after: None,
                             retry: true,

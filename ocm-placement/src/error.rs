@@ -24,9 +24,6 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Scheduler: `spec.numberOfClusters` is negative (upstream panics on it).
-    #[error("spec.numberOfClusters must not be negative, got {0}")]
-    NegativeNumberOfClusters(i32),
     /// Scheduler: an eligible cluster set's selector could not be evaluated.
     #[error("failed to get clusters from ClusterSet {name:?}: {message}")]
     ClusterSet {

@@ -119,9 +119,11 @@ impl Scheduler {
 
     /// Schedules `placement` against `snapshot` at `now`.
     ///
-    /// Returns an error only for input upstream cannot schedule (a negative
-    /// `numberOfClusters`, an eligible cluster set whose selector is invalid); a misconfigured
-    /// placement is a normal result with [`StatusCode::Misconfigured`].
+    /// Returns an error only for input upstream cannot schedule (an eligible cluster set
+    /// whose selector is invalid); a misconfigured placement is a normal result with
+    /// [`StatusCode::Misconfigured`]. That includes a negative `numberOfClusters`, which the
+    /// CRD admits and upstream's scheduler panics on: here it selects nothing and says why in
+    /// `PlacementMisconfigured` (our difference).
     pub fn schedule(
         &self,
         placement: &Placement,
@@ -138,9 +140,6 @@ impl Scheduler {
             .namespace
             .as_deref()
             .ok_or(Error::MissingPlacementMetadata("namespace"))?;
-        if let Some(n) = placement.spec.number_of_clusters.filter(|n| *n < 0) {
-            return Err(Error::NegativeNumberOfClusters(n));
-        }
         let spec_sets = placement.spec.cluster_sets.as_deref().unwrap_or_default();
         let (eligibility, candidates) = eligible_clusters(snapshot, namespace, spec_sets)?;
         let now_ns = now.as_nanosecond();
@@ -153,7 +152,12 @@ impl Scheduler {
 
         let pipeline = self.run(&ctx, namespace, name, &candidates, &decided, now_ns);
 
-        let number_of_clusters = placement.spec.number_of_clusters.map(i64::from);
+        // A negative number is misconfigured (the pipeline said so): nothing is missing.
+        let number_of_clusters = placement
+            .spec
+            .number_of_clusters
+            .filter(|n| *n >= 0)
+            .map(i64::from);
         let mut unscheduled = number_of_clusters.map_or(0, |n| n - pipeline.selected.len() as i64);
         // Topology spread (our addition): clusters a hard constraint left out are unscheduled
         // decisions also without `numberOfClusters`.
@@ -265,6 +269,10 @@ impl Scheduler {
             status: ScheduleStatus::success(),
             spread: None,
         };
+        if let Some(message) = negative_number_of_clusters(placement) {
+            out.status = ScheduleStatus::new(StatusCode::Misconfigured, "", message);
+            return out;
+        }
 
         // Predicate.
         let predicates = placement.spec.predicates.as_deref().unwrap_or_default();
@@ -497,6 +505,21 @@ fn sort_by_packed_key(scored: &mut [ScoredCluster]) {
         let total = (i128::from(i64::MAX) - (key >> 32) as i128) as i64;
         *slot = ScoredCluster { cluster: id, total };
     }
+}
+
+/// The `PlacementMisconfigured` message (without the empty plugin name before its colon) of a
+/// placement whose `spec.numberOfClusters` is negative, `None` otherwise.
+///
+/// The CRD sets no minimum, so the API server admits `-1`; upstream's scheduler then slices
+/// its cluster list with a negative bound and panics on every attempt, leaving the status
+/// empty. Ours selects no cluster and reports the field (our difference, listed in
+/// `ocm_api::differences`).
+pub(crate) fn negative_number_of_clusters(placement: &Placement) -> Option<String> {
+    placement
+        .spec
+        .number_of_clusters
+        .filter(|n| *n < 0)
+        .map(|n| format!("spec.numberOfClusters must not be negative, got {n}"))
 }
 
 /// Whether the placement carries `cluster.open-cluster-management.io/experimental-scheduling-disable: "true"`:

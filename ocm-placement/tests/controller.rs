@@ -171,6 +171,64 @@ async fn schedules_binds_and_then_writes_nothing() {
     assert_eq!(second.writes, 0, "steady state writes nothing");
 }
 
+/// What the fake hid (the issue of that name): the API server admits `numberOfClusters: -1`
+/// (the CRD sets no minimum). The placement's conditions say what is wrong, it selects
+/// nothing, the reconcile does not fail (so nothing is retried and logged over and over),
+/// and the next pass writes nothing. Fixed, it is scheduled again.
+#[tokio::test]
+async fn a_negative_number_of_clusters_is_reported_in_the_placement_status() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({}))]).await;
+    placement(&hub, json!({"numberOfClusters": -1})).await;
+    let outcome = hub.controller.reconcile_all().await.expect("no error");
+    assert!(outcome.writes >= 2, "{outcome:?}");
+    assert!(decided(&hub).await.is_empty());
+    let placements: Api<Placement> = Api::namespaced(hub.client.clone(), NS);
+    let status = placements.get("p").await.unwrap().status.unwrap();
+    assert_eq!(status.number_of_selected_clusters, Some(0));
+    let conds = status.conditions.as_deref().unwrap();
+    let misconfigured = conditions::find(conds, "PlacementMisconfigured").unwrap();
+    assert_eq!(
+        (
+            misconfigured.status.as_str(),
+            misconfigured.reason.as_str(),
+            misconfigured.message.as_str()
+        ),
+        (
+            "True",
+            "Misconfigured",
+            ":spec.numberOfClusters must not be negative, got -1"
+        )
+    );
+    let satisfied = conditions::find(conds, "PlacementSatisfied").unwrap();
+    assert_eq!(
+        (satisfied.status.as_str(), satisfied.reason.as_str()),
+        ("False", "NoManagedClusterMatched")
+    );
+    let again = hub.controller.reconcile_all().await.expect("no error");
+    assert_eq!(again.writes, 0, "{again:?}");
+
+    placements
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"numberOfClusters": 1}})),
+        )
+        .await
+        .unwrap();
+    hub.controller.reconcile_all().await.expect("reconcile");
+    assert_eq!(decided(&hub).await, ["c1"]);
+    let status = placements.get("p").await.unwrap().status.unwrap();
+    let misconfigured = conditions::find(
+        status.conditions.as_deref().unwrap(),
+        "PlacementMisconfigured",
+    )
+    .unwrap();
+    assert_eq!(
+        (misconfigured.status.as_str(), misconfigured.reason.as_str()),
+        ("False", "Succeedconfigured")
+    );
+}
+
 /// Issue #15.6: upstream writes the decision-group labels (`""` and `"0"`) when the placement
 /// declares no groups and its label patch removes every label it did not generate.
 #[tokio::test]
@@ -494,6 +552,54 @@ async fn the_run_loop_reacts_to_changes() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(found, ["c1"]);
+    let _ = stop.send(());
+    task.await.unwrap();
+}
+
+/// A round that fails the same way on every retry (here: the Placement's status cannot be
+/// written) is logged once, not once per retry; a different failure is logged again.
+#[tokio::test]
+async fn a_failure_repeated_on_every_retry_is_logged_once_per_change() {
+    let capture = crate::common::logs::capture();
+    let logs = capture.logs();
+    let hub = hub(&[("c1", json!({}))]).await;
+    placement(&hub, json!({})).await;
+    hub.cluster.inject(
+        ocm_testkit::fault::FaultRule::new(500)
+            .verb("patch")
+            .resource("placements"),
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(hub.controller.clone().run(async move {
+        let _ = stopped.await;
+    }));
+    let failed_patches = || {
+        hub.cluster.journal().count(|e| {
+            e.verb == "patch" && e.resource.as_deref() == Some("placements") && e.status == 500
+        })
+    };
+    for _ in 0..100 {
+        if failed_patches() >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(failed_patches() >= 4, "retried: {}", failed_patches());
+    let failures = |text: &str| text.matches("placement reconcile failed").count();
+    assert_eq!(failures(&logs.text()), 1, "{}", logs.text());
+    hub.cluster.faults().clear();
+    hub.cluster.inject(
+        ocm_testkit::fault::FaultRule::new(503)
+            .verb("patch")
+            .resource("placements"),
+    );
+    for _ in 0..100 {
+        if failures(&logs.text()) >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(failures(&logs.text()), 2, "{}", logs.text());
     let _ = stop.send(());
     task.await.unwrap();
 }

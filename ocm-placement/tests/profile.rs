@@ -359,3 +359,31 @@ async fn the_fake_hub_keeps_the_cluster_manager_immutable() {
         status.message
     );
 }
+
+/// An input left out on every pass (a claim the CRD refuses) is logged when it starts being
+/// left out, not on every pass; the pass still reports it each time.
+#[tokio::test]
+async fn an_input_left_out_on_every_pass_is_logged_once() {
+    let capture = crate::common::logs::capture();
+    let logs = capture.logs();
+    let hub = hub(1).await;
+    hub.bind("ns1", "default").await;
+    hub.patch_cluster_status(
+        "cluster1",
+        json!({"clusterClaims": [
+            {"name": "region", "value": "eu"},
+            {"name": "region", "value": "us"}
+        ]}),
+    )
+    .await;
+    for _ in 0..3 {
+        let outcome = hub.profiles.reconcile_all().await.unwrap();
+        assert_eq!(outcome.skipped.len(), 1);
+    }
+    let text = logs.text();
+    assert_eq!(
+        text.matches("ClusterProfile input left out").count(),
+        1,
+        "{text}"
+    );
+}

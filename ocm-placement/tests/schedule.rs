@@ -279,20 +279,30 @@ fn number_of_clusters_zero_selects_nothing() {
     assert!(r.slices[0].clusters.is_empty());
 }
 
+/// The CRD admits a negative `numberOfClusters` (upstream's scheduler panics on it): the
+/// placement is misconfigured, selects nothing, and its conditions say why.
 #[test]
-fn negative_number_of_clusters_is_an_error() {
+fn negative_number_of_clusters_is_misconfigured() {
     let snap = hub(&[member("cluster1")]).build();
-    let err = ocm_placement::Scheduler::new()
-        .schedule(
-            &placement("p", json!({"numberOfClusters": -1})),
-            &snap,
-            now(),
+    let r = schedule(&placement("p", json!({"numberOfClusters": -1})), &snap);
+    assert!(r.selected.is_empty());
+    assert_eq!(r.unscheduled, 0);
+    assert_eq!(
+        (
+            r.misconfigured.status,
+            r.misconfigured.reason.as_str(),
+            r.misconfigured.message.as_str()
+        ),
+        (
+            ocm_api::conditions::ConditionStatus::True,
+            "Misconfigured",
+            ":spec.numberOfClusters must not be negative, got -1"
         )
-        .unwrap_err();
-    assert!(matches!(
-        err,
-        ocm_placement::Error::NegativeNumberOfClusters(-1)
-    ));
+    );
+    assert_eq!(r.satisfied.reason, "NoManagedClusterMatched");
+    // One empty PlacementDecision, as for every placement that selects nothing.
+    assert_eq!(r.slices.len(), 1);
+    assert!(r.slices[0].clusters.is_empty());
 }
 
 #[test]

@@ -269,7 +269,10 @@ pub use fault::FaultRule;
 pub use field_validation::{FieldValidation, Warnings};
 pub use fleet::{Fleet, FleetBuilder, FleetCluster, Shutdown};
 pub use journal::{Journal, JournalEntry};
-pub use ocm::{FakeHub, MANAGED_CLUSTER_KINDS, install_crds, install_managed_cluster_crds};
+pub use ocm::{
+    FakeHub, MANAGED_CLUSTER_KINDS, install_crds, install_extended_crds,
+    install_managed_cluster_crds,
+};
 pub use patch::PatchKind;
 pub use registry::ScaleSubresource;
 pub use registry::{GroupResource, Gvr, PrinterColumn, Registry, ResourceInfo};

@@ -288,10 +288,50 @@ impl FakeHub {
     }
 }
 
-/// Install every OCM CRD (`ocm_api::crds()`) into a cluster; they are served at once. CRDs
-/// the cluster already has are kept as they are.
+/// Install every OCM CRD (`ocm_api::crds()`, upstream's, what a hub installs by default) into
+/// a cluster; they are served at once. CRDs the cluster already has are kept as they are.
 pub fn install_crds(cluster: &FakeCluster) -> Result<()> {
     install(cluster, |_| true)
+}
+
+/// Install the extended OCM CRDs (`ocm_api::crd::extended_crds()`: upstream's, with the
+/// ManifestWorkReplicaSet fields of our opt-ins, rollback and feedback aggregation), for tests
+/// of those opt-ins. A ManifestWorkReplicaSet CRD the cluster already has (the default one a
+/// [`FakeHub`] installs) is replaced, as `kubectl apply` of the extended CRDs replaces it on
+/// a real hub; the other CRDs it has are kept.
+///
+/// ```
+/// let hub = ocm_testkit::FakeHub::new(1)?;
+/// ocm_testkit::install_extended_crds(hub.hub())?;
+/// # Ok::<(), ocm_testkit::Error>(())
+/// ```
+pub fn install_extended_crds(cluster: &FakeCluster) -> Result<()> {
+    let gvr = Gvr::new("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    for crd in ocm_api::crd::extended_crds() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let mut value = serde_json::to_value(&crd)?;
+        match cluster.store().get(&gvr, "", &name) {
+            Err(_) => {
+                cluster
+                    .store()
+                    .create(&gvr, "", value, &WriteOptions::manager(FIXTURE_MANAGER))?;
+            }
+            Ok(current) if current.get("spec") != value.get("spec") => {
+                if let Some(version) = current.pointer("/metadata/resourceVersion") {
+                    value["metadata"]["resourceVersion"] = version.clone();
+                }
+                cluster.store().update(
+                    &gvr,
+                    "",
+                    &name,
+                    value,
+                    &WriteOptions::manager(FIXTURE_MANAGER),
+                )?;
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The kinds upstream's klusterlet installs on a managed cluster: `AppliedManifestWork` (the

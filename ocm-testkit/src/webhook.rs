@@ -11,6 +11,7 @@
 //! | `managedclustervalidators.admission.cluster.open-cluster-management.io` | ManagedCluster create, update | client config URLs must be `https` (and then the name a namespace name); accepting a cluster (`hubAcceptsClient: true`) needs `update` on `register.open-cluster-management.io` `managedclusters/accept` and a namespace that is not terminating; setting, changing or removing the cluster-set label needs `create` on `managedclustersets/join` of the old and the new set |
 //! | `managedclustersetbindingvalidators.admission.cluster.open-cluster-management.io` | ManagedClusterSetBinding create, update | the binding is named after its set; on create the user needs `create` on `managedclustersets/bind` of the set |
 //! | `manifestworkvalidators.admission.work.open-cluster-management.io` | ManifestWork create, update | manifests not empty, within the size limit, named, without `generateName`, not duplicated; a changed executor needs the requesting user to have `execute-as` on `manifestworks` named `system:serviceaccount:<ns>:<name>` in the work's namespace |
+//! | `manifestworkreplicasetvalidators.admission.work.open-cluster-management.io` (ours) | ManifestWorkReplicaSet create, update | on by default, our addition: a changed template executor needs the same `execute-as` as a ManifestWork's, in the replica set's namespace (`user <user> cannot manipulate the ManifestWorkReplicaSet with executor <ns>/<name> in namespace <ns>`); with [`HubAdmission::manifest_work_replica_sets`], also the template's manifests, as upstream's webhook server checks them |
 //!
 //! The checks are the ones of `ocm_api` ([`ManifestWork::validate_with_limit`],
 //! [`ManagedCluster::set_taint_times`], …), reported the way a webhook denial comes back from
@@ -25,10 +26,16 @@
 //!
 //! Upstream fidelity notes: the webhooks run after the CRD's schema validation, so schema
 //! errors (`422`) come first; upstream's webhook server also has a ManifestWorkReplicaSet
-//! validator, but the hub upstream deploys registers no webhook configuration for it, so it is
-//! off unless [`HubAdmission::manifest_work_replica_sets`] turns it on (our opt-in). Placements
-//! have no webhook upstream: their CRD schema is all the checking they get, and the fake API
-//! server applies it.
+//! validator, but the hub upstream deploys registers no webhook configuration for it, so its
+//! manifest checks are off unless [`HubAdmission::manifest_work_replica_sets`] turns them on
+//! (our opt-in). Upstream checks no ManifestWorkReplicaSet executor at all, so a user refused
+//! a ManifestWork with a privileged executor gets the same work into every selected cluster
+//! through a replica set, written by the hub controller. The fake hub closes that hole by
+//! default, as users' hubs should (mount `ManifestWorkReplicaSet::admit` of `ocm_api` in a
+//! validating webhook): [`HubAdmission::replica_set_executor_check`]`(false)` restores
+//! upstream's behaviour exactly (`ocm_api::work::executor` has the details). Placements have
+//! no webhook upstream: their CRD schema is all the checking they get, and the fake API server
+//! applies it.
 //!
 //! [`ManifestWork::validate_with_limit`]: ocm_api::work::v1::ManifestWork::validate_with_limit
 //! [`ManagedCluster::set_taint_times`]: ocm_api::cluster::v1::ManagedCluster::set_taint_times
@@ -44,7 +51,8 @@ use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta2::ManagedClusterSetBinding;
 use ocm_api::constants::{groups, labels};
 use ocm_api::validation::FieldErrors;
-use ocm_api::work::v1::{ExecutorSubjectType, ManifestWork};
+use ocm_api::work::executor::{EXECUTE_AS, ExecutorReview, ReplicaSetAdmission};
+use ocm_api::work::v1::ManifestWork;
 use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 
 /// Name of upstream's ManagedCluster mutating webhook.
@@ -60,13 +68,10 @@ pub const CLUSTER_SET_BINDING_VALIDATOR: &str =
 pub const MANIFEST_WORK_VALIDATOR: &str =
     "manifestworkvalidators.admission.work.open-cluster-management.io";
 /// Name we give the ManifestWorkReplicaSet validator (upstream registers none; see
+/// [`HubAdmission::replica_set_executor_check`] and
 /// [`HubAdmission::manifest_work_replica_sets`]).
 pub const MANIFEST_WORK_REPLICA_SET_VALIDATOR: &str =
     "manifestworkreplicasetvalidators.admission.work.open-cluster-management.io";
-
-/// The executor upstream's ManifestWork webhook assumes for a work without one, with the
-/// `NilExecutorValidating` feature gate on.
-const DEFAULT_EXECUTOR: (&str, &str) = ("", "klusterlet-work-sa");
 
 /// Which of the hub's admission webhooks run, and their settings (upstream's defaults).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,10 +86,14 @@ pub struct HubAdmission {
     /// The `DefaultClusterSet` hub feature gate (on by default): the mutating webhook puts
     /// clusters without a cluster-set label into `default`.
     pub default_cluster_set: bool,
-    /// Our opt-in, off by default: validate ManifestWorkReplicaSets as upstream's webhook
-    /// server would if a webhook configuration routed them to it (upstream's deployed hub has
-    /// none).
+    /// Our opt-in, off by default: validate ManifestWorkReplicaSets' manifests as upstream's
+    /// webhook server would if a webhook configuration routed them to it (upstream's deployed
+    /// hub has none).
     pub manifest_work_replica_sets: bool,
+    /// Our addition, on by default: a ManifestWorkReplicaSet's template executor needs the
+    /// requesting user's `execute-as`, as a ManifestWork's does (`ocm_api::work::executor`).
+    /// Off: upstream's behaviour, no check.
+    pub replica_set_executor_check: bool,
 }
 
 impl Default for HubAdmission {
@@ -94,6 +103,7 @@ impl Default for HubAdmission {
             nil_executor_validating: false,
             default_cluster_set: true,
             manifest_work_replica_sets: false,
+            replica_set_executor_check: true,
         }
     }
 }
@@ -122,10 +132,25 @@ impl HubAdmission {
         self
     }
 
-    /// Validate ManifestWorkReplicaSets too (our opt-in).
+    /// Validate ManifestWorkReplicaSets' manifests too (our opt-in).
     pub fn manifest_work_replica_sets(mut self, on: bool) -> Self {
         self.manifest_work_replica_sets = on;
         self
+    }
+
+    /// Check a ManifestWorkReplicaSet's template executor as a ManifestWork's (on by default,
+    /// our addition); `false` is upstream's behaviour.
+    pub fn replica_set_executor_check(mut self, on: bool) -> Self {
+        self.replica_set_executor_check = on;
+        self
+    }
+
+    /// How `ocm_api` admits a ManifestWorkReplicaSet under these settings.
+    pub fn replica_set_admission(&self) -> ReplicaSetAdmission {
+        ReplicaSetAdmission::default()
+            .manifest_limit(self.manifest_limit)
+            .executor_check(self.replica_set_executor_check)
+            .nil_executor_validating(self.nil_executor_validating)
     }
 }
 
@@ -273,18 +298,10 @@ impl Inner {
             self.validate_binding(obj, old, user)
         } else if is(info, groups::WORK, "ManifestWork") {
             self.validate_work(hub, obj, old, user)
-        } else if is(info, groups::WORK, "ManifestWorkReplicaSet") && hub.manifest_work_replica_sets
+        } else if is(info, groups::WORK, "ManifestWorkReplicaSet")
+            && (hub.manifest_work_replica_sets || hub.replica_set_executor_check)
         {
-            let bad = |m: String| bad_request(MANIFEST_WORK_REPLICA_SET_VALIDATOR, m);
-            let rs: ManifestWorkReplicaSet =
-                serde_json::from_value(obj.clone()).map_err(|e| bad(e.to_string()))?;
-            if let Err(e) = rs.validate_with_limit(hub.manifest_limit) {
-                let messages = webhook_messages(&field_errors(e), &["spec.manifestWorkTemplate"]);
-                if let Some(first) = messages.into_iter().next() {
-                    return Err(bad(first));
-                }
-            }
-            Ok(())
+            self.validate_replica_set(hub, obj, old, user)
         } else {
             Ok(())
         }
@@ -440,52 +457,78 @@ impl Inner {
                 return Err(bad_request(W, first));
             }
         }
-        if old
-            .as_ref()
-            .is_some_and(|o| o.spec.executor == work.spec.executor)
+        let review = work
+            .executor_review(old.as_ref(), hub.nil_executor_validating)
+            .map_err(|e| first_message(W, e))?;
+        self.review_executor(W, review, user)
+    }
+
+    /// The ManifestWorkReplicaSet validator (ours, see the module docs): upstream's manifest
+    /// checks when [`HubAdmission::manifest_work_replica_sets`] is on, then the executor check
+    /// when [`HubAdmission::replica_set_executor_check`] is.
+    fn validate_replica_set(
+        &self,
+        hub: &HubAdmission,
+        obj: &Value,
+        old: Option<&Value>,
+        user: Option<&UserInfo>,
+    ) -> Result<(), ApiError> {
+        const W: &str = MANIFEST_WORK_REPLICA_SET_VALIDATOR;
+        let rs: ManifestWorkReplicaSet =
+            serde_json::from_value(obj.clone()).map_err(|e| bad_request(W, e.to_string()))?;
+        let old: Option<ManifestWorkReplicaSet> =
+            old.and_then(|o| serde_json::from_value(o.clone()).ok());
+        let admission = hub.replica_set_admission();
+        if hub.manifest_work_replica_sets
+            && let Err(e) = rs.validate_with(&admission.clone().executor_check(false))
         {
+            let messages = webhook_messages(&field_errors(e), &["spec.manifestWorkTemplate"]);
+            if let Some(first) = messages.into_iter().next() {
+                return Err(bad_request(W, first));
+            }
+        }
+        let review = rs
+            .executor_review(old.as_ref(), &admission)
+            .map_err(|e| first_message(W, e))?;
+        self.review_executor(W, review, user)
+    }
+
+    /// Asks the `execute-as` review (if any) for `user` and refuses as `webhook` when it is
+    /// not allowed, with upstream's `400 BadRequest`.
+    fn review_executor(
+        &self,
+        webhook: &str,
+        review: Option<ExecutorReview>,
+        user: Option<&UserInfo>,
+    ) -> Result<(), ApiError> {
+        let Some(review) = review else {
+            return Ok(());
+        };
+        let attributes = review.resource_attributes();
+        if self.review_allows(
+            user,
+            EXECUTE_AS,
+            attributes.group.as_deref().unwrap_or_default(),
+            attributes.resource.as_deref().unwrap_or_default(),
+            "",
+            &review.namespace,
+            &review.subject_name(),
+        ) {
             return Ok(());
         }
-        let subject = work.spec.executor.as_ref().and_then(|e| e.subject.as_ref());
-        let (sa_ns, sa_name) = match subject {
-            None if !hub.nil_executor_validating => return Ok(()),
-            None => (
-                DEFAULT_EXECUTOR.0.to_string(),
-                DEFAULT_EXECUTOR.1.to_string(),
-            ),
-            Some(s) => match (&s.type_, &s.service_account) {
-                (ExecutorSubjectType::ServiceAccount, None) => {
-                    return Err(bad_request(W, "executor service account can not be nil"));
-                }
-                // A subject type this hub does not know, with no service account: there is
-                // nobody to review (upstream's webhook would dereference nil).
-                (other, None) => {
-                    return Err(bad_request(
-                        W,
-                        format!("executor subject type {other} is not supported"),
-                    ));
-                }
-                (_, Some(sa)) => (sa.namespace.clone(), sa.name.clone()),
-            },
-        };
-        let namespace = work.metadata.namespace.as_deref().unwrap_or_default();
-        if !self.review_allows(
-            user,
-            "execute-as",
-            groups::WORK,
-            "manifestworks",
-            "",
-            namespace,
-            &format!("system:serviceaccount:{sa_ns}:{sa_name}"),
-        ) {
-            let who = user.map(|u| u.name.as_str()).unwrap_or_default();
-            return Err(bad_request(
-                W,
-                format!(
-                    "user {who} cannot manipulate the Manifestwork with executor {sa_ns}/{sa_name} in namespace {namespace}"
-                ),
-            ));
-        }
-        Ok(())
+        let who = user.map(|u| u.name.as_str()).unwrap_or_default();
+        Err(bad_request(webhook, review.denied_message(who)))
     }
+}
+
+/// The first field error of `e` as a webhook's `400 BadRequest`.
+fn first_message(webhook: &str, e: ocm_api::Error) -> ApiError {
+    let errors = field_errors(e);
+    let message = errors
+        .0
+        .into_iter()
+        .next()
+        .map(|e| e.message)
+        .unwrap_or_default();
+    bad_request(webhook, message)
 }

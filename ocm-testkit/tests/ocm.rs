@@ -54,3 +54,57 @@ fn many_clusters_are_each_registered_and_independent() {
     let last = hub.cluster(&names[199]).unwrap();
     assert!(!std::sync::Arc::ptr_eq(first.store(), last.store()));
 }
+
+/// A fake hub serves upstream's CRDs, as a hub a user set up by default: the
+/// ManifestWorkReplicaSet fields of our opt-ins are pruned, as a real API server prunes them.
+/// `install_extended_crds` switches it to the extended CRDs (for tests of the opt-ins), and
+/// then they are kept.
+#[tokio::test]
+async fn the_fake_hub_serves_upstreams_crds_unless_given_the_extended_ones() {
+    use kube::api::{Api, PostParams};
+    use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
+    let replica_set = |name: &str| -> ManifestWorkReplicaSet {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "placementRefs": [{"name": "p", "rolloutStrategy": {"type": "All",
+                    "failureStrategy": "AbortAll"}}],
+                "revisionHistoryLimit": 3,
+                "feedbackAggregation": {"values": [{"resourceIdentifier":
+                    {"resource": "deployments", "name": "web", "namespace": "default"},
+                    "name": "replicas"}]},
+                "manifestWorkTemplate": {"workload": {"manifests": [{"apiVersion": "v1",
+                    "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}]}},
+            },
+        }))
+        .unwrap()
+    };
+    let hub = ocm_testkit::FakeHub::new(1).unwrap();
+    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(hub.hub().client(), "default");
+    let plain = api
+        .create(&PostParams::default(), &replica_set("plain"))
+        .await
+        .unwrap();
+    assert_eq!(plain.spec.revision_history_limit, None);
+    assert_eq!(plain.spec.feedback_aggregation, None);
+    let strategy = plain.spec.placement_refs[0]
+        .rollout_strategy
+        .clone()
+        .unwrap();
+    assert_eq!(strategy.failure_strategy, None);
+
+    ocm_testkit::install_extended_crds(hub.hub()).unwrap();
+    let extended = api
+        .create(&PostParams::default(), &replica_set("extended"))
+        .await
+        .unwrap();
+    assert_eq!(extended.spec.revision_history_limit, Some(3));
+    assert!(extended.spec.feedback_aggregation.is_some());
+    let strategy = extended.spec.placement_refs[0]
+        .rollout_strategy
+        .clone()
+        .unwrap();
+    assert!(strategy.failure_strategy.is_some());
+    // Installing them again changes nothing.
+    ocm_testkit::install_extended_crds(hub.hub()).unwrap();
+}

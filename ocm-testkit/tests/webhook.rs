@@ -789,6 +789,170 @@ async fn replica_sets_are_validated_only_when_asked() {
         .unwrap();
 }
 
+const RS_VALIDATOR: &str = "admission webhook \"manifestworkreplicasetvalidators.admission.work.open-cluster-management.io\" denied the request: ";
+
+fn replica_sets(client: &kube::Client) -> Api<DynamicObject> {
+    api(
+        client,
+        "work.open-cluster-management.io",
+        "v1alpha1",
+        "ManifestWorkReplicaSet",
+        "manifestworkreplicasets",
+        Some("apps"),
+    )
+}
+
+fn replica_set(name: &str, manifests: Value, executor: Option<Value>) -> DynamicObject {
+    let mut template = json!({"workload": {"manifests": manifests}});
+    if let Some(e) = executor {
+        template["executor"] = e;
+    }
+    obj(
+        json!({"apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
+            "metadata": {"name": name, "namespace": "apps"},
+            "spec": {"placementRefs": [{"name": "p"}], "manifestWorkTemplate": template}}),
+    )
+}
+
+/// What the fake hid: a user the hub refuses a ManifestWork with executor
+/// `kube-system/privileged` could create a ManifestWorkReplicaSet with that executor, and the
+/// hub controller (which may) wrote the work into every selected cluster. Upstream has the
+/// same gap; the fake hub closes it by default with the ManifestWork's own check, asked in the
+/// replica set's namespace, and opens it again for upstream-exact tests.
+#[tokio::test]
+async fn a_replica_set_executor_needs_execute_as_like_a_work() {
+    let hub = hub();
+    let privileged = || Some(executor("kube-system", "privileged"));
+    // The premise: bob may write works and replica sets, but not execute as that account.
+    let (code, _, message) = refused(
+        works(&bob(&hub), "cluster1")
+            .create(
+                &PostParams::default(),
+                &work("w", json!([cm("a")]), privileged()),
+            )
+            .await,
+    );
+    assert_eq!(code, 400);
+    assert!(message.ends_with("user bob cannot manipulate the Manifestwork with executor kube-system/privileged in namespace cluster1"));
+    let as_bob = replica_sets(&bob(&hub));
+    let (code, reason, message) = refused(
+        as_bob
+            .create(
+                &PostParams::default(),
+                &replica_set("rs", json!([cm("a")]), privileged()),
+            )
+            .await,
+    );
+    assert_eq!((code, reason.as_str()), (400, "BadRequest"));
+    assert_eq!(
+        message,
+        format!(
+            "{RS_VALIDATOR}user bob cannot manipulate the ManifestWorkReplicaSet with executor kube-system/privileged in namespace apps"
+        )
+    );
+    let (_, _, message) = refused(
+        as_bob
+            .create(
+                &PostParams::default(),
+                &replica_set(
+                    "rs",
+                    json!([cm("a")]),
+                    Some(json!({"subject": {"type": "ServiceAccount"}})),
+                ),
+            )
+            .await,
+    );
+    assert_eq!(
+        message,
+        format!("{RS_VALIDATOR}executor service account can not be nil")
+    );
+    // Without an executor there is nothing to check (unless NilExecutorValidating is on), and
+    // the manifests are not checked unless asked (upstream registers no webhook for them).
+    as_bob
+        .create(
+            &PostParams::default(),
+            &replica_set("plain", json!([cm("a"), cm("a")]), None),
+        )
+        .await
+        .unwrap();
+
+    // Allowed to execute as the account in the replica set's namespace: admitted.
+    hub.fake
+        .hub()
+        .apply_yaml(
+            r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: privileged-executor, namespace: apps}
+rules:
+- apiGroups: [work.open-cluster-management.io]
+  resources: [manifestworks]
+  verbs: [execute-as]
+  resourceNames: ["system:serviceaccount:kube-system:privileged"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: bob-privileged-executor, namespace: apps}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: privileged-executor}
+subjects: [{kind: User, name: bob}]
+"#,
+        )
+        .unwrap();
+    as_bob
+        .create(
+            &PostParams::default(),
+            &replica_set("rs", json!([cm("a")]), privileged()),
+        )
+        .await
+        .unwrap();
+    // carol may change the manifests (the executor is checked only when it changes), not the
+    // executor.
+    let as_carol = replica_sets(&hub.fake.hub().client_as("carol").unwrap());
+    as_carol
+        .patch(
+            "rs",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"manifestWorkTemplate": {"workload": {"manifests": [cm("b")]}}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let (_, _, message) = refused(
+        as_carol
+            .patch(
+                "rs",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"manifestWorkTemplate": {
+                    "executor": executor("kube-system", "other")}}})),
+            )
+            .await,
+    );
+    assert!(message.ends_with("user carol cannot manipulate the ManifestWorkReplicaSet with executor kube-system/other in namespace apps"), "{message}");
+
+    // The NilExecutorValidating gate reviews the agent's own account, as for works.
+    let gated = hub_with(Some(HubAdmission::new().nil_executor_validating(true)));
+    let (_, _, message) = refused(
+        replica_sets(&bob(&gated))
+            .create(
+                &PostParams::default(),
+                &replica_set("plain", json!([cm("a")]), None),
+            )
+            .await,
+    );
+    assert!(message.ends_with("user bob cannot manipulate the ManifestWorkReplicaSet with executor /klusterlet-work-sa in namespace apps"), "{message}");
+
+    // Upstream's behaviour, on request: no check at all.
+    let upstream = hub_with(Some(HubAdmission::new().replica_set_executor_check(false)));
+    replica_sets(&bob(&upstream))
+        .create(
+            &PostParams::default(),
+            &replica_set("rs", json!([cm("a")]), privileged()),
+        )
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn placements_are_checked_by_their_schema_only() {
     let hub = hub();

@@ -818,7 +818,8 @@ async fn failed_update(
     ManifestWorkReplicaSet,
 ) {
     let clusters = names("c", 4);
-    let hub = hub(&clusters).await;
+    // The rollback opt-in's fields are in the extended CRDs.
+    let hub = support::replicaset::hub_extended(&clusters).await;
     placement(&hub.client, "p1", &[("", clusters.clone())]).await;
     create_replica_set(
         &hub.client,
@@ -1116,4 +1117,335 @@ async fn a_current_work_with_edited_metadata_is_restored() {
         after[1].metadata.resource_version,
         before[1].metadata.resource_version
     );
+}
+
+/// On a real hub the controller's cache lags behind its own writes (a busy watch, one that
+/// dropped and relists): it is handed the replica set as it was before it added its
+/// finalizer. That is no conflict to report: the finalizer is added once, the works are
+/// created in the same pass, and a second pass over the stale copy neither fails nor writes
+/// the finalizer again. (It used to patch with the stale resourceVersion and fail with 409.)
+#[tokio::test]
+async fn a_replica_set_from_a_lagging_cache_is_reconciled_without_conflicts() {
+    let clusters = names("c", 2);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    let stale = support::replicaset::get_replica_set(&hub.client, "mwrs")
+        .await
+        .unwrap();
+    assert!(stale.finalizers().is_empty());
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    hub.fake.journal().clear();
+
+    controller.reconcile(&stale).await.expect("first pass");
+    assert_eq!(works(&hub.client).await.len(), 2, "works in the same pass");
+    controller
+        .reconcile(&stale)
+        .await
+        .expect("a stale copy is no error");
+    let conflicts = hub.fake.journal().count(|e| e.status == 409);
+    assert_eq!(conflicts, 0);
+    let finalizer_patches = hub.fake.journal().count(|e| {
+        e.verb == "patch"
+            && e.resource.as_deref() == Some("manifestworkreplicasets")
+            && e.subresource.is_none()
+            && e.status < 300
+    });
+    assert_eq!(finalizer_patches, 1);
+    let rs = support::replicaset::get_replica_set(&hub.client, "mwrs")
+        .await
+        .unwrap();
+    assert_eq!(
+        rs.finalizers(),
+        [ocm_api::constants::finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP]
+    );
+}
+
+/// The stalled-rollout warning is said once per change of what it says, also when the
+/// controller keeps being handed a copy of the replica set from before it wrote the
+/// condition (a lagging cache, another replica's view): it used to compare with the
+/// copy's condition and warn on every such pass.
+#[tokio::test]
+async fn a_stalled_rollout_is_logged_once_per_change_whatever_the_cached_copy_says() {
+    let capture = support::logs::capture();
+    let logs = capture.logs();
+
+    let clusters = names("c", 3);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    let strategy = RolloutStrategy {
+        type_: Some(RolloutType::Progressive),
+        progressive: Some(RolloutProgressive {
+            max_concurrency: Some(IntOrString::Int(2)),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", strategy)]).await;
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    let before_stall = settle(&controller, &hub.client, "mwrs").await;
+    for w in works(&hub.client).await {
+        set_work_conditions(
+            &hub.client,
+            &w,
+            &[("Applied", "True"), ("Available", "True")],
+            "2026-01-01T00:00:00Z",
+        )
+        .await;
+    }
+    // The stale copy has no stall message: every pass over it finds the stall "new".
+    for _ in 0..4 {
+        controller
+            .reconcile(&before_stall)
+            .await
+            .expect("reconcile");
+    }
+    settle(&controller, &hub.client, "mwrs").await;
+    let logged = logs.text();
+    assert_eq!(
+        logged.matches("rollout cannot advance").count(),
+        1,
+        "one line per change, not one per pass:\n{logged}"
+    );
+
+    // What it says changes (a third work is applied and stalls too once the rollout is
+    // unblocked by hand): said again, once.
+    let opt_in = controller
+        .clone()
+        .with_success_criteria(SuccessCriteria::AppliedAndAvailable);
+    settle(&opt_in, &hub.client, "mwrs").await;
+    assert_eq!(works(&hub.client).await.len(), 3);
+    for w in works(&hub.client).await {
+        set_work_conditions(
+            &hub.client,
+            &w,
+            &[("Applied", "True"), ("Available", "True")],
+            "2026-01-01T00:00:00Z",
+        )
+        .await;
+    }
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    for _ in 0..3 {
+        controller.reconcile(&rs).await.expect("reconcile");
+    }
+    let logged = logs.text();
+    assert_eq!(
+        logged.matches("rollout cannot advance").count(),
+        2,
+        "said again when the message changed:\n{logged}"
+    );
+}
+
+/// A reconcile that keeps failing the same way (retried every 5 s) is logged once, and
+/// again once it fails differently; the retries themselves go on.
+#[tokio::test]
+async fn a_failure_repeated_on_every_retry_is_logged_once_per_change() {
+    let capture = support::logs::capture();
+    let logs = capture.logs();
+    let clusters = names("c", 1);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    hub.fake.inject(
+        ocm_testkit::fault::FaultRule::new(500)
+            .verb("list")
+            .resource("placementdecisions"),
+    );
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(controller.run(async move {
+        let _ = stopped.await;
+    }));
+    // Three attempts: at once, after 5 s, after 10 s.
+    let lists = || {
+        hub.fake.journal().count(|e| {
+            e.verb == "list"
+                && e.resource.as_deref() == Some("placementdecisions")
+                && e.status == 500
+        })
+    };
+    for _ in 0..150 {
+        if lists() >= 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(lists() >= 3, "retried: {}", lists());
+    let failures = |text: &str| {
+        text.matches("ManifestWorkReplicaSet reconcile failed")
+            .count()
+    };
+    assert_eq!(failures(&logs.text()), 1, "{}", logs.text());
+    // A different failure is news.
+    hub.fake.faults().clear();
+    hub.fake.inject(
+        ocm_testkit::fault::FaultRule::new(503)
+            .verb("list")
+            .resource("placementdecisions"),
+    );
+    for _ in 0..80 {
+        if failures(&logs.text()) >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(failures(&logs.text()), 2, "{}", logs.text());
+    let _ = stop.send(());
+    task.await.unwrap();
+}
+
+fn fields_condition(rs: &ManifestWorkReplicaSet) -> Option<(String, String, String)> {
+    support::replicaset::condition_of(rs, "OptInFieldsInstalled")
+}
+
+/// What the fake hid: on a hub serving upstream's CRD (the default), the opt-ins' fields are
+/// pruned and rollback and feedback aggregation silently did nothing. The controller now says
+/// so on every replica set it reconciles, logs it once, and does not write the pruned status
+/// fields over and over. Without the opt-ins the condition goes away.
+#[tokio::test]
+async fn an_opt_in_whose_fields_the_installed_crd_prunes_says_so() {
+    let capture = support::logs::capture();
+    let logs = capture.logs();
+    let clusters = names("c", 2);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    for name in ["one", "two"] {
+        create_replica_set(&hub.client, name, vec![placement_ref("p1", all())]).await;
+    }
+    let controller = ReplicaSetController::new(hub.client.clone())
+        .with_clock(hub.clock.clone())
+        .with_rollback(true);
+    for name in ["one", "two"] {
+        let rs = settle(&controller, &hub.client, name).await;
+        let (status, reason, message) = fields_condition(&rs).expect("the condition");
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("False", "FieldsPruned")
+        );
+        assert!(
+            message.contains("rollback (--rollback) needs spec.revisionHistoryLimit")
+                && message.contains("ocm-crdgen --extended"),
+            "{message}"
+        );
+        assert!(
+            !message.contains("feedback"),
+            "only the enabled opt-ins: {message}"
+        );
+        assert_eq!(rs.status.unwrap().update_revision, None, "pruned");
+    }
+    // Settled (the rollback's own Progressing condition moves once more, from
+    // NewRevisionCreated to FoundNewRevision, as the revision it recorded is pruned):
+    // reconciling again writes nothing (the pruned fields are not written in vain).
+    for name in ["one", "two"] {
+        let rs = support::replicaset::get_replica_set(&hub.client, name)
+            .await
+            .unwrap();
+        controller.reconcile(&rs).await.unwrap();
+    }
+    hub.fake.journal().clear();
+    for name in ["one", "two"] {
+        let rs = support::replicaset::get_replica_set(&hub.client, name)
+            .await
+            .unwrap();
+        controller.reconcile(&rs).await.unwrap();
+    }
+    let status_writes = hub
+        .fake
+        .journal()
+        .count(|e| e.resource.as_deref() == Some("manifestworkreplicasets") && e.is_write());
+    assert_eq!(status_writes, 0);
+    let text = logs.text();
+    assert_eq!(
+        text.matches("prunes fields of enabled opt-ins").count(),
+        1,
+        "said once, not per replica set or pass:\n{text}"
+    );
+
+    // Both opt-ins: both named.
+    let both = ReplicaSetController::new(hub.client.clone())
+        .with_clock(hub.clock.clone())
+        .with_rollback(true)
+        .with_feedback_aggregation(true);
+    let rs = settle(&both, &hub.client, "one").await;
+    let (_, _, message) = fields_condition(&rs).unwrap();
+    assert!(
+        message.contains("feedback aggregation (--feedback-aggregation) needs spec.feedbackAggregation, status.feedbackAggregation"),
+        "{message}"
+    );
+    // No such opt-in: no condition.
+    let plain = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    let rs = settle(&plain, &hub.client, "one").await;
+    assert_eq!(fields_condition(&rs), None);
+}
+
+/// With the extended CRD installed the condition says the fields are kept; a running
+/// controller follows the installed CRD: upgraded from upstream's to the extended one, its
+/// replica sets' condition turns True and rollback starts recording revisions.
+#[tokio::test]
+async fn a_running_controller_follows_the_installed_crd() {
+    let clusters = names("c", 1);
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p1", &[("", clusters.clone())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p1", all())]).await;
+    let controller = ReplicaSetController::new(hub.client.clone())
+        .with_clock(hub.clock.clone())
+        .with_rollback(true);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(controller.run(async move {
+        let _ = stopped.await;
+    }));
+    let reason_becomes = |want: &'static str| {
+        let client = hub.client.clone();
+        async move {
+            for _ in 0..200 {
+                let rs = support::replicaset::get_replica_set(&client, "mwrs")
+                    .await
+                    .unwrap();
+                if fields_condition(&rs).is_some_and(|(_, reason, _)| reason == want) {
+                    return rs;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            panic!("the condition never became {want}");
+        }
+    };
+    reason_becomes("FieldsPruned").await;
+
+    // The extended CRD replaces upstream's (`ocm-crdgen --extended | kubectl apply -f -`).
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(hub.client.clone());
+    let name = "manifestworkreplicasets.work.open-cluster-management.io";
+    let mut extended = ocm_api::crd::extended_crds()
+        .into_iter()
+        .find(|c| c.metadata.name.as_deref() == Some(name))
+        .unwrap();
+    extended.metadata.resource_version = crds.get(name).await.unwrap().metadata.resource_version;
+    crds.replace(name, &PostParams::default(), &extended)
+        .await
+        .unwrap();
+    let rs = reason_becomes("FieldsInstalled").await;
+    let (status, _, message) = fields_condition(&rs).unwrap();
+    assert_eq!(status, "True");
+    assert_eq!(
+        message,
+        "the installed ManifestWorkReplicaSet CRD keeps the fields of rollback"
+    );
+    for _ in 0..200 {
+        let rs = support::replicaset::get_replica_set(&hub.client, "mwrs")
+            .await
+            .unwrap();
+        if rs.status.and_then(|s| s.update_revision).is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let rs = support::replicaset::get_replica_set(&hub.client, "mwrs")
+        .await
+        .unwrap();
+    assert!(
+        rs.status.unwrap().update_revision.is_some(),
+        "rollback records revisions"
+    );
+    let _ = stop.send(());
+    task.await.unwrap();
 }

@@ -23,9 +23,10 @@ use crate::support;
 
 use support::replicaset::{Hub, NS, placement, reconcile_until_settled, works_by_cluster as works};
 
-/// A hub whose Placement `p1` selects `clusters`.
+/// A hub with the extended CRDs (feedback aggregation's fields) whose Placement `p1`
+/// selects `clusters`.
 async fn hub(clusters: &[&str]) -> Hub {
-    let hub = support::replicaset::hub(clusters).await;
+    let hub = support::replicaset::hub_extended(clusters).await;
     decide(&hub.client, clusters).await;
     hub
 }

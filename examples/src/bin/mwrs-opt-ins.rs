@@ -208,6 +208,8 @@ async fn run() -> Result<(), Failure> {
          simulators (in this process)"
     );
     let fake = FakeHub::new(3)?;
+    // The opt-in's fields are in the extended CRDs (`ocm-crdgen --extended`).
+    ocm_testkit::install_extended_crds(fake.hub())?;
     let hub = fake.hub().client();
     let demo::Agents {
         agents, simulators, ..

@@ -153,6 +153,8 @@ impl Demo {
 async fn run() -> Result<(), Failure> {
     outln!("==> a fake hub and three fake managed clusters with work agents (in this process)");
     let fake = FakeHub::new(3)?;
+    // The opt-in's fields are in the extended CRDs (`ocm-crdgen --extended`).
+    ocm_testkit::install_extended_crds(fake.hub())?;
     let hub = fake.hub().client();
     let agents = demo::agents(&fake, "https://hub.rollback.local:6443", false)?.agents;
     demo::bind_cluster_set(&hub, NS, "demo").await?;

@@ -5,11 +5,16 @@
 //! ocm-crdgen --out-dir crds  # one file per CRD: crds/<crd name>.yaml
 //! ocm-crdgen --list          # just the CRD names
 //! ocm-crdgen --multicluster  # also the SIG-Multicluster CRDs (ClusterProfile, PlacementDecision)
+//! ocm-crdgen --extended      # with our opt-in fields in the ManifestWorkReplicaSet CRD
 //! ```
 //!
-//! Pipe the output to `kubectl apply -f -` to install the OCM APIs on a hub. The
-//! `multicluster.x-k8s.io` CRDs (from cluster-inventory-api) are what `ocm-hub-controller`'s
-//! `ClusterProfile` and `SIGPlacementDecision` gates write.
+//! Pipe the output to `kubectl apply -f -` to install the OCM APIs on a hub. By default the
+//! CRDs are upstream's, exactly. `--extended` adds the ManifestWorkReplicaSet fields of our
+//! opt-ins (`ocm-hub-controller --rollback`: `spec.revisionHistoryLimit`,
+//! `rolloutStrategy.failureStrategy` and four status fields; `--feedback-aggregation`:
+//! `spec.feedbackAggregation` and `status.feedbackAggregation`), which a hub serving upstream's
+//! CRD prunes. The `multicluster.x-k8s.io` CRDs (from cluster-inventory-api) are what
+//! `ocm-hub-controller`'s `ClusterProfile` and `SIGPlacementDecision` gates write.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +38,12 @@ struct Args {
     /// SIGPlacementDecision feature gates.
     #[arg(long)]
     multicluster: bool,
+
+    /// Write the ManifestWorkReplicaSet CRD with the fields of our opt-ins (ocm-hub-controller
+    /// --rollback and --feedback-aggregation), which upstream's CRD does not have. Without
+    /// it, every CRD is upstream's.
+    #[arg(long)]
+    extended: bool,
 }
 
 fn main() -> ExitCode {
@@ -47,7 +58,11 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let mut crds = ocm_api::crds();
+    let mut crds = if args.extended {
+        ocm_api::crd::extended_crds()
+    } else {
+        ocm_api::crds()
+    };
     if args.multicluster {
         crds.extend(ocm_api::crd::multicluster_crds());
     }

@@ -23,11 +23,14 @@ const LONG_ABOUT: &str = "\
 Serve a fake OCM hub, and optionally fake managed clusters, on 127.0.0.1.
 
 What it is: ocm-testkit's in-memory Kubernetes API server (not kube-apiserver, no etcd, no
-nodes, no pods running anything). The hub has every OCM CRD installed, the `default` and
+nodes, no pods running anything). The hub has every OCM CRD installed (upstream's, as a hub
+is set up by default; --extended-crds installs the extended ManifestWorkReplicaSet CRD that
+ocm-hub-controller --rollback and --feedback-aggregation need), the `default` and
 `global` ManagedClusterSets, and --clusters registered, accepted and available
 ManagedClusters (cluster1, cluster2, ...), each with its namespace. The hub runs the OCM
 hub's admission webhooks as upstream registers them (ManagedCluster taint times and checks,
-ManagedClusterSetBinding bind checks, ManifestWork validation and execute-as checks).
+ManagedClusterSetBinding bind checks, ManifestWork validation and execute-as checks), and
+our execute-as check of ManifestWorkReplicaSet executors.
 With --cluster-kubeconfigs DIR every managed cluster is served too (its own fake API server,
 with workload simulators so that Deployments run Pods through a ReplicaSet and Deployments,
 StatefulSets, DaemonSets and Jobs report progress, and with the ClusterClaim reporter of the
@@ -98,6 +101,12 @@ struct Args {
     /// `<cluster>-agent.kubeconfig`.
     #[arg(long, value_name = "DIR", requires = "authentication")]
     agent_kubeconfigs: Option<PathBuf>,
+
+    /// Install the extended CRDs (`ocm-crdgen --extended`: the ManifestWorkReplicaSet CRD
+    /// with the fields of ocm-hub-controller's --rollback and --feedback-aggregation) instead
+    /// of upstream's.
+    #[arg(long)]
+    extended_crds: bool,
 }
 
 #[tokio::main]
@@ -284,6 +293,11 @@ async fn run(args: Args) -> Result<(), String> {
             "loaded the saved state of the hub and {} clusters",
             s.clusters.len()
         );
+    }
+    // After a restore too: the flag upgrades a saved hub's ManifestWorkReplicaSet CRD.
+    if args.extended_crds {
+        ocm_testkit::install_extended_crds(fake.hub())
+            .map_err(|e| format!("cannot install the extended CRDs: {e}"))?;
     }
     let hub_port = match (args.port, saved.as_ref().and_then(|s| s.hub_port)) {
         (0, Some(p)) => p,

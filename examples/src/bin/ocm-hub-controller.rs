@@ -8,16 +8,24 @@
 //! set out to the clusters its placements select, following their rollout strategies).
 //!
 //! ```text
-//! ocm-hub-controller --kubeconfig hub.kubeconfig
-//! ocm-hub-controller --kubeconfig hub.kubeconfig --success-criteria applied-and-available
+//! ocm-hub-controller --kubeconfig hub.kubeconfig --namespace default
+//! ocm-hub-controller --kubeconfig hub.kubeconfig --namespace default --success-criteria applied-and-available
 //! ```
 //!
 //! Point it at a real hub or at `ocm-fake-apiserver`. The OCM CRDs must be installed
-//! (`ocm-crdgen | kubectl apply -f -`, or `--install-crds`).
+//! (`ocm-crdgen | kubectl apply -f -`, or `--install-crds`). `--rollback` and
+//! `--feedback-aggregation` need the extended ManifestWorkReplicaSet CRD (`ocm-crdgen
+//! --extended`); on a hub that serves upstream's, every replica set says so in its
+//! `OptInFieldsInstalled` condition (reading the CRD takes get, list and watch on
+//! `customresourcedefinitions`).
 //!
-//! SIGTERM or SIGINT stops it gracefully. Several replicas elect a leader with the Lease
-//! `ocm-hub-controller-lock` on the hub, in `--namespace` (default: the pod's namespace;
-//! outside a pod without `--namespace`, leader election is off).
+//! SIGTERM or SIGINT stops it gracefully. Replicas elect a leader with the Lease
+//! `ocm-hub-controller-lock` on the hub, in `--namespace` (default: the pod's namespace): only
+//! the holder runs the controllers, the others stand by and take over when it stops (at once
+//! when it releases the Lease on shutdown, after the lease duration when it dies). Outside a
+//! pod `--namespace` is required, as upstream's hub controllers require it (they refuse to
+//! start with `namespace may not be empty`); `--disable-leader-election` runs one replica
+//! without a Lease. Two replicas started the same way therefore never both act.
 //! `--endpoints-address :8080` serves `/healthz`, `/readyz` and `/metrics` (placement schedule
 //! durations, rollout progress of every ManifestWorkReplicaSet, leadership).
 //! `--log-format json` writes one JSON object per line.
@@ -83,7 +91,9 @@ struct Args {
     #[arg(long, value_enum, default_value = "upstream")]
     success_criteria: Criteria,
 
-    /// Install (server-side apply) the OCM CRDs before starting.
+    /// Install (server-side apply) the OCM CRDs before starting: upstream's, with the
+    /// ManifestWorkReplicaSet CRD extended by the fields of --rollback and
+    /// --feedback-aggregation when either is on (`ocm-crdgen --extended`).
     #[arg(long)]
     install_crds: bool,
 
@@ -189,6 +199,11 @@ async fn client(args: &Args) -> Result<Client, String> {
 
 async fn run(args: Args) -> Result<(), String> {
     let gates = FeatureGates::parse(&args.feature_gates, &GATES)?;
+    // Leader election (#14): the controllers run only on the replica holding the Lease. Its
+    // settings are checked before anything is written to the hub.
+    let election = args
+        .election
+        .config(ocm_work::runtime::leader::HUB_CONTROLLER_LEASE)?;
     let client = client(&args).await?;
     if args.install_crds {
         let api: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -198,7 +213,13 @@ async fn run(args: Args) -> Result<(), String> {
             _ => gates.enabled(gate::SIG_PLACEMENT_DECISION),
         };
         let multicluster = ocm_api::crd::multicluster_crds().into_iter().filter(wanted);
-        for crd in ocm_api::crds().into_iter().chain(multicluster) {
+        // The opt-ins that need fields of the extended ManifestWorkReplicaSet CRD get it.
+        let ocm = if args.rollback || args.feedback_aggregation {
+            ocm_api::crd::extended_crds()
+        } else {
+            ocm_api::crds()
+        };
+        for crd in ocm.into_iter().chain(multicluster) {
             let name = crd.metadata.name.clone().unwrap_or_default();
             api.patch(
                 &name,
@@ -228,10 +249,6 @@ async fn run(args: Args) -> Result<(), String> {
             }
         }
     }
-    // Leader election (#14): the controllers run only on the replica holding the Lease.
-    let election = args
-        .election
-        .config(ocm_work::runtime::leader::HUB_CONTROLLER_LEASE)?;
     let elector = ocm_examples::runtime::elector(&client, election);
     let shutdown = ocm_work::runtime::shutdown::Shutdown::on_signals();
     // Endpoints (#14): /healthz, /readyz (a standby, or the leader once the informers of

@@ -1,9 +1,9 @@
 //! `ocm-work-agent`: applies the ManifestWorks of one managed cluster.
 //!
 //! ```text
-//! ocm-work-agent --hub-kubeconfig hub.kubeconfig --cluster-name cluster1
+//! ocm-work-agent --hub-kubeconfig hub.kubeconfig --cluster-name cluster1   # in a pod
 //! ocm-work-agent --hub-kubeconfig hub.kubeconfig --spoke-kubeconfig spoke.kubeconfig \
-//!     --cluster-name cluster1 --status-sync-interval 10s --feature-gates RawFeedbackJsonString=true
+//!     --cluster-name cluster1 --namespace default --status-sync-interval 10s --feature-gates RawFeedbackJsonString=true
 //! ```
 //!
 //! It watches the ManifestWorks in the hub namespace named after the cluster, applies them to
@@ -12,8 +12,10 @@
 //!
 //! SIGTERM or SIGINT stops it gracefully: syncs under way finish, then the leader Lease is
 //! released. Several replicas elect a leader with the Lease `work-agent-lock` (upstream's) on
-//! the managed cluster, in `--namespace` (default: the pod's namespace; outside a pod without
-//! `--namespace`, leader election is off); `--disable-leader-election` turns it off.
+//! the managed cluster, in `--namespace` (default: the pod's namespace). Outside a pod
+//! `--namespace` is required, as upstream's agent requires it (`namespace may not be empty`),
+//! so two replicas started the same way never both act; `--disable-leader-election` runs one
+//! replica without a Lease.
 //!
 //! `--endpoints-address :8080` serves `/healthz`, `/readyz` (ready: a standby replica, or the
 //! leader once its informers have listed and while the hub and the managed cluster answer

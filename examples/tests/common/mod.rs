@@ -278,9 +278,11 @@ impl Fleet {
         // Keep draining its output so that it never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
         if let Some(args) = &options.hub_controller {
+            // As the README runs it: outside a pod the Lease's namespace is a flag.
             let child = Command::new(env!("CARGO_BIN_EXE_ocm-hub-controller"))
                 .arg("--kubeconfig")
                 .arg(&hub)
+                .args(["--namespace", "default"])
                 .args(args)
                 // Its logs go to standard error (`ocm_examples::logging`).
                 .stdout(log("ocm-hub-controller.out"))
@@ -328,6 +330,7 @@ impl Fleet {
             std::fs::File::create(self.dir.join(format!("agent-{cluster}.log"))).expect("log");
         let child = Command::new(env!("CARGO_BIN_EXE_ocm-work-agent"))
             .args(["--cluster-name", cluster, "--status-sync-interval", "1s"])
+            .args(["--namespace", "default"])
             .args(extra)
             .arg("--hub-kubeconfig")
             .arg(&self.hub)
@@ -341,9 +344,19 @@ impl Fleet {
             .push((format!("agent-{cluster}"), Running(child)));
     }
 
-    /// Stops every `ocm-work-agent` of `cluster`.
+    /// Stops every `ocm-work-agent` of `cluster` as Kubernetes stops a pod: SIGTERM, and
+    /// wait for it to exit (it releases its leader Lease, so a restarted agent leads at once).
     pub fn stop_agent(&mut self, cluster: &str) {
         let name = format!("agent-{cluster}");
+        for (_, Running(child)) in self.processes.iter_mut().filter(|(n, _)| n == &name) {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         self.processes.retain(|(n, _)| n != &name);
     }
 

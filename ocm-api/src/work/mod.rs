@@ -3,6 +3,7 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+pub mod executor;
 pub mod split;
 pub mod v1;
 pub mod v1alpha1;

@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::executor::ReplicaSetAdmission;
 use super::v1::{
     ConditionRuleType, Manifest, ManifestWork, ManifestWorkExecutor, ManifestWorkSpec,
 };
@@ -78,26 +79,42 @@ impl ManifestWorkReplicaSet {
     /// Checks the ManifestWorkReplicaSet as upstream's admission webhook does on create and
     /// update, with the default manifest size limit (500 KiB): the template's manifests must
     /// pass the same checks as a ManifestWork's (not empty, within the size limit, each a
-    /// named object without `generateName`, no duplicates).
+    /// named object without `generateName`, no duplicates). Of the CRD's rules it applies the
+    /// CEL one (a `CEL` condition rule needs a `condition`); the others (at least one placement
+    /// reference, enums, patterns) are left to the API server.
     ///
-    /// Like upstream's webhook, this does not check the template's executor. Of the CRD's
-    /// rules it applies the CEL one (a `CEL` condition rule needs a `condition`); the others
-    /// (at least one placement reference, enums, patterns) are left to the API server.
+    /// Our addition, on by default ([`ReplicaSetAdmission`]): the template's executor is
+    /// checked as a ManifestWork's. The part that needs no cluster (a service account subject
+    /// without a service account) is checked here; the `execute-as` permission of the
+    /// requesting user needs the hub's authorizer: a webhook runs
+    /// [`admit`](Self::admit), which does both. Upstream checks neither:
+    /// [`validate_with`](Self::validate_with) with [`ReplicaSetAdmission::upstream`].
     pub fn validate(&self) -> Result<()> {
-        self.validate_with_limit(MANIFEST_SIZE_LIMIT)
+        self.validate_with(&ReplicaSetAdmission::default())
     }
 
     /// [`validate`](Self::validate) with another manifest size limit, in bytes.
     pub fn validate_with_limit(&self, limit: usize) -> Result<()> {
+        self.validate_with(&ReplicaSetAdmission::default().manifest_limit(limit))
+    }
+
+    /// [`validate`](Self::validate) under `admission` (the manifest size limit, and whether
+    /// the template's executor is checked).
+    pub fn validate_with(&self, admission: &ReplicaSetAdmission) -> Result<()> {
         let mut errors = FieldErrors::default();
         validate_manifests(
             self.manifests(),
-            limit,
+            admission.manifest_limit,
             "spec.manifestWorkTemplate.workload.manifests",
             &mut errors,
         );
         if let Some(template) = &self.spec.manifest_work_template {
             validate_condition_rules(template, "spec.manifestWorkTemplate", &mut errors);
+        }
+        if let Err(crate::Error::Invalid { errors: more, .. }) =
+            self.executor_review(None, admission)
+        {
+            errors.0.extend(more.0);
         }
         errors.into_result(
             "ManifestWorkReplicaSet",
@@ -475,14 +492,23 @@ mod tests {
         }
     }
 
+    /// Our addition, on by default: the template's executor is checked as a work's. Upstream
+    /// (and `ReplicaSetAdmission::upstream()`) checks no executor.
     #[test]
-    fn replica_set_does_not_check_the_executor() {
+    fn replica_set_checks_the_executor_unless_told_to_act_as_upstream() {
         let mut rs = mwrs(json!([cm("ns", "a")]));
         if let Some(template) = rs.spec.manifest_work_template.as_mut() {
             template.executor =
                 serde_json::from_value(json!({"subject": {"type": "ServiceAccount"}})).unwrap();
         }
-        rs.validate().unwrap();
+        assert_eq!(
+            errors(rs.validate()),
+            vec![FieldError::new(
+                "spec.manifestWorkTemplate.executor.subject.serviceAccount",
+                "executor service account can not be nil"
+            )]
+        );
+        rs.validate_with(&ReplicaSetAdmission::upstream()).unwrap();
     }
 
     #[test]

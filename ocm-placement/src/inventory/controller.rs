@@ -58,6 +58,8 @@ pub struct ClusterInventoryController {
     clock: Arc<dyn Clock>,
     options: InventoryOptions,
     synced: Option<Arc<AtomicBool>>,
+    /// What was last logged: a problem found again on every pass is logged once per change.
+    said: Arc<ocm_api::repeats::LastSaid>,
 }
 
 impl std::fmt::Debug for ClusterInventoryController {
@@ -76,6 +78,7 @@ impl ClusterInventoryController {
             clock: Arc::new(SystemClock),
             options: InventoryOptions::default(),
             synced: None,
+            said: Arc::default(),
         }
     }
 
@@ -118,7 +121,9 @@ impl ClusterInventoryController {
         bindings: &[ManagedClusterSetBinding],
     ) -> Result<InventoryOutcome, Error> {
         let plan = plan(clusters, sets, bindings, &self.options, self.clock.now());
-        for skipped in &plan.errors {
+        // Each skipped object is logged when it starts being skipped, not on every pass.
+        let skipped_now = plan.errors.iter().map(ToString::to_string);
+        for skipped in self.said.news("skipped", skipped_now) {
             tracing::warn!(%skipped, "inventory object skipped");
         }
         let mut outcome = InventoryOutcome {
@@ -285,13 +290,18 @@ impl ClusterInventoryController {
                 );
                 match this.reconcile_objects(&c, &s, &b).await {
                     Ok(outcome) => {
+                        this.said.forget("reconcile");
                         if outcome.writes > 0 {
                             tracing::debug!(writes = outcome.writes, "inventory reconciled");
                         }
                         Round::default()
                     }
                     Err(error) => {
-                        tracing::warn!(%error, "inventory reconcile failed");
+                        if this.said.changed("reconcile", &error.to_string()) {
+                            tracing::warn!(%error, "inventory reconcile failed");
+                        } else {
+                            tracing::debug!(%error, "inventory reconcile failed again");
+                        }
                         Round {
                             requeue_after: None,
                             retry: true,

@@ -176,6 +176,8 @@ mod controller {
         client: Client,
         clock: Arc<dyn Clock>,
         recorder: Recorder,
+        /// What was last logged: a failure repeated on every retry is logged once.
+        said: ocm_api::repeats::LastSaid,
     }
 
     impl std::fmt::Debug for ClusterLeaseController {
@@ -196,6 +198,7 @@ mod controller {
                 recorder: Recorder::new(client.clone(), reporter),
                 client,
                 clock: Arc::new(SystemClock),
+                said: Default::default(),
             }
         }
 
@@ -352,12 +355,19 @@ mod controller {
                         stores.0.state().iter().map(|a| (**a).clone()).collect();
                     let l: Vec<Lease> = stores.1.state().iter().map(|a| (**a).clone()).collect();
                     match this.reconcile_objects(&c, &l).await {
-                        Ok(outcome) => Round {
-                            requeue_after: outcome.next_expiry,
-                            retry: false,
-                        },
+                        Ok(outcome) => {
+                            this.said.forget("reconcile");
+                            Round {
+                                requeue_after: outcome.next_expiry,
+                                retry: false,
+                            }
+                        }
                         Err(error) => {
-                            tracing::warn!(%error, "cluster lease reconcile failed");
+                            if this.said.changed("reconcile", &error.to_string()) {
+                                tracing::warn!(%error, "cluster lease reconcile failed");
+                            } else {
+                                tracing::debug!(%error, "cluster lease reconcile failed again");
+                            }
                             Round {
                                 requeue_after: None,
                                 retry: true,

@@ -77,6 +77,8 @@ pub struct ClusterProfileController {
     client: Client,
     clock: Arc<dyn Clock>,
     synced: Option<Arc<AtomicBool>>,
+    /// What was last logged: a problem found again on every pass is logged once per change.
+    said: Arc<ocm_api::repeats::LastSaid>,
 }
 
 impl std::fmt::Debug for ClusterProfileController {
@@ -93,6 +95,7 @@ impl ClusterProfileController {
             client,
             clock: Arc::new(SystemClock),
             synced: None,
+            said: Arc::default(),
         }
     }
 
@@ -137,7 +140,9 @@ impl ClusterProfileController {
     ) -> Result<ProfileOutcome, Error> {
         let now = Time(self.clock.now());
         let plan = plan(clusters, sets, bindings, profiles, &now);
-        for skipped in &plan.skipped {
+        // Each skipped object is logged when it starts being skipped, not on every pass.
+        let skipped_now = plan.skipped.iter().map(ToString::to_string);
+        for skipped in self.said.news("skipped", skipped_now) {
             tracing::warn!(%skipped, "ClusterProfile input left out");
         }
         let mut outcome = ProfileOutcome {
@@ -304,13 +309,18 @@ impl ClusterProfileController {
                     .await
                 {
                     Ok(outcome) => {
+                        this.said.forget("reconcile");
                         if outcome.writes > 0 {
                             tracing::debug!(writes = outcome.writes, "ClusterProfiles reconciled");
                         }
                         Round::default()
                     }
                     Err(error) => {
-                        tracing::warn!(%error, "ClusterProfile reconcile failed");
+                        if this.said.changed("reconcile", &error.to_string()) {
+                            tracing::warn!(%error, "ClusterProfile reconcile failed");
+                        } else {
+                            tracing::debug!(%error, "ClusterProfile reconcile failed again");
+                        }
                         Round {
                             requeue_after: None,
                             retry: true,

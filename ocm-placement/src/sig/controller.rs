@@ -68,6 +68,8 @@ pub struct SigOutcome {
 pub struct SigPlacementDecisionController {
     client: Client,
     synced: Option<Arc<AtomicBool>>,
+    /// What was last logged: a problem found again on every pass is logged once per change.
+    said: Arc<ocm_api::repeats::LastSaid>,
 }
 
 impl std::fmt::Debug for SigPlacementDecisionController {
@@ -83,6 +85,7 @@ impl SigPlacementDecisionController {
         Self {
             client,
             synced: None,
+            said: Arc::default(),
         }
     }
 
@@ -113,7 +116,9 @@ impl SigPlacementDecisionController {
         sig: &[&SigPlacementDecision],
     ) -> Result<SigOutcome, Error> {
         let plan = plan(ocm, sig);
-        for skipped in &plan.skipped {
+        // Each skipped object is logged when it starts being skipped, not on every pass.
+        let skipped_now = plan.skipped.iter().map(ToString::to_string);
+        for skipped in self.said.news("skipped", skipped_now) {
             tracing::warn!(%skipped, "PlacementDecision not mirrored");
         }
         let mut outcome = SigOutcome {
@@ -205,6 +210,7 @@ impl SigPlacementDecisionController {
                 let sig: Vec<&SigPlacementDecision> = sig.iter().map(AsRef::as_ref).collect();
                 match this.reconcile_objects(&ocm, &sig).await {
                     Ok(outcome) => {
+                        this.said.forget("reconcile");
                         if outcome.writes > 0 {
                             tracing::debug!(
                                 writes = outcome.writes,
@@ -214,7 +220,11 @@ impl SigPlacementDecisionController {
                         Round::default()
                     }
                     Err(error) => {
-                        tracing::warn!(%error, "SIG PlacementDecision reconcile failed");
+                        if this.said.changed("reconcile", &error.to_string()) {
+                            tracing::warn!(%error, "SIG PlacementDecision reconcile failed");
+                        } else {
+                            tracing::debug!(%error, "SIG PlacementDecision reconcile failed again");
+                        }
                         Round {
                             requeue_after: None,
                             retry: true,

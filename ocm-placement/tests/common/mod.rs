@@ -1,6 +1,9 @@
 //! Fixtures shared by the integration tests.
 #![allow(dead_code, missing_docs)]
 
+#[cfg(feature = "controller")]
+pub mod logs;
+
 use jiff::Timestamp;
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1alpha1::AddOnPlacementScore;

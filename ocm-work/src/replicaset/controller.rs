@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
@@ -27,6 +28,7 @@ use ocm_api::cluster::v1alpha1::{
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, labels, replicaset as rc};
+use ocm_api::repeats::LastSaid;
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
 use ocm_api::work::v1alpha1::{
     CascadeDeletionPolicy, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus,
@@ -35,6 +37,7 @@ use ocm_api::work::v1alpha1::{
 use serde_json::json;
 
 use super::feedback;
+use super::fields::{self, Installed};
 use super::pages;
 use super::rollback::{self, RollbackPlan};
 use super::status::{self, WorkCounts};
@@ -68,6 +71,16 @@ pub struct ReplicaSetController {
     cluster_values: bool,
     feedback_aggregation: bool,
     synced: Option<Arc<AtomicBool>>,
+    /// The replica sets this controller added its finalizer to: uid → the resourceVersion it
+    /// patched over. A lagging cache hands the same old version in again; it is known to
+    /// carry the finalizer by now, so it is not patched (and conflicted) again.
+    finalizer_added: Arc<std::sync::Mutex<BTreeMap<String, String>>>,
+    /// What was last logged per replica set and topic: a steady state that finds the same
+    /// problem on every pass logs it once, and again only when it changes.
+    said: Arc<LastSaid>,
+    /// What the installed CRD keeps of the enabled opt-ins' fields ([`fields`]), and when it
+    /// was read (`None`: kept current by [`ReplicaSetController::run`]'s watch).
+    installed: Arc<std::sync::Mutex<(Installed, Option<std::time::Instant>)>>,
 }
 
 impl std::fmt::Debug for ReplicaSetController {
@@ -179,6 +192,9 @@ impl ReplicaSetController {
             cluster_values: false,
             feedback_aggregation: false,
             synced: None,
+            finalizer_added: Arc::default(),
+            said: Arc::default(),
+            installed: Arc::default(),
         }
     }
 
@@ -244,29 +260,30 @@ impl ReplicaSetController {
         if replica_set.metadata.deletion_timestamp.is_some() {
             return self.finalize(&api, replica_set).await;
         }
-        if !replica_set
-            .finalizers()
-            .iter()
-            .any(|f| f == finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
-        {
-            let mut list = replica_set.finalizers().to_vec();
-            list.push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
-            let patch = json!({"metadata": {
-                "uid": replica_set.metadata.uid,
-                "resourceVersion": replica_set.metadata.resource_version,
-                "finalizers": list,
-            }});
-            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(|e| {
-                    Error::kube(
-                        format!("add finalizer to ManifestWorkReplicaSet {namespace}/{name}"),
-                        e,
-                    )
-                })?;
-            outcome.requeue_after = Some(Duration::ZERO);
-            return Ok(outcome);
-        }
+        let with_finalizer;
+        let replica_set = if has_cleanup_finalizer(replica_set) {
+            // The cache has caught up with the finalizer (if this controller added it).
+            if let Some(uid) = &replica_set.metadata.uid {
+                self.finalizer_memory().remove(uid);
+            }
+            replica_set
+        } else if self.added_finalizer_over(replica_set) {
+            // A lagging cache's copy of a version this controller already patched.
+            let mut copy = replica_set.clone();
+            copy.finalizers_mut()
+                .push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
+            with_finalizer = copy;
+            &with_finalizer
+        } else {
+            match self.add_finalizer(&api, replica_set).await? {
+                Some(patched) => {
+                    with_finalizer = patched;
+                    &with_finalizer
+                }
+                // Deleted meanwhile: its next event finalizes it.
+                None => return Ok(outcome),
+            }
+        };
 
         let before = replica_set.status.clone().unwrap_or_default();
         let mut new_status = before.clone();
@@ -325,6 +342,7 @@ impl ReplicaSetController {
         if let Err(e) = deploy {
             errors.push(e);
         }
+        self.report_fields(&mut new_status, now).await;
         if new_status != before {
             let mut patch = json!({ "status": new_status });
             // A merge patch keeps what it does not mention: a cleared abort is written as null.
@@ -345,6 +363,59 @@ impl ReplicaSetController {
         }
         Error::aggregate(errors)?;
         Ok(outcome)
+    }
+
+    /// Adds the cleanup finalizer, guarded by the resourceVersion the caller read (upstream's
+    /// patch). Returns the replica set as the patch left it, so that the reconcile goes on
+    /// without waiting for the watch to bring it back. A cache that lags behind the server
+    /// (a busy watch, one that dropped and relists) hands in an old resourceVersion: the
+    /// conflict is not an error, the replica set is read again and the patch retried once.
+    /// `None`: the replica set is gone or being deleted.
+    async fn add_finalizer(
+        &self,
+        api: &Api<ManifestWorkReplicaSet>,
+        replica_set: &ManifestWorkReplicaSet,
+    ) -> Result<Option<ManifestWorkReplicaSet>> {
+        let name = replica_set.name_any();
+        let namespace = replica_set.namespace().unwrap_or_default();
+        let failed = |e| {
+            Error::kube(
+                format!("add finalizer to ManifestWorkReplicaSet {namespace}/{name}"),
+                e,
+            )
+        };
+        let mut current = replica_set.clone();
+        for attempt in 0..2 {
+            let mut list = current.finalizers().to_vec();
+            list.push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
+            let patch = json!({"metadata": {
+                "uid": current.metadata.uid,
+                "resourceVersion": current.metadata.resource_version,
+                "finalizers": list,
+            }});
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(patched) => {
+                    self.remember_finalizer(&current);
+                    return Ok(Some(patched));
+                }
+                Err(kube::Error::Api(status)) if status.code == 409 && attempt == 0 => {
+                    match api.get_opt(&name).await.map_err(&failed)? {
+                        Some(fresh) if fresh.metadata.deletion_timestamp.is_some() => {
+                            return Ok(None);
+                        }
+                        Some(fresh) if has_cleanup_finalizer(&fresh) => return Ok(Some(fresh)),
+                        Some(fresh) => current = fresh,
+                        None => return Ok(None),
+                    }
+                }
+                Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        Ok(None)
     }
 
     async fn finalize(
@@ -383,27 +454,194 @@ impl ReplicaSetController {
                 requeue_after: Some(Duration::from_secs(1)),
             });
         }
-        let remaining: Vec<String> = replica_set
-            .finalizers()
-            .iter()
-            .filter(|f| *f != finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
-            .cloned()
-            .collect();
-        let patch = json!({"metadata": {
-            "uid": replica_set.metadata.uid,
-            "resourceVersion": replica_set.metadata.resource_version,
-            "finalizers": remaining,
-        }});
-        let name = replica_set.name_any();
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|e| {
-                Error::kube(
-                    format!("remove finalizer from ManifestWorkReplicaSet {name}"),
-                    e,
-                )
-            })?;
+        self.remove_finalizer(api, replica_set).await?;
+        if let Some(uid) = &replica_set.metadata.uid {
+            self.finalizer_memory().remove(uid);
+        }
+        let key = format!(
+            "{}/{}#",
+            replica_set.namespace().unwrap_or_default(),
+            replica_set.name_any()
+        );
+        self.said.forget_prefixed(&key);
         Ok(ReconcileOutcome::default())
+    }
+
+    /// The opt-ins' fields (see [`fields`]): writes `OptInFieldsInstalled` into `new_status`
+    /// (or removes it when no such opt-in is on), and leaves out of it the status fields the
+    /// installed CRD prunes, which would only be written again and again in vain.
+    async fn report_fields(&self, new_status: &mut ManifestWorkReplicaSetStatus, now: Timestamp) {
+        let enabled = fields::opt_ins(self.rollback, self.feedback_aggregation);
+        if enabled.is_empty() {
+            if let Some(conds) = new_status.conditions.as_mut() {
+                conditions::remove(conds, fields::CONDITION_OPT_IN_FIELDS_INSTALLED);
+            }
+            return;
+        }
+        let Installed::Known(missing) = self.installed_fields().await else {
+            return;
+        };
+        for field in &missing {
+            match field.path {
+                ["status", "collisionCount"] => new_status.collision_count = None,
+                ["status", "currentRevision"] => new_status.current_revision = None,
+                ["status", "updateRevision"] => new_status.update_revision = None,
+                ["status", "abortedTime"] => new_status.aborted_time = None,
+                ["status", "feedbackAggregation"] => new_status.feedback_aggregation = None,
+                _ => {}
+            }
+        }
+        let conds = new_status.conditions.get_or_insert_with(Vec::new);
+        conditions::set(
+            conds,
+            fields::fields_condition(&enabled, &missing),
+            &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
+        );
+    }
+
+    /// What the installed CRD keeps: read once when not known yet (a controller that runs
+    /// keeps it current from a watch, [`ReplicaSetController::run`]).
+    async fn installed_fields(&self) -> Installed {
+        let (known, read_at) = self.installed_state().clone();
+        // Without the watch (reconcile called by another runtime), read again now and then.
+        let stale = read_at.is_some_and(|at| at.elapsed() >= fields::RECHECK_AFTER);
+        if known != Installed::Unknown && !stale {
+            return known;
+        }
+        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        match api.get_opt(fields::REPLICA_SET_CRD).await {
+            Ok(Some(crd)) => {
+                self.learn_crd(&crd, false);
+            }
+            Ok(None) => {
+                tracing::warn!(
+                    crd = fields::REPLICA_SET_CRD,
+                    "the ManifestWorkReplicaSet CRD is not installed: cannot tell whether it \
+                     keeps the fields of the enabled opt-ins"
+                );
+                *self.installed_state() = (Installed::Unreadable, read_at_now());
+            }
+            Err(error) => {
+                tracing::warn!(
+                    %error,
+                    crd = fields::REPLICA_SET_CRD,
+                    "cannot read the ManifestWorkReplicaSet CRD to tell whether it keeps the \
+                     fields of the enabled opt-ins (grant get, list and watch on \
+                     customresourcedefinitions)"
+                );
+                *self.installed_state() = (Installed::Unreadable, read_at_now());
+            }
+        }
+        self.installed_state().0.clone()
+    }
+
+    fn installed_state(
+        &self,
+    ) -> std::sync::MutexGuard<'_, (Installed, Option<std::time::Instant>)> {
+        self.installed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes note of the installed CRD (read, or seen by the watch that keeps it current);
+    /// `true` when what it keeps of the enabled opt-ins' fields changed (logged once here,
+    /// not per replica set).
+    fn learn_crd(&self, crd: &CustomResourceDefinition, from_watch: bool) -> bool {
+        let enabled = fields::opt_ins(self.rollback, self.feedback_aggregation);
+        let missing: Vec<_> = ocm_api::crd::missing_extensions(crd)
+            .into_iter()
+            .filter(|f| enabled.contains(&f.opt_in))
+            .collect();
+        let mut state = self.installed_state();
+        state.1 = if from_watch { None } else { read_at_now() };
+        let next = Installed::Known(missing.clone());
+        if state.0 == next {
+            return false;
+        }
+        if !missing.is_empty() {
+            tracing::warn!(
+                crd = fields::REPLICA_SET_CRD,
+                "{}",
+                fields::pruned_message(&enabled, &missing)
+            );
+        } else if matches!(&state.0, Installed::Known(before) if !before.is_empty()) {
+            tracing::info!(
+                crd = fields::REPLICA_SET_CRD,
+                "the installed ManifestWorkReplicaSet CRD now keeps the fields of the enabled \
+                 opt-ins"
+            );
+        }
+        state.0 = next;
+        true
+    }
+
+    fn finalizer_memory(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.finalizer_added
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether this controller added its finalizer on top of exactly this version.
+    fn added_finalizer_over(&self, replica_set: &ManifestWorkReplicaSet) -> bool {
+        let (Some(uid), Some(version)) = (
+            replica_set.metadata.uid.as_ref(),
+            replica_set.metadata.resource_version.as_ref(),
+        ) else {
+            return false;
+        };
+        self.finalizer_memory().get(uid) == Some(version)
+    }
+
+    fn remember_finalizer(&self, patched_over: &ManifestWorkReplicaSet) {
+        if let (Some(uid), Some(version)) = (
+            patched_over.metadata.uid.clone(),
+            patched_over.metadata.resource_version.clone(),
+        ) {
+            self.finalizer_memory().insert(uid, version);
+        }
+    }
+
+    /// Removes the cleanup finalizer, guarded by the resourceVersion read; on a conflict (a
+    /// cache behind the server) the replica set is read again and the patch retried once.
+    async fn remove_finalizer(
+        &self,
+        api: &Api<ManifestWorkReplicaSet>,
+        replica_set: &ManifestWorkReplicaSet,
+    ) -> Result<()> {
+        let name = replica_set.name_any();
+        let failed = |e| {
+            Error::kube(
+                format!("remove finalizer from ManifestWorkReplicaSet {name}"),
+                e,
+            )
+        };
+        let mut current = replica_set.clone();
+        for attempt in 0..2 {
+            let remaining: Vec<String> = current
+                .finalizers()
+                .iter()
+                .filter(|f| *f != finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
+                .cloned()
+                .collect();
+            let patch = json!({"metadata": {
+                "uid": current.metadata.uid,
+                "resourceVersion": current.metadata.resource_version,
+                "finalizers": remaining,
+            }});
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 409 && attempt == 0 => {
+                    match api.get_opt(&name).await.map_err(&failed)? {
+                        Some(fresh) if has_cleanup_finalizer(&fresh) => current = fresh,
+                        _ => return Ok(()),
+                    }
+                }
+                Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        Ok(())
     }
 
     /// The rollback opt-in's first step: records the spec's template as a revision (bumping
@@ -517,13 +755,25 @@ impl ReplicaSetController {
             let rev = api.get_opt(&rev_name).await.map_err(|e| {
                 Error::kube(format!("get ControllerRevision {namespace}/{rev_name}"), e)
             })?;
+            let key = format!("{namespace}/{name}#revision");
             match rev.map(|r| rollback::revision_template(&r)) {
-                Some(Ok(t)) => current = Some((hash, t)),
-                Some(Err(message)) => tracing::warn!(%message, "current revision unusable"),
-                None => tracing::warn!(
-                    revision = %rev_name,
-                    "the current revision's ControllerRevision is gone: nothing to roll back to"
-                ),
+                Some(Ok(t)) => {
+                    self.said.forget(&key);
+                    current = Some((hash, t));
+                }
+                Some(Err(message)) => {
+                    if self.said.changed(&key, &message) {
+                        tracing::warn!(%message, revision = %rev_name, "current revision unusable");
+                    }
+                }
+                None => {
+                    if self.said.changed(&key, "gone") {
+                        tracing::warn!(
+                            revision = %rev_name,
+                            "the current revision's ControllerRevision is gone: nothing to roll back to"
+                        );
+                    }
+                }
             }
         }
 
@@ -1032,11 +1282,12 @@ impl ReplicaSetController {
         let conditions = new_status.conditions.get_or_insert_with(Vec::new);
         conditions::set(conditions, status::placement_verified(count), &now_time);
         let mut rolled_out = status::placement_rolled_out(selected_total, succeeded_total as i64);
+        // Said once per change of the message, however often the stalled rollout is
+        // reconciled (and whatever an older cached status says).
+        let stall_key = format!("{namespace}/{}#stall", replica_set.name_any());
         if rolled_out.status == ConditionStatus::False && stalled > 0 {
             rolled_out.message = status::stalled_rollout_message(stalled, count);
-            let said_before = conditions::find(conditions, rc::CONDITION_PLACEMENT_ROLLED_OUT)
-                .is_some_and(|c| c.message == rolled_out.message);
-            if !said_before {
+            if self.said.changed(&stall_key, &rolled_out.message) {
                 tracing::warn!(
                     replica_set = %format!("{namespace}/{}", replica_set.name_any()),
                     stalled,
@@ -1047,6 +1298,8 @@ impl ReplicaSetController {
                      --success-criteria applied-and-available)"
                 );
             }
+        } else {
+            self.said.forget(&stall_key);
         }
         conditions::set(conditions, rolled_out, &now_time);
         Error::aggregate(std::mem::take(errors))?;
@@ -1117,6 +1370,7 @@ impl ReplicaSetController {
         let store = controller.store();
         let decisions_store = store.clone();
         let clusters_store = store.clone();
+        let crd_refs_store = store.clone();
         let synced_store = store.clone();
         let synced = self.synced.clone();
         let listed = async move {
@@ -1171,6 +1425,29 @@ impl ReplicaSetController {
                     )
                 },
             );
+        // With an opt-in that needs fields of the extended CRD, the installed CRD is watched:
+        // a change in what it keeps of them reconciles every replica set (their condition).
+        let controller = if fields::opt_ins(self.rollback, self.feedback_aggregation).is_empty() {
+            controller
+        } else {
+            let this = self.clone();
+            let crd_store = crd_refs_store;
+            controller.watches(
+                Api::<CustomResourceDefinition>::all(client.clone()),
+                watcher::Config::default()
+                    .fields(&format!("metadata.name={}", fields::REPLICA_SET_CRD)),
+                move |crd| {
+                    if !this.learn_crd(&crd, true) {
+                        return Vec::new();
+                    }
+                    crd_store
+                        .state()
+                        .iter()
+                        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
+                        .collect::<Vec<_>>()
+                },
+            )
+        };
         // With per-cluster values, a cluster's labels and claims feed its work: a change of
         // them (not a heartbeat or a condition) reconciles every replica set whose template
         // uses variables.
@@ -1204,13 +1481,20 @@ impl ReplicaSetController {
             .run(
                 |rs: Arc<ManifestWorkReplicaSet>, ctx: Arc<ReplicaSetController>| async move {
                     let outcome = ctx.reconcile(&rs).await?;
+                    ctx.said.forget(&failure_key(&rs));
                     Ok::<_, Error>(match outcome.requeue_after {
                         Some(after) => Action::requeue(after),
                         None => Action::await_change(),
                     })
                 },
-                |_rs, error: &Error, _ctx| {
-                    tracing::warn!(%error, "ManifestWorkReplicaSet reconcile failed");
+                |rs, error: &Error, ctx| {
+                    // A failure that repeats unchanged (retried every 5 s) is logged once.
+                    let key = failure_key(&rs);
+                    if ctx.said.changed(&key, &error.to_string()) {
+                        tracing::warn!(%error, replica_set = %key.trim_end_matches("#reconcile"), "ManifestWorkReplicaSet reconcile failed");
+                    } else {
+                        tracing::debug!(%error, "ManifestWorkReplicaSet reconcile failed again");
+                    }
                     Action::requeue(Duration::from_secs(5))
                 },
                 Arc::new(self),
@@ -1218,6 +1502,27 @@ impl ReplicaSetController {
             .for_each(|_| futures::future::ready(()));
         futures::future::join(controller, listed).await;
     }
+}
+
+/// `Some(now)`: a read of the CRD that no watch keeps current.
+fn read_at_now() -> Option<std::time::Instant> {
+    Some(std::time::Instant::now())
+}
+
+/// The [`LastSaid`] key of a replica set's reconcile failures.
+fn failure_key(replica_set: &ManifestWorkReplicaSet) -> String {
+    format!(
+        "{}/{}#reconcile",
+        replica_set.namespace().unwrap_or_default(),
+        replica_set.name_any()
+    )
+}
+
+fn has_cleanup_finalizer(replica_set: &ManifestWorkReplicaSet) -> bool {
+    replica_set
+        .finalizers()
+        .iter()
+        .any(|f| f == finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
 }
 
 fn referencing(

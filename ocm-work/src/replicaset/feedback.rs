@@ -8,7 +8,9 @@
 //! (`ocm-hub-controller --feedback-aggregation`) and name the values in the replica set's
 //! `spec.feedbackAggregation.values` (resource identifier and feedback name, as the template's
 //! `manifestConfigs` feedback rules report them). Upstream has neither field; with the
-//! opt-in off, the controller reads and writes neither.
+//! opt-in off, the controller reads and writes neither. They are in the extended CRDs
+//! (`ocm_api::crd::extended_crds`, `ocm-crdgen --extended`); on a hub serving upstream's CRD
+//! the controller says so in [`super::fields`]' `OptInFieldsInstalled` condition.
 //!
 //! For each value, `status.feedbackAggregation.values` holds how many works report it, the
 //! count per distinct value (most frequent first, at most [`MAX_DISTINCT_VALUES`], the rest

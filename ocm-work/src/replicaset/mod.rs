@@ -18,7 +18,9 @@
 //! [`values`], per-cluster values resolved from each ManagedCluster into its work
 //! (`ReplicaSetController::with_cluster_values`), and [`feedback`], chosen status-feedback
 //! values aggregated across the works into the status
-//! (`ReplicaSetController::with_feedback_aggregation`).
+//! (`ReplicaSetController::with_feedback_aggregation`). The first and the last need fields of
+//! the extended CRD (`ocm_api::crd::extended_crds`); [`fields`] tells, in a condition, when
+//! the installed CRD prunes them.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +35,7 @@ use serde_json::Value;
 
 pub mod controller;
 pub mod feedback;
+pub mod fields;
 mod pages;
 pub mod rollback;
 pub mod status;

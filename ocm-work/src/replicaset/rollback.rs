@@ -1,7 +1,9 @@
 //! Rollback of a ManifestWorkReplicaSet's template (our addition, off by default), as
 //! upstream's accepted proposal describes it (open-cluster-management-io/enhancements #229,
 //! "Support Rollback for ManifestWorkReplicaSet"). Upstream's controller does not implement it
-//! yet; its API fields are not in upstream's CRD yet either.
+//! yet; its API fields are not in upstream's CRD yet either: install the extended CRDs
+//! (`ocm_api::crd::extended_crds`, `ocm-crdgen --extended`), or the hub prunes them and the
+//! controller says so in [`super::fields`]' `OptInFieldsInstalled` condition.
 //!
 //! Turn it on with [`ReplicaSetController::with_rollback`](super::controller::ReplicaSetController::with_rollback).
 //! With it on, the controller:

@@ -20,10 +20,20 @@ use serde_json::{Value, json};
 pub const CLUSTER: &str = "cluster1";
 pub const HUB_URL: &str = "https://hub.example.com:6443";
 
-/// Installs the OCM CRDs and creates `namespaces`.
+/// Installs the OCM CRDs (upstream's) and creates `namespaces`.
 pub async fn install(client: &Client, namespaces: &[&str]) {
+    install_these(client, ocm_api::crds(), namespaces).await;
+}
+
+/// Installs the extended OCM CRDs (with the fields of the replica set opt-ins) and creates
+/// `namespaces`.
+pub async fn install_extended(client: &Client, namespaces: &[&str]) {
+    install_these(client, ocm_api::crd::extended_crds(), namespaces).await;
+}
+
+async fn install_these(client: &Client, list: Vec<CustomResourceDefinition>, namespaces: &[&str]) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in ocm_api::crds() {
+    for crd in list {
         crds.create(&PostParams::default(), &crd)
             .await
             .expect("install CRD");

@@ -28,14 +28,28 @@ pub struct Hub {
     pub clock: Arc<ManualClock>,
 }
 
-/// A hub with the OCM CRDs, namespace [`NS`] and a namespace per cluster.
+/// A hub with the OCM CRDs (upstream's), namespace [`NS`] and a namespace per cluster.
 pub async fn hub<S: AsRef<str>>(clusters: &[S]) -> Hub {
+    hub_with(clusters, false).await
+}
+
+/// [`hub`] with the extended CRDs, for the opt-ins that need their fields (rollback and
+/// feedback aggregation).
+pub async fn hub_extended<S: AsRef<str>>(clusters: &[S]) -> Hub {
+    hub_with(clusters, true).await
+}
+
+async fn hub_with<S: AsRef<str>>(clusters: &[S], extended: bool) -> Hub {
     let fake = FakeCluster::new();
     let client = fake.client();
     let namespaces: Vec<&str> = std::iter::once(NS)
         .chain(clusters.iter().map(AsRef::as_ref))
         .collect();
-    super::install(&client, &namespaces).await;
+    if extended {
+        super::install_extended(&client, &namespaces).await;
+    } else {
+        super::install(&client, &namespaces).await;
+    }
     Hub {
         fake,
         client,

@@ -28,12 +28,16 @@ hub's `ManifestWorkReplicaSet` feature gate is on.
 
 The desired state is [`ManifestWorkReplicaSetSpec`], the observed state
 [`ManifestWorkReplicaSetStatus`]; [`ManifestWorkReplicaSet::validate`] applies upstream's
-admission checks.
+admission checks and, our addition on by default, checks the template's executor as a
+ManifestWork's; a validating webhook runs [`ManifestWorkReplicaSet::admit`], which also asks
+for the requesting user's `execute-as` permission (see `ocm_api::work::executor`).
 
 # Our additions
 
 Fields upstream's CRD does not have (yet), each read and written only by this SDK's controller
-with the matching opt-in (`ocm_work::replicaset`), and each listed in the CRD conformance test:
+with the matching opt-in (`ocm_work::replicaset`). They are in the extended CRD only
+(`ocm_api::crd::extended_crds`, `ocm-crdgen --extended`); the default CRD is upstream's, and a
+hub that serves it prunes them (`ocm_api::crd::REPLICA_SET_EXTENSIONS` lists them):
 from upstream's accepted rollback proposal, `spec.revisionHistoryLimit`,
 `spec.placementRefs[].rolloutStrategy.failureStrategy` and `status.currentRevision`,
 `updateRevision`, `collisionCount` and `abortedTime`; for feedback aggregation (a controller
@@ -298,8 +302,12 @@ pub struct LocalPlacementReference {
     pub name: String,
 
     /// How the ManifestWorks are rolled out to the selected clusters; `All` at once, with no
-    /// progress deadline, when absent. Here the strategy may also carry `failureStrategy`
-    /// (our addition, see [`RolloutStrategy::failure_strategy`]).
+    /// progress deadline, when absent.
+    ///
+    /// # Our addition
+    ///
+    /// In the extended CRD the strategy may also carry `failureStrategy` (see
+    /// [`RolloutStrategy::failure_strategy`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         schema_with = "crate::cluster::v1alpha1::rollout_strategy_with_failure_strategy",

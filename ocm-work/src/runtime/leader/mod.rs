@@ -26,9 +26,18 @@
 //! Upstream's defaults and flags ([`DEFAULT_LEASE_DURATION`] 137 s,
 //! [`DEFAULT_RENEW_DEADLINE`] 107 s, [`DEFAULT_RETRY_PERIOD`] 26 s;
 //! `--leader-election-lease-duration`, `--leader-election-renew-deadline`,
-//! `--leader-election-retry-period`, `--disable-leader-election`, and the namespace from
-//! `--namespace` or the pod's service account) and Lease names (`<component>-lock`:
-//! [`WORK_AGENT_LEASE`]) are kept.
+//! `--leader-election-retry-period`, `--disable-leader-election`) and Lease names
+//! (`<component>-lock`: [`WORK_AGENT_LEASE`]) are kept.
+//!
+//! # Where the Lease lives
+//!
+//! [`lease_namespace`] picks the namespace as upstream's binaries do (openshift/library-go's
+//! controller command): `--namespace` when given, else the pod's own namespace, read from its
+//! service account. Outside a pod and without `--namespace` there is no namespace, and upstream
+//! refuses to start (`namespace may not be empty`); so do our binaries, with a message that
+//! names both ways out. Election is never switched off silently: two replicas started the
+//! same way either share one Lease or do not start, and running without election takes
+//! `--disable-leader-election`.
 //!
 //! # Why a module of our own
 //!
@@ -97,6 +106,30 @@ pub fn pod_namespace() -> Option<String> {
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
+}
+
+/// Why [`lease_namespace`] found no namespace (upstream's words first).
+pub const NO_LEASE_NAMESPACE: &str = "leader election: namespace may not be empty: this \
+    process runs outside a pod (no service account namespace) and no --namespace was given; \
+    pass --namespace <namespace> (the same on every replica) to elect a leader with a Lease in \
+    that namespace, or --disable-leader-election to run this replica alone";
+
+/// The namespace of the leader election Lease, as upstream's binaries choose it: `flag` (the
+/// `--namespace` flag) when it is given and not empty, else `pod` (the pod's namespace, see
+/// [`pod_namespace`]). Neither is an error ([`NO_LEASE_NAMESPACE`]): upstream's binaries refuse
+/// to start then, rather than run without election.
+///
+/// ```
+/// use ocm_work::runtime::leader::lease_namespace;
+/// assert_eq!(lease_namespace(Some("ops"), Some("pod-ns".into())).unwrap(), "ops");
+/// assert_eq!(lease_namespace(None, Some("pod-ns".into())).unwrap(), "pod-ns");
+/// assert!(lease_namespace(Some(""), None).unwrap_err().to_string().contains("--namespace"));
+/// ```
+pub fn lease_namespace(flag: Option<&str>, pod: Option<String>) -> Result<String> {
+    flag.filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .or(pod)
+        .ok_or_else(|| Error::Config(NO_LEASE_NAMESPACE.to_string()))
 }
 
 /// A holder identity unique to this process: `<hostname>_<random>` (library-go's form).
@@ -313,6 +346,9 @@ impl LeaderElector {
     /// Tries until this replica holds the Lease (true) or `shutdown` (false).
     async fn acquire(&self, shutdown: &Shutdown) -> bool {
         let mut last_holder = String::new();
+        // The last error logged: a candidate that keeps failing the same way (a missing
+        // namespace, a missing permission) says so once, not every retry period.
+        let mut last_error = String::new();
         loop {
             if shutdown.is_cancelled() {
                 return false;
@@ -320,6 +356,7 @@ impl LeaderElector {
             match self.try_acquire_or_renew().await {
                 Ok(Attempt::Holding) => return true,
                 Ok(Attempt::HeldBy(holder)) => {
+                    last_error.clear();
                     if holder != last_holder {
                         tracing::info!(lease = %self.config.name, %holder, "standing by: another replica leads");
                         last_holder = holder;
@@ -327,7 +364,13 @@ impl LeaderElector {
                 }
                 Ok(Attempt::Conflict) => {}
                 Err(error) => {
-                    tracing::warn!(%error, lease = %self.config.name, "cannot acquire the Lease")
+                    let text = error.to_string();
+                    if text == last_error {
+                        tracing::debug!(%error, lease = %self.config.name, "cannot acquire the Lease (again)");
+                    } else {
+                        tracing::warn!(%error, lease = %self.config.name, "cannot acquire the Lease");
+                        last_error = text;
+                    }
                 }
             }
             tokio::select! {
