@@ -95,13 +95,17 @@ impl HubState {
         fn arcs<K>(items: Vec<K>) -> Vec<Arc<K>> {
             items.into_iter().map(Arc::new).collect()
         }
+        // Objects that do not decode are left out (and logged); Placements that do not are
+        // kept aside, for their status.
+        let (placements, undecodable_placements) = watch::list_all(client).await?;
         Ok(Self {
-            clusters: arcs(watch::list_all(client).await?),
-            sets: arcs(watch::list_all(client).await?),
-            bindings: arcs(watch::list_all(client).await?),
-            placements: arcs(watch::list_all(client).await?),
-            decisions: arcs(watch::list_all(client).await?),
-            scores: arcs(watch::list_all(client).await?),
+            clusters: arcs(watch::list_all(client).await?.0),
+            sets: arcs(watch::list_all(client).await?.0),
+            bindings: arcs(watch::list_all(client).await?.0),
+            placements: arcs(placements),
+            decisions: arcs(watch::list_all(client).await?.0),
+            scores: arcs(watch::list_all(client).await?.0),
+            undecodable_placements,
         })
     }
 }
@@ -242,6 +246,12 @@ impl PlacementController {
         let now = self.clock.now();
         let mut total = PlacementOutcome::default();
         let mut errors = Vec::new();
+        for failure in &state.undecodable_placements {
+            match self.report_undecodable(failure, now).await {
+                Ok(writes) => total.writes += writes,
+                Err(e) => errors.push(e),
+            }
+        }
         for placement in &state.placements {
             let existing: Vec<&PlacementDecision> = state
                 .decisions
@@ -454,6 +464,65 @@ impl PlacementController {
         Ok(outcome)
     }
 
+    /// Says in the `PlacementMisconfigured` condition of a Placement that cannot be decoded
+    /// why (the field at fault and its value), when it does not say so already; returns the
+    /// writes made. Upstream's controller cannot read such a Placement either (its informer
+    /// fails on it, and with it every other placement); saying so on the object is ours.
+    async fn report_undecodable(
+        &self,
+        failure: &ocm_api::k8s::object::DecodeFailure,
+        now: Timestamp,
+    ) -> Result<usize, Error> {
+        use ocm_api::constants::placement as p;
+        use ocm_api::k8s::object::RawObject;
+        let resource = kube::core::ApiResource::erase::<Placement>(&());
+        let api: Api<RawObject> =
+            Api::namespaced_with(self.client.clone(), &failure.namespace, &resource);
+        let what = format!("Placement {}", failure.object());
+        let Some(raw) = api
+            .get_opt(&failure.name)
+            .await
+            .map_err(kube_error(format!("get {what}")))?
+        else {
+            return Ok(0);
+        };
+        // The conditions as they are, read on their own (the rest does not decode).
+        #[derive(serde::Deserialize, Default)]
+        #[serde(default)]
+        struct StatusOnly {
+            status: Conditions,
+        }
+        #[derive(serde::Deserialize, Default)]
+        #[serde(default)]
+        struct Conditions {
+            conditions: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+        }
+        let mut conditions = serde_json::from_str::<StatusOnly>(raw.json())
+            .unwrap_or_default()
+            .status
+            .conditions;
+        let mut condition = ocm_api::conditions::NewCondition::new(
+            p::CONDITION_MISCONFIGURED,
+            ocm_api::conditions::ConditionStatus::True,
+            p::REASON_MISCONFIGURED,
+            format!("the placement cannot be decoded: {}", failure.error),
+        );
+        if let Some(generation) = raw.meta().generation {
+            condition = condition.observed_generation(generation);
+        }
+        if !ocm_api::conditions::set(&mut conditions, condition, &Time(now)) {
+            return Ok(0);
+        }
+        api.patch_status(
+            &failure.name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "status": { "conditions": conditions } })),
+        )
+        .await
+        .map_err(kube_error(format!("update status of {what}")))?;
+        Ok(1)
+    }
+
     /// Publishes the `DecisionUpdate` Event and, when any cluster was scored, the
     /// `ScoreUpdate` Event for a PlacementDecision whose decisions were just patched. Returns
     /// how many were published.
@@ -565,13 +634,15 @@ impl PlacementController {
             shutdown,
             RESYNC_PERIOD,
             move || async move {
+                let (placements, undecodable_placements) = stores.3.read();
                 let state = HubState {
                     clusters: stores.0.state(),
                     sets: stores.1.state(),
                     bindings: stores.2.state(),
-                    placements: stores.3.state(),
+                    placements,
                     decisions: stores.4.state(),
                     scores: stores.5.state(),
+                    undecodable_placements,
                 };
                 match this.reconcile_state(&state).await {
                     Ok(outcome) => {

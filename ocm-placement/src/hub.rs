@@ -30,6 +30,10 @@ pub struct HubState {
     pub decisions: Vec<Arc<PlacementDecision>>,
     /// AddOnPlacementScores.
     pub scores: Vec<Arc<AddOnPlacementScore>>,
+    /// Placements the hub holds that could not be decoded (a value the API server admits but
+    /// the Placement type cannot hold, such as a `numberOfClusters` beyond 32 bits): the
+    /// controller says so in their `PlacementMisconfigured` condition.
+    pub undecodable_placements: Vec<ocm_api::k8s::object::DecodeFailure>,
 }
 
 impl HubState {

@@ -1,53 +1,155 @@
-//! Watch caches and the reconcile loop shared by the hub controllers.
+//! Watch caches and the reconcile loop shared by the hub controllers. The caches and lists read
+//! objects one at a time ([`RawObject`]), so one object that does not decode never stops a
+//! controller.
 
 use std::future::Future;
 use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use kube::api::{Api, ListParams};
+use kube::core::ApiResource;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, reflector as reflect, watcher};
 use kube::{Client, Resource};
+use ocm_api::k8s::object::{DecodeFailure, RawObject};
 
 use crate::Error;
 
-/// A watch cache of every `K` on the cluster, and the stream that keeps it filled (one item per
-/// change).
-pub(crate) fn cache<K>(client: &Client) -> (Store<K>, BoxStream<'static, ()>)
+/// A watch cache of every `K` on the cluster, whose objects are read one at a time: an object
+/// that does not decode (a field of a newer release, a number out of range, JSON nested past
+/// `serde_json`'s limit) is one failure, logged once per version of it and reported by
+/// [`Cache::read`], while every other object is cached as usual. A typed watch would fail as a
+/// whole instead, and with it every object of the kind.
+pub(crate) struct Cache<K> {
+    raw: Store<RawObject>,
+    kind: String,
+    /// Each object decoded once per resource version.
+    decoded: Mutex<HashMap<(String, String), Decoded<K>>>,
+}
+
+struct Decoded<K> {
+    version: Option<String>,
+    result: Result<Arc<K>, DecodeFailure>,
+}
+
+impl<K> Cache<K>
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Resource<DynamicType = ()> + serde::de::DeserializeOwned,
 {
-    let (store, writer) = reflector::store::<K>();
+    /// Waits until the first list has filled the cache.
+    pub(crate) async fn wait_until_ready(&self) {
+        let _ = self.raw.wait_until_ready().await;
+    }
+
+    /// The cached objects that decode.
+    pub(crate) fn state(&self) -> Vec<Arc<K>> {
+        self.read().0
+    }
+
+    /// The cached objects that decode, and the failures of those that do not.
+    pub(crate) fn read(&self) -> (Vec<Arc<K>>, Vec<DecodeFailure>) {
+        let raw = self.raw.state();
+        let mut decoded = self.decoded.lock().unwrap_or_else(|e| e.into_inner());
+        let mut keep = std::collections::HashSet::with_capacity(raw.len());
+        let mut objects = Vec::with_capacity(raw.len());
+        let mut failures = Vec::new();
+        for object in raw {
+            let meta = object.meta();
+            let key = (
+                meta.namespace.clone().unwrap_or_default(),
+                meta.name.clone().unwrap_or_default(),
+            );
+            let version = meta.resource_version.clone();
+            let entry = decoded.entry(key.clone()).or_insert_with(|| Decoded {
+                version: None,
+                result: Err(DecodeFailure::new("", "", "")),
+            });
+            if entry.version != version || entry.version.is_none() {
+                entry.result = decode_one(&self.kind, &object).map(Arc::new);
+                entry.version = version;
+            }
+            match &entry.result {
+                Ok(k) => objects.push(k.clone()),
+                Err(f) => failures.push(f.clone()),
+            }
+            keep.insert(key);
+        }
+        decoded.retain(|k, _| keep.contains(k));
+        (objects, failures)
+    }
+}
+
+/// Decodes one object, logging (at WARN) why it does not.
+fn decode_one<K: serde::de::DeserializeOwned>(
+    kind: &str,
+    object: &RawObject,
+) -> Result<K, DecodeFailure> {
+    object.decode::<K>().map_err(|error| {
+        let failure = DecodeFailure::of(object, error);
+        tracing::warn!(
+            kind,
+            object = %failure.object(),
+            error = %failure.error,
+            "skipping an object that cannot be decoded"
+        );
+        failure
+    })
+}
+
+/// A watch cache of every `K` on the cluster (see [`Cache`]), and the stream that keeps it
+/// filled (one item per change).
+pub(crate) fn cache<K>(client: &Client) -> (Cache<K>, BoxStream<'static, ()>)
+where
+    K: Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+{
+    let resource = ApiResource::erase::<K>(&());
+    let writer = reflector::store::Writer::<RawObject>::new(resource.clone());
+    let raw = writer.as_reader();
     let changes = reflect(
         writer,
-        watcher(Api::all(client.clone()), watcher::Config::default()),
+        watcher(
+            Api::<RawObject>::all_with(client.clone(), &resource),
+            watcher::Config::default(),
+        ),
     )
     .default_backoff()
     .map(|_| ())
     .boxed();
-    (store, changes)
+    let cache = Cache {
+        raw,
+        kind: resource.kind,
+        decoded: Mutex::new(HashMap::new()),
+    };
+    (cache, changes)
 }
 
-/// Lists every `K` on the cluster.
-pub(crate) async fn list_all<K>(client: &Client) -> Result<Vec<K>, Error>
+/// Lists every `K` on the cluster, one object at a time: the objects that decode, and the
+/// failures of those that do not (each logged at WARN).
+pub(crate) async fn list_all<K>(client: &Client) -> Result<(Vec<K>, Vec<DecodeFailure>), Error>
 where
-    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource<DynamicType = ()> + serde::de::DeserializeOwned,
 {
-    Api::<K>::all(client.clone())
+    let resource = ApiResource::erase::<K>(&());
+    let list = Api::<RawObject>::all_with(client.clone(), &resource)
         .list(&ListParams::default())
         .await
-        .map(|l| l.items)
         .map_err(|source| Error::Kube {
             action: format!("list {}", K::plural(&())),
             source,
-        })
+        })?;
+    let mut objects = Vec::with_capacity(list.items.len());
+    let mut failures = Vec::new();
+    for object in &list.items {
+        match decode_one(&resource.kind, object) {
+            Ok(k) => objects.push(k),
+            Err(f) => failures.push(f),
+        }
+    }
+    Ok((objects, failures))
 }
 
 /// What one reconcile round asks of the loop.

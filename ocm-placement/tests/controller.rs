@@ -229,6 +229,63 @@ async fn a_negative_number_of_clusters_is_reported_in_the_placement_status() {
     );
 }
 
+/// What the fake hid: the API server admits `numberOfClusters: 1000000000000` (the CRD's
+/// `int32` format is not range-checked), which no Placement decodes. It used to fail the
+/// controller's whole list of placements, so nothing was scheduled at all. Now the other
+/// placements are scheduled, and the bad one's conditions say what is wrong, once.
+#[tokio::test]
+async fn a_placement_that_cannot_be_decoded_is_reported_and_the_others_are_scheduled() {
+    let hub = hub(&[("c1", json!({})), ("c2", json!({}))]).await;
+    placement(&hub, json!({"numberOfClusters": 1})).await;
+    let resource = kube::core::ApiResource::erase::<Placement>(&());
+    let raw: Api<kube::core::DynamicObject> =
+        Api::namespaced_with(hub.client.clone(), NS, &resource);
+    let bad: kube::core::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+        "metadata": {"name": "huge", "namespace": NS},
+        "spec": {"numberOfClusters": 1_000_000_000_000_i64}
+    }))
+    .unwrap();
+    raw.create(&PostParams::default(), &bad)
+        .await
+        .expect("the API server admits it");
+
+    let outcome = hub.controller.reconcile_all().await.expect("no error");
+    assert!(outcome.writes >= 2, "{outcome:?}");
+    assert_eq!(
+        decided(&hub).await.len(),
+        1,
+        "the good placement is scheduled"
+    );
+    let status = raw.get("huge").await.unwrap().data["status"].clone();
+    let conditions: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> =
+        serde_json::from_value(status["conditions"].clone()).unwrap();
+    let misconfigured = conditions::find(&conditions, "PlacementMisconfigured").unwrap();
+    assert_eq!(
+        (misconfigured.status.as_str(), misconfigured.reason.as_str()),
+        ("True", "Misconfigured")
+    );
+    assert!(
+        misconfigured
+            .message
+            .starts_with("the placement cannot be decoded: spec.numberOfClusters: invalid value: integer `1000000000000`"),
+        "{}",
+        misconfigured.message
+    );
+    assert_eq!(misconfigured.observed_generation, Some(1));
+    hub.cluster.journal().clear();
+    let again = hub.controller.reconcile_all().await.expect("no error");
+    let writes: Vec<String> = hub
+        .cluster
+        .journal()
+        .entries()
+        .into_iter()
+        .filter(|e| e.verb != "get" && e.verb != "list")
+        .map(|e| format!("{} {}", e.verb, e.path))
+        .collect();
+    assert_eq!(again.writes, 0, "said once: {again:?} {writes:?}");
+}
+
 /// Issue #15.6: upstream writes the decision-group labels (`""` and `"0"`) when the placement
 /// declares no groups and its label patch removes every label it did not generate.
 #[tokio::test]

@@ -6,9 +6,11 @@
 mod async_gc;
 mod auth;
 mod batch;
+mod conformance;
 mod conversion;
 mod crd;
 mod crud;
+mod deep_bodies;
 mod deep_rules;
 mod deep_selectors;
 mod deletion;

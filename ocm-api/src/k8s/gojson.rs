@@ -92,9 +92,11 @@ pub fn sprint_strings<S: AsRef<str>>(items: &[S]) -> String {
     format!("[{}]", parts.join(" "))
 }
 
-/// Go's `fmt.Sprint` (`%v`, and `%+v`) of JSON decoded into `interface{}` with integers kept
-/// as `int64` (as kube-apiserver decodes patches): maps as `map[k:v k2:v2]` with sorted keys,
-/// lists as `[a b]`, strings bare, floats as `strconv` writes them, `null` as `<nil>`.
+/// Go's `fmt.Sprint` (`%v`, and `%+v`) of JSON decoded into Go's generic types, with integers
+/// that fit kept as `int64` (as kube-apiserver decodes patches and kubectl its documents): maps
+/// as `map[k:v k2:v2]` with sorted keys, lists as `[a b]`, strings bare, other numbers as
+/// `float64`s print (`-0` is the integer 0, as Go reads it), `null` as `<nil>`. Any depth is
+/// rendered, without recursion. Upstream OCM hashes this text to detect configuration changes.
 ///
 /// ```
 /// let v = serde_json::json!({"data": {"b": 5, "a": "x y"}, "list": [1.5, true, null]});
@@ -109,45 +111,58 @@ pub fn sprint_value(value: &Value) -> String {
     out
 }
 
-fn push_sprint(out: &mut String, value: &Value) {
-    crate::k8s::json::descend(|| match value {
-        Value::Null => out.push_str("<nil>"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => {
-                let _ = write!(out, "{i}");
-            }
-            (None, Some(u)) => {
-                let _ = write!(out, "{u}");
-            }
-            _ => out.push_str(&format_float(n.as_f64().unwrap_or_default())),
-        },
-        Value::String(s) => out.push_str(s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                push_sprint(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push_str("map[");
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push_str(k);
+/// [`sprint_value`] appended to `out`.
+pub fn push_sprint(out: &mut String, value: &Value) {
+    let mut stack = vec![Step::Value(value)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Text(text) => out.push_str(text),
+            Step::Key(key) => {
+                out.push_str(key);
                 out.push(':');
-                push_sprint(out, v);
             }
-            out.push(']');
+            Step::Value(value) => match value {
+                Value::Null => out.push_str("<nil>"),
+                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                Value::Number(n) => match n.as_i64() {
+                    Some(i) => {
+                        let _ = write!(out, "{i}");
+                    }
+                    None => match n.as_f64() {
+                        Some(0.0) => out.push('0'),
+                        Some(f) => out.push_str(&format_float(f)),
+                        None => out.push_str("NaN"),
+                    },
+                },
+                Value::String(s) => out.push_str(s),
+                Value::Array(items) => {
+                    out.push('[');
+                    stack.push(Step::Text("]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        if i > 0 {
+                            stack.push(Step::Text(" "));
+                        }
+                    }
+                }
+                Value::Object(map) => {
+                    out.push_str("map[");
+                    let mut entries: Vec<_> = map.iter().collect();
+                    if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+                        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                    }
+                    stack.push(Step::Text("]"));
+                    for (i, (key, item)) in entries.into_iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        stack.push(Step::Key(key));
+                        if i > 0 {
+                            stack.push(Step::Text(" "));
+                        }
+                    }
+                }
+            },
         }
-    })
+    }
 }
 
 /// Go's `unicode.IsPrint`: printable ASCII including the space; beyond ASCII, close enough,

@@ -160,15 +160,28 @@ impl RawObject {
             serde_path_to_error::deserialize::<_, K>(&mut de)
                 .map_err(|e| {
                     let path = e.path().to_string();
+                    let error = without_position(e.inner());
                     if path == "." {
-                        e.inner().to_string()
+                        error
                     } else {
-                        format!("{path}: {}", e.inner())
+                        format!("{path}: {error}")
                     }
                 })
                 .and_then(|k| de.end().map(|()| k).map_err(|e| e.to_string()))
         })
     }
+}
+
+/// A decode error without `serde_json`'s ` at line L column C`: the path names the field, and
+/// a position in the text would change with every unrelated change of the object.
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    if error.line() == 0 {
+        return text;
+    }
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    text.strip_suffix(&suffix)
+        .map_or(text.clone(), str::to_string)
 }
 
 impl<'de> Deserialize<'de> for RawObject {

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use ocm_api::k8s::gojson::{self, push_string};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::matches::{Match, Number, number};
 
@@ -24,46 +24,6 @@ pub(crate) fn text(out: &mut String, value: &Match<'_>) {
         Match::Float(f) => out.push_str(&gojson::format_float(f)),
         Match::Byte(b) => push_display(out, b),
         Match::Nil => out.push_str("<no value>"),
-    }
-}
-
-/// What is left to render of a value, innermost last.
-enum Step<'a> {
-    Value(&'a Value),
-    Text(&'static str),
-    Key(&'a str),
-}
-
-/// Pushes `items` with `separator` between them, then `close`, to render in order.
-fn push_items<'a>(
-    stack: &mut Vec<Step<'a>>,
-    items: &'a [Value],
-    separator: &'static str,
-    close: &'static str,
-) {
-    stack.push(Step::Text(close));
-    for (i, item) in items.iter().enumerate().rev() {
-        stack.push(Step::Value(item));
-        if i > 0 {
-            stack.push(Step::Text(separator));
-        }
-    }
-}
-
-/// Pushes the entries of `map`, keys sorted, with `separator` between them, then `close`.
-fn push_entries<'a>(
-    stack: &mut Vec<Step<'a>>,
-    map: &'a Map<String, Value>,
-    separator: &'static str,
-    close: &'static str,
-) {
-    stack.push(Step::Text(close));
-    for (i, (key, item)) in sorted(map).into_iter().enumerate().rev() {
-        stack.push(Step::Value(item));
-        stack.push(Step::Key(key));
-        if i > 0 {
-            stack.push(Step::Text(separator));
-        }
     }
 }
 
@@ -103,40 +63,7 @@ pub fn go_value(out: &mut String, value: &Value) {
 }
 
 fn go_debug_json(out: &mut String, value: &Value) {
-    // Without recursion, as `gojson::push_value`.
-    let mut stack = vec![Step::Value(value)];
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Text(text) => out.push_str(text),
-            Step::Key(key) => {
-                out.push_str(key);
-                out.push(':');
-            }
-            Step::Value(value) => match value {
-                Value::Null => out.push_str("<nil>"),
-                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-                Value::Number(n) => go_number_text(out, number(n)),
-                Value::String(s) => out.push_str(s),
-                Value::Array(items) => {
-                    out.push('[');
-                    push_items(&mut stack, items, " ", "]");
-                }
-                Value::Object(map) => {
-                    out.push_str("map[");
-                    push_entries(&mut stack, map, " ", "]");
-                }
-            },
-        }
-    }
-}
-
-fn sorted(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
-    let mut entries: Vec<_> = map.iter().collect();
-    // Already sorted unless serde_json's `preserve_order` feature is on somewhere.
-    if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
-        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    }
-    entries
+    gojson::push_sprint(out, value);
 }
 
 fn push_display(out: &mut String, value: impl std::fmt::Display) {

@@ -107,9 +107,11 @@ impl ClusterInventoryController {
     /// Lists the hub and makes the writes one pass needs; nothing is written when the hub is
     /// up to date.
     pub async fn reconcile_all(&self) -> Result<InventoryOutcome, Error> {
-        let clusters = watch::list_all::<ManagedCluster>(&self.client).await?;
-        let sets = watch::list_all::<ManagedClusterSet>(&self.client).await?;
-        let bindings = watch::list_all::<ManagedClusterSetBinding>(&self.client).await?;
+        let clusters = watch::list_all::<ManagedCluster>(&self.client).await?.0;
+        let sets = watch::list_all::<ManagedClusterSet>(&self.client).await?.0;
+        let bindings = watch::list_all::<ManagedClusterSetBinding>(&self.client)
+            .await?
+            .0;
         self.reconcile_objects(&clusters, &sets, &bindings).await
     }
 

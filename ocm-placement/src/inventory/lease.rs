@@ -210,8 +210,8 @@ mod controller {
 
         /// One pass over every cluster and lease on the hub.
         pub async fn reconcile_all(&self) -> Result<LeaseOutcome, Error> {
-            let clusters = watch::list_all::<ManagedCluster>(&self.client).await?;
-            let leases = watch::list_all::<Lease>(&self.client).await?;
+            let clusters = watch::list_all::<ManagedCluster>(&self.client).await?.0;
+            let leases = watch::list_all::<Lease>(&self.client).await?.0;
             self.reconcile_objects(&clusters, &leases).await
         }
 

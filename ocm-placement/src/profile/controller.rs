@@ -117,10 +117,12 @@ impl ClusterProfileController {
     /// Lists the hub and makes the writes one pass needs; nothing is written when every
     /// profile is up to date.
     pub async fn reconcile_all(&self) -> Result<ProfileOutcome, Error> {
-        let clusters = watch::list_all::<ManagedCluster>(&self.client).await?;
-        let sets = watch::list_all::<ManagedClusterSet>(&self.client).await?;
-        let bindings = watch::list_all::<ManagedClusterSetBinding>(&self.client).await?;
-        let profiles = watch::list_all::<ClusterProfile>(&self.client).await?;
+        let clusters = watch::list_all::<ManagedCluster>(&self.client).await?.0;
+        let sets = watch::list_all::<ManagedClusterSet>(&self.client).await?.0;
+        let bindings = watch::list_all::<ManagedClusterSetBinding>(&self.client)
+            .await?
+            .0;
+        let profiles = watch::list_all::<ClusterProfile>(&self.client).await?.0;
         self.reconcile_objects(
             &clusters.iter().collect::<Vec<_>>(),
             &sets.iter().collect::<Vec<_>>(),

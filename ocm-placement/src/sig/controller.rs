@@ -100,8 +100,10 @@ impl SigPlacementDecisionController {
     /// Lists both kinds and makes the writes one pass needs; nothing is written when every
     /// mirror is up to date.
     pub async fn reconcile_all(&self) -> Result<SigOutcome, Error> {
-        let ocm = watch::list_all::<PlacementDecision>(&self.client).await?;
-        let sig = watch::list_all::<SigPlacementDecision>(&self.client).await?;
+        let ocm = watch::list_all::<PlacementDecision>(&self.client).await?.0;
+        let sig = watch::list_all::<SigPlacementDecision>(&self.client)
+            .await?
+            .0;
         self.reconcile_objects(
             &ocm.iter().collect::<Vec<_>>(),
             &sig.iter().collect::<Vec<_>>(),
