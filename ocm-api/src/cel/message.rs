@@ -30,7 +30,7 @@ use std::borrow::Cow;
 
 use ::cel::{ExecutionError, Value};
 
-/// `error` as cel-go words the same runtime failure (see the [module docs](self)).
+/// `error` as cel-go words the same runtime failure (see the module docs).
 pub fn runtime_message(error: &ExecutionError) -> Cow<'_, str> {
     match error {
         ExecutionError::NoSuchKey(key) => format!("no such key: {key}").into(),

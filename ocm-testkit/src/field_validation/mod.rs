@@ -8,10 +8,10 @@
 //! nothing) it answers with one `Warning: 299 - "…"` header per field, and
 //! with `Ignore` it says nothing.
 //!
-//! Unknown fields are found at any depth ([`unknown`]): built-in kinds are checked against
+//! Unknown fields are found at any depth (module `unknown`): built-in kinds are checked against
 //! their published schemas (the same ones `/openapi/v2` and `/openapi/v3` serve), custom
 //! resources against their CRD's schema. What the server then says depends on how the object
-//! arrived ([`report`]): a create or update body, a JSON or merge patch, a strategic merge
+//! arrived (module `report`): a create or update body, a JSON or merge patch, a strategic merge
 //! patch, or a server-side apply each have kube-apiserver's own wording.
 
 pub(crate) mod report;
