@@ -114,21 +114,13 @@ fn old_item<'o>(old: Option<&'o Value>, schema: &Value, item: &Value) -> Option<
         .find(|o| keys.iter().all(|k| o.get(*k) == item.get(*k)))
 }
 
-/// What a walk of an object checks: the schema's structural rules, or its
-/// `x-kubernetes-validations` CEL rules.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Pass {
-    Schema,
-    Rules,
-}
-
 /// Validate a custom resource against its version's schema, as kube-apiserver does: first
 /// every structural rule; then, unless one of those found a value of the wrong type or an
 /// unsupported enum value, the CEL rules (which would see a broken object). When CEL rules
 /// exist but are skipped, kube-apiserver says so in one more cause.
 pub(crate) fn validate_object(obj: &Value, schema: &Value, old: Option<&Value>) -> Vec<Cause> {
     let mut out = Vec::new();
-    walk(obj, schema, "", old, Pass::Schema, &mut out);
+    walk(obj, schema, "", old, &mut out, None);
     if !has_rules(schema) {
         return out;
     }
@@ -142,16 +134,10 @@ pub(crate) fn validate_object(obj: &Value, schema: &Value, old: Option<&Value>) 
             "Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
         ));
     } else {
-        walk(obj, schema, "", old, Pass::Rules, &mut out);
+        // The structural findings of this second walk are the first one's again.
+        walk(obj, schema, "", old, &mut Vec::new(), Some(&mut out));
     }
     out
-}
-
-/// Adds a structural finding, in the pass that reports them.
-fn report(pass: Pass, out: &mut Vec<Cause>, finding: Cause) {
-    if pass == Pass::Schema {
-        out.push(finding);
-    }
 }
 
 /// Whether a schema has CEL rules anywhere.
@@ -172,17 +158,18 @@ fn has_rules(schema: &Value) -> bool {
     false
 }
 
-/// Check `v` (at dotted `path`) against `schema` in one `pass`; `old` is the correlated old
-/// value on update. Causes are appended to `out`.
+/// Check `v` (at dotted `path`) against `schema`; `old` is the correlated old value on update.
+/// Structural causes are appended to `out`; with `rules`, the CEL rules run too and their
+/// causes go there.
 fn walk(
     v: &Value,
     schema: &Value,
     path: &str,
     old: Option<&Value>,
-    pass: Pass,
     out: &mut Vec<Cause>,
+    rules: Option<&mut Vec<Cause>>,
 ) {
-    ocm_api::k8s::json::descend(|| walk_level(v, schema, path, old, pass, out))
+    ocm_api::k8s::json::descend(|| walk_level(v, schema, path, old, out, rules))
 }
 
 fn walk_level(
@@ -190,8 +177,8 @@ fn walk_level(
     schema: &Value,
     path: &str,
     old: Option<&Value>,
-    pass: Pass,
     out: &mut Vec<Cause>,
+    mut rules: Option<&mut Vec<Cause>>,
 ) {
     // Ratcheting: an unchanged value is not validated again.
     if old == Some(v) && !path.is_empty() {
@@ -208,21 +195,17 @@ fn walk_level(
             .unwrap_or(false)
             && !path.is_empty()
         {
-            report(
-                pass,
-                out,
-                cause(
-                    "FieldValueTypeInvalid",
-                    path,
-                    format!(
-                        "Invalid value: \"null\": {path} in body must be of type {}: \"null\"",
-                        schema
-                            .get("type")
-                            .and_then(Value::as_str)
-                            .unwrap_or("object")
-                    ),
+            out.push(cause(
+                "FieldValueTypeInvalid",
+                path,
+                format!(
+                    "Invalid value: \"null\": {path} in body must be of type {}: \"null\"",
+                    schema
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("object")
                 ),
-            );
+            ));
         }
         return;
     }
@@ -230,10 +213,7 @@ fn walk_level(
     if let Some(want) = schema.get("type").and_then(Value::as_str) {
         let ok = want == actual || (want == "number" && actual == "integer");
         if !ok && !int_or_string {
-            report(
-                pass,
-                out,
-                cause(
+            out.push(cause(
                     "FieldValueTypeInvalid",
                     path,
                     format!(
@@ -254,19 +234,15 @@ fn walk_level(
                 other => quote(&other.to_string()),
             })
             .collect();
-        report(
-            pass,
-            out,
-            cause(
-                "FieldValueNotSupported",
-                path,
-                format!(
-                    "Unsupported value: {}: supported values: {}",
-                    shown(v),
-                    list.join(", ")
-                ),
+        out.push(cause(
+            "FieldValueNotSupported",
+            path,
+            format!(
+                "Unsupported value: {}: supported values: {}",
+                shown(v),
+                list.join(", ")
             ),
-        );
+        ));
     }
     let num = |k: &str| schema.get(k).and_then(Value::as_f64);
     let flag = |k: &str| schema.get(k).and_then(Value::as_bool).unwrap_or(false);
@@ -275,63 +251,47 @@ fn walk_level(
             let len = s.chars().count() as f64;
             if let Some(m) = num("maxLength").filter(|m| len > *m) {
                 let unit = if m == 1.0 { "byte" } else { "bytes" };
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueTooLong",
-                        path,
-                        format!("Too long: may not be more than {} {unit}", go_number(m)),
-                    ),
-                );
+                out.push(cause(
+                    "FieldValueTooLong",
+                    path,
+                    format!("Too long: may not be more than {} {unit}", go_number(m)),
+                ));
             }
             if let Some(m) = num("minLength").filter(|m| len < *m) {
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {}: {path} in body should be at least {} chars long",
-                            quote(s),
-                            go_number(m)
-                        ),
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {}: {path} in body should be at least {} chars long",
+                        quote(s),
+                        go_number(m)
                     ),
-                );
+                ));
             }
             if let Some(p) = schema.get("pattern").and_then(Value::as_str)
                 && let Some(re) = regex(p)
                 && !re.is_match(s)
             {
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {}: {path} in body should match '{p}'",
-                            quote(s)
-                        ),
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {}: {path} in body should match '{p}'",
+                        quote(s)
                     ),
-                );
+                ));
             }
             if let Some(f) = schema.get("format").and_then(Value::as_str)
                 && !format::valid(f, s)
             {
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueTypeInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {q}: {path} in body must be of type {f}: {q}",
-                            q = quote(s)
-                        ),
+                out.push(cause(
+                    "FieldValueTypeInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {q}: {path} in body must be of type {f}: {q}",
+                        q = quote(s)
                     ),
-                );
+                ));
             }
         }
         Value::Number(n) => {
@@ -343,18 +303,14 @@ fn walk_level(
                     (x > m, "less than or equal to")
                 };
                 if bad {
-                    report(
-                        pass,
-                        out,
-                        cause(
-                            "FieldValueInvalid",
-                            path,
-                            format!(
-                                "Invalid value: {n}: {path} in body should be {how} {}",
-                                go_number(m)
-                            ),
+                    out.push(cause(
+                        "FieldValueInvalid",
+                        path,
+                        format!(
+                            "Invalid value: {n}: {path} in body should be {how} {}",
+                            go_number(m)
                         ),
-                    );
+                    ));
                 }
             }
             if let Some(m) = num("minimum") {
@@ -364,74 +320,65 @@ fn walk_level(
                     (x < m, "greater than or equal to")
                 };
                 if bad {
-                    report(
-                        pass,
-                        out,
-                        cause(
-                            "FieldValueInvalid",
-                            path,
-                            format!(
-                                "Invalid value: {n}: {path} in body should be {how} {}",
-                                go_number(m)
-                            ),
+                    out.push(cause(
+                        "FieldValueInvalid",
+                        path,
+                        format!(
+                            "Invalid value: {n}: {path} in body should be {how} {}",
+                            go_number(m)
                         ),
-                    );
+                    ));
                 }
             }
             if let Some(m) = num("multipleOf").filter(|m| *m > 0.0)
                 && (x / m).fract().abs() > 1e-9
             {
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {n}: {path} in body should be a multiple of {}",
-                            go_number(m)
-                        ),
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {n}: {path} in body should be a multiple of {}",
+                        go_number(m)
                     ),
-                );
+                ));
             }
         }
         Value::Array(items) => {
             let n = items.len() as f64;
             if let Some(m) = num("maxItems").filter(|m| n > *m) {
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueTooMany",
-                        path,
-                        format!(
-                            "Too many: {}: must have at most {} {}",
-                            items.len(),
-                            go_number(m),
-                            items_word(m)
-                        ),
+                out.push(cause(
+                    "FieldValueTooMany",
+                    path,
+                    format!(
+                        "Too many: {}: must have at most {} {}",
+                        items.len(),
+                        go_number(m),
+                        items_word(m)
                     ),
-                );
+                ));
             }
             if let Some(m) = num("minItems").filter(|m| n < *m) {
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {}: {path} in body should have at least {} items",
-                            items.len(),
-                            go_number(m)
-                        ),
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {}: {path} in body should have at least {} items",
+                        items.len(),
+                        go_number(m)
                     ),
-                );
+                ));
             }
             if let Some(is) = schema.get("items") {
                 for (i, it) in items.iter().enumerate() {
                     let o = old_item(old, schema, it);
-                    walk(it, is, &format!("{path}[{i}]"), o, pass, out);
+                    walk(
+                        it,
+                        is,
+                        &format!("{path}[{i}]"),
+                        o,
+                        out,
+                        rules.as_deref_mut(),
+                    );
                 }
             }
         }
@@ -445,44 +392,36 @@ fn walk_level(
             };
             let count = m.len() as f64;
             if let Some(max) = num("maxProperties").filter(|x| count > *x) {
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueTooMany",
-                        path,
-                        format!(
-                            "Too many: {}: must have at most {} {}",
-                            m.len(),
-                            go_number(max),
-                            items_word(max)
-                        ),
+                out.push(cause(
+                    "FieldValueTooMany",
+                    path,
+                    format!(
+                        "Too many: {}: must have at most {} {}",
+                        m.len(),
+                        go_number(max),
+                        items_word(max)
                     ),
-                );
+                ));
             }
             if let Some(min) = num("minProperties").filter(|x| count < *x) {
-                report(
-                    pass,
-                    out,
-                    cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {}: {path} in body should have at least {} properties",
-                            m.len(),
-                            go_number(min)
-                        ),
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!(
+                        "Invalid value: {}: {path} in body should have at least {} properties",
+                        m.len(),
+                        go_number(min)
                     ),
-                );
+                ));
             }
             if let Some(req) = schema.get("required").and_then(Value::as_array) {
                 for r in req.iter().filter_map(Value::as_str) {
                     if !m.contains_key(r) {
-                        report(
-                            pass,
-                            out,
-                            cause("FieldValueRequired", &join(r), "Required value".into()),
-                        );
+                        out.push(cause(
+                            "FieldValueRequired",
+                            &join(r),
+                            "Required value".into(),
+                        ));
                     }
                 }
             }
@@ -493,13 +432,22 @@ fn walk_level(
                     continue;
                 }
                 if let Some(cs) = props.and_then(|p| p.get(k)).or(additional) {
-                    walk(child, cs, &join(k), old_field(old, k), pass, out);
+                    walk(
+                        child,
+                        cs,
+                        &join(k),
+                        old_field(old, k),
+                        out,
+                        rules.as_deref_mut(),
+                    );
                 }
             }
         }
         _ => {}
     }
-    if pass == Pass::Rules && schema.get("x-kubernetes-validations").is_some() {
-        rules::check(v, schema, path, old, out);
+    if let Some(rule_causes) = rules
+        && schema.get("x-kubernetes-validations").is_some()
+    {
+        rules::check(v, schema, path, old, rule_causes);
     }
 }

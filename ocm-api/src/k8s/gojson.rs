@@ -113,56 +113,7 @@ pub fn sprint_value(value: &Value) -> String {
 
 /// [`sprint_value`] appended to `out`.
 pub fn push_sprint(out: &mut String, value: &Value) {
-    let mut stack = vec![Step::Value(value)];
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Text(text) => out.push_str(text),
-            Step::Key(key) => {
-                out.push_str(key);
-                out.push(':');
-            }
-            Step::Value(value) => match value {
-                Value::Null => out.push_str("<nil>"),
-                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-                Value::Number(n) => match n.as_i64() {
-                    Some(i) => {
-                        let _ = write!(out, "{i}");
-                    }
-                    None => match n.as_f64() {
-                        Some(0.0) => out.push('0'),
-                        Some(f) => out.push_str(&format_float(f)),
-                        None => out.push_str("NaN"),
-                    },
-                },
-                Value::String(s) => out.push_str(s),
-                Value::Array(items) => {
-                    out.push('[');
-                    stack.push(Step::Text("]"));
-                    for (i, item) in items.iter().enumerate().rev() {
-                        stack.push(Step::Value(item));
-                        if i > 0 {
-                            stack.push(Step::Text(" "));
-                        }
-                    }
-                }
-                Value::Object(map) => {
-                    out.push_str("map[");
-                    let mut entries: Vec<_> = map.iter().collect();
-                    if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
-                        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                    }
-                    stack.push(Step::Text("]"));
-                    for (i, (key, item)) in entries.into_iter().enumerate().rev() {
-                        stack.push(Step::Value(item));
-                        stack.push(Step::Key(key));
-                        if i > 0 {
-                            stack.push(Step::Text(" "));
-                        }
-                    }
-                }
-            },
-        }
-    }
+    render(out, value, &SPRINT);
 }
 
 /// Go's `unicode.IsPrint`: printable ASCII including the space; beyond ASCII, close enough,
@@ -246,16 +197,60 @@ pub fn string_array<S: AsRef<str>>(values: &[S]) -> String {
 /// assert_eq!(out, r#"{"a":"\u003cx\u003e","b":[1,2,1e+21,null]}"#);
 /// ```
 pub fn push_value(out: &mut String, value: &Value) {
+    render(out, value, &JSON);
+}
+
+/// How [`render`] writes the parts of a value: Go's `encoding/json`, or Go's `%v`.
+struct Style {
+    null: &'static str,
+    /// Strings (and map keys) quoted as `encoding/json` quotes them, or bare.
+    quoted: bool,
+    map_open: &'static str,
+    map_close: &'static str,
+    separator: &'static str,
+    /// Numbers that are not integers.
+    float: fn(f64) -> String,
+}
+
+const JSON: Style = Style {
+    null: "null",
+    quoted: true,
+    map_open: "{",
+    map_close: "}",
+    separator: ",",
+    float,
+};
+
+const SPRINT: Style = Style {
+    null: "<nil>",
+    quoted: false,
+    map_open: "map[",
+    map_close: "]",
+    separator: " ",
+    float: format_float,
+};
+
+/// Writes a value decoded into Go's generic types (integers that fit as `int64`, `-0` as the
+/// integer 0, map keys sorted) in `style`, without recursion, so values of any depth render
+/// on any stack.
+fn render(out: &mut String, value: &Value, style: &Style) {
+    let text = |out: &mut String, s: &str| {
+        if style.quoted {
+            push_string(out, s);
+        } else {
+            out.push_str(s);
+        }
+    };
     let mut stack = vec![Step::Value(value)];
     while let Some(step) = stack.pop() {
         match step {
-            Step::Text(text) => out.push_str(text),
+            Step::Text(t) => out.push_str(t),
             Step::Key(key) => {
-                push_string(out, key);
+                text(out, key);
                 out.push(':');
             }
             Step::Value(value) => match value {
-                Value::Null => out.push_str("null"),
+                Value::Null => out.push_str(style.null),
                 Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
                 Value::Number(n) => match n.as_i64() {
                     Some(i) => {
@@ -264,34 +259,34 @@ pub fn push_value(out: &mut String, value: &Value) {
                     None => match n.as_f64() {
                         // serde_json reads `-0` as a float; Go reads it as the integer 0.
                         Some(0.0) => out.push('0'),
-                        Some(f) => out.push_str(&float(f)),
+                        Some(f) => out.push_str(&(style.float)(f)),
                         None => out.push_str("NaN"),
                     },
                 },
-                Value::String(s) => push_string(out, s),
+                Value::String(s) => text(out, s),
                 Value::Array(items) => {
                     out.push('[');
                     stack.push(Step::Text("]"));
                     for (i, item) in items.iter().enumerate().rev() {
                         stack.push(Step::Value(item));
                         if i > 0 {
-                            stack.push(Step::Text(","));
+                            stack.push(Step::Text(style.separator));
                         }
                     }
                 }
                 Value::Object(map) => {
-                    out.push('{');
+                    out.push_str(style.map_open);
                     let mut entries: Vec<_> = map.iter().collect();
                     // Already sorted unless serde_json's `preserve_order` feature is on.
                     if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
                         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
                     }
-                    stack.push(Step::Text("}"));
+                    stack.push(Step::Text(style.map_close));
                     for (i, (key, item)) in entries.into_iter().enumerate().rev() {
                         stack.push(Step::Value(item));
                         stack.push(Step::Key(key));
                         if i > 0 {
-                            stack.push(Step::Text(","));
+                            stack.push(Step::Text(style.separator));
                         }
                     }
                 }
