@@ -285,6 +285,16 @@ const BUILTINS: &[Builtin] = &[
         true,
         &["ing"],
     ),
+    b(
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        true,
+        false,
+        true,
+        &["netpol"],
+    ),
     review("SubjectAccessReview", "subjectaccessreviews", false),
     review(
         "LocalSubjectAccessReview",
@@ -432,6 +442,7 @@ pub(crate) fn builtin_top_level_fields(group: &str, kind: &str) -> Option<&'stat
             &["subjects", "roleRef"]
         }
         ("coordination.k8s.io", "Lease") => &["spec"],
+        ("networking.k8s.io", "NetworkPolicy") => &["spec"],
         (
             "" | "apps" | "batch" | "apiextensions.k8s.io" | "authorization.k8s.io",
             "Namespace"

@@ -197,7 +197,6 @@
 mod admission;
 pub mod api_error;
 pub mod auth;
-mod batch;
 mod builtin;
 pub mod clock;
 mod cluster;
@@ -215,6 +214,7 @@ mod format;
 pub(crate) mod frozen;
 pub mod http;
 pub mod journal;
+mod kinds;
 pub mod limits;
 mod ocm;
 mod openapi;
