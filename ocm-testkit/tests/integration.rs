@@ -6,6 +6,8 @@
 mod async_gc;
 mod auth;
 mod batch;
+mod builtin_defaults;
+mod builtin_validation;
 mod conversion;
 mod crd;
 mod crud;
@@ -17,6 +19,7 @@ mod field_validation;
 mod http;
 mod kubectl;
 mod malformed;
+mod metadata_validation;
 mod ocm;
 mod persist;
 mod rbac;

@@ -176,7 +176,7 @@ fn string_list_json(list: &[Value]) -> String {
 /// (`allocateCreate`); an address or port that cannot be had is the error.
 pub(crate) fn allocate_create(svc: &mut Value, taken: &Allocations, errs: &mut Errors) {
     let Some(spec) = spec_mut(svc) else { return };
-    normalize_cluster_ips(spec);
+    normalize_cluster_ips(spec, None);
     let view = Value::Object(spec.clone());
     if needs_cluster_ip(&view) {
         if !ip_families(spec, errs) {
@@ -190,8 +190,9 @@ pub(crate) fn allocate_create(svc: &mut Value, taken: &Allocations, errs: &mut E
     allocate_node_ports(spec, taken, errs);
 }
 
-/// `clusterIP` and `clusterIPs` say the same (the strategy syncs them).
-fn normalize_cluster_ips(spec: &mut Map<String, Value>) {
+/// `normalizeClusterIPs`: a client that sets only `clusterIP` (as older ones do) has
+/// `clusterIPs` follow it; `clusterIP` is never inferred from `clusterIPs`.
+fn normalize_cluster_ips(spec: &mut Map<String, Value>, old: Option<&Value>) {
     let ip = spec
         .get("clusterIP")
         .and_then(Value::as_str)
@@ -201,17 +202,27 @@ fn normalize_cluster_ips(spec: &mut Map<String, Value>) {
         .get("clusterIPs")
         .and_then(Value::as_array)
         .is_none_or(Vec::is_empty);
-    if !ip.is_empty() && ips_empty {
-        spec.insert("clusterIPs".into(), json!([ip]));
-    } else if ip.is_empty()
-        && let Some(first) = spec
-            .get("clusterIPs")
-            .and_then(Value::as_array)
-            .and_then(|a| a.first())
-            .and_then(Value::as_str)
+    let Some(old) = old else {
+        if !ip.is_empty() && ips_empty {
+            spec.insert("clusterIPs".into(), json!([ip]));
+        }
+        return;
+    };
+    if get_str(old, "clusterIP") == ip {
+        return;
+    }
+    let same_ips = spec.get("clusterIPs") == old.get("clusterIPs");
+    if !same_ips {
+        return;
+    }
+    if ip.is_empty() {
+        spec.remove("clusterIPs");
+    } else if let Some(ips) = spec.get_mut("clusterIPs").and_then(Value::as_array_mut)
+        && !ips.is_empty()
     {
-        let first = first.to_string();
-        spec.insert("clusterIP".into(), json!(first));
+        ips[0] = json!(ip);
+    } else {
+        spec.insert("clusterIPs".into(), json!([ip]));
     }
 }
 
@@ -267,6 +278,10 @@ fn allocate_cluster_ip(spec: &mut Map<String, Value>, taken: &Allocations, errs:
         return;
     }
     let ips = arr(&view, "clusterIPs");
+    if get_str(&view, "clusterIP").is_empty() && !ips.is_empty() {
+        // `clusterIPs` without `clusterIP`: validation says so.
+        return;
+    }
     match ips.first().and_then(Value::as_str) {
         None => match taken.next_ip() {
             Some(ip) => {
@@ -423,10 +438,10 @@ pub(crate) fn prepare_update(svc: &mut Value, old: &Value, taken: &Allocations, 
     {
         spec.insert("healthCheckNodePort".into(), v.clone());
     }
+    normalize_cluster_ips(spec, Some(&os));
     drop_type_dependent(spec, &os);
     let view = Value::Object(spec.clone());
     if needs_cluster_ip(&view) && !needs_cluster_ip(&os) {
-        normalize_cluster_ips(spec);
         if !ip_families(spec, errs) {
             return;
         }
