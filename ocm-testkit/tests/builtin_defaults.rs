@@ -374,3 +374,31 @@ async fn other_kinds_are_defaulted() {
     assert_eq!(cj["spec"]["successfulJobsHistoryLimit"], 3);
     assert_eq!(cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
 }
+
+#[tokio::test]
+async fn resource_quantities_read_back_in_canonical_form() {
+    let cluster = FakeCluster::new();
+    let deployments = api(&cluster.client(), "apps", "Deployment", "deployments");
+    let mut d = deployment("q");
+    d["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({
+        "limits": {"cpu": 1, "memory": "1024Mi"},
+        "requests": {"cpu": "0.5", "memory": "128974848", "ephemeral-storage": "0.1m"},
+    });
+    let d = value(deployments.create(&PostParams::default(), &obj(d)).await.unwrap());
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": "1", "memory": "1Gi"},
+               "requests": {"cpu": "500m", "memory": "128974848", "ephemeral-storage": "1m"}})
+    );
+    // Applying the manifest as written again is no change.
+    let params = PatchParams::apply("tester").force();
+    let mut m = deployment("q");
+    m["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({"limits": {"cpu": 1, "memory": "1024Mi"}});
+    let first = value(deployments.patch("q", &params, &Patch::Apply(m.clone())).await.unwrap());
+    let second = value(deployments.patch("q", &params, &Patch::Apply(m)).await.unwrap());
+    assert_eq!(first["metadata"]["resourceVersion"], second["metadata"]["resourceVersion"]);
+    assert_eq!(
+        second["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"],
+        json!({"cpu": "1", "memory": "1Gi"})
+    );
+}

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::field::{Bad, Errors, Path, json_str};
 use super::pod::{self, PodOpts};
-use super::{arr, format, get_i64, get_str, meta, obj_mut, set_default, spec_mut};
+use super::{arr, format, get_i64, get_str, meta, obj_mut, quantity, set_default, spec_mut};
 
 /// `core.MaxSecretSize`: the most data a ConfigMap or a Secret may hold (1 MiB).
 pub(crate) const MAX_SECRET_SIZE: usize = 1024 * 1024;
@@ -298,6 +298,10 @@ pub(crate) fn validate_namespace_update(new: &Value, old: &Value, errs: &mut Err
 pub(crate) fn default_pvc(pvc: &mut Value) {
     if let Some(spec) = spec_mut(pvc) {
         set_default(spec, "volumeMode", json!("Filesystem"));
+        if let Some(res) = spec.get_mut("resources") {
+            quantity::canonical_resource_list(res.get_mut("requests"));
+            quantity::canonical_resource_list(res.get_mut("limits"));
+        }
     }
 }
 

@@ -1,4 +1,5 @@
-//! Built-in kinds as kube-apiserver treats them on every write: their defaults, what
+//! Built-in kinds as kube-apiserver treats them on every write: their defaults (and the
+//! canonical form decoding gives resource quantities), what
 //! their registry strategies fill in, and their validation, with kube's messages and
 //! field paths; and object metadata validation for every kind, custom resources
 //! included.
@@ -27,6 +28,7 @@ mod format;
 mod meta;
 mod networking;
 mod pod;
+mod quantity;
 mod rbac;
 mod service;
 

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::field::{Bad, Errors, Path};
 use super::format;
+use super::quantity;
 use super::meta;
 use super::{arr, get_i64, get_str, obj_mut, set_default};
 
@@ -35,6 +36,7 @@ pub(crate) fn default_pod_spec(pod: &mut Map<String, Value>) {
             default_volume(v);
         }
     }
+    quantity::canonical_resource_list(pod.get_mut("overhead"));
 }
 
 /// What `SetDefaults_Pod` adds for a Pod (not a template): requests from limits, and
@@ -110,6 +112,10 @@ fn default_container(c: &mut Map<String, Value>, host_network: bool) {
     set_default(c, "terminationMessagePath", json!("/dev/termination-log"));
     set_default(c, "terminationMessagePolicy", json!("File"));
     set_default(c, "resources", json!({}));
+    if let Some(res) = c.get_mut("resources") {
+        quantity::canonical_resource_list(res.get_mut("limits"));
+        quantity::canonical_resource_list(res.get_mut("requests"));
+    }
     if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
             set_default(p, "protocol", json!("TCP"));
@@ -168,6 +174,9 @@ fn default_volume(v: &mut Map<String, Value>) {
     }
     if let Some(h) = v.get_mut("hostPath").and_then(Value::as_object_mut) {
         set_default(h, "type", json!(""));
+    }
+    if let Some(e) = v.get_mut("emptyDir") {
+        quantity::canonical_field(e.get_mut("sizeLimit"));
     }
     if let Some(d) = v.get_mut("downwardAPI").and_then(Value::as_object_mut) {
         default_downward_items(d.get_mut("items"));
