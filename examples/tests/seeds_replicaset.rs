@@ -214,12 +214,10 @@ fn the_documented_replica_set_rolls_out_and_reports_its_summaries() {
     );
     // With the field's current name, and a restart policy a Job's pods may use, the example
     // is accepted.
-    let ran = fleet.apply(
-        &REPLICA_SET.replace("rolloutType:", "type:").replace(
-            "                    containers:\n",
-            "                    restartPolicy: OnFailure\n                    containers:\n",
-        ),
-    );
+    let ran = fleet.apply(&REPLICA_SET.replace("rolloutType:", "type:").replace(
+        "                    containers:\n",
+        "                    restartPolicy: OnFailure\n                    containers:\n",
+    ));
     assert_eq!(
         ran.out().trim(),
         "manifestworkreplicaset.work.open-cluster-management.io/mwrset-cronjob created"

@@ -257,7 +257,9 @@ async fn job_manual_selector_restart_policy_and_suspended_scheduling() {
     let job: Job = serde_json::from_value(auto).unwrap();
     let err = api_err(api.create(&PostParams::default(), &job).await.unwrap_err());
     assert!(
-        err.message.contains("spec.template.metadata.labels: Invalid value: {\"batch.kubernetes.io/controller-uid\":"),
+        err.message.contains(
+            "spec.template.metadata.labels: Invalid value: {\"batch.kubernetes.io/controller-uid\":"
+        ),
         "{}",
         err.message
     );

@@ -2,7 +2,9 @@
 //! write made them (create, update, merge/JSON/strategic patch, server-side apply), and a
 //! defaulted object round-trips: applying the same manifest again changes nothing.
 
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
 use ocm_testkit::{FakeCluster, settle_workloads};
 use serde_json::{Value, json};
 
@@ -55,7 +57,12 @@ fn assert_deployment_defaults(d: &Value) {
 async fn deployments_are_defaulted_on_every_write() {
     let cluster = FakeCluster::new();
     let deployments = api(&cluster.client(), "apps", "Deployment", "deployments");
-    let created = value(deployments.create(&PostParams::default(), &obj(deployment("d"))).await.unwrap());
+    let created = value(
+        deployments
+            .create(&PostParams::default(), &obj(deployment("d")))
+            .await
+            .unwrap(),
+    );
     assert_deployment_defaults(&created);
     // A new Deployment's status is empty, and present.
     assert_eq!(created["status"], json!({}));
@@ -64,15 +71,27 @@ async fn deployments_are_defaulted_on_every_write() {
     // PUT of the bare manifest: the defaults come back, and it changes nothing.
     let mut again = deployment("d");
     again["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"].clone();
-    let replaced = value(deployments.replace("d", &PostParams::default(), &obj(again)).await.unwrap());
+    let replaced = value(
+        deployments
+            .replace("d", &PostParams::default(), &obj(again))
+            .await
+            .unwrap(),
+    );
     assert_deployment_defaults(&replaced);
-    assert_eq!(replaced["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+    assert_eq!(
+        replaced["metadata"]["resourceVersion"],
+        created["metadata"]["resourceVersion"]
+    );
     assert_eq!(replaced["metadata"]["generation"], 1);
 
     // A merge patch that removes a defaulted field: it is defaulted again.
     let patched = value(
         deployments
-            .patch("d", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 3, "revisionHistoryLimit": null}})))
+            .patch(
+                "d",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"replicas": 3, "revisionHistoryLimit": null}})),
+            )
             .await
             .unwrap(),
     );
@@ -95,7 +114,10 @@ async fn deployments_are_defaulted_on_every_write() {
             .unwrap(),
     );
     assert_eq!(patched["spec"]["replicas"], 1);
-    assert_eq!(patched["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"], "Always");
+    assert_eq!(
+        patched["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
+        "Always"
+    );
     let patched = value(
         deployments
             .patch(
@@ -107,7 +129,9 @@ async fn deployments_are_defaulted_on_every_write() {
             .await
             .unwrap(),
     );
-    let containers = patched["spec"]["template"]["spec"]["containers"].as_array().unwrap();
+    let containers = patched["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap();
     assert_eq!(containers.len(), 2);
     for c in containers {
         assert_eq!(c["terminationMessagePolicy"], "File", "{c}");
@@ -117,7 +141,10 @@ async fn deployments_are_defaulted_on_every_write() {
     settle_workloads(cluster.store());
     let settled = value(deployments.get("d").await.unwrap());
     assert_eq!(settled["status"]["readyReplicas"], 1);
-    assert_eq!(settled["status"]["observedGeneration"], settled["metadata"]["generation"]);
+    assert_eq!(
+        settled["status"]["observedGeneration"],
+        settled["metadata"]["generation"]
+    );
 }
 
 #[tokio::test]
@@ -125,7 +152,12 @@ async fn server_side_apply_defaults_and_round_trips() {
     let cluster = FakeCluster::new();
     let deployments = api(&cluster.client(), "apps", "Deployment", "deployments");
     let params = PatchParams::apply("tester");
-    let first = value(deployments.patch("web", &params, &Patch::Apply(deployment("web"))).await.unwrap());
+    let first = value(
+        deployments
+            .patch("web", &params, &Patch::Apply(deployment("web")))
+            .await
+            .unwrap(),
+    );
     assert_deployment_defaults(&first);
     // The applier owns what it applied, not the defaults.
     let managed = &first["metadata"]["managedFields"];
@@ -136,14 +168,30 @@ async fn server_side_apply_defaults_and_round_trips() {
     assert!(!fields.contains("f:progressDeadlineSeconds"), "{fields}");
     assert!(!fields.contains("f:status"), "{fields}");
 
-    let second = value(deployments.patch("web", &params, &Patch::Apply(deployment("web"))).await.unwrap());
-    assert_eq!(second["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
-    assert_eq!(second["metadata"]["managedFields"], first["metadata"]["managedFields"]);
+    let second = value(
+        deployments
+            .patch("web", &params, &Patch::Apply(deployment("web")))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        second["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
+    assert_eq!(
+        second["metadata"]["managedFields"],
+        first["metadata"]["managedFields"]
+    );
     assert_eq!(second["metadata"]["generation"], 1);
 
     // A create by another manager (not an apply) owns the defaults it was given, as on a
     // real cluster, but not the status the server filled in.
-    let created = value(deployments.create(&PostParams::default(), &obj(deployment("other"))).await.unwrap());
+    let created = value(
+        deployments
+            .create(&PostParams::default(), &obj(deployment("other")))
+            .await
+            .unwrap(),
+    );
     let fields = created["metadata"]["managedFields"][0]["fieldsV1"].to_string();
     assert!(fields.contains("f:progressDeadlineSeconds"), "{fields}");
     assert!(!fields.contains("f:status"), "{fields}");
@@ -156,7 +204,13 @@ async fn services_get_addresses_ports_and_defaults() {
     let svc = |name: &str, spec: Value| json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec});
     let a = value(
         services
-            .create(&PostParams::default(), &obj(svc("a", json!({"selector": {"app": "a"}, "ports": [{"port": 80}]}))))
+            .create(
+                &PostParams::default(),
+                &obj(svc(
+                    "a",
+                    json!({"selector": {"app": "a"}, "ports": [{"port": 80}]}),
+                )),
+            )
             .await
             .unwrap(),
     );
@@ -182,14 +236,23 @@ async fn services_get_addresses_ports_and_defaults() {
             .unwrap(),
     );
     assert_eq!(b["spec"]["clusterIP"], "10.96.1.1");
-    assert_eq!(b["spec"]["ports"][0]["nodePort"], 30001, "30000 was asked for by the other port");
+    assert_eq!(
+        b["spec"]["ports"][0]["nodePort"], 30001,
+        "30000 was asked for by the other port"
+    );
     assert_eq!(b["spec"]["ports"][0]["targetPort"], "http");
     assert_eq!(b["spec"]["ports"][1]["nodePort"], 30000);
     assert_eq!(b["spec"]["externalTrafficPolicy"], "Cluster");
 
     let headless = value(
         services
-            .create(&PostParams::default(), &obj(svc("h", json!({"clusterIP": "None", "selector": {"app": "h"}, "ports": [{"port": 80}]}))))
+            .create(
+                &PostParams::default(),
+                &obj(svc(
+                    "h",
+                    json!({"clusterIP": "None", "selector": {"app": "h"}, "ports": [{"port": 80}]}),
+                )),
+            )
             .await
             .unwrap(),
     );
@@ -211,7 +274,13 @@ async fn services_get_addresses_ports_and_defaults() {
 
     let external = value(
         services
-            .create(&PostParams::default(), &obj(svc("e", json!({"type": "ExternalName", "externalName": "example.com"}))))
+            .create(
+                &PostParams::default(),
+                &obj(svc(
+                    "e",
+                    json!({"type": "ExternalName", "externalName": "example.com"}),
+                )),
+            )
             .await
             .unwrap(),
     );
@@ -219,29 +288,61 @@ async fn services_get_addresses_ports_and_defaults() {
     assert!(external["spec"].get("ipFamilies").is_none());
 
     // A replace with the manifest, which has no address: the address stays.
-    let mut again = svc("a", json!({"selector": {"app": "a"}, "ports": [{"port": 80}]}));
+    let mut again = svc(
+        "a",
+        json!({"selector": {"app": "a"}, "ports": [{"port": 80}]}),
+    );
     again["metadata"]["resourceVersion"] = a["metadata"]["resourceVersion"].clone();
-    let replaced = value(services.replace("a", &PostParams::default(), &obj(again)).await.unwrap());
+    let replaced = value(
+        services
+            .replace("a", &PostParams::default(), &obj(again))
+            .await
+            .unwrap(),
+    );
     assert_eq!(replaced["spec"]["clusterIP"], "10.96.1.0");
-    assert_eq!(replaced["metadata"]["resourceVersion"], a["metadata"]["resourceVersion"]);
+    assert_eq!(
+        replaced["metadata"]["resourceVersion"],
+        a["metadata"]["resourceVersion"]
+    );
 
     // NodePort to ClusterIP: the node ports go with the type.
     let b = value(
         services
-            .patch("b", &PatchParams::default(), &Patch::Merge(json!({"spec": {"type": "ClusterIP"}})))
+            .patch(
+                "b",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"type": "ClusterIP"}})),
+            )
             .await
             .unwrap(),
     );
-    assert!(b["spec"]["ports"][0].get("nodePort").is_none(), "{}", b["spec"]);
+    assert!(
+        b["spec"]["ports"][0].get("nodePort").is_none(),
+        "{}",
+        b["spec"]
+    );
     assert!(b["spec"].get("externalTrafficPolicy").is_none());
 
     // Server-side apply twice: one address, no new resourceVersion.
     let params = PatchParams::apply("tester");
     let manifest = svc("applied", json!({"ports": [{"port": 8080}]}));
-    let first = value(services.patch("applied", &params, &Patch::Apply(manifest.clone())).await.unwrap());
-    let second = value(services.patch("applied", &params, &Patch::Apply(manifest)).await.unwrap());
+    let first = value(
+        services
+            .patch("applied", &params, &Patch::Apply(manifest.clone()))
+            .await
+            .unwrap(),
+    );
+    let second = value(
+        services
+            .patch("applied", &params, &Patch::Apply(manifest))
+            .await
+            .unwrap(),
+    );
     assert_eq!(first["spec"]["clusterIP"], second["spec"]["clusterIP"]);
-    assert_eq!(first["metadata"]["resourceVersion"], second["metadata"]["resourceVersion"]);
+    assert_eq!(
+        first["metadata"]["resourceVersion"],
+        second["metadata"]["resourceVersion"]
+    );
 }
 
 #[tokio::test]
@@ -273,7 +374,10 @@ async fn other_kinds_are_defaulted() {
         d["spec"]["updateStrategy"],
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
     );
-    assert_eq!(d["metadata"]["annotations"]["deprecated.daemonset.template.generation"], "1");
+    assert_eq!(
+        d["metadata"]["annotations"]["deprecated.daemonset.template.generation"],
+        "1"
+    );
     let d = value(
         ds.patch(
             "ds",
@@ -283,7 +387,10 @@ async fn other_kinds_are_defaulted() {
         .await
         .unwrap(),
     );
-    assert_eq!(d["metadata"]["annotations"]["deprecated.daemonset.template.generation"], "2");
+    assert_eq!(
+        d["metadata"]["annotations"]["deprecated.daemonset.template.generation"],
+        "2"
+    );
 
     let pods = api(&client, "", "Pod", "pods");
     let p = value(
@@ -296,10 +403,16 @@ async fn other_kinds_are_defaulted() {
         .await
         .unwrap(),
     );
-    assert_eq!(p["spec"]["containers"][0]["resources"]["requests"], json!({"cpu": "1", "memory": "1Gi"}));
+    assert_eq!(
+        p["spec"]["containers"][0]["resources"]["requests"],
+        json!({"cpu": "1", "memory": "1Gi"})
+    );
     assert_eq!(p["spec"]["enableServiceLinks"], true);
     assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], "Always");
-    assert_eq!(p["status"], json!({"phase": "Pending", "qosClass": "Guaranteed"}));
+    assert_eq!(
+        p["status"],
+        json!({"phase": "Pending", "qosClass": "Guaranteed"})
+    );
 
     let secrets = api(&client, "", "Secret", "secrets");
     let s = value(
@@ -315,7 +428,12 @@ async fn other_kinds_are_defaulted() {
     assert_eq!(s["type"], "Opaque");
     assert!(s.get("stringData").is_none());
 
-    let claims = api(&client, "", "PersistentVolumeClaim", "persistentvolumeclaims");
+    let claims = api(
+        &client,
+        "",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+    );
     let c = value(
         claims
             .create(
@@ -329,7 +447,12 @@ async fn other_kinds_are_defaulted() {
     assert_eq!(c["spec"]["volumeMode"], "Filesystem");
     assert_eq!(c["status"], json!({"phase": "Pending"}));
 
-    let bindings = api(&client, "rbac.authorization.k8s.io", "RoleBinding", "rolebindings");
+    let bindings = api(
+        &client,
+        "rbac.authorization.k8s.io",
+        "RoleBinding",
+        "rolebindings",
+    );
     let b = value(
         bindings
             .create(
@@ -345,7 +468,12 @@ async fn other_kinds_are_defaulted() {
     assert_eq!(b["subjects"][0]["apiGroup"], "rbac.authorization.k8s.io");
     assert!(b["subjects"][1].get("apiGroup").is_none());
 
-    let policies = api(&client, "networking.k8s.io", "NetworkPolicy", "networkpolicies");
+    let policies = api(
+        &client,
+        "networking.k8s.io",
+        "NetworkPolicy",
+        "networkpolicies",
+    );
     let n = value(
         policies
             .create(
@@ -372,7 +500,10 @@ async fn other_kinds_are_defaulted() {
     );
     assert_eq!(cj["spec"]["concurrencyPolicy"], "Allow");
     assert_eq!(cj["spec"]["successfulJobsHistoryLimit"], 3);
-    assert_eq!(cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+    assert_eq!(
+        cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["dnsPolicy"],
+        "ClusterFirst"
+    );
 }
 
 #[tokio::test]
@@ -384,7 +515,12 @@ async fn resource_quantities_read_back_in_canonical_form() {
         "limits": {"cpu": 1, "memory": "1024Mi"},
         "requests": {"cpu": "0.5", "memory": "128974848", "ephemeral-storage": "0.1m"},
     });
-    let d = value(deployments.create(&PostParams::default(), &obj(d)).await.unwrap());
+    let d = value(
+        deployments
+            .create(&PostParams::default(), &obj(d))
+            .await
+            .unwrap(),
+    );
     assert_eq!(
         d["spec"]["template"]["spec"]["containers"][0]["resources"],
         json!({"limits": {"cpu": "1", "memory": "1Gi"},
@@ -393,10 +529,24 @@ async fn resource_quantities_read_back_in_canonical_form() {
     // Applying the manifest as written again is no change.
     let params = PatchParams::apply("tester").force();
     let mut m = deployment("q");
-    m["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({"limits": {"cpu": 1, "memory": "1024Mi"}});
-    let first = value(deployments.patch("q", &params, &Patch::Apply(m.clone())).await.unwrap());
-    let second = value(deployments.patch("q", &params, &Patch::Apply(m)).await.unwrap());
-    assert_eq!(first["metadata"]["resourceVersion"], second["metadata"]["resourceVersion"]);
+    m["spec"]["template"]["spec"]["containers"][0]["resources"] =
+        json!({"limits": {"cpu": 1, "memory": "1024Mi"}});
+    let first = value(
+        deployments
+            .patch("q", &params, &Patch::Apply(m.clone()))
+            .await
+            .unwrap(),
+    );
+    let second = value(
+        deployments
+            .patch("q", &params, &Patch::Apply(m))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        first["metadata"]["resourceVersion"],
+        second["metadata"]["resourceVersion"]
+    );
     assert_eq!(
         second["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"],
         json!({"cpu": "1", "memory": "1Gi"})

@@ -2,7 +2,9 @@
 //! request through the in-process client and checks the `422 Invalid` kube-apiserver
 //! gives, message and causes.
 
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
 use kube::core::Status;
 use ocm_testkit::FakeCluster;
 use serde_json::{Value, json};
@@ -14,9 +16,16 @@ fn status(e: kube::Error) -> Status {
     }
 }
 
-fn api(client: &kube::Client, group: &str, kind: &str, plural: &str, namespaced: bool) -> Api<DynamicObject> {
+fn api(
+    client: &kube::Client,
+    group: &str,
+    kind: &str,
+    plural: &str,
+    namespaced: bool,
+) -> Api<DynamicObject> {
     let version = "v1";
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    let ar =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
     if namespaced {
         Api::namespaced_with(client.clone(), "default", &ar)
     } else {
@@ -27,14 +36,24 @@ fn api(client: &kube::Client, group: &str, kind: &str, plural: &str, namespaced:
 fn causes(s: &Status) -> Vec<String> {
     s.details
         .as_ref()
-        .map(|d| d.causes.iter().map(|c| format!("{}: {}", c.field, c.message)).collect())
+        .map(|d| {
+            d.causes
+                .iter()
+                .map(|c| format!("{}: {}", c.field, c.message))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 async fn rejected(api: &Api<DynamicObject>, body: Value) -> Status {
     let obj: DynamicObject = serde_json::from_value(body).unwrap();
     let err = status(api.create(&PostParams::default(), &obj).await.unwrap_err());
-    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"), "{}", err.message);
+    assert_eq!(
+        (err.code, err.reason.as_str()),
+        (422, "Invalid"),
+        "{}",
+        err.message
+    );
     err
 }
 
@@ -74,7 +93,9 @@ async fn deployments() {
         ),
         (
             deployment(|d| d["spec"]["template"]["metadata"]["labels"] = json!({"app": "other"})),
-            vec!["spec.template.metadata.labels: Invalid value: {\"app\":\"other\"}: `selector` does not match template `labels`"],
+            vec![
+                "spec.template.metadata.labels: Invalid value: {\"app\":\"other\"}: `selector` does not match template `labels`",
+            ],
         ),
         (
             deployment(|d| d["spec"]["selector"] = json!({})),
@@ -102,7 +123,10 @@ async fn deployments() {
             vec!["spec.template.spec.containers[1].name: Duplicate value: \"c\""],
         ),
         (
-            deployment(|d| container(d)["ports"] = json!([{"containerPort": 70000}, {"containerPort": 80, "protocol": "ICMP"}])),
+            deployment(|d| {
+                container(d)["ports"] =
+                    json!([{"containerPort": 70000}, {"containerPort": 80, "protocol": "ICMP"}])
+            }),
             vec![
                 "spec.template.spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
                 "spec.template.spec.containers[0].ports[1].protocol: Unsupported value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
@@ -110,26 +134,38 @@ async fn deployments() {
         ),
         (
             deployment(|d| d["spec"]["template"]["spec"]["restartPolicy"] = json!("Never")),
-            vec!["spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\""],
+            vec![
+                "spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
+            ],
         ),
         (
-            deployment(|d| container(d)["resources"] = json!({"limits": {"cpu": "1"}, "requests": {"cpu": "2"}})),
-            vec!["spec.template.spec.containers[0].resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1"],
+            deployment(|d| {
+                container(d)["resources"] =
+                    json!({"limits": {"cpu": "1"}, "requests": {"cpu": "2"}})
+            }),
+            vec![
+                "spec.template.spec.containers[0].resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1",
+            ],
         ),
         (
-            deployment(|d| container(d)["env"] = json!([{"name": "A=B", "value": "x"}, {"name": ""}])),
+            deployment(|d| {
+                container(d)["env"] = json!([{"name": "A=B", "value": "x"}, {"name": ""}])
+            }),
             vec![
                 "spec.template.spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='",
                 "spec.template.spec.containers[0].env[1].name: Required value",
             ],
         ),
         (
-            deployment(|d| container(d)["volumeMounts"] = json!([{"name": "data", "mountPath": "/data"}])),
+            deployment(|d| {
+                container(d)["volumeMounts"] = json!([{"name": "data", "mountPath": "/data"}])
+            }),
             vec!["spec.template.spec.containers[0].volumeMounts[0].name: Not found: \"data\""],
         ),
         (
             deployment(|d| {
-                container(d)["livenessProbe"] = json!({"httpGet": {"port": 8080}, "successThreshold": 2});
+                container(d)["livenessProbe"] =
+                    json!({"httpGet": {"port": 8080}, "successThreshold": 2});
                 container(d)["readinessProbe"] = json!({"periodSeconds": 5});
             }),
             vec![
@@ -138,14 +174,20 @@ async fn deployments() {
             ],
         ),
         (
-            deployment(|d| d["spec"]["strategy"] = json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}})),
-            vec!["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"],
+            deployment(
+                |d| d["spec"]["strategy"] = json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}}),
+            ),
+            vec![
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0",
+            ],
         ),
         (
             // A volume with errors is not one mounts may refer to, nor one a later volume
             // duplicates: kube-apiserver only remembers the valid ones.
-            deployment(|d| d["spec"]["template"]["spec"]["volumes"] = json!([
-                {"name": "v", "emptyDir": {}}, {"name": "v", "configMap": {}}, {"name": "w", "secret": {}}, {"name": "w"}])),
+            deployment(|d| {
+                d["spec"]["template"]["spec"]["volumes"] = json!([
+                {"name": "v", "emptyDir": {}}, {"name": "v", "configMap": {}}, {"name": "w", "secret": {}}, {"name": "w"}])
+            }),
             vec![
                 "spec.template.spec.volumes[1].configMap.name: Required value",
                 "spec.template.spec.volumes[1].name: Duplicate value: \"v\"",
@@ -154,7 +196,9 @@ async fn deployments() {
         ),
         (
             deployment(|d| d["spec"]["template"]["metadata"]["labels"]["bad key!"] = json!("x")),
-            vec!["spec.template.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"],
+            vec![
+                "spec.template.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+            ],
         ),
     ];
     for (body, want) in cases {
@@ -166,15 +210,27 @@ async fn deployments() {
         } else {
             format!("[{}]", parts.join(", "))
         };
-        assert_eq!(err.message, format!("Deployment.apps \"d\" is invalid: {list}"));
+        assert_eq!(
+            err.message,
+            format!("Deployment.apps \"d\" is invalid: {list}")
+        );
         let d = err.details.unwrap();
-        assert_eq!((d.kind.as_str(), d.group.as_str(), d.name.as_str()), ("Deployment", "apps", "d"));
+        assert_eq!(
+            (d.kind.as_str(), d.group.as_str(), d.name.as_str()),
+            ("Deployment", "apps", "d")
+        );
     }
 
-    let err = rejected(&deployments, deployment(|d| container(d)["name"] = json!("C_1"))).await;
+    let err = rejected(
+        &deployments,
+        deployment(|d| container(d)["name"] = json!("C_1")),
+    )
+    .await;
     assert_eq!(
         causes(&err),
-        [format!("spec.template.spec.containers[0].name: Invalid value: \"C_1\": {DNS_LABEL}")]
+        [format!(
+            "spec.template.spec.containers[0].name: Invalid value: \"C_1\": {DNS_LABEL}"
+        )]
     );
 
     // Update: the selector may not change.
@@ -184,8 +240,10 @@ async fn deployments() {
             .patch(
                 "d",
                 &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"selector": {"matchLabels": {"app": "d", "tier": "web"}},
-                    "template": {"metadata": {"labels": {"app": "d", "tier": "web"}}}}})),
+                &Patch::Merge(
+                    json!({"spec": {"selector": {"matchLabels": {"app": "d", "tier": "web"}},
+                    "template": {"metadata": {"labels": {"app": "d", "tier": "web"}}}}}),
+                ),
             )
             .await
             .unwrap_err(),
@@ -204,7 +262,10 @@ async fn other_workloads() {
     let mut s = deployment(|_| {});
     s["kind"] = json!("StatefulSet");
     s["metadata"]["name"] = json!("s.1");
-    s["spec"]["template"]["spec"]["containers"][0].as_object_mut().unwrap().remove("image");
+    s["spec"]["template"]["spec"]["containers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("image");
     s["spec"]["podManagementPolicy"] = json!("Sometimes");
     let err = rejected(&sts, s).await;
     // A StatefulSet's name is a DNS label; its pod spec is not checked (kube-apiserver
@@ -221,9 +282,13 @@ async fn other_workloads() {
     s["metadata"]["name"] = json!("s");
     created(&sts, s).await;
     let err = status(
-        sts.patch("s", &PatchParams::default(), &Patch::Merge(json!({"spec": {"serviceName": "other"}})))
-            .await
-            .unwrap_err(),
+        sts.patch(
+            "s",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"serviceName": "other"}})),
+        )
+        .await
+        .unwrap_err(),
     );
     assert_eq!(
         err.message,
@@ -233,11 +298,14 @@ async fn other_workloads() {
     let ds = api(&client, "apps", "DaemonSet", "daemonsets", true);
     let mut d = deployment(|_| {});
     d["kind"] = json!("DaemonSet");
-    d["spec"]["updateStrategy"] = json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 1}});
+    d["spec"]["updateStrategy"] =
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 1}});
     let err = rejected(&ds, d).await;
     assert_eq!(
         causes(&err),
-        ["spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 1: may not be set when maxUnavailable is non-zero"]
+        [
+            "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 1: may not be set when maxUnavailable is non-zero"
+        ]
     );
 
     let rs = api(&client, "apps", "ReplicaSet", "replicasets", true);
@@ -247,14 +315,19 @@ async fn other_workloads() {
     let err = rejected(&rs, r).await;
     assert_eq!(
         causes(&err),
-        ["spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"]
+        [
+            "spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"
+        ]
     );
 
     let jobs = api(&client, "batch", "Job", "jobs", true);
     let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
         "spec": {"template": {"spec": {"containers": [{"name": "c"}], "restartPolicy": "Never"}}}});
     let err = rejected(&jobs, job).await;
-    assert_eq!(causes(&err), ["spec.template.spec.containers[0].image: Required value"]);
+    assert_eq!(
+        causes(&err),
+        ["spec.template.spec.containers[0].image: Required value"]
+    );
 
     let cronjobs = api(&client, "batch", "CronJob", "cronjobs", true);
     let cj = |schedule: &str| {
@@ -282,14 +355,19 @@ async fn other_workloads() {
     let err = rejected(&cronjobs, long).await;
     assert_eq!(
         causes(&err),
-        [format!("metadata.name: Invalid value: \"{}\": must be no more than 52 characters", "c".repeat(53))]
+        [format!(
+            "metadata.name: Invalid value: \"{}\": must be no more than 52 characters",
+            "c".repeat(53)
+        )]
     );
     let mut tz = cj("TZ=UTC 0 * * * *");
     tz["spec"]["concurrencyPolicy"] = json!("Allow");
     let err = rejected(&cronjobs, tz).await;
     assert_eq!(
         causes(&err),
-        ["spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"]
+        [
+            "spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+        ]
     );
 }
 
@@ -347,7 +425,10 @@ async fn services() {
     let services = api(&cluster.client(), "", "Service", "services", true);
     let svc = |spec: Value| json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": spec});
     let cases: Vec<(Value, Vec<&str>)> = vec![
-        (svc(json!({"selector": {"app": "x"}})), vec!["spec.ports: Required value"]),
+        (
+            svc(json!({"selector": {"app": "x"}})),
+            vec!["spec.ports: Required value"],
+        ),
         (
             // The target port defaults to the port, so it is out of range too.
             svc(json!({"ports": [{"port": 70000}]})),
@@ -358,22 +439,31 @@ async fn services() {
         ),
         (
             svc(json!({"type": "Bogus", "ports": [{"port": 80}]})),
-            vec!["spec.type: Unsupported value: \"Bogus\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\""],
+            vec![
+                "spec.type: Unsupported value: \"Bogus\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"",
+            ],
         ),
         (
             svc(json!({"ports": [{"port": 80}, {"port": 81}]})),
-            vec!["spec.ports[0].name: Required value", "spec.ports[1].name: Required value"],
+            vec![
+                "spec.ports[0].name: Required value",
+                "spec.ports[1].name: Required value",
+            ],
         ),
         (
             svc(json!({"ports": [{"name": "a", "port": 80}, {"name": "b", "port": 80}]})),
-            vec!["spec.ports[1]: Duplicate value: {\"Name\":\"\",\"Protocol\":\"TCP\",\"AppProtocol\":null,\"Port\":80,\"TargetPort\":0,\"NodePort\":0}"],
+            vec![
+                "spec.ports[1]: Duplicate value: {\"Name\":\"\",\"Protocol\":\"TCP\",\"AppProtocol\":null,\"Port\":80,\"TargetPort\":0,\"NodePort\":0}",
+            ],
         ),
         (
             svc(json!({"ports": [{"port": 80, "nodePort": 30080}]})),
             vec!["spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"],
         ),
         (
-            svc(json!({"ports": [{"port": 80, "targetPort": "HTTP"}], "sessionAffinity": "Sticky"})),
+            svc(
+                json!({"ports": [{"port": 80, "targetPort": "HTTP"}], "sessionAffinity": "Sticky"}),
+            ),
             vec![
                 "spec.ports[0].targetPort: Invalid value: \"HTTP\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
                 "spec.ports[0].targetPort: Invalid value: \"HTTP\": must contain at least one letter (a-z)",
@@ -382,11 +472,15 @@ async fn services() {
         ),
         (
             svc(json!({"clusterIP": "1.2.3.4", "ports": [{"port": 80}]})),
-            vec!["spec.clusterIPs: Invalid value: [\"1.2.3.4\"]: failed to allocate IP 1.2.3.4: the provided IP (1.2.3.4) is not in the valid range. The range of valid IPs is 10.96.0.0/12"],
+            vec![
+                "spec.clusterIPs: Invalid value: [\"1.2.3.4\"]: failed to allocate IP 1.2.3.4: the provided IP (1.2.3.4) is not in the valid range. The range of valid IPs is 10.96.0.0/12",
+            ],
         ),
         (
             svc(json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 80}]})),
-            vec!["spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"],
+            vec![
+                "spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767",
+            ],
         ),
         (
             svc(json!({"type": "ExternalName"})),
@@ -405,12 +499,18 @@ async fn services() {
     let err = rejected(&services, second).await;
     assert_eq!(
         causes(&err),
-        [format!("spec.clusterIPs: Invalid value: [\"{ip}\"]: failed to allocate IP {ip}: provided IP is already allocated")]
+        [format!(
+            "spec.clusterIPs: Invalid value: [\"{ip}\"]: failed to allocate IP {ip}: provided IP is already allocated"
+        )]
     );
     // And may not change.
     let err = status(
         services
-            .patch("s", &PatchParams::default(), &Patch::Merge(json!({"spec": {"clusterIP": "10.96.9.9"}})))
+            .patch(
+                "s",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"clusterIP": "10.96.9.9"}})),
+            )
             .await
             .unwrap_err(),
     );
@@ -446,9 +546,13 @@ async fn configs_accounts_namespaces_and_claims() {
     .await;
     assert_eq!(immutable["immutable"], true);
     let err = status(
-        cms.patch("frozen", &PatchParams::default(), &Patch::Merge(json!({"data": {"k": "w"}, "immutable": false})))
-            .await
-            .unwrap_err(),
+        cms.patch(
+            "frozen",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"k": "w"}, "immutable": false})),
+        )
+        .await
+        .unwrap_err(),
     );
     assert_eq!(
         causes(&err),
@@ -472,7 +576,10 @@ async fn configs_accounts_namespaces_and_claims() {
                "stringData": {"a": "x".repeat(1024 * 1024 + 1)}}),
     )
     .await;
-    assert_eq!(causes(&err), ["data: Too long: may not be more than 1048576 bytes"]);
+    assert_eq!(
+        causes(&err),
+        ["data: Too long: may not be more than 1048576 bytes"]
+    );
 
     let namespaces = api(&client, "", "Namespace", "namespaces", false);
     let err = rejected(
@@ -482,7 +589,9 @@ async fn configs_accounts_namespaces_and_claims() {
     .await;
     assert_eq!(
         causes(&err),
-        ["metadata.finalizers[0]: Invalid value: \"custom\": name is neither a standard finalizer name nor is it fully qualified"]
+        [
+            "metadata.finalizers[0]: Invalid value: \"custom\": name is neither a standard finalizer name nor is it fully qualified"
+        ]
     );
 
     let accounts = api(&client, "", "ServiceAccount", "serviceaccounts", true);
@@ -491,9 +600,18 @@ async fn configs_accounts_namespaces_and_claims() {
         json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "Robot"}}),
     )
     .await;
-    assert!(causes(&err)[0].starts_with("metadata.name: Invalid value: \"Robot\": a lowercase RFC 1123 subdomain"));
+    assert!(
+        causes(&err)[0]
+            .starts_with("metadata.name: Invalid value: \"Robot\": a lowercase RFC 1123 subdomain")
+    );
 
-    let claims = api(&client, "", "PersistentVolumeClaim", "persistentvolumeclaims", true);
+    let claims = api(
+        &client,
+        "",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+    );
     let err = rejected(
         &claims,
         json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
@@ -515,7 +633,11 @@ async fn configs_accounts_namespaces_and_claims() {
     .await;
     let err = status(
         claims
-            .patch("c", &PatchParams::default(), &Patch::Merge(json!({"spec": {"accessModes": ["ReadWriteMany"]}})))
+            .patch(
+                "c",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"accessModes": ["ReadWriteMany"]}})),
+            )
             .await
             .unwrap_err(),
     );
@@ -544,7 +666,13 @@ async fn rbac() {
             "rules[1].nonResourceURLs: Invalid value: [\"/healthz\"]: namespaced rules cannot apply to non-resource URLs",
         ]
     );
-    let bindings = api(&client, "rbac.authorization.k8s.io", "RoleBinding", "rolebindings", true);
+    let bindings = api(
+        &client,
+        "rbac.authorization.k8s.io",
+        "RoleBinding",
+        "rolebindings",
+        true,
+    );
     let err = rejected(
         &bindings,
         json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "b"},
@@ -568,7 +696,11 @@ async fn rbac() {
     .await;
     let err = status(
         bindings
-            .patch("b", &PatchParams::default(), &Patch::Merge(json!({"roleRef": {"name": "edit"}})))
+            .patch(
+                "b",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"roleRef": {"name": "edit"}})),
+            )
             .await
             .unwrap_err(),
     );
@@ -607,9 +739,18 @@ async fn ingresses_and_network_policies() {
         json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "i"}, "spec": {}}),
     )
     .await;
-    assert_eq!(causes(&err), ["spec: Invalid value: null: either `defaultBackend` or `rules` must be specified"]);
+    assert_eq!(
+        causes(&err),
+        ["spec: Invalid value: null: either `defaultBackend` or `rules` must be specified"]
+    );
 
-    let policies = api(&client, "networking.k8s.io", "NetworkPolicy", "networkpolicies", true);
+    let policies = api(
+        &client,
+        "networking.k8s.io",
+        "NetworkPolicy",
+        "networkpolicies",
+        true,
+    );
     let err = rejected(
         &policies,
         json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "n"},

@@ -162,7 +162,11 @@ async fn generation_status_subresource_and_patches() {
     let created = api.create(&PostParams::default(), &d).await.unwrap();
     assert_eq!(created.metadata.generation, Some(1));
     // Create ignores the status sent; a new Deployment reads back with an empty one.
-    assert_eq!(created.status, Some(Default::default()), "create ignores status");
+    assert_eq!(
+        created.status,
+        Some(Default::default()),
+        "create ignores status"
+    );
 
     // Label change: no generation bump.
     let p = json!({"metadata": {"labels": {"extra": "yes"}}});

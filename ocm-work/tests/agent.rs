@@ -239,8 +239,14 @@ async fn applies_tracks_reports_and_garbage_collects() {
         )]
     );
     let after = deployments.get("hello").await.unwrap();
-    assert_eq!(after.metadata.resource_version, before.metadata.resource_version);
-    assert_eq!(after.metadata.managed_fields, before.metadata.managed_fields);
+    assert_eq!(
+        after.metadata.resource_version,
+        before.metadata.resource_version
+    );
+    assert_eq!(
+        after.metadata.managed_fields,
+        before.metadata.managed_fields
+    );
 
     // An update rolls through.
     update_work(

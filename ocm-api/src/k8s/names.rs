@@ -266,9 +266,14 @@ mod tests {
         assert!(dns1035_label_errors("web-1").is_empty());
         assert_eq!(
             dns1035_label_errors("1web"),
-            ["a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]
+            [
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ]
         );
-        assert_eq!(dns1035_label_errors(&"a".repeat(64)), ["must be no more than 63 characters"]);
+        assert_eq!(
+            dns1035_label_errors(&"a".repeat(64)),
+            ["must be no more than 63 characters"]
+        );
         assert_eq!(dns1035_label_errors("").len(), 1);
     }
 

@@ -46,14 +46,17 @@ pub(crate) fn default_statefulset(sts: &mut Value) {
     let Some(spec) = spec_mut(sts) else { return };
     set_default(spec, "podManagementPolicy", json!("OrderedReady"));
     let strategy = obj_mut(spec, "updateStrategy");
-    if strategy.get("type").and_then(Value::as_str).unwrap_or("").is_empty() {
+    if strategy
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty()
+    {
         strategy.insert("type".into(), json!("RollingUpdate"));
         obj_mut(strategy, "rollingUpdate");
     }
     if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate")
-        && strategy
-            .get("rollingUpdate")
-            .is_some_and(|r| !r.is_null())
+        && strategy.get("rollingUpdate").is_some_and(|r| !r.is_null())
     {
         let ru = obj_mut(strategy, "rollingUpdate");
         set_default(ru, "partition", json!(0));
@@ -192,7 +195,11 @@ fn not_more_than_100_percent(v: Option<&Value>, path: &Path, errs: &mut Errors) 
         && format::percent_errors(s).is_empty()
         && int_or_percent_value(v) > 100
     {
-        errs.invalid(path, Bad::Json(json_str(s)), "must not be greater than 100%");
+        errs.invalid(
+            path,
+            Bad::Json(json_str(s)),
+            "must not be greater than 100%",
+        );
     }
 }
 
@@ -344,8 +351,12 @@ fn selector_immutable(new: &Value, old: &Value, errs: &mut Errors) {
 }
 
 fn collision_count_decremented(new: &Value, old: &Value, errs: &mut Errors) {
-    let n = new.pointer("/status/collisionCount").and_then(Value::as_i64);
-    let o = old.pointer("/status/collisionCount").and_then(Value::as_i64);
+    let n = new
+        .pointer("/status/collisionCount")
+        .and_then(Value::as_i64);
+    let o = old
+        .pointer("/status/collisionCount")
+        .and_then(Value::as_i64);
     let decremented = match (n, o) {
         (None, Some(_)) => true,
         (Some(n), Some(o)) => n < o,
@@ -426,7 +437,10 @@ fn validate_deployment_spec(d: &Value, errs: &mut Errors) {
             &sp,
             Bad::Json(strategy_json(
                 strategy,
-                &[("MaxUnavailable", "maxUnavailable"), ("MaxSurge", "maxSurge")],
+                &[
+                    ("MaxUnavailable", "maxUnavailable"),
+                    ("MaxSurge", "maxSurge"),
+                ],
             )),
             &["Recreate", "RollingUpdate"],
         ),
@@ -661,13 +675,21 @@ fn validate_statefulset_spec(sts: &Value, errs: &mut Errors) {
     if let Some(sel) = selector
         && !meta::selector_parses(sel)
     {
-        errs.invalid(&path.child("selector"), Bad::Json(meta::selector_json(sel)), "");
+        errs.invalid(
+            &path.child("selector"),
+            Bad::Json(meta::selector_json(sel)),
+            "",
+        );
     } else {
         // kube-apiserver checks a StatefulSet's template labels and annotations, but not
         // its pod spec (a TODO in its validation).
         template_labels_match(selector, template, &tpath, errs);
         let m = template.and_then(|t| t.get("metadata"));
-        meta::validate_labels(m.and_then(|m| m.get("labels")), &tpath.child("labels"), errs);
+        meta::validate_labels(
+            m.and_then(|m| m.get("labels")),
+            &tpath.child("labels"),
+            errs,
+        );
         meta::validate_annotations(
             m.and_then(|m| m.get("annotations")),
             &tpath.child("annotations"),
@@ -807,7 +829,10 @@ fn validate_daemonset_spec(ds: &Value, errs: &mut Errors) {
                         "may not be set when maxUnavailable is non-zero",
                     );
                 } else if !has_unavailable && !has_surge {
-                    errs.required(&rp.child("maxUnavailable"), "cannot be 0 when maxSurge is 0");
+                    errs.required(
+                        &rp.child("maxUnavailable"),
+                        "cannot be 0 when maxSurge is 0",
+                    );
                 }
             }
         },
@@ -815,7 +840,10 @@ fn validate_daemonset_spec(ds: &Value, errs: &mut Errors) {
             &up,
             Bad::Json(strategy_json(
                 strategy,
-                &[("MaxUnavailable", "maxUnavailable"), ("MaxSurge", "maxSurge")],
+                &[
+                    ("MaxUnavailable", "maxUnavailable"),
+                    ("MaxSurge", "maxSurge"),
+                ],
             )),
             &["RollingUpdate", "OnDelete"],
         ),
@@ -906,7 +934,9 @@ mod tests {
         default_deployment(&mut d);
         assert_eq!(
             causes(&d),
-            ["spec.strategy: Unsupported value: {\"Type\":\"Bogus\",\"RollingUpdate\":null}: supported values: \"Recreate\", \"RollingUpdate\""]
+            [
+                "spec.strategy: Unsupported value: {\"Type\":\"Bogus\",\"RollingUpdate\":null}: supported values: \"Recreate\", \"RollingUpdate\""
+            ]
         );
     }
 }

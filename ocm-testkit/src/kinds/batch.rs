@@ -182,7 +182,9 @@ fn selector_bad(sel: Option<&Value>) -> Bad {
 }
 
 fn labels_bad(labels: Option<&Value>) -> Bad {
-    labels.filter(|l| !l.is_null()).map_or_else(Bad::null, Bad::json)
+    labels
+        .filter(|l| !l.is_null())
+        .map_or_else(Bad::null, Bad::json)
 }
 
 /// The template labels a generated selector requires (`validateGeneratedSelector`).
@@ -227,7 +229,8 @@ fn check_generated_labels(job: &Value, prefixed: bool, errs: &mut Errors) {
         .iter()
         .map(|(k, v)| (k.to_string(), json!(v)))
         .collect();
-    if !meta::selector_matches(selector, Some(&Value::Object(set))) && meta::selector_parses(selector)
+    if !meta::selector_matches(selector, Some(&Value::Object(set)))
+        && meta::selector_parses(selector)
     {
         errs.invalid(
             &Path::new("spec").child("selector"),
@@ -266,7 +269,11 @@ fn check_job_spec(spec: &Value, path: &Path, errs: &mut Errors) {
         None | Some("NonIndexed") => {
             for f in ["backoffLimitPerIndex", "maxFailedIndexes"] {
                 if let Some(v) = spec.get(f).filter(|v| !v.is_null()) {
-                    errs.invalid(&path.child(f), nullable(Some(v)), "requires indexed completion mode");
+                    errs.invalid(
+                        &path.child(f),
+                        nullable(Some(v)),
+                        "requires indexed completion mode",
+                    );
                 }
             }
         }
@@ -295,7 +302,12 @@ fn check_job_spec(spec: &Value, path: &Path, errs: &mut Errors) {
         );
     }
     let template_path = path.child("template");
-    pod::validate_pod_template(spec.get("template"), &template_path, PodOpts::default(), errs);
+    pod::validate_pod_template(
+        spec.get("template"),
+        &template_path,
+        PodOpts::default(),
+        errs,
+    );
     let restart_path = template_path.child("spec").child("restartPolicy");
     let restart = spec
         .pointer("/template/spec/restartPolicy")
@@ -303,12 +315,11 @@ fn check_job_spec(spec: &Value, path: &Path, errs: &mut Errors) {
         .unwrap_or_default();
     match restart {
         "" | "Always" => errs.required(&restart_path, "valid values: \"OnFailure\", \"Never\""),
-        "OnFailure" if spec.get("podFailurePolicy").is_some_and(|p| !p.is_null()) => errs
-            .invalid(
-                &restart_path,
-                Bad::str(restart),
-                "only \"Never\" is supported when podFailurePolicy is specified",
-            ),
+        "OnFailure" if spec.get("podFailurePolicy").is_some_and(|p| !p.is_null()) => errs.invalid(
+            &restart_path,
+            Bad::str(restart),
+            "only \"Never\" is supported when podFailurePolicy is specified",
+        ),
         "OnFailure" | "Never" => {}
         other => errs.not_supported(&restart_path, Bad::str(other), &["OnFailure", "Never"]),
     }
@@ -427,7 +438,11 @@ pub(crate) fn validate_job_update(job: &Value, old: &Value, errs: &mut Errors) {
     if nc != oc {
         let indexed = spec.get("completionMode").and_then(Value::as_str) == Some("Indexed");
         if !indexed {
-            errs.invalid(&sp.child("completions"), nullable(nc.as_ref()), "field is immutable");
+            errs.invalid(
+                &sp.child("completions"),
+                nullable(nc.as_ref()),
+                "field is immutable",
+            );
         } else if let Some(n) = &nc
             && Some(n) != get(spec, "parallelism").as_ref()
         {
@@ -441,7 +456,11 @@ pub(crate) fn validate_job_update(job: &Value, old: &Value, errs: &mut Errors) {
     // selector
     let (ns, os) = (get(spec, "selector"), get(old_spec, "selector"));
     if ns != os {
-        errs.invalid(&sp.child("selector"), selector_bad(ns.as_ref()), "field is immutable");
+        errs.invalid(
+            &sp.child("selector"),
+            selector_bad(ns.as_ref()),
+            "field is immutable",
+        );
     }
     // template
     let nt = get(spec, "template").unwrap_or_else(|| json!({}));

@@ -93,8 +93,7 @@ pub(crate) fn validate_configmap_update(new: &Value, old: &Value, errs: &mut Err
 
 /// Standard base64 with padding, as Go's `encoding/json` writes `[]byte`.
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [
@@ -233,8 +232,16 @@ fn go_json_error(bytes: &[u8], e: &serde_json::Error) -> String {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     match first {
         None => "unexpected end of JSON input".into(),
-        Some(b) if !matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n') => {
-            format!("invalid character '{}' looking for beginning of value", char::from(*b))
+        Some(b)
+            if !matches!(
+                b,
+                b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+            ) =>
+        {
+            format!(
+                "invalid character '{}' looking for beginning of value",
+                char::from(*b)
+            )
         }
         Some(b'{') if e.is_eof() => "unexpected end of JSON input".into(),
         Some(b'{') => e.to_string(),
@@ -247,7 +254,11 @@ pub(crate) fn validate_secret_update(new: &Value, old: &Value, errs: &mut Errors
     meta::validate_core_object_meta_update(new, old, errs);
     let (nt, ot) = (get_str(new, "type"), get_str(old, "type"));
     if nt != ot {
-        errs.invalid(&Path::new("type"), Bad::Json(json_str(nt)), "field is immutable");
+        errs.invalid(
+            &Path::new("type"),
+            Bad::Json(json_str(nt)),
+            "field is immutable",
+        );
     }
     immutable_data_rules(new, old, &["data"], errs);
     validate_secret(new, errs);
@@ -316,7 +327,10 @@ const ACCESS_MODES: &[&str] = &[
 pub(crate) fn validate_pvc_spec(spec: &Value, path: &Path, errs: &mut Errors) {
     let modes = arr(spec, "accessModes");
     if modes.is_empty() {
-        errs.required(&path.child("accessModes"), "at least 1 access mode is required");
+        errs.required(
+            &path.child("accessModes"),
+            "at least 1 access mode is required",
+        );
     }
     meta::validate_label_selector(spec.get("selector"), &path.child("selector"), errs);
     let (mut rwop, mut other) = (false, false);
@@ -340,7 +354,10 @@ pub(crate) fn validate_pvc_spec(spec: &Value, path: &Path, errs: &mut Errors) {
     match spec.pointer("/resources/requests/storage") {
         None | Some(Value::Null) => errs.required(&storage_path, ""),
         Some(q) => {
-            let s = q.as_str().map(str::to_string).unwrap_or_else(|| q.to_string());
+            let s = q
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| q.to_string());
             if ocm_api::k8s::quantity::approximate_f64(&s).is_some_and(|v| v <= 0.0) {
                 errs.invalid(&storage_path, Bad::Str(s), "must be greater than zero");
             }
@@ -349,13 +366,21 @@ pub(crate) fn validate_pvc_spec(spec: &Value, path: &Path, errs: &mut Errors) {
     if let Some(sc) = spec.get("storageClassName").and_then(Value::as_str)
         && !sc.is_empty()
     {
-        errs.invalid_each(&path.child("storageClassName"), sc, meta::dns_subdomain(sc, false));
+        errs.invalid_each(
+            &path.child("storageClassName"),
+            sc,
+            meta::dns_subdomain(sc, false),
+        );
     }
     if let Some(vm) = spec.get("volumeMode").and_then(Value::as_str)
         && vm != "Block"
         && vm != "Filesystem"
     {
-        errs.not_supported(&path.child("volumeMode"), Bad::str(vm), &["Block", "Filesystem"]);
+        errs.not_supported(
+            &path.child("volumeMode"),
+            Bad::str(vm),
+            &["Block", "Filesystem"],
+        );
     }
     for (f, namespaced) in [("dataSource", false), ("dataSourceRef", true)] {
         let Some(ds) = spec.get(f).filter(|d| !d.is_null()) else {
@@ -545,7 +570,9 @@ fn qos_class(spec: &Value) -> &'static str {
     let mut requests = [0.0f64; 2];
     let mut limits = [0.0f64; 2];
     let mut guaranteed = true;
-    let containers = arr(spec, "containers").iter().chain(arr(spec, "initContainers"));
+    let containers = arr(spec, "containers")
+        .iter()
+        .chain(arr(spec, "initContainers"));
     for c in containers {
         for (i, r) in ["cpu", "memory"].iter().enumerate() {
             let req = quantity(c.pointer(&format!("/resources/requests/{r}")));
@@ -657,7 +684,10 @@ pub(crate) fn validate_pod_update(new: &Value, old: &Value, errs: &mut Errors) {
     for list in ["containers", "initContainers"] {
         let (a, b) = (arr(ns, list), arr(os, list));
         if a.len() != b.len() {
-            errs.forbidden(&spec_path.child(list), "pod updates may not add or remove containers");
+            errs.forbidden(
+                &spec_path.child(list),
+                "pod updates may not add or remove containers",
+            );
             return;
         }
         for (i, c) in a.iter().enumerate() {
@@ -675,13 +705,24 @@ pub(crate) fn validate_pod_update(new: &Value, old: &Value, errs: &mut Errors) {
         }
     }
     let ads = spec_path.child("activeDeadlineSeconds");
-    match (get_i64(ns, "activeDeadlineSeconds"), get_i64(os, "activeDeadlineSeconds")) {
+    match (
+        get_i64(ns, "activeDeadlineSeconds"),
+        get_i64(os, "activeDeadlineSeconds"),
+    ) {
         (Some(n), _) if !(0..=i64::from(i32::MAX)).contains(&n) => {
-            errs.invalid(&ads, Bad::Int(n), &format::inclusive_range(0, i64::from(i32::MAX)));
+            errs.invalid(
+                &ads,
+                Bad::Int(n),
+                &format::inclusive_range(0, i64::from(i32::MAX)),
+            );
             return;
         }
         (Some(n), Some(o)) if o < n => {
-            errs.invalid(&ads, Bad::Int(n), "must be less than or equal to previous value");
+            errs.invalid(
+                &ads,
+                Bad::Int(n),
+                "must be less than or equal to previous value",
+            );
             return;
         }
         (None, Some(_)) => errs.invalid(
@@ -761,7 +802,9 @@ fn munge_resources(c: &mut Map<String, Value>, old: &Value) {
         return;
     };
     for kind in ["limits", "requests"] {
-        let Some(old_list) = old.pointer(&format!("/resources/{kind}")).and_then(Value::as_object)
+        let Some(old_list) = old
+            .pointer(&format!("/resources/{kind}"))
+            .and_then(Value::as_object)
         else {
             continue;
         };

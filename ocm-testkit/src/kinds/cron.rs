@@ -216,8 +216,9 @@ pub(crate) fn parse_standard(spec: &str) -> Result<(), String> {
                 Ok(())
             }
             _ => match spec.strip_prefix("@every ") {
-                Some(dur) => parse_duration(dur)
-                    .map_err(|e| format!("failed to parse duration {spec}: {e}")),
+                Some(dur) => {
+                    parse_duration(dur).map_err(|e| format!("failed to parse duration {spec}: {e}"))
+                }
                 None => Err(format!("unrecognized descriptor: {spec}")),
             },
         };

@@ -137,7 +137,11 @@ pub(crate) fn percent_errors(value: &str) -> Vec<String> {
 
 /// `IsHTTPHeaderName`.
 pub(crate) fn http_header_name_errors(value: &str) -> Vec<String> {
-    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+    if !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    {
         Vec::new()
     } else {
         vec![regex_error(
@@ -199,7 +203,10 @@ fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
         // An IPv6 address whose trailing IPv4 part has leading zeros.
         let (head, tail) = value.rsplit_once(':')?;
         let v4 = parse_v4_sloppy(tail)?;
-        return format!("{head}:{v4}").parse::<Ipv6Addr>().ok().map(IpAddr::V6);
+        return format!("{head}:{v4}")
+            .parse::<Ipv6Addr>()
+            .ok()
+            .map(IpAddr::V6);
     }
     parse_v4_sloppy(value).map(IpAddr::V4)
 }
@@ -402,7 +409,9 @@ mod tests {
         assert!(config_key_errors("key.name").is_empty());
         assert_eq!(
             config_key_errors("ключ"),
-            ["a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"]
+            [
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+            ]
         );
         assert_eq!(config_key_errors(".."), ["must not be '..'"]);
         assert_eq!(config_key_errors("..a"), ["must not start with '..'"]);

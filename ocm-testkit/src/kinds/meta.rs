@@ -119,9 +119,13 @@ pub(crate) fn validate_annotations(annotations: Option<&Value>, path: &Path, err
 fn owner_ref_json(r: &Value) -> String {
     let s = |k: &str| json_str(r.get(k).and_then(Value::as_str).unwrap_or_default());
     let b = |k: &str| {
-        r.get(k)
-            .and_then(Value::as_bool)
-            .map(|b| if b { "true".to_string() } else { "false".to_string() })
+        r.get(k).and_then(Value::as_bool).map(|b| {
+            if b {
+                "true".to_string()
+            } else {
+                "false".to_string()
+            }
+        })
     };
     go_struct(&[
         ("apiVersion", Some(s("apiVersion"))),
@@ -155,10 +159,18 @@ pub(crate) fn validate_owner_references(refs: Option<&Value>, path: &Path, errs:
             );
         }
         if s("kind").is_empty() {
-            errs.invalid(&path.child("kind"), Bad::str(s("kind")), "must not be empty");
+            errs.invalid(
+                &path.child("kind"),
+                Bad::str(s("kind")),
+                "must not be empty",
+            );
         }
         if s("name").is_empty() {
-            errs.invalid(&path.child("name"), Bad::str(s("name")), "must not be empty");
+            errs.invalid(
+                &path.child("name"),
+                Bad::str(s("name")),
+                "must not be empty",
+            );
         }
         if s("uid").is_empty() {
             errs.invalid(&path.child("uid"), Bad::str(s("uid")), "must not be empty");
@@ -242,10 +254,7 @@ fn validate_name(obj: &Value, name_fn: NameFn, meta_path: &Path, errs: &mut Erro
     }
     let name = meta_str(m, "name");
     if name.is_empty() {
-        errs.required(
-            &meta_path.child("name"),
-            "name or generateName is required",
-        );
+        errs.required(&meta_path.child("name"), "name or generateName is required");
     } else {
         errs.invalid_each(&meta_path.child("name"), name, name_fn(name, false));
     }
@@ -387,7 +396,8 @@ pub(crate) fn selector_json(sel: &Value) -> String {
             let items: Vec<String> = l
                 .iter()
                 .map(|e| {
-                    let s = |k: &str| json_str(e.get(k).and_then(Value::as_str).unwrap_or_default());
+                    let s =
+                        |k: &str| json_str(e.get(k).and_then(Value::as_str).unwrap_or_default());
                     let values = e
                         .get("values")
                         .and_then(Value::as_array)
@@ -419,7 +429,10 @@ pub(crate) fn validate_label_selector(sel: Option<&Value>, path: &Path, errs: &m
     for (i, e) in exprs.iter().enumerate() {
         let p = path.child("matchExpressions").index(i);
         let values = strings(e.get("values"));
-        let op = e.get("operator").and_then(Value::as_str).unwrap_or_default();
+        let op = e
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         match op {
             "In" | "NotIn" => {
                 if values.is_empty() {
@@ -446,11 +459,7 @@ pub(crate) fn validate_label_selector(sel: Option<&Value>, path: &Path, errs: &m
         let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
         validate_label_name(key, &p.child("key"), errs);
         for (j, v) in values.iter().enumerate() {
-            errs.invalid_each(
-                &p.child("values").index(j),
-                v,
-                names::label_value_errors(v),
-            );
+            errs.invalid_each(&p.child("values").index(j), v, names::label_value_errors(v));
         }
     }
 }
@@ -501,12 +510,15 @@ mod tests {
 
     #[test]
     fn a_bad_finalizer_fails_both_rules() {
-        let obj = json!({"metadata": {"name": "x", "namespace": "d", "finalizers": ["bad finalizer"]}});
+        let obj =
+            json!({"metadata": {"name": "x", "namespace": "d", "finalizers": ["bad finalizer"]}});
         let mut e = Errors::new();
         validate_core_object_meta(&obj, true, dns_subdomain, &mut e);
         let m = messages(e);
         assert_eq!(m.len(), 2);
-        assert!(m[0].starts_with("metadata.finalizers: Invalid value: \"bad finalizer\": name part must consist"));
+        assert!(m[0].starts_with(
+            "metadata.finalizers: Invalid value: \"bad finalizer\": name part must consist"
+        ));
         assert_eq!(
             m[1],
             "metadata.finalizers[0]: Invalid value: \"bad finalizer\": name is neither a standard finalizer name nor is it fully qualified"
@@ -538,17 +550,21 @@ mod tests {
         validate_object_meta(&obj, true, dns_subdomain, &mut e);
         assert_eq!(
             messages(e),
-            [r#"metadata.ownerReferences: Invalid value: [{"apiVersion":"v1","kind":"K","name":"a","uid":"a","controller":true},{"apiVersion":"v1","kind":"K","name":"b","uid":"b","controller":true}]: Only one reference can have Controller set to true. Found "true" in references for K/a and K/b"#]
+            [
+                r#"metadata.ownerReferences: Invalid value: [{"apiVersion":"v1","kind":"K","name":"a","uid":"a","controller":true},{"apiVersion":"v1","kind":"K","name":"b","uid":"b","controller":true}]: Only one reference can have Controller set to true. Found "true" in references for K/a and K/b"#
+            ]
         );
     }
 
     #[test]
     fn generate_name_is_checked_as_a_prefix() {
-        let obj = json!({"metadata": {"name": "web-abcde", "generateName": "web-", "namespace": "d"}});
+        let obj =
+            json!({"metadata": {"name": "web-abcde", "generateName": "web-", "namespace": "d"}});
         let mut e = Errors::new();
         validate_object_meta(&obj, true, dns_subdomain, &mut e);
         assert!(e.is_empty());
-        let obj = json!({"metadata": {"name": "Web-abcde", "generateName": "Web-", "namespace": "d"}});
+        let obj =
+            json!({"metadata": {"name": "Web-abcde", "generateName": "Web-", "namespace": "d"}});
         let mut e = Errors::new();
         validate_object_meta(&obj, true, dns_subdomain, &mut e);
         let m = messages(e);
@@ -571,7 +587,9 @@ mod tests {
         );
         assert_eq!(
             messages(e),
-            ["spec.selector.matchExpressions[0].operator: Invalid value: \"Bogus\": not a valid selector operator"]
+            [
+                "spec.selector.matchExpressions[0].operator: Invalid value: \"Bogus\": not a valid selector operator"
+            ]
         );
     }
 }

@@ -291,7 +291,12 @@ pub(crate) static KINDS: &[Kind] = &[
     meta_only!("apps", "ControllerRevision", true, meta::dns_subdomain),
     meta_only!("coordination.k8s.io", "Lease", true, meta::dns_subdomain),
     meta_only!("policy", "PodDisruptionBudget", true, meta::dns_subdomain),
-    meta_only!("scheduling.k8s.io", "PriorityClass", false, meta::dns_subdomain),
+    meta_only!(
+        "scheduling.k8s.io",
+        "PriorityClass",
+        false,
+        meta::dns_subdomain
+    ),
 ];
 
 fn kind_of(info: &ResourceInfo) -> Option<&'static Kind> {

@@ -46,7 +46,11 @@ fn validate_port(p: &Value, path: &Path, errs: &mut Errors) {
     if let Some(proto) = p.get("protocol").and_then(Value::as_str)
         && !matches!(proto, "TCP" | "UDP" | "SCTP")
     {
-        errs.not_supported(&path.child("protocol"), Bad::str(proto), &["TCP", "UDP", "SCTP"]);
+        errs.not_supported(
+            &path.child("protocol"),
+            Bad::str(proto),
+            &["TCP", "UDP", "SCTP"],
+        );
     }
     let end = get_i64(p, "endPort");
     match p.get("port").filter(|v| !v.is_null()) {
@@ -220,7 +224,11 @@ fn validate_backend(b: &Value, path: &Path, errs: &mut Errors) {
             let pnum = get_i64(port, "number").unwrap_or(0);
             let pp = path.child("service").child("port");
             if !pname.is_empty() && pnum != 0 {
-                errs.invalid(path, Bad::str(""), "cannot set both port name & port number");
+                errs.invalid(
+                    path,
+                    Bad::str(""),
+                    "cannot set both port name & port number",
+                );
             } else if !pname.is_empty() {
                 errs.invalid_each(&pp.child("name"), pname, format::port_name_errors(pname));
             } else if pnum != 0 {
@@ -303,13 +311,21 @@ fn validate_http_path(p: &Value, path: &Path, errs: &mut Errors) {
 
 fn host_errors(host: &str, path: &Path, errs: &mut Errors) -> bool {
     if format::is_ip(host) {
-        errs.invalid(path, Bad::str(host), "must be a DNS name, not an IP address");
+        errs.invalid(
+            path,
+            Bad::str(host),
+            "must be a DNS name, not an IP address",
+        );
     }
     if host.contains('*') {
         errs.invalid_each(path, host, format::wildcard_subdomain_errors(host));
         true
     } else {
-        errs.invalid_each(path, host, ocm_api::k8s::names::dns1123_subdomain_errors(host));
+        errs.invalid_each(
+            path,
+            host,
+            ocm_api::k8s::names::dns1123_subdomain_errors(host),
+        );
         false
     }
 }
@@ -361,7 +377,11 @@ fn validate_ingress_spec(ing: &Value, allow_invalid_secret: bool, errs: &mut Err
         }
         let secret = get_str(t, "secretName");
         if !allow_invalid_secret && !secret.is_empty() {
-            errs.invalid_each(&tp.child("secretName"), secret, meta::dns_subdomain(secret, false));
+            errs.invalid_each(
+                &tp.child("secretName"),
+                secret,
+                meta::dns_subdomain(secret, false),
+            );
         }
     }
     if let Some(class) = spec.get("ingressClassName").and_then(Value::as_str) {

@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 
 use super::field::{Bad, Errors, Path};
 use super::format;
-use super::quantity;
 use super::meta;
+use super::quantity;
 use super::{arr, get_i64, get_str, obj_mut, set_default};
 
 // ---------------------------------------------------------------------------------------
@@ -95,7 +95,9 @@ fn default_probe(p: &mut Map<String, Value>) {
         ("successThreshold", 1),
         ("failureThreshold", 3),
     ] {
-        if p.get(k).is_none_or(|x| x.is_null() || x.as_i64() == Some(0)) {
+        if p.get(k)
+            .is_none_or(|x| x.is_null() || x.as_i64() == Some(0))
+        {
             p.insert(k.into(), json!(v));
         }
     }
@@ -291,7 +293,11 @@ pub(crate) fn validate_pod_spec(spec: &Value, path: &Path, opts: PodOpts, errs: 
         ),
     }
     meta::validate_labels(spec.get("nodeSelector"), &path.child("nodeSelector"), errs);
-    validate_pod_security_context(spec.get("securityContext"), &path.child("securityContext"), errs);
+    validate_pod_security_context(
+        spec.get("securityContext"),
+        &path.child("securityContext"),
+        errs,
+    );
     for (i, s) in arr(spec, "imagePullSecrets").iter().enumerate() {
         if s.as_object().is_some_and(|m| m.keys().any(|k| k != "name")) {
             errs.invalid(
@@ -432,9 +438,27 @@ fn validate_containers(
         if let Some(l) = c.get("lifecycle").filter(|l| !l.is_null()) {
             validate_lifecycle(l, grace, &p.child("lifecycle"), errs);
         }
-        validate_probe(c.get("livenessProbe"), grace, Probe::Liveness, &p.child("livenessProbe"), errs);
-        validate_probe(c.get("readinessProbe"), grace, Probe::Readiness, &p.child("readinessProbe"), errs);
-        validate_probe(c.get("startupProbe"), grace, Probe::Startup, &p.child("startupProbe"), errs);
+        validate_probe(
+            c.get("livenessProbe"),
+            grace,
+            Probe::Liveness,
+            &p.child("livenessProbe"),
+            errs,
+        );
+        validate_probe(
+            c.get("readinessProbe"),
+            grace,
+            Probe::Readiness,
+            &p.child("readinessProbe"),
+            errs,
+        );
+        validate_probe(
+            c.get("startupProbe"),
+            grace,
+            Probe::Startup,
+            &p.child("startupProbe"),
+            errs,
+        );
         if c.get("restartPolicy").is_some_and(|r| !r.is_null()) {
             errs.forbidden(
                 &p.child("restartPolicy"),
@@ -478,11 +502,34 @@ fn validate_init_containers(
             if let Some(l) = c.get("lifecycle").filter(|l| !l.is_null()) {
                 validate_lifecycle(l, grace, &p.child("lifecycle"), errs);
             }
-            validate_probe(c.get("livenessProbe"), grace, Probe::Liveness, &p.child("livenessProbe"), errs);
-            validate_probe(c.get("readinessProbe"), grace, Probe::Readiness, &p.child("readinessProbe"), errs);
-            validate_probe(c.get("startupProbe"), grace, Probe::Startup, &p.child("startupProbe"), errs);
+            validate_probe(
+                c.get("livenessProbe"),
+                grace,
+                Probe::Liveness,
+                &p.child("livenessProbe"),
+                errs,
+            );
+            validate_probe(
+                c.get("readinessProbe"),
+                grace,
+                Probe::Readiness,
+                &p.child("readinessProbe"),
+                errs,
+            );
+            validate_probe(
+                c.get("startupProbe"),
+                grace,
+                Probe::Startup,
+                &p.child("startupProbe"),
+                errs,
+            );
         } else {
-            for f in ["lifecycle", "livenessProbe", "readinessProbe", "startupProbe"] {
+            for f in [
+                "lifecycle",
+                "livenessProbe",
+                "readinessProbe",
+                "startupProbe",
+            ] {
                 if c.get(f).is_some_and(|v| !v.is_null()) {
                     errs.forbidden(
                         &p.child(f),
@@ -510,11 +557,7 @@ fn host_port_conflicts(containers: &[Value], path: &Path, errs: &mut Errors) {
             if hp == 0 {
                 continue;
             }
-            let key = format!(
-                "{}/{}/{hp}",
-                get_str(p, "protocol"),
-                get_str(p, "hostIP")
-            );
+            let key = format!("{}/{}/{hp}", get_str(p, "protocol"), get_str(p, "hostIP"));
             if !seen.insert(key.clone()) {
                 errs.duplicate(
                     &path.index(ci).child("ports").index(pi).child("hostPort"),
@@ -574,7 +617,11 @@ fn validate_container_common(
         ),
     }
     validate_resources(c.get("resources"), claims, &path.child("resources"), errs);
-    validate_security_context(c.get("securityContext"), &path.child("securityContext"), errs);
+    validate_security_context(
+        c.get("securityContext"),
+        &path.child("securityContext"),
+        errs,
+    );
 }
 
 fn validate_container_ports(ports: &[Value], path: &Path, errs: &mut Errors) {
@@ -755,7 +802,11 @@ fn validate_env_from(from: &[Value], path: &Path, errs: &mut Errors) {
         let ip = path.index(i);
         let prefix = get_str(e, "prefix");
         if !prefix.is_empty() {
-            errs.invalid_each(&ip.child("prefix"), prefix, format::env_var_name_errors(prefix));
+            errs.invalid_each(
+                &ip.child("prefix"),
+                prefix,
+                format::env_var_name_errors(prefix),
+            );
         }
         let mut sources = 0;
         for k in ["configMapRef", "secretRef"] {
@@ -1064,8 +1115,15 @@ fn validate_volume_source(v: &Value, path: &Path, errs: &mut Errors) {
         };
         if count > 0 {
             // kube's message keeps its typo for this one source.
-            let named = if *key == "downwardAPI" { "downwarAPI" } else { key };
-            errs.forbidden(&path.child(named), "may not specify more than 1 volume type");
+            let named = if *key == "downwardAPI" {
+                "downwarAPI"
+            } else {
+                key
+            };
+            errs.forbidden(
+                &path.child(named),
+                "may not specify more than 1 volume type",
+            );
             continue;
         }
         count += 1;
@@ -1117,7 +1175,11 @@ fn validate_volume_source(v: &Value, path: &Path, errs: &mut Errors) {
                 }
             }
             "secret" | "configMap" => {
-                let name_key = if *key == "secret" { "secretName" } else { "name" };
+                let name_key = if *key == "secret" {
+                    "secretName"
+                } else {
+                    "name"
+                };
                 if get_str(src, name_key).is_empty() {
                     errs.required(&sp.child(name_key), "");
                 }
@@ -1319,9 +1381,14 @@ fn container_resource_name(name: &str, path: &Path, errs: &mut Errors) {
         );
     }
     if !name.contains('/') {
-        if !matches!(name, "cpu" | "memory" | "ephemeral-storage") && !name.starts_with("hugepages-")
+        if !matches!(name, "cpu" | "memory" | "ephemeral-storage")
+            && !name.starts_with("hugepages-")
         {
-            errs.invalid(path, Bad::str(name), "must be a standard resource for containers");
+            errs.invalid(
+                path,
+                Bad::str(name),
+                "must be a standard resource for containers",
+            );
         }
     } else if !is_native_resource(name) && !is_extended_resource(name) {
         errs.invalid(
@@ -1346,10 +1413,18 @@ fn resource_quantity(name: &str, v: &Value, path: &Path, errs: &mut Errors) {
     let (s, q) = quantity_of(v);
     let Some(q) = q else { return };
     if q < 0.0 {
-        errs.invalid(path, Bad::Str(s.clone()), "must be greater than or equal to 0");
+        errs.invalid(
+            path,
+            Bad::Str(s.clone()),
+            "must be greater than or equal to 0",
+        );
     }
     if is_extended_resource(name) && q.fract() != 0.0 {
-        errs.invalid(path, Bad::Json(super::field::json_str(&s)), "must be an integer");
+        errs.invalid(
+            path,
+            Bad::Json(super::field::json_str(&s)),
+            "must be an integer",
+        );
     }
 }
 
@@ -1523,7 +1598,11 @@ fn validate_security_context(sc: Option<&Value>, path: &Path, errs: &mut Errors)
         && pm != "Default"
         && pm != "Unmasked"
     {
-        errs.not_supported(&path.child("procMount"), Bad::str(pm), &["Default", "Unmasked"]);
+        errs.not_supported(
+            &path.child("procMount"),
+            Bad::str(pm),
+            &["Default", "Unmasked"],
+        );
     }
     validate_seccomp(sc, path, errs);
     if sc.get("allowPrivilegeEscalation").and_then(Value::as_bool) == Some(false)
@@ -1565,7 +1644,11 @@ fn validate_probe(
         if let Some(v) = get_i64(p, f)
             && v < 0
         {
-            errs.invalid(&path.child(f), Bad::Int(v), "must be greater than or equal to 0");
+            errs.invalid(
+                &path.child(f),
+                Bad::Int(v),
+                "must be greater than or equal to 0",
+            );
         }
     }
     if let Some(t) = get_i64(p, "terminationGracePeriodSeconds")
@@ -1622,7 +1705,13 @@ pub(crate) fn port_num_or_name(port: Option<&Value>, path: &Path, errs: &mut Err
     }
 }
 
-fn validate_handler(h: &Value, grace: Option<i64>, lifecycle: bool, path: &Path, errs: &mut Errors) {
+fn validate_handler(
+    h: &Value,
+    grace: Option<i64>,
+    lifecycle: bool,
+    path: &Path,
+    errs: &mut Errors,
+) {
     let kinds: &[&str] = if lifecycle {
         &["exec", "httpGet", "tcpSocket", "sleep"]
     } else {
@@ -1744,7 +1833,11 @@ fn validate_dns_config(spec: &Value, path: &Path, errs: &mut Errors) {
         );
     }
     for (i, n) in ns.iter().enumerate() {
-        format::ip_errors(errs, &path.child("nameservers").index(i), n.as_str().unwrap_or_default());
+        format::ip_errors(
+            errs,
+            &path.child("nameservers").index(i),
+            n.as_str().unwrap_or_default(),
+        );
     }
     let searches = arr(cfg, "searches");
     if searches.len() > 32 {
@@ -1801,9 +1894,12 @@ fn validate_tolerations(tolerations: &[Value], path: &Path, errs: &mut Errors) {
                     );
                 }
             }
-            other => errs.not_supported(&p.child("operator"), Bad::str(other), &["Equal", "Exists"]),
+            other => {
+                errs.not_supported(&p.child("operator"), Bad::str(other), &["Equal", "Exists"])
+            }
         }
-        if !effect.is_empty() && !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
+        if !effect.is_empty() && !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute")
+        {
             errs.not_supported(
                 &p.child("effect"),
                 Bad::str(effect),
@@ -1831,7 +1927,11 @@ fn validate_affinity(affinity: Option<&Value>, path: &Path, errs: &mut Errors) {
             let wp = kp.child(preferred).index(i);
             let weight = get_i64(w, "weight").unwrap_or(0);
             if !(1..=100).contains(&weight) {
-                errs.invalid(&wp.child("weight"), Bad::Int(weight), "must be in the range 1-100");
+                errs.invalid(
+                    &wp.child("weight"),
+                    Bad::Int(weight),
+                    "must be in the range 1-100",
+                );
             }
             pod_affinity_term(
                 w.get("podAffinityTerm").unwrap_or(&Value::Null),
@@ -1843,7 +1943,11 @@ fn validate_affinity(affinity: Option<&Value>, path: &Path, errs: &mut Errors) {
 }
 
 fn pod_affinity_term(term: &Value, path: &Path, errs: &mut Errors) {
-    meta::validate_label_selector(term.get("labelSelector"), &path.child("labelSelector"), errs);
+    meta::validate_label_selector(
+        term.get("labelSelector"),
+        &path.child("labelSelector"),
+        errs,
+    );
     meta::validate_label_selector(
         term.get("namespaceSelector"),
         &path.child("namespaceSelector"),
@@ -1870,7 +1974,11 @@ fn validate_topology_spread(constraints: &[Value], path: &Path, errs: &mut Error
         let p = path.index(i);
         let skew = get_i64(c, "maxSkew").unwrap_or(0);
         if skew <= 0 {
-            errs.invalid(&p.child("maxSkew"), Bad::Int(skew), "must be greater than zero");
+            errs.invalid(
+                &p.child("maxSkew"),
+                Bad::Int(skew),
+                "must be greater than zero",
+            );
         }
         let key = get_str(c, "topologyKey");
         if key.is_empty() {
@@ -1895,13 +2003,19 @@ fn validate_topology_spread(constraints: &[Value], path: &Path, errs: &mut Error
         }
         if let Some(min) = get_i64(c, "minDomains") {
             if min <= 0 {
-                errs.invalid(&p.child("minDomains"), Bad::Int(min), "must be greater than zero");
+                errs.invalid(
+                    &p.child("minDomains"),
+                    Bad::Int(min),
+                    "must be greater than zero",
+                );
             }
             if when != "DoNotSchedule" {
                 errs.invalid(
                     &p.child("minDomains"),
                     Bad::Int(min),
-                    &format!("can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}"),
+                    &format!(
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}"
+                    ),
                 );
             }
         }
@@ -1924,7 +2038,8 @@ mod tests {
 
     #[test]
     fn a_volume_without_a_source_is_an_empty_dir() {
-        let mut pod = json!({"containers": [{"name": "c", "image": "i"}], "volumes": [{"name": "v"}]});
+        let mut pod =
+            json!({"containers": [{"name": "c", "image": "i"}], "volumes": [{"name": "v"}]});
         default_pod_spec(pod.as_object_mut().unwrap());
         assert_eq!(pod["volumes"][0]["emptyDir"], json!({}));
         let mut e = Errors::new();

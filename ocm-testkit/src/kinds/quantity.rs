@@ -59,7 +59,9 @@ fn parse(s: &str) -> Option<Exact> {
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
     let mut mantissa: i128 = 0;
     for d in int.bytes().chain(frac.bytes()) {
-        mantissa = mantissa.checked_mul(10)?.checked_add(i128::from(d - b'0'))?;
+        mantissa = mantissa
+            .checked_mul(10)?
+            .checked_add(i128::from(d - b'0'))?;
     }
     let mut exponent = -i32::try_from(frac.len()).ok()?;
     let format = match suffix {
@@ -157,7 +159,8 @@ fn canonicalize(q: &Exact) -> Option<String> {
     if format == Format::BinarySi {
         // The value as a whole number, when it is one.
         let v = if q.exponent >= 0 {
-            q.mantissa.checked_mul(pow10(u32::try_from(q.exponent).ok()?)?)
+            q.mantissa
+                .checked_mul(pow10(u32::try_from(q.exponent).ok()?)?)
         } else {
             let d = pow10(u32::try_from(-q.exponent).ok()?)?;
             (q.mantissa % d == 0).then(|| q.mantissa / d)

@@ -36,7 +36,10 @@ fn string_list_json(v: &[Value]) -> String {
 /// `ValidatePolicyRule`.
 fn validate_rule(rule: &Value, namespaced: bool, path: &Path, errs: &mut Errors) {
     if arr(rule, "verbs").is_empty() {
-        errs.required(&path.child("verbs"), "verbs must contain at least one value");
+        errs.required(
+            &path.child("verbs"),
+            "verbs must contain at least one value",
+        );
     }
     let urls = arr(rule, "nonResourceURLs");
     if !urls.is_empty() {

@@ -67,7 +67,9 @@ impl Allocations {
     }
 
     fn next_port(&self, taken: &BTreeSet<i64>) -> Option<i64> {
-        NODE_PORTS.clone().find(|p| !self.node_ports.contains(p) && !taken.contains(p))
+        NODE_PORTS
+            .clone()
+            .find(|p| !self.node_ports.contains(p) && !taken.contains(p))
     }
 }
 
@@ -126,7 +128,11 @@ pub(crate) fn default_service(svc: &mut Value) {
     if externally_accessible(&view) {
         set_default(spec, "externalTrafficPolicy", json!("Cluster"));
     }
-    let t = spec.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
+    let t = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     if t == "LoadBalancer" {
         set_default(spec, "allocateLoadBalancerNodePorts", json!(true));
     }
@@ -471,9 +477,7 @@ fn drop_type_dependent(spec: &mut Map<String, Value>, old: &Value) {
         .iter()
         .map(|p| get_i64(p, "nodePort").unwrap_or(0))
         .collect();
-    let same_node_ports = new_ports
-        .iter()
-        .all(|n| *n == 0 || old_ports.contains(n));
+    let same_node_ports = new_ports.iter().all(|n| *n == 0 || old_ports.contains(n));
     if needs_node_port(old) && !needs_node_port(&view) && same_node_ports {
         if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
             for p in ports.iter_mut().filter_map(Value::as_object_mut) {
@@ -491,7 +495,8 @@ fn drop_type_dependent(spec: &mut Map<String, Value>, old: &Value) {
             }
         }
     }
-    if externally_accessible(old) && !externally_accessible(&view) && same("externalTrafficPolicy") {
+    if externally_accessible(old) && !externally_accessible(&view) && same("externalTrafficPolicy")
+    {
         spec.remove("externalTrafficPolicy");
     }
 }
@@ -665,7 +670,11 @@ fn validate_non_special_ip(ip: &str, path: &Path, errs: &mut Errors) {
         return;
     };
     if addr.is_unspecified() {
-        errs.invalid(path, Bad::str(ip), &format!("may not be unspecified ({ip})"));
+        errs.invalid(
+            path,
+            Bad::str(ip),
+            &format!("may not be unspecified ({ip})"),
+        );
     }
     if addr.is_loopback() {
         errs.invalid(
@@ -735,10 +744,16 @@ pub(crate) fn validate_service(svc: &Value, errs: &mut Errors) {
         ),
         "ExternalName" => {
             if !arr(spec, "clusterIPs").is_empty() {
-                errs.forbidden(&sp.child("clusterIPs"), "may not be set for ExternalName services");
+                errs.forbidden(
+                    &sp.child("clusterIPs"),
+                    "may not be set for ExternalName services",
+                );
             }
             if !arr(spec, "ipFamilies").is_empty() {
-                errs.forbidden(&sp.child("ipFamilies"), "may not be set for ExternalName services");
+                errs.forbidden(
+                    &sp.child("ipFamilies"),
+                    "may not be set for ExternalName services",
+                );
             }
             if spec.get("ipFamilyPolicy").is_some_and(|p| !p.is_null()) {
                 errs.forbidden(
@@ -762,7 +777,13 @@ pub(crate) fn validate_service(svc: &Value, errs: &mut Errors) {
     }
     let mut names = BTreeSet::new();
     for (i, p) in ports.iter().enumerate() {
-        validate_service_port(p, ports.len() > 1, &mut names, &sp.child("ports").index(i), errs);
+        validate_service_port(
+            p,
+            ports.len() > 1,
+            &mut names,
+            &sp.child("ports").index(i),
+            errs,
+        );
     }
     if spec.get("selector").is_some_and(|s| !s.is_null()) {
         meta::validate_labels(spec.get("selector"), &sp.child("selector"), errs);
@@ -945,7 +966,11 @@ pub(crate) fn validate_service_update(new: &Value, old: &Value, errs: &mut Error
             }
         } else if o.len() > n.len() {
             if n.is_empty() {
-                errs.invalid(&ips_path.index(0), json.clone(), "primary clusterIP can not be unset");
+                errs.invalid(
+                    &ips_path.index(0),
+                    json.clone(),
+                    "primary clusterIP can not be unset",
+                );
             }
             if !n.is_empty() && n.first() != o.first() {
                 errs.invalid(&ips_path.index(0), json, "may not change once set");
@@ -960,7 +985,11 @@ pub(crate) fn validate_service_update(new: &Value, old: &Value, errs: &mut Error
         if n.len() == o.len() {
             for (i, f) in o.iter().enumerate() {
                 if n.get(i) != Some(f) {
-                    errs.invalid(&fam, Bad::Json(string_list_json(n)), "may not change once set");
+                    errs.invalid(
+                        &fam,
+                        Bad::Json(string_list_json(n)),
+                        "may not change once set",
+                    );
                 }
             }
         }
