@@ -178,11 +178,9 @@ pub(crate) fn validate_secret(secret: &Value, errs: &mut Errors) {
         }
         "kubernetes.io/dockercfg" => json_key(".dockercfg", errs),
         "kubernetes.io/dockerconfigjson" => json_key(".dockerconfigjson", errs),
-        "kubernetes.io/basic-auth" => {
-            if !has("username") && !has("password") {
-                errs.required(&data_path.key("username"), "");
-                errs.required(&data_path.key("password"), "");
-            }
+        "kubernetes.io/basic-auth" if !has("username") && !has("password") => {
+            errs.required(&data_path.key("username"), "");
+            errs.required(&data_path.key("password"), "");
         }
         "kubernetes.io/ssh-auth" => {
             let empty = data

@@ -1188,10 +1188,8 @@ fn validate_volume_source(v: &Value, path: &Path, errs: &mut Errors) {
                     key_to_path(kp, &sp.child("items").index(j), errs);
                 }
             }
-            "persistentVolumeClaim" => {
-                if get_str(src, "claimName").is_empty() {
-                    errs.required(&sp.child("claimName"), "");
-                }
+            "persistentVolumeClaim" if get_str(src, "claimName").is_empty() => {
+                errs.required(&sp.child("claimName"), "");
             }
             "nfs" => {
                 let p = get_str(src, "path");
@@ -1226,10 +1224,8 @@ fn validate_volume_source(v: &Value, path: &Path, errs: &mut Errors) {
                 }
                 errs.invalid_each(&dp, d, names::dns1123_subdomain_errors(&d.to_lowercase()));
             }
-            "ephemeral" => {
-                if src.get("volumeClaimTemplate").is_none_or(Value::is_null) {
-                    errs.required(&sp.child("volumeClaimTemplate"), "");
-                }
+            "ephemeral" if src.get("volumeClaimTemplate").is_none_or(Value::is_null) => {
+                errs.required(&sp.child("volumeClaimTemplate"), "");
             }
             _ => {}
         }
@@ -1729,10 +1725,8 @@ fn validate_handler(
         }
         n += 1;
         match *k {
-            "exec" => {
-                if arr(x, "command").is_empty() {
-                    errs.required(&p.child("command"), "");
-                }
+            "exec" if arr(x, "command").is_empty() => {
+                errs.required(&p.child("command"), "");
             }
             "httpGet" => {
                 if get_str(x, "path").is_empty() {

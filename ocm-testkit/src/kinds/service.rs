@@ -386,10 +386,11 @@ fn allocate_node_ports(spec: &mut Map<String, Value>, taken: &Allocations, errs:
             }
         }
     }
-    if needs_health_check(&view) && get_i64(&view, "healthCheckNodePort").unwrap_or(0) == 0 {
-        if let Some(n) = taken.next_port(&mine) {
-            spec.insert("healthCheckNodePort".into(), json!(n));
-        }
+    if needs_health_check(&view)
+        && get_i64(&view, "healthCheckNodePort").unwrap_or(0) == 0
+        && let Some(n) = taken.next_port(&mine)
+    {
+        spec.insert("healthCheckNodePort".into(), json!(n));
     }
 }
 
@@ -478,11 +479,13 @@ fn drop_type_dependent(spec: &mut Map<String, Value>, old: &Value) {
         .map(|p| get_i64(p, "nodePort").unwrap_or(0))
         .collect();
     let same_node_ports = new_ports.iter().all(|n| *n == 0 || old_ports.contains(n));
-    if needs_node_port(old) && !needs_node_port(&view) && same_node_ports {
-        if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
-            for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-                p.remove("nodePort");
-            }
+    if needs_node_port(old)
+        && !needs_node_port(&view)
+        && same_node_ports
+        && let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut)
+    {
+        for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+            p.remove("nodePort");
         }
     }
     if needs_health_check(old) && !needs_health_check(&view) && same("healthCheckNodePort") {
@@ -955,7 +958,7 @@ pub(crate) fn validate_service_update(new: &Value, old: &Value, errs: &mut Error
     );
     let ips_path = Path::new("spec").child("clusterIPs");
     let external = service_type(ns) == "ExternalName" || service_type(os) == "ExternalName";
-    if !external && !(is_headless(ns) && is_headless(os)) {
+    if !(external || is_headless(ns) && is_headless(os)) {
         let (n, o) = (arr(ns, "clusterIPs"), arr(os, "clusterIPs"));
         let json = Bad::Json(string_list_json(n));
         if n.len() == o.len() {
