@@ -13,6 +13,7 @@
 //! | step | the documentation says the user sees | test |
 //! |---|---|---|
 //! | the example applied with `kubectl apply` | accepted | same: kubectl's strict field validation rejects the example's `rolloutType` (the field is `type` since OCM v0.13), as a current kube-apiserver does; with `type` it is accepted |
+//! | the CronJob on the managed clusters | created | its pod template sets no `restartPolicy`, so the pods default to `Always`, which a Job's pods may not use: a kube-apiserver rejects the CronJob (checked on a managed cluster directly); the rollout below runs with `restartPolicy: OnFailure` added |
 //! | the rollout | one ManifestWork per rolled-out cluster, in the cluster's namespace | [`the_documented_replica_set_rolls_out_and_reports_its_summaries`] |
 //! | `placementSummary` | per placement `availableDecisionGroups: "<groups> (<applied> / <selected> clusters applied)"` and `applied / available / progressing / degraded / total` | same: `1 (2 / 2 …)`; `3 (1 / 3 …)` and `2 (1 / 2 …)`, as upstream rolls out the first mandatory group, and then the first group, and waits there: its works never report `Progressing` |
 //! | `summary` | the sums (`total` 4 here), and `desiredTotal` the selected clusters (7; our addition, upstream leaves it 0) | same |
@@ -194,8 +195,29 @@ fn the_documented_replica_set_rolls_out_and_reports_its_summaries() {
         err.contains(r#"strict decoding error: unknown field "spec.placementRefs[0].rolloutStrategy.rolloutType""#),
         "{err}"
     );
-    // With the field's current name, the example is accepted.
-    let ran = fleet.apply(&REPLICA_SET.replace("rolloutType:", "type:"));
+    // The example's CronJob sets no `restartPolicy` for its pods: they default to `Always`,
+    // which a Job's pods may not use, so a managed cluster's API server refuses it.
+    let cronjob = REPLICA_SET
+        .split_once("        - kind: CronJob\n")
+        .map(|(_, rest)| {
+            rest.lines()
+                .map(|l| l.strip_prefix("          ").unwrap_or(l))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .expect("the example's CronJob")
+        .replace("namespace: ocm-ns", "namespace: default");
+    let ran = fleet.apply_on("cluster7", &format!("kind: CronJob\n{cronjob}\n"));
+    assert_eq!(
+        ran.err().trim(),
+        r#"The CronJob "sync-cronjob" is invalid: spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#
+    );
+    // With the field's current name, and a restart policy a Job's pods may use, the example
+    // is accepted.
+    let ran = fleet.apply(&REPLICA_SET.replace("rolloutType:", "type:").replace(
+        "                    containers:\n",
+        "                    restartPolicy: OnFailure\n                    containers:\n",
+    ));
     assert_eq!(
         ran.out().trim(),
         "manifestworkreplicaset.work.open-cluster-management.io/mwrset-cronjob created"

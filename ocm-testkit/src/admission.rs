@@ -1,16 +1,26 @@
 //! What the fake API server does to objects on their way in and after they are
-//! stored: namespace bookkeeping, CRD registration, and CRD schema defaulting
-//! and pruning for custom resources.
+//! stored: namespace bookkeeping, CRD registration, CRD schema defaulting and
+//! pruning for custom resources, and the defaults, registry strategies and
+//! validation of every kind ([`crate::kinds`]), in kube-apiserver's order:
+//!
+//! 1. decoding: unknown fields dropped, built-in defaults applied;
+//! 2. mutating admission webhooks;
+//! 3. custom resources pruned and defaulted by their schema, unknown and duplicate
+//!    fields acted on as `fieldValidation` says;
+//! 4. the registry's `PrepareForCreate`/`PrepareForUpdate` (a Service's addresses);
+//! 5. validation: object metadata and the kind's rules, then a custom resource's
+//!    schema, all reported in one `422 Invalid`;
+//! 6. validating admission webhooks.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use crate::api_error::{ApiError, ApiResult, Cause};
-use crate::batch;
 use crate::crd::{established_status, resource_from_crd};
 use crate::field_validation::report::{Decoding, report};
 use crate::field_validation::unknown::drop_unknown;
+use crate::kinds;
 use crate::registry::{GroupResource, Gvr, ResourceInfo};
 use crate::store::{Inner, ObjectKey, WriteOptions, meta_mut};
 use crate::validation::validate_object;
@@ -20,12 +30,8 @@ fn is_crd(info: &ResourceInfo) -> bool {
     info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions"
 }
 
-fn is_job(info: &ResourceInfo) -> bool {
-    info.group == "batch" && info.plural == "jobs"
-}
-
-fn is_cronjob(info: &ResourceInfo) -> bool {
-    info.group == "batch" && info.plural == "cronjobs"
+fn is_service(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.plural == "services" && info.crd_name.is_none()
 }
 
 fn is_namespace(info: &ResourceInfo) -> bool {
@@ -112,6 +118,31 @@ fn reject_invalid(info: &ResourceInfo, obj: &Value, causes: Vec<Cause>) -> ApiRe
 }
 
 impl Inner {
+    /// The cluster IPs and node ports the Services other than `obj` hold.
+    fn service_allocations(&self, obj: &Value) -> kinds::Allocations {
+        let gr = GroupResource::new("", "services");
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let specs: Vec<Value> = self
+            .objects
+            .get(&gr)
+            .map(|objects| {
+                objects
+                    .iter()
+                    .filter(|(k, _)| !(k.namespace == ns && k.name == name))
+                    .filter_map(|(_, e)| e.obj.get("spec").map(|s| s.thaw()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        kinds::Allocations::of(specs.iter())
+    }
+
     /// Admission for a create: fill in server-set fields and check the object.
     pub(crate) fn admit_new(
         &mut self,
@@ -146,19 +177,21 @@ impl Inner {
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
-        if is_job(info) {
-            batch::default_job(obj);
-            batch::generate_selector(obj);
-            // Reading the stored Job defaults it again: its labels now come
-            // from the template's generated ones.
-            batch::default_job(obj);
-            reject_invalid(info, obj, batch::validate_create(obj))?;
-        }
-        if is_cronjob(info) {
-            batch::default_cronjob(obj);
-        }
+        kinds::default(info, obj);
         self.mutating_webhooks(info, obj, None, opts)?;
-        self.admit_custom(info, gvr, obj, opts, unknown, None)?;
+        let schema = self.prune_and_report(info, gvr, obj, opts, unknown)?;
+        let allocations = if is_service(info) {
+            self.service_allocations(obj)
+        } else {
+            kinds::Allocations::default()
+        };
+        let prepared = kinds::prepare_create(info, obj, &allocations);
+        reject_invalid(info, obj, prepared)?;
+        let mut causes = kinds::validate_create(info, obj);
+        if let Some(schema) = schema {
+            causes.extend(validate_object(obj, &schema, None));
+        }
+        reject_invalid(info, obj, causes)?;
         self.validating_webhooks(info, obj, None, opts)
     }
 
@@ -185,29 +218,36 @@ impl Inner {
         if is_crd(info) {
             resource_from_crd(obj)?;
         }
-        if is_job(info) && subresource.is_empty() {
-            batch::default_job(obj);
-            reject_invalid(info, obj, batch::validate_update(obj, current))?;
-        }
-        if is_cronjob(info) && subresource.is_empty() {
-            batch::default_cronjob(obj);
+        if subresource.is_empty() {
+            kinds::default(info, obj);
         }
         self.mutating_webhooks(info, obj, Some(current), opts)?;
-        self.admit_custom(info, gvr, obj, opts, unknown, Some(current))?;
+        let schema = self.prune_and_report(info, gvr, obj, opts, unknown)?;
+        let allocations = if is_service(info) && subresource.is_empty() {
+            self.service_allocations(obj)
+        } else {
+            kinds::Allocations::default()
+        };
+        let prepared = kinds::prepare_update(info, obj, current, subresource, &allocations);
+        reject_invalid(info, obj, prepared)?;
+        let mut causes = kinds::validate_update(info, obj, current, subresource);
+        if let Some(schema) = schema {
+            causes.extend(validate_object(obj, &schema, Some(current)));
+        }
+        reject_invalid(info, obj, causes)?;
         self.validating_webhooks(info, obj, Some(current), opts)
     }
 
-    /// Prune and default custom resources, then act on unknown and duplicate
-    /// fields as `fieldValidation` says, then validate custom resources.
-    fn admit_custom(
+    /// Prune and default custom resources, then act on unknown and duplicate fields as
+    /// `fieldValidation` says. Returns a custom resource's schema, to validate it with.
+    fn prune_and_report(
         &self,
         info: &Arc<ResourceInfo>,
         gvr: &Gvr,
         obj: &mut Value,
         opts: &WriteOptions,
         mut unknown: Vec<String>,
-        old: Option<&Value>,
-    ) -> ApiResult<()> {
+    ) -> ApiResult<Option<Arc<Value>>> {
         let schema = info
             .schema(&gvr.version)
             .filter(|_| info.crd_name.is_some())
@@ -216,17 +256,7 @@ impl Inner {
             default_and_prune(obj, schema, true, "", &mut unknown);
         }
         report(info, gvr, opts, &unknown, Decoding::Body)?;
-        if let Some(schema) = schema {
-            let causes = validate_object(obj, &schema, old);
-            if !causes.is_empty() {
-                let name = obj
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                return Err(ApiError::invalid(&info.kind, &info.group, name, causes));
-            }
-        }
-        Ok(())
+        Ok(schema)
     }
 
     /// Side effects of a stored write: CRDs become served resources.

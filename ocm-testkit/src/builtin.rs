@@ -285,6 +285,16 @@ const BUILTINS: &[Builtin] = &[
         true,
         &["ing"],
     ),
+    b(
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        true,
+        false,
+        true,
+        &["netpol"],
+    ),
     review("SubjectAccessReview", "subjectaccessreviews", false),
     review(
         "LocalSubjectAccessReview",

@@ -455,6 +455,7 @@ pub(crate) fn type_error(info: &ResourceInfo, obj: &Value) -> Option<TypeError> 
         ("policy", "PodDisruptionBudget") => typed!(api::policy::v1::PodDisruptionBudget),
         ("scheduling.k8s.io", "PriorityClass") => typed!(api::scheduling::v1::PriorityClass),
         ("networking.k8s.io", "Ingress") => typed!(api::networking::v1::Ingress),
+        ("networking.k8s.io", "NetworkPolicy") => typed!(api::networking::v1::NetworkPolicy),
         ("authorization.k8s.io", "SubjectAccessReview") => {
             typed!(api::authorization::v1::SubjectAccessReview)
         }

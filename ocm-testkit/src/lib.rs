@@ -235,7 +235,6 @@
 mod admission;
 pub mod api_error;
 pub mod auth;
-mod batch;
 mod builtin;
 pub mod clock;
 mod cluster;
@@ -255,6 +254,7 @@ mod format;
 pub(crate) mod frozen;
 pub mod http;
 pub mod journal;
+mod kinds;
 pub mod limits;
 mod ocm;
 mod openapi;

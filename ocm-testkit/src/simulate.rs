@@ -121,9 +121,12 @@ fn desired_status(
 
 /// A Pod that was scheduled and whose containers all started and are ready.
 fn pod_status(obj: &Value, now: &str) -> Option<Value> {
-    if obj.pointer("/status/phase").is_some() {
+    // A new Pod reads back `Pending` (with its QoS class): that is the one to start.
+    let phase = obj.pointer("/status/phase").and_then(Value::as_str);
+    if phase.is_some_and(|p| p != "Pending") {
         return None;
     }
+
     let cond = |t: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": now});
     let containers: Vec<Value> = obj
         .pointer("/spec/containers")
@@ -142,6 +145,7 @@ fn pod_status(obj: &Value, now: &str) -> Option<Value> {
                 .collect()
         })
         .unwrap_or_default();
+    // A merge patch: the QoS class the Pod was created with stays.
     Some(json!({
         "phase": "Running",
         "conditions": [cond("PodScheduled"), cond("Initialized"), cond("ContainersReady"), cond("Ready")],

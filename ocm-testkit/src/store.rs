@@ -1437,19 +1437,8 @@ impl Inner {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            if prefix.is_empty() {
-                return Err(ApiError::invalid(
-                    &info.kind,
-                    &info.group,
-                    "",
-                    vec![Cause {
-                        reason: "FieldValueRequired".into(),
-                        message: "Required value: name or generateName is required".into(),
-                        field: "metadata.name".into(),
-                    }],
-                ));
-            }
-            loop {
+            // Without either, validation reports the missing name.
+            while !prefix.is_empty() {
                 let candidate = format!("{prefix}{}", self.uidgen.name_suffix());
                 let k = ObjectKey::new(if info.namespaced { namespace } else { "" }, &candidate);
                 if !self.contains(&gr, &k) {
@@ -1458,48 +1447,7 @@ impl Inner {
                 }
             }
         }
-        if info.group == "rbac.authorization.k8s.io" {
-            // RBAC objects only need names that are valid path segments
-            // (`ValidatePathSegmentName`), so `system:discovery` is a name.
-            let problem = if name == "." || name == ".." {
-                Some(format!("may not be '{name}'"))
-            } else if name.contains('/') {
-                Some("may not contain '/'".to_string())
-            } else if name.contains('%') {
-                Some("may not contain '%'".to_string())
-            } else {
-                None
-            };
-            if let Some(p) = problem {
-                return Err(ApiError::invalid(
-                    &info.kind,
-                    &info.group,
-                    &name,
-                    vec![Cause {
-                        reason: "FieldValueInvalid".into(),
-                        message: format!("Invalid value: \"{name}\": {p}"),
-                        field: "metadata.name".into(),
-                    }],
-                ));
-            }
-        } else if !ocm_api::k8s::names::dns1123_subdomain_errors(&name).is_empty() {
-            return Err(ApiError::invalid(
-                &info.kind,
-                &info.group,
-                &name,
-                vec![Cause {
-                    reason: "FieldValueInvalid".into(),
-                    message: format!(
-                        "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                    ),
-                    field: "metadata.name".into(),
-                }],
-            ));
-        }
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, &name);
-        if self.contains(&gr, &key) {
-            return Err(ApiError::already_exists(&gr, &name));
-        }
         if info.namespaced {
             match self.namespace_state(namespace) {
                 Some(ns) if ns.pointer("/metadata/deletionTimestamp").is_some() => {
@@ -1540,6 +1488,10 @@ impl Inner {
             m.remove("status");
         }
         self.admit_new(info, gvr, &mut obj, opts)?;
+        // Validation comes first, as kube-apiserver validates before it stores.
+        if self.contains(&gr, &key) {
+            return Err(ApiError::already_exists(&gr, &name));
+        }
         let mut obj = self.to_storage(info, obj)?;
         match managed_fields {
             Some(mf) => {
@@ -1562,6 +1514,7 @@ impl Inner {
                 );
             }
         }
+        crate::kinds::fill_created_status(info, &mut obj);
         if opts.dry_run {
             return Ok(crate::conversion::convert(info, &obj, &gvr.version)?.into_owned());
         }

@@ -102,9 +102,9 @@ async fn job_replace_with_the_original_manifest_is_rejected_as_immutable() {
     assert!(
         err.message.starts_with(
             "Job.batch \"pi\" is invalid: [spec.selector: Required value, \
-             spec.template.metadata.labels: Invalid value: map[string]string(nil): \
+             spec.template.metadata.labels: Invalid value: null: \
              `selector` does not match template `labels`, \
-             spec.selector: Invalid value: \"null\": field is immutable, \
+             spec.selector: Invalid value: null: field is immutable, \
              spec.template: Invalid value: "
         ),
         "{}",
@@ -185,7 +185,7 @@ async fn job_template_and_completions_are_immutable_other_fields_are_not() {
     );
     assert!(
         err.message.contains(
-            "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"x\", \"batch.kubernetes.io/controller-uid\":"
+            "spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"x\",\"batch.kubernetes.io/controller-uid\":"
         ),
         "{}",
         err.message
@@ -257,7 +257,9 @@ async fn job_manual_selector_restart_policy_and_suspended_scheduling() {
     let job: Job = serde_json::from_value(auto).unwrap();
     let err = api_err(api.create(&PostParams::default(), &job).await.unwrap_err());
     assert!(
-        err.message.contains("spec.template.metadata.labels: Invalid value: map[string]string{\"batch.kubernetes.io/controller-uid\":"),
+        err.message.contains(
+            "spec.template.metadata.labels: Invalid value: {\"batch.kubernetes.io/controller-uid\":"
+        ),
         "{}",
         err.message
     );

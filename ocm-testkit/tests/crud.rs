@@ -161,7 +161,12 @@ async fn generation_status_subresource_and_patches() {
     d.status = Some(serde_json::from_value(json!({"replicas": 5})).unwrap());
     let created = api.create(&PostParams::default(), &d).await.unwrap();
     assert_eq!(created.metadata.generation, Some(1));
-    assert!(created.status.is_none(), "create ignores status");
+    // Create ignores the status sent; a new Deployment reads back with an empty one.
+    assert_eq!(
+        created.status,
+        Some(Default::default()),
+        "create ignores status"
+    );
 
     // Label change: no generation bump.
     let p = json!({"metadata": {"labels": {"extra": "yes"}}});
@@ -185,7 +190,7 @@ async fn generation_status_subresource_and_patches() {
         .patch("web", &PatchParams::default(), &Patch::Merge(&p))
         .await
         .unwrap();
-    assert!(out.status.is_none());
+    assert_eq!(out.status, Some(Default::default()));
     let p = json!({"spec": {"replicas": 7}, "status": {"replicas": 3, "readyReplicas": 3}});
     let out = api
         .patch_status("web", &PatchParams::default(), &Patch::Merge(&p))

@@ -6,6 +6,8 @@
 mod async_gc;
 mod auth;
 mod batch;
+mod builtin_defaults;
+mod builtin_validation;
 mod conformance;
 mod conversion;
 mod crd;
@@ -20,6 +22,7 @@ mod http;
 mod kubectl;
 mod kubectl_openapi;
 mod malformed;
+mod metadata_validation;
 mod ocm;
 mod openapi;
 mod persist;

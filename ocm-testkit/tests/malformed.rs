@@ -461,11 +461,30 @@ fn limit_cases() -> Vec<Case> {
             Exact(413, "Request entity too large: limit is 3145728"),
         ),
         case(
+            // The corpus case `PATCH making object > 1.5 MiB`: a ConfigMap's 1 MiB data limit
+            // answers first.
             "object over 1.5 MiB by patch",
             "PATCH",
             format!("{CM}/existing"),
             "application/merge-patch+json",
             json_body(json!({"data": {"big": big}})),
+            Exact(
+                422,
+                "ConfigMap \"existing\" is invalid: []: Too long: may not be more than 1048576 bytes",
+            ),
+        ),
+        case(
+            // No validation rule limits an environment variable: etcd refuses the object.
+            "Deployment over 1.5 MiB",
+            "POST",
+            DEPLOY,
+            "application/json",
+            json_body(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "huge"},
+                "spec": {"selector": {"matchLabels": {"app": "huge"}},
+                         "template": {"metadata": {"labels": {"app": "huge"}},
+                                      "spec": {"containers": [{"name": "c", "image": "busybox",
+                                          "env": [{"name": "BIG", "value": big}]}]}}}})),
             Exact(500, "etcdserver: request is too large"),
         ),
         case(

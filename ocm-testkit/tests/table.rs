@@ -330,7 +330,7 @@ data: {a: "1", b: "2"}
 apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: default}
-spec: {selector: {app: nginx}, ports: [{port: 80}], clusterIP: 10.0.0.10}
+spec: {selector: {app: nginx}, ports: [{port: 80}], clusterIP: 10.96.0.10}
 "#,
         )
         .unwrap();
@@ -384,7 +384,7 @@ spec: {selector: {app: nginx}, ports: [{port: 80}], clusterIP: 10.0.0.10}
         [
             json!("web"),
             json!("ClusterIP"),
-            json!("10.0.0.10"),
+            json!("10.96.0.10"),
             json!("<none>"),
             json!("80/TCP"),
             json!("3h1m"),

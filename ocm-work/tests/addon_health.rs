@@ -122,7 +122,7 @@ async fn json_path_probe_fields_and_a_checker_map_to_available() {
             "probe-ns",
             "probed",
             ocm_testkit::PatchKind::Merge,
-            &json!({"status": {"readyReplicas": 0}}),
+            &json!({"status": {"readyReplicas": 0, "availableReplicas": 0}}),
             &ocm_testkit::WriteOptions {
                 subresource: Some("status".into()),
                 ..ocm_testkit::WriteOptions::manager("test")

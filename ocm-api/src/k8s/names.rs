@@ -34,6 +34,8 @@ const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lowe
 const DNS1123_SUBDOMAIN_FMT: &str =
     "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
 const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
@@ -139,6 +141,24 @@ pub fn dns1123_label_errors(value: &str) -> Vec<String> {
     out
 }
 
+/// `IsDNS1035Label` (Service names): at most 63 characters of `[a-z]([-a-z0-9]*[a-z0-9])?`.
+pub fn dns1035_label_errors(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if value.len() > MAX_LABEL_LENGTH {
+        out.push(max_len_characters(MAX_LABEL_LENGTH));
+    }
+    let b = value.as_bytes();
+    let valid = is_dns1123_label(value) && b.first().is_some_and(u8::is_ascii_lowercase);
+    if !valid {
+        out.push(regex_error(
+            DNS1035_LABEL_MSG,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    out
+}
+
 /// `IsDNS1123Subdomain` (most object names): at most 253 characters of dot-separated
 /// DNS-1123 labels.
 pub fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
@@ -239,6 +259,22 @@ mod tests {
             ["must be no more than 63 bytes"]
         );
         assert_eq!(label_value_errors(&format!("{}-", "a".repeat(64))).len(), 2);
+    }
+
+    #[test]
+    fn dns1035_labels() {
+        assert!(dns1035_label_errors("web-1").is_empty());
+        assert_eq!(
+            dns1035_label_errors("1web"),
+            [
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ]
+        );
+        assert_eq!(
+            dns1035_label_errors(&"a".repeat(64)),
+            ["must be no more than 63 characters"]
+        );
+        assert_eq!(dns1035_label_errors("").len(), 1);
     }
 
     #[test]

@@ -147,6 +147,7 @@ fn generate() -> Builtins {
     c.kind::<api::policy::v1::PodDisruptionBudget>("policy", "v1", "PodDisruptionBudget");
     c.kind::<api::scheduling::v1::PriorityClass>("scheduling.k8s.io", "v1", "PriorityClass");
     c.kind::<api::networking::v1::Ingress>("networking.k8s.io", "v1", "Ingress");
+    c.kind::<api::networking::v1::NetworkPolicy>("networking.k8s.io", "v1", "NetworkPolicy");
     let authz = "authorization.k8s.io";
     c.kind::<api::authorization::v1::SubjectAccessReview>(authz, "v1", "SubjectAccessReview");
     c.kind::<api::authorization::v1::LocalSubjectAccessReview>(
