@@ -22,18 +22,8 @@ fn start_key(after: &ObjectKey) -> String {
 /// The token of a page of the list at `resource_version` whose last item was `after`.
 pub(crate) fn encode(resource_version: u64, after: &ObjectKey) -> String {
     let text = json!({"v": VERSION, "rv": resource_version, "start": start_key(after)}).to_string();
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(bytes.len() * 4 / 3 + 3);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..=chunk.len() {
-            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
 }
 
 /// Go's `base64.RawURLEncoding.DecodeString`: line breaks are skipped; anything else outside

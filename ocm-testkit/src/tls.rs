@@ -32,24 +32,8 @@ pub(crate) fn ca_der() -> Vec<u8> {
 
 /// The CA certificate as a kubeconfig's `certificate-authority-data` (base64 of the PEM).
 pub(crate) fn ca_data() -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(CA_PEM.len().div_ceil(3) * 4);
-    for chunk in CA_PEM.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(CA_PEM)
 }
 
 fn acceptor() -> std::io::Result<TlsAcceptor> {
