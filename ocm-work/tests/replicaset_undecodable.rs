@@ -321,3 +321,55 @@ async fn a_template_nested_past_serde_jsons_limit_is_fanned_out() {
 async fn a_template_as_deep_as_the_api_server_takes_is_fanned_out() {
     a_deep_template_is_fanned_out(10_000 - 6).await;
 }
+
+/// The reconciler in kube-runtime's shape for raw replica sets, mounted in a controller of our
+/// own: the same per-object reading as `ReplicaSetController::run`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_raw_reconciler_reports_a_replica_set_that_does_not_decode_and_fans_out_the_others() {
+    use futures::StreamExt;
+    use kube::runtime::{Controller, watcher};
+    use ocm_work::runtime::reconcile;
+
+    let clusters = ["cluster1", "cluster2"];
+    let hub = hub(&clusters).await;
+    placement(&hub.client, "p", &[("", clusters.to_vec())]).await;
+    create_raw(&hub.client, replica_set("bad", "1", OUT_OF_RANGE)).await;
+    create_raw(&hub.client, replica_set("good", "1", ALL)).await;
+    let resource = ApiResource::erase::<ManifestWorkReplicaSet>(&());
+    let shutdown = ocm_work::runtime::shutdown::Shutdown::new();
+    let controller = Controller::new_with(
+        Api::<RawObject>::all_with(hub.client.clone(), &resource),
+        watcher::Config::default(),
+        resource,
+    )
+    .graceful_shutdown_on(shutdown.cancelled())
+    .run(
+        reconcile::replica_set_raw,
+        reconcile::replica_set_raw_error_policy,
+        std::sync::Arc::new(
+            ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone()),
+        ),
+    )
+    .for_each(|_| async {});
+    let task = tokio::spawn(controller);
+    assert!(
+        eventually(30, || async {
+            fanned_out(&hub.client, "good").await.0 == clusters
+                && condition(&hub.client, "bad", rc::CONDITION_MANIFESTWORK_APPLIED)
+                    .await
+                    .is_some_and(|(status, reason, _)| {
+                        status == "False" && reason == REASON_DECODE_FAILED
+                    })
+        })
+        .await,
+        "good fanned out to {:?}; bad's condition: {:?}",
+        fanned_out(&hub.client, "good").await.0,
+        condition(&hub.client, "bad", rc::CONDITION_MANIFESTWORK_APPLIED).await
+    );
+    assert!(fanned_out(&hub.client, "bad").await.0.is_empty());
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .expect("the controller stops on shutdown")
+        .unwrap();
+}
