@@ -14,6 +14,12 @@
 //! apply also removes labels and annotations an earlier apply of the same manager set and this
 //! one drops, while keeping those other writers set. This difference is ours.
 //!
+//! The live work and the answer of the write are read as raw JSON and decoded on their own
+//! (see `crate::read`), so a work whose manifests nest deeper than `serde_json`'s 128 levels
+//! is applied like any other. A live work that does not decode is applied over (server-side
+//! apply needs no copy of it); the answer is then an [`Error::Undecodable`] when the work as
+//! written still does not decode (a status field, say).
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -36,14 +42,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use ocm_api::work::v1::ManifestWork;
 use serde_json::{Value, json};
 
 use crate::api_errors::is_not_found;
+use crate::read::{self, Decoder};
 use crate::replicaset::manifest_work_equal;
 use crate::{Error, Result};
+
+const KIND: &str = "ManifestWork";
 
 /// The field manager [`WorkApplier`] writes with unless told otherwise (our name; sdk-go's
 /// merge patches carry no field manager of their own).
@@ -61,6 +70,7 @@ pub struct WorkApplier {
     client: Client,
     field_manager: String,
     cache: Arc<Mutex<HashMap<(String, String), Applied>>>,
+    decoder: Decoder,
 }
 
 impl std::fmt::Debug for WorkApplier {
@@ -78,7 +88,15 @@ impl WorkApplier {
             client,
             field_manager: DEFAULT_FIELD_MANAGER.to_string(),
             cache: Arc::default(),
+            decoder: Decoder::default(),
         }
+    }
+
+    /// Decodes with `decoder` (the caller's: it learns how deep the works are).
+    #[must_use]
+    pub(crate) fn with_decoder(mut self, decoder: Decoder) -> Self {
+        self.decoder = decoder;
+        self
     }
 
     /// Writes as `field_manager` instead.
@@ -91,12 +109,16 @@ impl WorkApplier {
     /// Creates `required` or brings the live work in line with it; returns the work as the
     /// hub holds it afterwards. `required` must have a name and a namespace.
     pub async fn apply(&self, required: &ManifestWork) -> Result<ManifestWork> {
+        self.decoder.stacked(self.apply_work(required)).await
+    }
+
+    async fn apply_work(&self, required: &ManifestWork) -> Result<ManifestWork> {
         let (namespace, name) = identity(required)?;
-        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &namespace);
-        let live = api
-            .get_opt(&name)
-            .await
-            .map_err(|e| Error::kube(format!("get ManifestWork {namespace}/{name}"), e))?;
+        let api = read::api::<ManifestWork>(&self.client, Some(&namespace));
+        let raw = self.decoder.get_raw(&api, KIND, &name).await?;
+        let exists = raw.is_some();
+        // A live work that does not decode is applied over.
+        let live = raw.and_then(|raw| self.decoder.decode::<ManifestWork>(KIND, &raw).ok());
         let hash = required_hash(required);
         if let Some(live) = &live {
             let key = (namespace.clone(), name.clone());
@@ -115,14 +137,16 @@ impl WorkApplier {
             .patch(&name, &params, &Patch::Apply(&body))
             .await
             .map_err(|e| Error::kube(format!("apply ManifestWork {namespace}/{name}"), e))?;
-        tracing::debug!(%namespace, %name, created = live.is_none(), "applied ManifestWork");
+        ocm_api::k8s::json::drop_value(body);
+        let written: ManifestWork = self.decoder.answer(KIND, written).await?;
+        tracing::debug!(%namespace, %name, created = !exists, "applied ManifestWork");
         self.cache_put((namespace, name), hash, written.metadata.generation);
         Ok(written)
     }
 
     /// Deletes a work; a work that is already gone is not an error.
     pub async fn delete(&self, namespace: &str, name: &str) -> Result<()> {
-        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), namespace);
+        let api = read::api::<ManifestWork>(&self.client, Some(namespace));
         match api.delete(name, &DeleteParams::default()).await {
             Ok(_) => {}
             Err(e) if is_not_found(&e) => {}

@@ -19,6 +19,16 @@
 //! * once the Placement is being deleted (or is gone), the next reconcile deletes every work
 //!   with those labels and then removes the finalizer.
 //!
+//! # Objects it cannot decode
+//!
+//! The fan-out reads everything one object at a time (see `crate::read`): of the Placement
+//! it reads only its finalizers and deletion timestamp, field by field, so a Placement that
+//! does not decode as a whole is fanned out all the same; a work of the fan-out that does not
+//! decode is still deleted when its cluster is no longer decided (and left out of
+//! [`PlacementFanout::works`], logged at WARN once per resource version); a PlacementDecision
+//! that does not decode fails the round with an error naming it (the clusters are unknown),
+//! so nothing is created or deleted until it changes.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -58,14 +68,16 @@ use std::time::Duration;
 
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use ocm_api::cluster::v1beta1::ClustersTracker;
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::constants::labels;
+use ocm_api::k8s::object::RawObject;
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
 use serde_json::json;
 
 use crate::applier::WorkApplier;
+use crate::read::{self, Decoder};
 use crate::{Error, Result};
 
 /// Label on every work of a fan-out: the fan-out's name (our addition).
@@ -97,6 +109,13 @@ pub struct FanoutOutcome {
     pub placement_deleted: bool,
 }
 
+/// What a fan-out reads of its Placement.
+struct PlacementState {
+    finalizers: Vec<String>,
+    deleting: bool,
+    resource_version: Option<String>,
+}
+
 /// Keeps one ManifestWork per cluster a Placement decides.
 #[derive(Clone)]
 pub struct PlacementFanout {
@@ -106,6 +125,7 @@ pub struct PlacementFanout {
     namespace: String,
     placement: String,
     work_name: String,
+    decoder: Decoder,
 }
 
 impl std::fmt::Debug for PlacementFanout {
@@ -151,8 +171,10 @@ impl PlacementFanout {
         placement: impl Into<String>,
         work_name: impl Into<String>,
     ) -> Result<Self> {
+        let decoder = Decoder::default();
         let me = Self {
-            applier: WorkApplier::new(client.clone()),
+            applier: WorkApplier::new(client.clone()).with_decoder(decoder.clone()),
+            decoder,
             client,
             owner: owner.into(),
             namespace: namespace.into(),
@@ -168,7 +190,7 @@ impl PlacementFanout {
     /// Uses `applier` (for example with another field manager).
     #[must_use]
     pub fn with_applier(mut self, applier: WorkApplier) -> Self {
-        self.applier = applier;
+        self.applier = applier.with_decoder(self.decoder.clone());
         self
     }
 
@@ -183,40 +205,76 @@ impl PlacementFanout {
         )
     }
 
-    /// This fan-out's works, by cluster.
+    /// This fan-out's works, by cluster (a work that does not decode is left out and logged
+    /// at WARN once per resource version).
     pub async fn works(&self) -> Result<BTreeMap<String, ManifestWork>> {
-        let api: Api<ManifestWork> = Api::all(self.client.clone());
-        let list = api
-            .list(&ListParams::default().labels(&self.selector()))
-            .await
-            .map_err(|e| Error::kube(format!("list ManifestWorks of fan-out {}", self.owner), e))?;
-        Ok(list
-            .items
-            .into_iter()
-            .filter(|w| w.metadata.name.as_deref() == Some(self.work_name.as_str()))
-            .map(|w| (w.namespace().unwrap_or_default(), w))
+        let mut works = BTreeMap::new();
+        for raw in self.raw_works().await? {
+            if let Ok(work) = self.decoder.decode::<ManifestWork>("ManifestWork", &raw) {
+                works.insert(work.namespace().unwrap_or_default(), work);
+            }
+        }
+        Ok(works)
+    }
+
+    /// This fan-out's works as the hub holds them, decodable or not.
+    async fn raw_works(&self) -> Result<Vec<RawObject>> {
+        let api = read::api::<ManifestWork>(&self.client, None);
+        let mut items = self
+            .decoder
+            .list_raw(
+                &api,
+                &ListParams::default().labels(&self.selector()),
+                || format!("list ManifestWorks of fan-out {}", self.owner),
+            )
+            .await?;
+        items.retain(|w| w.meta().name.as_deref() == Some(self.work_name.as_str()));
+        Ok(items)
+    }
+
+    /// The clusters that have a work of this fan-out, decodable or not.
+    async fn work_clusters(&self) -> Result<BTreeSet<String>> {
+        Ok(self
+            .raw_works()
+            .await?
+            .iter()
+            .filter_map(|w| w.meta().namespace.clone())
             .collect())
+    }
+
+    /// The Placement's finalizers and deletion timestamp, read field by field (`None` when it
+    /// is gone): the fan-out needs nothing else of it.
+    async fn placement(&self, placements: &Api<RawObject>) -> Result<Option<PlacementState>> {
+        let raw = self
+            .decoder
+            .get_raw(placements, "Placement", &self.placement)
+            .await?;
+        Ok(raw.map(|raw| PlacementState {
+            finalizers: read::field(&raw, &["metadata", "finalizers"]).unwrap_or_default(),
+            deleting: read::field::<serde_json::Value>(&raw, &["metadata", "deletionTimestamp"])
+                .is_some_and(|t| !t.is_null()),
+            resource_version: raw.meta().resource_version.clone(),
+        }))
     }
 
     /// One reconcile: see the [module docs](self).
     pub async fn reconcile(&self, render: &Render) -> Result<FanoutOutcome> {
+        self.decoder.stacked(self.reconcile_round(render)).await
+    }
+
+    async fn reconcile_round(&self, render: &Render) -> Result<FanoutOutcome> {
         let mut outcome = FanoutOutcome::default();
-        let placements: Api<Placement> = Api::namespaced(self.client.clone(), &self.namespace);
-        let placement = placements.get_opt(&self.placement).await.map_err(|e| {
-            Error::kube(
-                format!("get Placement {}/{}", self.namespace, self.placement),
-                e,
-            )
-        })?;
+        let placements = read::api::<Placement>(&self.client, Some(&self.namespace));
+        let placement = self.placement(&placements).await?;
         let fin = finalizer(&self.owner);
-        let Some(placement) = placement.filter(|p| p.metadata.deletion_timestamp.is_none()) else {
+        let Some(placement) = placement.filter(|p| !p.deleting) else {
             return self.clean_up(&placements, &fin, outcome).await;
         };
-        if !placement.finalizers().contains(&fin) {
-            let mut list = placement.finalizers().to_vec();
+        if !placement.finalizers.contains(&fin) {
+            let mut list = placement.finalizers.clone();
             list.push(fin.clone());
             let patch = json!({"metadata": {
-                "resourceVersion": placement.metadata.resource_version,
+                "resourceVersion": placement.resource_version,
                 "finalizers": list,
             }});
             placements
@@ -237,31 +295,34 @@ impl PlacementFanout {
                 })?;
         }
 
-        let decisions: Api<PlacementDecision> =
-            Api::namespaced(self.client.clone(), &self.namespace);
+        let decisions = read::api::<PlacementDecision>(&self.client, Some(&self.namespace));
         let mut tracker = ClustersTracker::new(&self.namespace, &self.placement);
-        let list = decisions
-            .list(&ListParams::default().labels(&tracker.label_selector()))
-            .await
-            .map_err(|e| {
-                Error::kube(
+        let (items, failures) = self
+            .decoder
+            .list::<PlacementDecision>(
+                &decisions,
+                &ListParams::default().labels(&tracker.label_selector()),
+                "PlacementDecision",
+                || {
                     format!(
                         "list PlacementDecisions of {}/{}",
                         self.namespace, self.placement
-                    ),
-                    e,
-                )
-            })?;
-        tracker
-            .refresh(&list.items)
-            .map_err(|source| Error::Rollout {
-                placement: format!("{}/{}", self.namespace, self.placement),
-                source,
-            })?;
+                    )
+                },
+            )
+            .await?;
+        // Without every decision the decided clusters are unknown: nothing is changed.
+        if let Some(failure) = failures.first() {
+            return Err(read::undecodable("PlacementDecision", failure));
+        }
+        tracker.refresh(&items).map_err(|source| Error::Rollout {
+            placement: format!("{}/{}", self.namespace, self.placement),
+            source,
+        })?;
         outcome.decided = tracker.clusters();
         outcome.decided.retain(|c| !c.is_empty());
 
-        let existing = self.works().await?;
+        let existing = self.work_clusters().await?;
         let mut errors = Vec::new();
         for cluster in &outcome.decided {
             let spec = match render(cluster) {
@@ -282,7 +343,7 @@ impl PlacementFanout {
                 Err(e) => outcome.failed.push((cluster.clone(), e.to_string())),
             }
         }
-        for cluster in existing.keys() {
+        for cluster in &existing {
             if outcome.decided.contains(cluster) {
                 continue;
             }
@@ -297,29 +358,25 @@ impl PlacementFanout {
 
     async fn clean_up(
         &self,
-        placements: &Api<Placement>,
+        placements: &Api<RawObject>,
         fin: &str,
         mut outcome: FanoutOutcome,
     ) -> Result<FanoutOutcome> {
         outcome.placement_deleted = true;
         let mut errors = Vec::new();
-        for (cluster, work) in self.works().await? {
-            match self.applier.delete(&cluster, &work.name_any()).await {
+        for cluster in self.work_clusters().await? {
+            match self.applier.delete(&cluster, &self.work_name).await {
                 Ok(()) => outcome.deleted.push(cluster),
                 Err(e) => errors.push(e),
             }
         }
         Error::aggregate(errors)?;
-        if let Some(p) = placements.get_opt(&self.placement).await.map_err(|e| {
-            Error::kube(
-                format!("get Placement {}/{}", self.namespace, self.placement),
-                e,
-            )
-        })? && p.finalizers().iter().any(|f| f == fin)
+        if let Some(p) = self.placement(placements).await?
+            && p.finalizers.iter().any(|f| f == fin)
         {
-            let rest: Vec<&String> = p.finalizers().iter().filter(|f| *f != fin).collect();
+            let rest: Vec<&String> = p.finalizers.iter().filter(|f| *f != fin).collect();
             let patch = json!({"metadata": {
-                "resourceVersion": p.metadata.resource_version,
+                "resourceVersion": p.resource_version,
                 "finalizers": rest,
             }});
             placements
@@ -373,7 +430,7 @@ impl PlacementFanout {
         use crate::runtime::watch;
         let changes = vec![
             watch::changes(
-                Api::<PlacementDecision>::namespaced(self.client.clone(), &self.namespace),
+                read::api::<PlacementDecision>(&self.client, Some(&self.namespace)),
                 watcher::Config::default().labels(&format!(
                     "{}={}",
                     labels::PLACEMENT,
@@ -381,11 +438,11 @@ impl PlacementFanout {
                 )),
             ),
             watch::changes(
-                Api::<Placement>::namespaced(self.client.clone(), &self.namespace),
+                read::api::<Placement>(&self.client, Some(&self.namespace)),
                 watcher::Config::default().fields(&format!("metadata.name={}", self.placement)),
             ),
             watch::changes(
-                Api::<ManifestWork>::all(self.client.clone()),
+                read::api::<ManifestWork>(&self.client, None),
                 watcher::Config::default().labels(&self.selector()),
             ),
         ];

@@ -43,7 +43,10 @@
 //! because they change no outcome for works upstream handles: applied resources are read from
 //! informers instead of a GET per manifest ([`agent::AgentConfig::cached_reads`] turns it off);
 //! a work the agent cannot decode is skipped and reported rather than stalling every work (see
-//! [`agent`]); and retries after errors are bounded to seconds
+//! [`agent`]), and so is every object the hub controllers, the fan-out, the addon manager and
+//! the registration parts cannot decode (a ManifestWorkReplicaSet or ManagedClusterAddOn gets
+//! a condition saying why: see [`replicaset::controller`] and [`addon`]); and retries after
+//! errors are bounded to seconds
 //! ([`cache::RETRY_BACKOFF_MAX`], [`agent::SYNC_RETRY_MAX`]) where upstream backs off for
 //! minutes.
 //!
@@ -55,6 +58,11 @@
 //!   agent writes into conditions ([`apply::engine::ApplyError`], [`executor::ExecutorError`],
 //!   [`apply::jq::JqError`], [`discovery::UnknownKind`]) are values with upstream's message,
 //!   cloned into status, and keep only the text of an API error.
+//! * **Reads**, one object at a time: every list, watch and read of the hub controllers, the
+//!   fan-out, the addon manager and the registration parts asks for raw JSON
+//!   ([`ocm_api::k8s::object::RawObject`]) and decodes each object on its own, up to the API
+//!   server's 10,000 nesting levels, on a stack grown for the deepest object read; one that
+//!   does not decode is logged (once per resource version) and skipped, never a failed list.
 //! * **Watches**, all through kube-runtime's `watcher` (restarted with its default backoff):
 //!   - kube-runtime's `Controller`, one object per queue key:
 //!     [`replicaset::controller::ReplicaSetController::run`] and the work agent
@@ -110,6 +118,7 @@ pub mod identity;
 pub mod order;
 pub mod owner;
 pub mod patch;
+mod read;
 pub mod registration;
 pub mod replicaset;
 pub mod rules;

@@ -14,7 +14,14 @@ use serde_json::{Map, Value};
 /// );
 /// assert_eq!(patch, Some(json!({"b": {"c": 5, "d": null}, "e": [1, 2], "f": "new"})));
 /// ```
+///
+/// Values of any depth are diffed level by level on a stack that grows as needed (the
+/// patch's copies of deep values are made the same way).
 pub fn merge_diff(from: &Value, to: &Value) -> Option<Value> {
+    ocm_api::k8s::json::descend(|| merge_diff_level(from, to))
+}
+
+fn merge_diff_level(from: &Value, to: &Value) -> Option<Value> {
     match (from, to) {
         (Value::Object(a), Value::Object(b)) => {
             let mut patch = Map::new();
@@ -32,13 +39,13 @@ pub fn merge_diff(from: &Value, to: &Value) -> Option<Value> {
             }
             for (key, new) in b {
                 if !a.contains_key(key) {
-                    patch.insert(key.clone(), new.clone());
+                    patch.insert(key.clone(), ocm_api::k8s::json::clone_value(new));
                 }
             }
             (!patch.is_empty()).then_some(Value::Object(patch))
         }
-        (a, b) if a == b => None,
-        (_, b) => Some(b.clone()),
+        (a, b) if ocm_api::k8s::json::values_equal(a, b) => None,
+        (_, b) => Some(ocm_api::k8s::json::clone_value(b)),
     }
 }
 

@@ -24,6 +24,11 @@
 //!   (`ManagedClusterJoined=True`), with [`ClusterClaimReporter`] (the list itself is
 //!   [`cluster_claims_status`]).
 //!
+//! Every object is read as raw JSON and decoded on its own (see `crate::read`): a
+//! ClusterClaim that does not decode (a field a newer release changed, say) is left out of the
+//! report and logged at WARN once per resource version, and every other claim is reported; a
+//! `ManagedCluster` that does not decode fails the round with an error naming the field.
+//!
 //! The agent's hub identity needs upstream's registration RBAC (the `ManagedCluster` and its
 //! status, the lease in its namespace); `ocm_testkit::FakeHub` grants it.
 //!
@@ -63,6 +68,9 @@ use ocm_api::constants::cluster::{self as c, DEFAULT_MAX_CUSTOM_CLAIMS};
 use serde_json::json;
 
 use crate::error::{Error, Result};
+use crate::read::{self, Decoder};
+
+const KIND_CLUSTER: &str = "ManagedCluster";
 
 /// How long the managed cluster's API server may fail its health probe before the cluster is
 /// reported unavailable (upstream's `failureThreshold`).
@@ -84,6 +92,7 @@ pub struct RegistrationAgent {
     claims: bool,
     max_custom_claims: usize,
     first_failure: Arc<Mutex<Option<Timestamp>>>,
+    decoder: Decoder,
 }
 
 impl std::fmt::Debug for RegistrationAgent {
@@ -111,6 +120,7 @@ impl RegistrationAgent {
             claims: true,
             max_custom_claims: DEFAULT_MAX_CUSTOM_CLAIMS,
             first_failure: Arc::new(Mutex::new(None)),
+            decoder: Decoder::default(),
         }
     }
 
@@ -145,13 +155,7 @@ impl RegistrationAgent {
 
     /// The cluster's `ManagedCluster` on the hub.
     pub async fn cluster(&self) -> Result<ManagedCluster> {
-        Api::<ManagedCluster>::all(self.hub.clone())
-            .get(&self.cluster_name)
-            .await
-            .map_err(kube_error(format!(
-                "get ManagedCluster {}",
-                self.cluster_name
-            )))
+        managed_cluster(&self.decoder, &self.hub, &self.cluster_name).await
     }
 
     /// Renews the lease once: `Ok(false)` when the hub has not created it yet.
@@ -244,7 +248,7 @@ impl RegistrationAgent {
         if !conditions::set(&mut conds, condition, &self.clock.now_time()) {
             return Ok(false);
         }
-        Api::<ManagedCluster>::all(self.hub.clone())
+        read::api::<ManagedCluster>(&self.hub, None)
             .patch_status(
                 &self.cluster_name,
                 &PatchParams::default(),
@@ -279,12 +283,14 @@ impl RegistrationAgent {
     }
 
     fn reporter(&self) -> ClusterClaimReporter {
-        ClusterClaimReporter::new(
+        let mut reporter = ClusterClaimReporter::new(
             self.hub.clone(),
             self.spoke.clone(),
             self.cluster_name.clone(),
         )
-        .with_max_custom_claims(self.max_custom_claims)
+        .with_max_custom_claims(self.max_custom_claims);
+        reporter.decoder = self.decoder.clone();
+        reporter
     }
 
     /// One round: lease and availability (when the hub accepted the cluster), then claims.
@@ -328,7 +334,7 @@ impl RegistrationAgent {
         use futures::StreamExt;
         let mut changes = if self.claims {
             crate::runtime::watch::changes(
-                Api::<ClusterClaim>::all(self.spoke.clone()),
+                read::api::<ClusterClaim>(&self.spoke, None),
                 kube::runtime::watcher::Config::default(),
             )
         } else {
@@ -378,6 +384,7 @@ pub struct ClusterClaimReporter {
     spoke: Client,
     cluster_name: String,
     max_custom_claims: usize,
+    decoder: Decoder,
 }
 
 impl std::fmt::Debug for ClusterClaimReporter {
@@ -397,6 +404,7 @@ impl ClusterClaimReporter {
             spoke,
             cluster_name: cluster_name.into(),
             max_custom_claims: DEFAULT_MAX_CUSTOM_CLAIMS,
+            decoder: Decoder::default(),
         }
     }
 
@@ -410,18 +418,20 @@ impl ClusterClaimReporter {
     /// Reads the claims and the hub's `ManagedCluster`, and patches its
     /// `status.clusterClaims` when it differs. Returns the number of writes (0 or 1).
     pub async fn sync(&self) -> Result<usize> {
-        let claims = Api::<ClusterClaim>::all(self.spoke.clone())
-            .list(&kube::api::ListParams::default())
-            .await
-            .map_err(kube_error("list ClusterClaims on the managed cluster"))?
-            .items;
+        // A claim that does not decode is left out (and logged); the others are reported.
+        let (claims, _) = self
+            .decoder
+            .list::<ClusterClaim>(
+                &read::api::<ClusterClaim>(&self.spoke, None),
+                &kube::api::ListParams::default(),
+                "ClusterClaim",
+                || "list ClusterClaims on the managed cluster".to_string(),
+            )
+            .await?;
         let want = cluster_claims_status(&claims, self.max_custom_claims);
-        let clusters: Api<ManagedCluster> = Api::all(self.hub.clone());
+        let clusters = read::api::<ManagedCluster>(&self.hub, None);
         let name = &self.cluster_name;
-        let cluster = clusters
-            .get(name)
-            .await
-            .map_err(kube_error(format!("get ManagedCluster {name}")))?;
+        let cluster = managed_cluster(&self.decoder, &self.hub, name).await?;
         let have = cluster
             .status
             .as_ref()
@@ -449,7 +459,7 @@ impl ClusterClaimReporter {
     ) {
         use crate::runtime::watch;
         let changes = watch::changes(
-            Api::<ClusterClaim>::all(self.spoke.clone()),
+            read::api::<ClusterClaim>(&self.spoke, None),
             kube::runtime::watcher::Config::default(),
         );
         let this = &self;
@@ -466,4 +476,14 @@ impl ClusterClaimReporter {
         )
         .await;
     }
+}
+
+/// The ManagedCluster `name`, read as raw JSON and decoded on its own (an error naming the field
+/// at fault when it does not decode).
+async fn managed_cluster(decoder: &Decoder, hub: &Client, name: &str) -> Result<ManagedCluster> {
+    let raw = read::api::<ManagedCluster>(hub, None)
+        .get(name)
+        .await
+        .map_err(kube_error(format!("get ManagedCluster {name}")))?;
+    decoder.answer(KIND_CLUSTER, raw).await
 }

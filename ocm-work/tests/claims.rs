@@ -165,3 +165,70 @@ async fn the_claim_reporter_run_loop_follows_claim_changes() {
     let _ = stop.send(());
     task.await.unwrap();
 }
+
+/// What a newer OCM release could do: ClusterClaim values that are numbers (this SDK's types
+/// want strings).
+async fn allow_numbered_claim_values(client: &Client) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let name = "clusterclaims.cluster.open-cluster-management.io";
+    let mut crd = serde_json::to_value(api.get(name).await.unwrap()).unwrap();
+    *crd.pointer_mut("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/value")
+        .expect("the CRD describes claim values") = json!({"type": "integer"});
+    let crd: CustomResourceDefinition = serde_json::from_value(crd).unwrap();
+    api.replace(name, &PostParams::default(), &crd)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_claim_that_does_not_decode_is_left_out_and_the_others_are_reported() {
+    let hub = hub();
+    let spoke = FakeCluster::new();
+    ocm_testkit::install_crds(&spoke).unwrap();
+    let spoke_client = spoke.client();
+    managed_cluster(&hub.client, "c1", json!({}), Some("True")).await;
+    create::<ClusterClaim>(
+        &spoke_client,
+        json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "ClusterClaim",
+        "metadata": {"name": "region"}, "spec": {"value": "eu"}}),
+    )
+    .await;
+    allow_numbered_claim_values(&spoke_client).await;
+    let resource = kube::core::ApiResource::erase::<ClusterClaim>(&());
+    let object: kube::core::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "ClusterClaim",
+        "metadata": {"name": "cores"}, "spec": {"value": 64}}))
+    .unwrap();
+    Api::<kube::core::DynamicObject>::all_with(spoke_client.clone(), &resource)
+        .create(&PostParams::default(), &object)
+        .await
+        .expect("the spoke takes the newer claim");
+
+    let capture = crate::support::logs::capture();
+    let reporter = ClusterClaimReporter::new(hub.client.clone(), spoke_client.clone(), "c1");
+    assert_eq!(reporter.sync().await.unwrap(), 1);
+    let cluster = Api::<ManagedCluster>::all(hub.client.clone())
+        .get("c1")
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(cluster.status.unwrap().cluster_claims).unwrap(),
+        json!([{"name": "region", "value": "eu"}])
+    );
+    assert_eq!(
+        reporter.sync().await.unwrap(),
+        0,
+        "nothing changed, nothing written"
+    );
+    // The claim left out is named at WARN, once (the second sync saw the same version).
+    let warned: Vec<String> = capture
+        .logs()
+        .warnings()
+        .into_iter()
+        .filter(|l| l.contains("ClusterClaim") && l.contains("cores"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(warned[0].contains("spec.value"), "{}", warned[0]);
+}

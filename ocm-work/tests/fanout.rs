@@ -16,6 +16,8 @@ use ocm_work::applier::WorkApplier;
 use ocm_work::fanout::{PlacementFanout, Render, finalizer};
 use serde_json::json;
 
+use crate::support;
+
 const NS: &str = "apps";
 
 async fn setup(n: usize) -> (FakeHub, Client) {
@@ -296,4 +298,95 @@ async fn run_follows_decision_changes() {
         .await
         .expect("run stops on shutdown")
         .unwrap();
+}
+
+/// The fan-out reads of its Placement only its finalizers and deletion: one that does not
+/// decode as a whole (a `numberOfClusters` past int32, which the API server admits) is fanned
+/// out, and cleaned up once deleted, all the same. A work of the fan-out that does not decode
+/// (its status holds what this SDK's types reject) is named at WARN, left out of
+/// `works()`, and still deleted once its cluster is no longer decided.
+#[tokio::test]
+async fn a_placement_or_work_that_does_not_decode_stops_nothing() {
+    let (hub, client) = setup(3).await;
+    let placements: Api<kube::core::DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        NS,
+        &kube::core::ApiResource::erase::<Placement>(&()),
+    );
+    placements
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"numberOfClusters": 1_000_000_000_000_i64}})),
+        )
+        .await
+        .expect("the API server admits it");
+    let fanout = PlacementFanout::new(client.clone(), "hello", NS, "web", "hello-work").unwrap();
+    decide(&client, &[("", &["cluster1", "cluster2"])]).await;
+    let render = render_ok("v1");
+    let out = fanout.reconcile(render.as_ref()).await.unwrap();
+    assert_eq!(out.applied, ["cluster1", "cluster2"]);
+
+    // cluster2's work stops decoding: its status, written by a newer agent, holds a manifest
+    // list that is a number (the hub's schema for work status is loosened as a newer release
+    // could; status writes pass no admission webhook).
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let name = "manifestworks.work.open-cluster-management.io";
+    let mut crd = serde_json::to_value(crds.get(name).await.unwrap()).unwrap();
+    *crd.pointer_mut(
+        "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/resourceStatus",
+    )
+    .unwrap() = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    crds.replace(
+        name,
+        &PostParams::default(),
+        &serde_json::from_value(crd).unwrap(),
+    )
+    .await
+    .unwrap();
+    let works: Api<kube::core::DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "cluster2",
+        &kube::core::ApiResource::erase::<ManifestWork>(&()),
+    );
+    works
+        .patch_status(
+            "hello-work",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"resourceStatus": {"manifests": 3}}})),
+        )
+        .await
+        .unwrap();
+    let capture = support::logs::capture();
+    assert_eq!(clusters_of(&fanout.works().await.unwrap()), ["cluster1"]);
+    decide(&client, &[("", &["cluster1", "cluster3"])]).await;
+    let out = fanout.reconcile(render.as_ref()).await.unwrap();
+    assert_eq!(out.applied, ["cluster1", "cluster3"]);
+    assert_eq!(out.deleted, ["cluster2"]);
+    // The work it could not read is named at WARN (once: it is logged per resource version).
+    let warned: Vec<String> = capture
+        .logs()
+        .warnings()
+        .into_iter()
+        .filter(|l| l.contains("cluster2/hello-work"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("status.resourceStatus.manifests"),
+        "{}",
+        warned[0]
+    );
+    drop(capture);
+
+    // Deleted, the Placement's works go and its finalizer is removed.
+    placements
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    let out = fanout.reconcile(render.as_ref()).await.unwrap();
+    assert!(out.placement_deleted);
+    assert_eq!(out.deleted, ["cluster1", "cluster3"]);
+    assert!(placements.get_opt("web").await.unwrap().is_none());
+    drop(hub);
 }

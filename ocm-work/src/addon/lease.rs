@@ -9,7 +9,10 @@
 //!   sets `Available` (`ManagedClusterAddOnLeaseUpdated` within five lease durations of the
 //!   last renewal, `ManagedClusterAddOnLeaseUpdateStopped` after, and
 //!   `ManagedClusterAddOnLeaseNotFound`, `Unknown`, without a lease). This SDK has no
-//!   registration agent, so run it next to the work agent of each managed cluster.
+//!   registration agent, so run it next to the work agent of each managed cluster. It reads
+//!   the addons one at a time (see `crate::read`): one that does not decode is skipped and
+//!   logged at WARN once per resource version (the addon manager reports it on the addon),
+//!   and the others are checked.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +29,7 @@ use ocm_api::constants::addon as ac;
 use serde_json::json;
 
 use crate::api_errors::is_not_found;
+use crate::read::{self, Decoder};
 use crate::{Error, Result};
 
 /// The lease duration agents write, in seconds.
@@ -217,6 +221,7 @@ pub struct LeaseHealthChecker {
     spoke: Client,
     cluster: String,
     clock: Arc<dyn Clock>,
+    decoder: Decoder,
 }
 
 impl std::fmt::Debug for LeaseHealthChecker {
@@ -236,6 +241,7 @@ impl LeaseHealthChecker {
             spoke,
             cluster: cluster.into(),
             clock: Arc::new(SystemClock),
+            decoder: Decoder::default(),
         }
     }
 
@@ -248,13 +254,19 @@ impl LeaseHealthChecker {
 
     /// Checks every addon of the cluster once; returns how many conditions changed.
     pub async fn check_all(&self) -> Result<usize> {
-        let api: Api<ManagedClusterAddOn> = Api::namespaced(self.hub.clone(), &self.cluster);
-        let addons = api.list(&ListParams::default()).await.map_err(|e| {
-            Error::kube(format!("list ManagedClusterAddOns in {}", self.cluster), e)
-        })?;
+        let api = read::api::<ManagedClusterAddOn>(&self.hub, Some(&self.cluster));
+        let (addons, _) = self
+            .decoder
+            .list::<ManagedClusterAddOn>(
+                &api,
+                &ListParams::default(),
+                "ManagedClusterAddOn",
+                || format!("list ManagedClusterAddOns in {}", self.cluster),
+            )
+            .await?;
         let mut changed = 0;
         let mut errors = Vec::new();
-        for addon in addons.items {
+        for addon in addons {
             let mode = addon
                 .status
                 .as_ref()

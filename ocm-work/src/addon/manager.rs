@@ -5,11 +5,9 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
-};
+use kube::api::{Api, ApiResource, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use ocm_api::addon::v1alpha1::InstallStrategyType;
 use ocm_api::addon::v1beta1::KubeClientDriver;
 use ocm_api::addon::v1beta1::{
@@ -23,6 +21,7 @@ use ocm_api::cluster::v1beta1::DecisionClusters;
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{addon as ac, groups, labels};
+use ocm_api::k8s::object::{DecodeFailure, RawObject};
 use ocm_api::work::split::WorkSplitter;
 use ocm_api::work::v1::{Manifest, ManifestWork};
 use serde_json::{Value, json};
@@ -37,7 +36,13 @@ use super::works::{self, WorkTarget};
 use crate::api_errors::{is_already_exists, is_not_found};
 use crate::applier::WorkApplier;
 use crate::patch::merge_diff;
+use crate::read::{self, Decoder};
 use crate::{Error, Result};
+
+const KIND_CMA: &str = "ClusterManagementAddOn";
+const KIND_MCA: &str = "ManagedClusterAddOn";
+const KIND_CLUSTER: &str = "ManagedCluster";
+const KIND_WORK: &str = "ManifestWork";
 
 /// The field manager the addon manager writes with.
 pub const FIELD_MANAGER: &str = "addon-manager";
@@ -68,6 +73,12 @@ pub struct AddonOutcome {
     pub failed: Vec<(String, String)>,
     /// When to look again (a rollout deadline or soak time), if sooner than the resync.
     pub requeue_after: Option<Duration>,
+    /// Objects of this addon that could not be decoded, each with the error naming the field
+    /// at fault (each also logged at WARN once per resource version; a ManagedClusterAddOn
+    /// also gets a `Progressing=False` condition). A ClusterManagementAddOn or a
+    /// PlacementDecision of its install strategy that does not decode stops the addon's round
+    /// until it changes; a ManagedClusterAddOn only itself.
+    pub undecodable: Vec<String>,
 }
 
 /// Runs addons on the hub: the controllers of upstream's addon-framework
@@ -88,6 +99,7 @@ pub struct AddonManager {
     clock: Arc<dyn Clock>,
     splitter: WorkSplitter,
     applier: WorkApplier,
+    decoder: Decoder,
 }
 
 impl std::fmt::Debug for AddonManager {
@@ -145,8 +157,12 @@ fn cma_owner(cma: &ClusterManagementAddOn) -> OwnerReference {
 impl AddonManager {
     /// A manager talking to the hub through `client`, serving no addon yet.
     pub fn new(client: Client) -> Self {
+        let decoder = Decoder::default();
         Self {
-            applier: WorkApplier::new(client.clone()).with_field_manager(FIELD_MANAGER),
+            applier: WorkApplier::new(client.clone())
+                .with_field_manager(FIELD_MANAGER)
+                .with_decoder(decoder.clone()),
+            decoder,
             client,
             addons: Arc::default(),
             templates: false,
@@ -243,16 +259,26 @@ impl AddonManager {
         Ok(())
     }
 
-    /// One round over every addon this manager serves.
+    /// One round over every addon this manager serves (with stack enough for the deepest
+    /// object read, see the [module docs](super)).
     pub async fn reconcile_all(&self) -> Result<BTreeMap<String, AddonOutcome>> {
+        self.decoder.stacked(self.reconcile_all_round()).await
+    }
+
+    async fn reconcile_all_round(&self) -> Result<BTreeMap<String, AddonOutcome>> {
         let mut names: BTreeSet<String> = self.registered().keys().cloned().collect();
         if self.templates {
-            let api: Api<ClusterManagementAddOn> = Api::all(self.client.clone());
-            let list = api
-                .list(&ListParams::default())
-                .await
-                .map_err(|e| Error::kube("list ClusterManagementAddOns", e))?;
-            for cma in list.items {
+            // A ClusterManagementAddOn that does not decode is logged and left out.
+            let (cmas, _) = self
+                .decoder
+                .list::<ClusterManagementAddOn>(
+                    &read::api::<ClusterManagementAddOn>(&self.client, None),
+                    &ListParams::default(),
+                    KIND_CMA,
+                    || "list ClusterManagementAddOns".to_string(),
+                )
+                .await?;
+            for cma in cmas {
                 if supports_template(&cma) {
                     names.insert(cma.name_any());
                 }
@@ -261,7 +287,7 @@ impl AddonManager {
         let mut out = BTreeMap::new();
         let mut errors = Vec::new();
         for name in names {
-            match self.reconcile_addon(&name).await {
+            match self.reconcile_addon_round(&name).await {
                 Ok(o) => {
                     out.insert(name, o);
                 }
@@ -288,16 +314,28 @@ impl AddonManager {
         None
     }
 
-    /// One round for the addon `name`.
+    /// One round for the addon `name` (with stack enough for the deepest object read).
     pub async fn reconcile_addon(&self, name: &str) -> Result<AddonOutcome> {
+        self.decoder.stacked(self.reconcile_addon_round(name)).await
+    }
+
+    async fn reconcile_addon_round(&self, name: &str) -> Result<AddonOutcome> {
         let mut outcome = AddonOutcome::default();
-        let cmas: Api<ClusterManagementAddOn> = Api::all(self.client.clone());
-        let Some(cma) = cmas
-            .get_opt(name)
-            .await
-            .map_err(|e| Error::kube(format!("get ClusterManagementAddOn {name}"), e))?
-        else {
+        let cmas = read::api::<ClusterManagementAddOn>(&self.client, None);
+        let Some(raw) = self.decoder.get_raw(&cmas, KIND_CMA, name).await? else {
             return Ok(outcome);
+        };
+        let cma = match self
+            .decoder
+            .decode::<ClusterManagementAddOn>(KIND_CMA, &raw)
+        {
+            Ok(cma) => cma,
+            Err(failure) => {
+                outcome
+                    .undecodable
+                    .push(read::undecodable(KIND_CMA, &failure).to_string());
+                return Ok(outcome);
+            }
         };
         let Some(addon) = self.addon_for(name, Some(&cma)) else {
             return Ok(outcome);
@@ -344,62 +382,100 @@ impl AddonManager {
         cma_status.install_progressions = Some(progressions);
 
         // addon-management: install strategies.
-        let mca_api: Api<ManagedClusterAddOn> = Api::all(self.client.clone());
+        let mca_api = read::api::<ManagedClusterAddOn>(&self.client, None);
         let selector = format!("metadata.name={name}");
+        // The addons of this name that decode, and the clusters of every one (an addon that
+        // does not decode is reported on itself and otherwise left alone).
         let list_mcas = || async {
-            mca_api
-                .list(&ListParams::default().fields(&selector))
-                .await
-                .map(|l| l.items)
-                .map_err(|e| Error::kube(format!("list ManagedClusterAddOns {name}"), e))
+            let items = self
+                .decoder
+                .list_raw(&mca_api, &ListParams::default().fields(&selector), || {
+                    format!("list ManagedClusterAddOns {name}")
+                })
+                .await?;
+            let mut mcas = Vec::with_capacity(items.len());
+            let mut undecodable = Vec::new();
+            for raw in items {
+                match self
+                    .decoder
+                    .decode_quietly::<ManagedClusterAddOn>(KIND_MCA, &raw)
+                {
+                    Ok(mca) => mcas.push(mca),
+                    Err(failure) => undecodable.push((raw, failure)),
+                }
+            }
+            Ok::<_, Error>((mcas, undecodable))
         };
-        let mut mcas = list_mcas().await?;
+        let (mut mcas, undecodable) = list_mcas().await?;
+        for (raw, failure) in &undecodable {
+            outcome
+                .undecodable
+                .push(read::undecodable(KIND_MCA, failure).to_string());
+            if let Err(e) = self.report_undecodable_addon(raw, failure, &now).await {
+                outcome
+                    .failed
+                    .push((failure.namespace.clone(), e.to_string()));
+            }
+        }
         let mut inputs = Vec::new();
         if strategy.strategy_type() == InstallStrategyType::Placements {
             let mut required = BTreeSet::new();
             for p in &placements {
-                let placement_api: Api<Placement> =
-                    Api::namespaced(self.client.clone(), &p.namespace);
-                let Some(placement) = placement_api.get_opt(&p.name).await.map_err(|e| {
-                    Error::kube(format!("get Placement {}/{}", p.namespace, p.name), e)
-                })?
+                // Only whether it exists and its decision group size are read, field by field.
+                let placement_api = read::api::<Placement>(&self.client, Some(&p.namespace));
+                let Some(placement) = self
+                    .decoder
+                    .get_raw(&placement_api, "Placement", &p.name)
+                    .await?
                 else {
                     tracing::debug!(addon = name, placement = %format!("{}/{}", p.namespace, p.name), "placement not found");
                     continue;
                 };
-                let decisions: Api<PlacementDecision> =
-                    Api::namespaced(self.client.clone(), &p.namespace);
-                let list = decisions
-                    .list(&ListParams::default().labels(&format!(
-                        "{}={}",
-                        labels::PLACEMENT,
-                        p.name
-                    )))
-                    .await
-                    .map_err(|e| {
-                        Error::kube(
-                            format!("list PlacementDecisions of {}/{}", p.namespace, p.name),
-                            e,
-                        )
-                    })?;
-                let groups = DecisionClusters::from_decisions(&list.items).map_err(|source| {
-                    Error::Rollout {
+                let decisions = read::api::<PlacementDecision>(&self.client, Some(&p.namespace));
+                let (items, failures) = self
+                    .decoder
+                    .list::<PlacementDecision>(
+                        &decisions,
+                        &ListParams::default().labels(&format!("{}={}", labels::PLACEMENT, p.name)),
+                        "PlacementDecision",
+                        || format!("list PlacementDecisions of {}/{}", p.namespace, p.name),
+                    )
+                    .await?;
+                // Without every decision the addon's clusters are unknown: nothing is
+                // installed or removed until the decision changes.
+                if !failures.is_empty() {
+                    outcome.undecodable.extend(
+                        failures
+                            .iter()
+                            .map(|f| read::undecodable("PlacementDecision", f).to_string()),
+                    );
+                    return Ok(outcome);
+                }
+                let groups =
+                    DecisionClusters::from_decisions(&items).map_err(|source| Error::Rollout {
                         placement: format!("{}/{}", p.namespace, p.name),
                         source,
-                    }
-                })?;
+                    })?;
                 required.extend(groups.clusters().into_iter().filter(|c| !c.is_empty()));
                 inputs.push(PlacementInput {
                     strategy: p.clone(),
                     decisions: groups,
-                    clusters_per_decision_group: placement
-                        .spec
-                        .decision_strategy
-                        .and_then(|d| d.group_strategy)
-                        .and_then(|g| g.clusters_per_decision_group),
+                    clusters_per_decision_group: read::field(
+                        &placement,
+                        &[
+                            "spec",
+                            "decisionStrategy",
+                            "groupStrategy",
+                            "clustersPerDecisionGroup",
+                        ],
+                    ),
                 });
             }
-            let existing: BTreeSet<String> = mcas.iter().filter_map(|m| m.namespace()).collect();
+            let existing: BTreeSet<String> = mcas
+                .iter()
+                .filter_map(|m| m.namespace())
+                .chain(undecodable.iter().map(|(_, f)| f.namespace.clone()))
+                .collect();
             for cluster in required.difference(&existing) {
                 match self.create_addon(&cma, cluster).await {
                     Ok(()) => outcome.created.push(cluster.clone()),
@@ -407,7 +483,7 @@ impl AddonManager {
                 }
             }
             for cluster in existing.difference(&required) {
-                let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), cluster);
+                let api = read::api::<ManagedClusterAddOn>(&self.client, Some(cluster));
                 match api.delete(name, &DeleteParams::default()).await {
                     Ok(_) => outcome.deleted.push(cluster.clone()),
                     Err(e) if is_not_found(&e) => {}
@@ -419,7 +495,7 @@ impl AddonManager {
                 }
             }
             if !outcome.created.is_empty() || !outcome.deleted.is_empty() {
-                mcas = list_mcas().await?;
+                mcas = list_mcas().await?.0;
             }
         }
 
@@ -433,17 +509,25 @@ impl AddonManager {
             let mut merged: Vec<OwnerReference> = refs;
             merged.push(owner.clone());
             let ns = mca.namespace().unwrap_or_default();
-            let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), &ns);
+            let api = read::api::<ManagedClusterAddOn>(&self.client, Some(&ns));
             let patch = json!({"metadata": {"resourceVersion": mca.metadata.resource_version, "ownerReferences": merged}});
-            match api
+            let patched = match api
                 .patch(name, &write_params(), &Patch::Merge(&patch))
                 .await
             {
-                Ok(updated) => *mca = updated,
-                Err(e) => outcome.failed.push((
-                    ns,
-                    Error::kube(format!("set owner of ManagedClusterAddOn {name}"), e).to_string(),
+                Ok(raw) => {
+                    self.decoder
+                        .answer::<ManagedClusterAddOn>(KIND_MCA, raw)
+                        .await
+                }
+                Err(e) => Err(Error::kube(
+                    format!("set owner of ManagedClusterAddOn {name}"),
+                    e,
                 )),
+            };
+            match patched {
+                Ok(updated) => *mca = updated,
+                Err(e) => outcome.failed.push((ns, e.to_string())),
             }
         }
 
@@ -504,12 +588,38 @@ impl AddonManager {
         Ok(outcome)
     }
 
+    /// Says in the `Progressing` condition of an addon that does not decode why (see
+    /// [`status::undecodable`]), when it does not say so already.
+    async fn report_undecodable_addon(
+        &self,
+        raw: &RawObject,
+        failure: &DecodeFailure,
+        now: &Time,
+    ) -> Result<bool> {
+        let api = read::api::<ManagedClusterAddOn>(&self.client, Some(&failure.namespace));
+        let mut condition = status::undecodable(&failure.error);
+        if let Some(generation) = raw.meta().generation {
+            condition = condition.observed_generation(generation);
+        }
+        let said =
+            read::set_raw_condition(&api, KIND_MCA, raw, condition, now, &write_params()).await?;
+        if said {
+            tracing::warn!(
+                addon = %failure.object(),
+                error = %failure.error,
+                "ManagedClusterAddOn cannot be decoded; it is reported in its Progressing condition and every other addon is still reconciled"
+            );
+        }
+        Ok(said)
+    }
+
     async fn create_addon(&self, cma: &ClusterManagementAddOn, cluster: &str) -> Result<()> {
-        let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
+        let clusters = read::api::<ManagedCluster>(&self.client, None);
         let mc = clusters
             .get(cluster)
             .await
             .map_err(|e| Error::kube(format!("get ManagedCluster {cluster}"), e))?;
+        let mc: ManagedCluster = self.decoder.answer(KIND_CLUSTER, mc).await?;
         let annotations: BTreeMap<String, String> = mc
             .annotations()
             .iter()
@@ -522,7 +632,10 @@ impl AddonManager {
         if !annotations.is_empty() {
             mca.metadata.annotations = Some(annotations);
         }
-        let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), cluster);
+        let api = read::api::<ManagedClusterAddOn>(&self.client, Some(cluster));
+        let mca = read::to_raw(&mca, || {
+            format!("ManagedClusterAddOn {cluster}/{}", cma.name_any())
+        })?;
         match api.create(&PostParams::default(), &mca).await {
             Ok(_) => Ok(()),
             Err(e) if is_already_exists(&e) => Ok(()),
@@ -541,13 +654,18 @@ impl AddonManager {
         name: &str,
     ) -> std::result::Result<Value, String> {
         let ar = api_resource(gvr);
-        let api: Api<DynamicObject> = if namespace.is_empty() {
+        // Raw: a config (an AddOnTemplate's manifests) may nest as deep as the API server
+        // takes; the value is handled within the manager's stacked round.
+        let api: Api<RawObject> = if namespace.is_empty() {
             Api::all_with(self.client.clone(), &ar)
         } else {
             Api::namespaced_with(self.client.clone(), namespace, &ar)
         };
         match api.get(name).await {
-            Ok(obj) => serde_json::to_value(obj).map_err(|e| e.to_string()),
+            Ok(obj) => {
+                self.decoder.fit(obj.depth()).await;
+                obj.to_value()
+            }
             Err(e) => Err(match &e {
                 kube::Error::Api(status) => status.message.clone(),
                 other => other.to_string(),
@@ -809,48 +927,46 @@ impl AddonManager {
     }
 
     /// The addon's works in its own namespace (deploy and hook works).
+    /// (A work that does not decode is left out and logged.)
     async fn addon_works(&self, mca: &ManagedClusterAddOn) -> Result<Vec<ManifestWork>> {
         let ns = mca.namespace().unwrap_or_default();
-        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &ns);
-        let list = api
-            .list(&ListParams::default().labels(&format!(
-                "{}={},!{}",
-                ac::ADDON_LABEL,
-                mca.name_any(),
-                ac::ADDON_NAMESPACE_LABEL
-            )))
-            .await
-            .map_err(|e| {
-                Error::kube(
-                    format!("list ManifestWorks of addon {ns}/{}", mca.name_any()),
-                    e,
-                )
-            })?;
-        Ok(list.items)
+        let api = read::api::<ManifestWork>(&self.client, Some(&ns));
+        let params = ListParams::default().labels(&format!(
+            "{}={},!{}",
+            ac::ADDON_LABEL,
+            mca.name_any(),
+            ac::ADDON_NAMESPACE_LABEL
+        ));
+        let (works, _) = self
+            .decoder
+            .list(&api, &params, KIND_WORK, || {
+                format!("list ManifestWorks of addon {ns}/{}", mca.name_any())
+            })
+            .await?;
+        Ok(works)
     }
 
     /// The addon's works on hosting clusters (labelled with its namespace), any namespace.
+    /// (A work that does not decode is left out and logged.)
     async fn hosting_works(&self, mca: &ManagedClusterAddOn) -> Result<Vec<ManifestWork>> {
         let ns = mca.namespace().unwrap_or_default();
-        let api: Api<ManifestWork> = Api::all(self.client.clone());
-        let list = api
-            .list(&ListParams::default().labels(&format!(
-                "{}={},{}={ns}",
-                ac::ADDON_LABEL,
-                mca.name_any(),
-                ac::ADDON_NAMESPACE_LABEL
-            )))
-            .await
-            .map_err(|e| {
-                Error::kube(
-                    format!(
-                        "list hosting ManifestWorks of addon {ns}/{}",
-                        mca.name_any()
-                    ),
-                    e,
+        let api = read::api::<ManifestWork>(&self.client, None);
+        let params = ListParams::default().labels(&format!(
+            "{}={},{}={ns}",
+            ac::ADDON_LABEL,
+            mca.name_any(),
+            ac::ADDON_NAMESPACE_LABEL
+        ));
+        let (works, _) = self
+            .decoder
+            .list(&api, &params, KIND_WORK, || {
+                format!(
+                    "list hosting ManifestWorks of addon {ns}/{}",
+                    mca.name_any()
                 )
-            })?;
-        Ok(list.items)
+            })
+            .await?;
+        Ok(works)
     }
 
     /// The install mode of an addon: `Some(hosting cluster)` when hosted.
@@ -878,18 +994,18 @@ impl AddonManager {
     ) -> Result<Option<Duration>> {
         let cluster_name = mca.namespace().unwrap_or_default();
         let name = mca.name_any();
-        let api: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), &cluster_name);
+        let api = read::api::<ManagedClusterAddOn>(&self.client, Some(&cluster_name));
         let old = mca.status.clone().unwrap_or_default();
         let mut st = old.clone();
         if let Some(u) = update {
             config::apply_update(&mut st, u, now);
         }
         let configs = self.resolve_configs(options, mca, &mut st).await;
-        let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
-        let cluster = clusters
-            .get_opt(&cluster_name)
-            .await
-            .map_err(|e| Error::kube(format!("get ManagedCluster {cluster_name}"), e))?;
+        let clusters = read::api::<ManagedCluster>(&self.client, None);
+        let cluster = self
+            .decoder
+            .get::<ManagedCluster>(&clusters, KIND_CLUSTER, &cluster_name)
+            .await?;
         let mut errors = Vec::new();
         let mut finalizers = mca.finalizers().to_vec();
         let mut requeue = None;
@@ -1243,11 +1359,15 @@ impl AddonManager {
             return false;
         };
         let has = |fs: &Vec<String>, f: &str| fs.iter().any(|x| x == f);
-        let clusters: Api<ManagedCluster> = Api::all(self.client.clone());
-        let hosting_cluster = match clusters.get_opt(&hosting).await {
+        let clusters = read::api::<ManagedCluster>(&self.client, None);
+        let hosting_cluster = match self
+            .decoder
+            .get::<ManagedCluster>(&clusters, KIND_CLUSTER, &hosting)
+            .await
+        {
             Ok(c) => c,
             Err(e) => {
-                errors.push(Error::kube(format!("get ManagedCluster {hosting}"), e));
+                errors.push(e);
                 return false;
             }
         };
@@ -1434,24 +1554,24 @@ impl AddonManager {
         let c = self.client.clone();
         let mut streams = vec![
             watch::changes(
-                Api::<ClusterManagementAddOn>::all(c.clone()),
+                read::api::<ClusterManagementAddOn>(&c, None),
                 watcher::Config::default(),
             ),
             watch::changes(
-                Api::<ManagedClusterAddOn>::all(c.clone()),
+                read::api::<ManagedClusterAddOn>(&c, None),
                 watcher::Config::default(),
             ),
             watch::changes(
-                Api::<ManifestWork>::all(c.clone()),
+                read::api::<ManifestWork>(&c, None),
                 watcher::Config::default().labels(ac::ADDON_LABEL),
             ),
-            watch::changes(Api::<Placement>::all(c.clone()), watcher::Config::default()),
+            watch::changes(read::api::<Placement>(&c, None), watcher::Config::default()),
             watch::changes(
-                Api::<PlacementDecision>::all(c.clone()),
+                read::api::<PlacementDecision>(&c, None),
                 watcher::Config::default().labels(labels::PLACEMENT),
             ),
             watch::changes(
-                Api::<ManagedCluster>::all(c.clone()),
+                read::api::<ManagedCluster>(&c, None),
                 watcher::Config::default(),
             ),
         ];
@@ -1465,7 +1585,7 @@ impl AddonManager {
             gvrs.insert(ConfigGvr::addon_template());
         }
         for gvr in gvrs {
-            let api: Api<DynamicObject> = Api::all_with(c.clone(), &api_resource(&gvr));
+            let api: Api<RawObject> = Api::all_with(c.clone(), &api_resource(&gvr));
             streams.push(watch::changes(api, watcher::Config::default()));
         }
         let this = &self;

@@ -35,6 +35,17 @@
 //! that one `ManagedClusterAddOn` with upstream's reason and a message naming the cause; the
 //! other addons and clusters keep converging.
 //!
+//! Objects the manager cannot decode stop nothing else either: it reads every object as raw
+//! JSON and decodes each on its own, and runs its rounds with stack enough for the deepest
+//! object read (manifests nest as deep as the API server takes, 10,000 levels). A
+//! `ManagedClusterAddOn` that does not decode gets `Progressing=False` with reason
+//! [`status::REASON_DECODE_FAILED`] and the decode error, naming the field, as its message
+//! (written once, a merge patch of `status.conditions`); a `ClusterManagementAddOn`, Placement
+//! decision, cluster or work that does not decode is logged at WARN once per resource version
+//! and named in [`AddonOutcome::undecodable`]; its addon (or cluster) waits until it changes,
+//! and every other addon keeps converging. Upstream's manager stops as a whole on such an
+//! object (its informers fail); going on is our addition.
+//!
 //! Template addons ([`template`]) need no Rust code at all; [`lease`] has the lease updater an
 //! agent runs and the lease health check. The pure parts are public: [`works`] (work
 //! building), [`config`] (configuration resolution and rollout), [`status`] (conditions),

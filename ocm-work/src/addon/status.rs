@@ -15,6 +15,29 @@ use super::agent::{AgentAddonOptions, FieldResult, HealthCheckerFn, HealthProber
 use super::names;
 use super::works::{configs_to_map, workloads};
 
+/// The reason of `Progressing=False` on a ManagedClusterAddOn the addon manager cannot decode
+/// (our addition: upstream's manager cannot read such an addon either, its informer fails as
+/// a whole). `Progressing` is the condition upstream sets to `False` when the manager cannot
+/// act on an addon's configuration (`ConfigurationUnsupported`), and one `kubectl get` shows.
+pub const REASON_DECODE_FAILED: &str = "ManagedClusterAddOnDecodeFailed";
+
+/// `Progressing=False/ManagedClusterAddOnDecodeFailed`: the addon cannot be decoded; `error`
+/// names the field at fault.
+///
+/// ```
+/// let c = ocm_work::addon::status::undecodable("spec.configs[0].name: invalid type");
+/// assert_eq!((c.type_.as_str(), c.reason.as_str()), ("Progressing", "ManagedClusterAddOnDecodeFailed"));
+/// assert_eq!(c.message, "the ManagedClusterAddOn cannot be decoded: spec.configs[0].name: invalid type");
+/// ```
+pub fn undecodable(error: &str) -> NewCondition {
+    NewCondition::new(
+        ac::CONDITION_PROGRESSING,
+        ConditionStatus::False,
+        REASON_DECODE_FAILED,
+        format!("the ManagedClusterAddOn cannot be decoded: {error}"),
+    )
+}
+
 /// `ManifestApplied` after a deploy work was applied (upstream's `applyWork`): the work's
 /// `Applied` condition decides; a work the agent has not reported on yet clears a stale
 /// `False` and leaves the rest alone.

@@ -206,7 +206,9 @@ impl TemplateAddon {
 
         let mut out = Vec::new();
         for (i, manifest) in template.manifests().iter().enumerate() {
-            let text = serde_json::to_string(manifest.as_value())?;
+            // Manifests nest as deep as the API server takes: written and read back level by
+            // level, up to its limit.
+            let text = serde_json::to_string(&ocm_api::k8s::json::Deep(manifest.as_value()))?;
             let mut unknown = Vec::new();
             let rendered = substitute(&text, &all, &mut unknown);
             if self.strict && !unknown.is_empty() {
@@ -223,7 +225,7 @@ impl TemplateAddon {
                 )
                 .into());
             }
-            let mut obj: Value = serde_json::from_str(&rendered).map_err(|e| {
+            let mut obj: Value = ocm_api::k8s::json::from_slice(rendered.as_bytes()).map_err(|e| {
                 format!(
                     "manifest {i} of addon template {} is not valid JSON after substitution: {e}",
                     template.metadata.name.as_deref().unwrap_or("")

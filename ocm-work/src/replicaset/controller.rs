@@ -5,6 +5,31 @@
 //! ManifestWork per selected cluster, following each placement's rollout strategy) and status
 //! (summaries and conditions), then patches the status when it changed.
 //! [`ReplicaSetController::run`] drives it from watches with kube's controller runtime.
+//!
+//! # Objects it cannot decode, objects of any depth
+//!
+//! Everything the controller reads (replica sets, their works, Placements, PlacementDecisions,
+//! ManagedClusters, ControllerRevisions) is read as raw JSON and decoded object by object
+//! (`crate::read`), so one object its types reject never stops the others:
+//!
+//! * a replica set that cannot be decoded gets `ManifestworkApplied=False` with reason
+//!   [`status::REASON_DECODE_FAILED`] and the decode error (naming the field) as its message,
+//!   written once (a merge patch of `status.conditions`, computed from the conditions it has),
+//!   and is not retried until it changes ([`ReplicaSetController::reconcile_raw`]);
+//! * a Placement or PlacementDecision of a replica set that cannot be decoded stops that
+//!   placement's rollout (no work is created or deleted for it) and is named in
+//!   `PlacementVerified=False/NotAsExpected`; a work of the replica set that cannot be decoded
+//!   counts as present but not up to date (its spec is brought in line with a merge patch
+//!   computed from its JSON); a ManagedCluster that cannot be decoded fails the per-cluster
+//!   values of its cluster only. Each is logged at WARN once per resource version.
+//!
+//! Upstream's controller cannot read such objects either (its informers fail as a whole, and
+//! so every replica set stops); reporting them and going on is our addition.
+//!
+//! Objects nest as deep as the API server takes (10,000 levels; a template's manifests keep
+//! unknown fields): reconciles run with stack enough for the deepest object the controller has
+//! read ([`ocm_api::k8s::json::WithStack`]), so a deep template is fanned out like any other
+//! on tokio's 2 MiB worker threads.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -16,10 +41,11 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1alpha1::{
@@ -28,6 +54,7 @@ use ocm_api::cluster::v1alpha1::{
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
 use ocm_api::constants::{finalizers, labels, replicaset as rc};
+use ocm_api::k8s::object::{DecodeFailure, RawObject};
 use ocm_api::repeats::LastSaid;
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
 use ocm_api::work::v1alpha1::{
@@ -47,7 +74,12 @@ use super::{
     manifest_work_equal, metadata_equal, owner_label, spec_equal, validate_owner_label,
 };
 use crate::patch::merge_diff;
+use crate::read::{self, Decoder};
 use crate::{Error, Result};
+
+const KIND: &str = "ManifestWorkReplicaSet";
+const KIND_WORK: &str = "ManifestWork";
+const KIND_REVISION: &str = "ControllerRevision";
 
 /// Requeue at the latest after this long (upstream's cap).
 pub const MAX_REQUEUE: Duration = Duration::from_secs(30 * 60);
@@ -81,6 +113,8 @@ pub struct ReplicaSetController {
     /// What the installed CRD keeps of the enabled opt-ins' fields ([`fields`]), and when it
     /// was read (`None`: kept current by [`ReplicaSetController::run`]'s watch).
     installed: Arc<std::sync::Mutex<(Installed, Option<std::time::Instant>)>>,
+    /// Decodes what the controller reads, one object at a time (`crate::read`).
+    decoder: Decoder,
 }
 
 impl std::fmt::Debug for ReplicaSetController {
@@ -172,6 +206,8 @@ struct Listed {
     /// The work holds its cluster's current template (its spec was dropped). Known only for
     /// the works of the replica set's placements; `false` for the others.
     current: bool,
+    /// The work does not decode: `work` holds only its name, namespace and labels.
+    undecodable: bool,
 }
 
 /// The reconcile steps' verdict: go on with the next one, or stop here.
@@ -195,6 +231,7 @@ impl ReplicaSetController {
             finalizer_added: Arc::default(),
             said: Arc::default(),
             installed: Arc::default(),
+            decoder: Decoder::default(),
         }
     }
 
@@ -247,14 +284,74 @@ impl ReplicaSetController {
         self
     }
 
-    /// Reconciles one replica set.
+    /// Reconciles one replica set (with stack enough for the deepest object read, see the
+    /// [module docs](self)).
     pub async fn reconcile(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+    ) -> Result<ReconcileOutcome> {
+        self.decoder
+            .stacked(self.reconcile_decoded(replica_set))
+            .await
+    }
+
+    /// Reconciles one replica set as the API server sent it: decoded, then
+    /// [`ReplicaSetController::reconcile`]d. One that does not decode gets
+    /// `ManifestworkApplied=False` with reason [`status::REASON_DECODE_FAILED`] and the decode
+    /// error (written only when that changes its conditions), and nothing else is done with it
+    /// until it changes: the outcome asks for no requeue.
+    pub async fn reconcile_raw(&self, raw: &RawObject) -> Result<ReconcileOutcome> {
+        self.decoder.fit(raw.depth()).await;
+        let decoded = self
+            .decoder
+            .decode_quietly::<ManifestWorkReplicaSet>(KIND, raw);
+        match decoded {
+            Ok(replica_set) => {
+                self.said
+                    .forget(&format!("{}#decode", DecodeFailure::of(raw, "").object()));
+                self.reconcile(&replica_set).await
+            }
+            Err(failure) => {
+                let api = read::api::<ManifestWorkReplicaSet>(
+                    &self.client,
+                    Some(failure.namespace.as_str()),
+                );
+                // Being deleted: its works go and the finalizer is removed all the same (what
+                // that needs is read field by field).
+                let replica_set = lifecycle(raw);
+                if replica_set.metadata.deletion_timestamp.is_some() {
+                    return self
+                        .decoder
+                        .stacked(self.finalize(&api, &replica_set))
+                        .await;
+                }
+                let key = format!("{}#decode", failure.object());
+                if self.said.changed(&key, &failure.error) {
+                    tracing::warn!(
+                        replica_set = %failure.object(),
+                        error = %failure.error,
+                        "ManifestWorkReplicaSet cannot be decoded; it is reported in its ManifestworkApplied condition and every other replica set is still reconciled"
+                    );
+                }
+                let mut condition = status::undecodable(&failure.error);
+                if let Some(generation) = raw.meta().generation {
+                    condition = condition.observed_generation(generation);
+                }
+                let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(self.clock.now());
+                read::set_raw_condition(&api, KIND, raw, condition, &now, &PatchParams::default())
+                    .await?;
+                Ok(ReconcileOutcome::default())
+            }
+        }
+    }
+
+    async fn reconcile_decoded(
         &self,
         replica_set: &ManifestWorkReplicaSet,
     ) -> Result<ReconcileOutcome> {
         let namespace = replica_set.namespace().unwrap_or_default();
         let name = replica_set.name_any();
-        let api: Api<ManifestWorkReplicaSet> = Api::namespaced(self.client.clone(), &namespace);
+        let api = read::api::<ManifestWorkReplicaSet>(&self.client, Some(&namespace));
         let mut outcome = ReconcileOutcome::default();
 
         if replica_set.metadata.deletion_timestamp.is_some() {
@@ -287,6 +384,13 @@ impl ReplicaSetController {
 
         let before = replica_set.status.clone().unwrap_or_default();
         let mut new_status = before.clone();
+        // It decodes now: a condition saying it did not is gone, whatever this pass sets.
+        if let Some(conds) = new_status.conditions.as_mut()
+            && conditions::find(conds, rc::CONDITION_MANIFESTWORK_APPLIED)
+                .is_some_and(|c| c.reason == status::REASON_DECODE_FAILED)
+        {
+            conditions::remove(conds, rc::CONDITION_MANIFESTWORK_APPLIED);
+        }
         let now = self.clock.now();
         let mut errors = Vec::new();
         let plan = if self.rollback && validate_owner_label(&owner_label(replica_set)).is_ok() {
@@ -373,7 +477,7 @@ impl ReplicaSetController {
     /// `None`: the replica set is gone or being deleted.
     async fn add_finalizer(
         &self,
-        api: &Api<ManifestWorkReplicaSet>,
+        api: &Api<RawObject>,
         replica_set: &ManifestWorkReplicaSet,
     ) -> Result<Option<ManifestWorkReplicaSet>> {
         let name = replica_set.name_any();
@@ -399,10 +503,14 @@ impl ReplicaSetController {
             {
                 Ok(patched) => {
                     self.remember_finalizer(&current);
-                    return Ok(Some(patched));
+                    return self.decoder.answer(KIND, patched).await.map(Some);
                 }
                 Err(kube::Error::Api(status)) if status.code == 409 && attempt == 0 => {
-                    match api.get_opt(&name).await.map_err(&failed)? {
+                    match self
+                        .decoder
+                        .get::<ManifestWorkReplicaSet>(api, KIND, &name)
+                        .await?
+                    {
                         Some(fresh) if fresh.metadata.deletion_timestamp.is_some() => {
                             return Ok(None);
                         }
@@ -420,7 +528,7 @@ impl ReplicaSetController {
 
     async fn finalize(
         &self,
-        api: &Api<ManifestWorkReplicaSet>,
+        api: &Api<RawObject>,
         replica_set: &ManifestWorkReplicaSet,
     ) -> Result<ReconcileOutcome> {
         if !replica_set
@@ -431,12 +539,12 @@ impl ReplicaSetController {
             return Ok(ReconcileOutcome::default());
         }
         let owner = owner_label(replica_set);
-        // Only the names are kept of each work.
+        // Only the names are kept of each work (whether it decodes or not).
         let works = self
             .fold_owned_works(&owner, Vec::new, |names, work| {
                 names.push((
-                    work.metadata.namespace.unwrap_or_default(),
-                    work.metadata.name.unwrap_or_default(),
+                    work.meta().namespace.clone().unwrap_or_default(),
+                    work.meta().name.clone().unwrap_or_default(),
                 ));
             })
             .await?;
@@ -603,7 +711,7 @@ impl ReplicaSetController {
     /// cache behind the server) the replica set is read again and the patch retried once.
     async fn remove_finalizer(
         &self,
-        api: &Api<ManifestWorkReplicaSet>,
+        api: &Api<RawObject>,
         replica_set: &ManifestWorkReplicaSet,
     ) -> Result<()> {
         let name = replica_set.name_any();
@@ -632,9 +740,17 @@ impl ReplicaSetController {
             {
                 Ok(_) => return Ok(()),
                 Err(kube::Error::Api(status)) if status.code == 409 && attempt == 0 => {
+                    // Only its identity and finalizers are needed: read whether it decodes
+                    // or not.
                     match api.get_opt(&name).await.map_err(&failed)? {
-                        Some(fresh) if has_cleanup_finalizer(&fresh) => current = fresh,
-                        _ => return Ok(()),
+                        Some(fresh) => {
+                            let fresh = lifecycle(&fresh);
+                            if !has_cleanup_finalizer(&fresh) {
+                                return Ok(());
+                            }
+                            current = fresh;
+                        }
+                        None => return Ok(()),
                     }
                 }
                 Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
@@ -655,16 +771,20 @@ impl ReplicaSetController {
     ) -> Result<RollbackPlan> {
         let namespace = replica_set.namespace().unwrap_or_default();
         let name = replica_set.name_any();
-        let api: Api<ControllerRevision> = Api::namespaced(self.client.clone(), &namespace);
+        let api = read::api::<ControllerRevision>(&self.client, Some(&namespace));
         let owner = owner_label(replica_set);
-        let history = api
-            .list(
+        // A revision that does not decode is left out (and logged): it is neither counted
+        // nor pruned.
+        let (history, _) = self
+            .decoder
+            .list::<ControllerRevision>(
+                &api,
                 &ListParams::default()
                     .labels(&format!("{}={owner}", labels::MANIFEST_WORK_REPLICA_SET)),
+                KIND_REVISION,
+                || format!("list ControllerRevisions of {owner}"),
             )
-            .await
-            .map_err(|e| Error::kube(format!("list ControllerRevisions of {owner}"), e))?
-            .items;
+            .await?;
         let newest = history
             .iter()
             .map(rollback::revision_number)
@@ -682,9 +802,10 @@ impl ReplicaSetController {
         for _ in 0..8 {
             let hash = rollback::template_hash(&template, collisions);
             let rev_name = rollback::revision_name(&name, &hash);
-            let get = api.get_opt(&rev_name).await.map_err(|e| {
-                Error::kube(format!("get ControllerRevision {namespace}/{rev_name}"), e)
-            })?;
+            let get = self
+                .decoder
+                .get::<ControllerRevision>(&api, KIND_REVISION, &rev_name)
+                .await?;
             match get {
                 Some(rev) => {
                     let same =
@@ -712,6 +833,9 @@ impl ReplicaSetController {
                         .map_err(|message| Error::InvalidObject {
                         object: format!("ManifestWorkReplicaSet {namespace}/{name}"),
                         message,
+                    })?;
+                    let rev = read::to_raw(&rev, || {
+                        format!("ControllerRevision {namespace}/{rev_name}")
                     })?;
                     match api.create(&PostParams::default(), &rev).await {
                         Ok(_) => {
@@ -752,11 +876,20 @@ impl ReplicaSetController {
             && hash != update
         {
             let rev_name = rollback::revision_name(&name, &hash);
-            let rev = api.get_opt(&rev_name).await.map_err(|e| {
-                Error::kube(format!("get ControllerRevision {namespace}/{rev_name}"), e)
-            })?;
+            let rev = match self
+                .decoder
+                .get::<ControllerRevision>(&api, KIND_REVISION, &rev_name)
+                .await
+            {
+                Ok(rev) => rev.map(Ok),
+                // Unusable, as a revision that holds no template.
+                Err(Error::Undecodable { message, .. }) => Some(Err(format!(
+                    "ControllerRevision {namespace}/{rev_name} cannot be decoded: {message}"
+                ))),
+                Err(e) => return Err(e),
+            };
             let key = format!("{namespace}/{name}#revision");
-            match rev.map(|r| rollback::revision_template(&r)) {
+            match rev.map(|r| r.and_then(|r| rollback::revision_template(&r))) {
                 Some(Ok(t)) => {
                     self.said.forget(&key);
                     current = Some((hash, t));
@@ -835,17 +968,20 @@ impl ReplicaSetController {
         if !self.cluster_values || !values::uses_variables(&base) {
             return Ok(Templates::unresolved(base));
         }
-        let api: Api<ManagedCluster> = Api::all(self.client.clone());
-        let clusters = api
-            .list(&ListParams::default())
-            .await
-            .map_err(|e| Error::kube("list ManagedClusters", e))?
-            .items
-            .into_iter()
-            .map(|c| (c.name_any(), c))
-            .collect();
+        let api = read::api::<ManagedCluster>(&self.client, None);
+        let (clusters, failures) = self
+            .decoder
+            .list::<ManagedCluster>(&api, &ListParams::default(), "ManagedCluster", || {
+                "list ManagedClusters".to_string()
+            })
+            .await?;
         let mut templates = Templates::unresolved(base);
-        templates.clusters = Some(clusters);
+        templates.clusters = Some(clusters.into_iter().map(|c| (c.name_any(), c)).collect());
+        // A cluster whose ManagedCluster does not decode gets no work: its values are unknown.
+        for failure in failures {
+            let error = read::undecodable("ManagedCluster", &failure);
+            templates.failed.insert(failure.name, error);
+        }
         Ok(templates)
     }
 
@@ -873,8 +1009,13 @@ impl ReplicaSetController {
             &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
         );
         // The aggregates read each work's deletion timestamp and status feedback only.
+        let decoder = &self.decoder;
         let works = self
-            .fold_owned_works(&owner_label(replica_set), Vec::new, |works, mut work| {
+            .fold_owned_works(&owner_label(replica_set), Vec::new, |works, raw| {
+                // A work that does not decode adds nothing (it is logged).
+                let Ok(mut work) = decoder.decode::<ManifestWork>(KIND_WORK, &raw) else {
+                    return;
+                };
                 work.metadata = kube::api::ObjectMeta {
                     deletion_timestamp: work.metadata.deletion_timestamp.take(),
                     ..Default::default()
@@ -906,10 +1047,11 @@ impl ReplicaSetController {
         &self,
         owner: &str,
         init: impl FnMut() -> T,
-        fold: impl FnMut(&mut T, ManifestWork),
+        fold: impl FnMut(&mut T, RawObject),
     ) -> Result<T> {
-        let api: Api<ManifestWork> = Api::all(self.client.clone());
+        let api = read::api::<ManifestWork>(&self.client, None);
         pages::fold(
+            &self.decoder,
             &api,
             &owner_selector(owner),
             pages::PAGE_SIZE,
@@ -922,7 +1064,7 @@ impl ReplicaSetController {
 
     /// Whether the replica set has any work left (a one-item list).
     async fn any_owned_work(&self, owner: &str) -> Result<bool> {
-        let api: Api<ManifestWork> = Api::all(self.client.clone());
+        let api = read::api::<ManifestWork>(&self.client, None);
         api.list(&owner_selector(owner).limit(1))
             .await
             .map(|l| !l.items.is_empty())
@@ -935,7 +1077,7 @@ impl ReplicaSetController {
     }
 
     async fn delete_named_work(&self, namespace: &str, name: &str) -> Result<()> {
-        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), namespace);
+        let api = read::api::<ManifestWork>(&self.client, Some(namespace));
         match api.delete(name, &DeleteParams::default()).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
@@ -949,9 +1091,11 @@ impl ReplicaSetController {
     /// Creates `required` or brings the live work in line with it (upstream's work applier).
     async fn apply_work(&self, required: &ManifestWork, live: Option<&Listed>) -> Result<()> {
         let namespace = required.namespace().unwrap_or_default();
-        let api: Api<ManifestWork> = Api::namespaced(self.client.clone(), &namespace);
+        // Raw: the answer holds the work's manifests, as deep as the template.
+        let api = read::api::<ManifestWork>(&self.client, Some(&namespace));
         let Some(listed) = live else {
-            return match api.create(&PostParams::default(), required).await {
+            let body = read::to_raw(required, || format!("ManifestWork in {namespace}"))?;
+            return match api.create(&PostParams::default(), &body).await {
                 Ok(_) => Ok(()),
                 Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
                 Err(e) => Err(Error::kube(
@@ -960,6 +1104,33 @@ impl ReplicaSetController {
                 )),
             };
         };
+        let name = listed.work.name_any();
+        if listed.undecodable {
+            // Compared as JSON: the merge patch is computed from the work as it is stored.
+            let Some(raw) = self.decoder.get_raw(&api, KIND_WORK, &name).await? else {
+                return Ok(());
+            };
+            let value = raw.to_value().map_err(|message| Error::InvalidObject {
+                object: format!("ManifestWork {namespace}/{name}"),
+                message,
+            })?;
+            let stored = json!({
+                "metadata": {
+                    "labels": value.pointer("/metadata/labels"),
+                    "annotations": value.pointer("/metadata/annotations"),
+                    "ownerReferences": value.pointer("/metadata/ownerReferences"),
+                },
+                "spec": value.get("spec"),
+            });
+            let wanted = work_view(required);
+            let patch = merge_diff(&stored, &wanted);
+            ocm_api::k8s::json::drop_value(wanted);
+            ocm_api::k8s::json::drop_value(stored);
+            ocm_api::k8s::json::drop_value(value);
+            return self
+                .patch_work(&api, &namespace, &raw.meta().clone(), patch)
+                .await;
+        }
         let fetched;
         let live = if listed.current {
             // Its spec was dropped as equal to the template: equal metadata makes it equal.
@@ -967,16 +1138,15 @@ impl ReplicaSetController {
                 return Ok(());
             }
             // The metadata differ: read the work again to patch against its full spec.
-            let name = listed.work.name_any();
-            fetched = match api.get(&name).await {
-                Ok(w) => w,
-                Err(e) => {
-                    return Err(Error::kube(
-                        format!("get ManifestWork {namespace}/{name}"),
-                        e,
-                    ));
-                }
-            };
+            match self
+                .decoder
+                .get::<ManifestWork>(&api, KIND_WORK, &name)
+                .await?
+            {
+                Some(w) => fetched = w,
+                // Gone meanwhile: its deletion reconciles the replica set again.
+                None => return Ok(()),
+            }
             &fetched
         } else {
             &listed.work
@@ -984,26 +1154,36 @@ impl ReplicaSetController {
         if manifest_work_equal(required, live) {
             return Ok(());
         }
-        let view = |w: &ManifestWork| {
-            json!({
-                "metadata": {
-                    "labels": w.metadata.labels,
-                    "annotations": w.metadata.annotations,
-                    "ownerReferences": w.metadata.owner_references,
-                },
-                "spec": w.spec,
-            })
-        };
-        let Some(mut patch) = merge_diff(&view(live), &view(required)) else {
+        let (live_view, wanted) = (work_view(live), work_view(required));
+        let patch = merge_diff(&live_view, &wanted);
+        ocm_api::k8s::json::drop_value(live_view);
+        ocm_api::k8s::json::drop_value(wanted);
+        self.patch_work(&api, &namespace, &live.metadata, patch)
+            .await
+    }
+
+    /// Sends `patch` (if any) to the work `live` names, guarded by its uid and
+    /// resourceVersion.
+    async fn patch_work(
+        &self,
+        api: &Api<RawObject>,
+        namespace: &str,
+        live: &kube::api::ObjectMeta,
+        patch: Option<serde_json::Value>,
+    ) -> Result<()> {
+        let Some(mut patch) = patch else {
             return Ok(());
         };
-        patch["metadata"]["uid"] = json!(live.metadata.uid);
-        patch["metadata"]["resourceVersion"] = json!(live.metadata.resource_version);
-        let name = live.name_any();
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        patch["metadata"]["uid"] = json!(live.uid);
+        patch["metadata"]["resourceVersion"] = json!(live.resource_version);
+        let name = live.name.clone().unwrap_or_default();
+        let sent = api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map(|_| ())
-            .map_err(|e| Error::kube(format!("update ManifestWork {namespace}/{name}"), e))
+            .map_err(|e| Error::kube(format!("update ManifestWork {namespace}/{name}"), e));
+        ocm_api::k8s::json::drop_value(patch);
+        sent
     }
 
     /// The deploy reconciler (upstream §8.3). Returns whether to go on, and the requeue time.
@@ -1033,8 +1213,30 @@ impl ReplicaSetController {
         // Each work is kept without its managedFields and its manifests' status (feedback
         // included): the deploy pass compares and patches metadata and spec, and reads the
         // work-level conditions only.
+        let decoder = &self.decoder;
         let works = self
-            .fold_owned_works(&owner, Vec::new, |works, mut work| {
+            .fold_owned_works(&owner, Vec::new, |works, raw| {
+                // A work that does not decode is present, not up to date: its cluster gets no
+                // second work, and its spec is patched from its JSON (see `apply_work`).
+                let mut work = match decoder.decode::<ManifestWork>(KIND_WORK, &raw) {
+                    Ok(work) => work,
+                    Err(_) => {
+                        let mut stub = ManifestWork::new(
+                            raw.meta().name.as_deref().unwrap_or_default(),
+                            ManifestWorkSpec::default(),
+                        );
+                        stub.metadata = kube::api::ObjectMeta {
+                            labels: Some(read::labels(&raw)),
+                            ..raw.meta().clone()
+                        };
+                        works.push(Listed {
+                            work: stub,
+                            current: false,
+                            undecodable: true,
+                        });
+                        return;
+                    }
+                };
                 work.metadata.managed_fields = None;
                 if let Some(status) = work.status.as_mut() {
                     status.resource_status = None;
@@ -1049,7 +1251,11 @@ impl ReplicaSetController {
                 if current {
                     work.spec = ManifestWorkSpec::default();
                 }
-                works.push(Listed { work, current });
+                works.push(Listed {
+                    work,
+                    current,
+                    undecodable: false,
+                });
             })
             .await?;
         // cluster namespace -> (work, placements it was fanned out for); the last one wins.
@@ -1088,21 +1294,34 @@ impl ReplicaSetController {
         let mut stalled = 0usize;
         let mut summaries = Vec::new();
         let mut min_requeue = MAX_REQUEUE;
+        // Placements and decisions that do not decode (each stops its placement's rollout).
+        let mut undecodable: Vec<String> = Vec::new();
+        let placements = read::api::<Placement>(&self.client, Some(&namespace));
+        let decisions = read::api::<PlacementDecision>(&self.client, Some(&namespace));
         for placement_ref in refs {
-            let placements: Api<Placement> = Api::namespaced(self.client.clone(), &namespace);
-            let placement = match placements.get_opt(&placement_ref.name).await {
+            let placement = match self
+                .decoder
+                .get::<Placement>(&placements, "Placement", &placement_ref.name)
+                .await
+            {
                 Ok(Some(p)) => p,
                 Ok(None) => {
                     let conditions = new_status.conditions.get_or_insert_with(Vec::new);
                     conditions::set(conditions, status::placement_not_found(), &now_time);
                     return Ok((Step::Stop, None));
                 }
-                Err(e) => {
-                    return Err(Error::kube(
-                        format!("get Placement {namespace}/{}", placement_ref.name),
-                        e,
-                    ));
+                // As upstream stops at a missing placement, ours stops at one it cannot read,
+                // and says why; its next change reconciles the replica set again.
+                Err(e @ Error::Undecodable { .. }) => {
+                    let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+                    conditions::set(
+                        conditions,
+                        status::placement_undecodable(&[e.to_string()]),
+                        &now_time,
+                    );
+                    return Ok((Step::Stop, None));
                 }
+                Err(e) => return Err(e),
             };
             let mut existing: BTreeSet<String> = BTreeSet::new();
             let mut succeeded: BTreeSet<String> = BTreeSet::new();
@@ -1111,7 +1330,7 @@ impl ReplicaSetController {
                 .get(&placement_ref.name)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            for Listed { work, current } in placement_works.iter().map(|w| &**w) {
+            for Listed { work, current, .. } in placement_works.iter().map(|w| &**w) {
                 if !current {
                     continue;
                 }
@@ -1127,14 +1346,33 @@ impl ReplicaSetController {
                 }
                 statuses.push(st);
             }
-            let decisions: Api<PlacementDecision> =
-                Api::namespaced(self.client.clone(), &namespace);
             let selector = format!("{}={}", labels::PLACEMENT, placement_ref.name);
-            let groups = match decisions
-                .list(&ListParams::default().labels(&selector))
-                .await
-            {
-                Ok(list) => match ClusterGroups::from_decisions(&list.items) {
+            let listed = self
+                .decoder
+                .list::<PlacementDecision>(
+                    &decisions,
+                    &ListParams::default().labels(&selector),
+                    "PlacementDecision",
+                    || {
+                        format!(
+                            "list PlacementDecisions of {namespace}/{}",
+                            placement_ref.name
+                        )
+                    },
+                )
+                .await;
+            let groups = match listed {
+                // Without all of its decisions the placement's clusters are unknown: nothing
+                // is rolled out or removed for it until the decision changes.
+                Ok((_, failures)) if !failures.is_empty() => {
+                    undecodable.extend(
+                        failures
+                            .iter()
+                            .map(|f| read::undecodable("PlacementDecision", f).to_string()),
+                    );
+                    continue;
+                }
+                Ok((items, _)) => match ClusterGroups::from_decisions(&items) {
                     Ok(groups) => groups,
                     Err(source) => {
                         errors.push(Error::Rollout {
@@ -1145,13 +1383,7 @@ impl ReplicaSetController {
                     }
                 },
                 Err(e) => {
-                    errors.push(Error::kube(
-                        format!(
-                            "list PlacementDecisions of {namespace}/{}",
-                            placement_ref.name
-                        ),
-                        e,
-                    ));
+                    errors.push(e);
                     continue;
                 }
             };
@@ -1280,7 +1512,12 @@ impl ReplicaSetController {
             summary.progressing = Some(0);
         }
         let conditions = new_status.conditions.get_or_insert_with(Vec::new);
-        conditions::set(conditions, status::placement_verified(count), &now_time);
+        let verified = if undecodable.is_empty() {
+            status::placement_verified(count)
+        } else {
+            status::placement_undecodable(&undecodable)
+        };
+        conditions::set(conditions, verified, &now_time);
         let mut rolled_out = status::placement_rolled_out(selected_total, succeeded_total as i64);
         // Said once per change of the message, however often the stalled rollout is
         // reconciled (and whatever an older cached status says).
@@ -1360,17 +1597,18 @@ impl ReplicaSetController {
     }
 
     /// Runs the controller until `shutdown` completes: watches replica sets, their works,
-    /// placements and placement decisions on the hub.
+    /// placements and placement decisions on the hub. Every watch reads raw objects, so one
+    /// object that does not decode stops nothing (see the [module docs](self)).
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
         // kube's graceful shutdown wants a Sync future; callers need not provide one.
         let (shutdown, _) = crate::runtime::shutdown::sync_future(shutdown);
         let client = self.client.clone();
-        let replica_sets: Api<ManifestWorkReplicaSet> = Api::all(client.clone());
-        let controller = Controller::new(replica_sets, watcher::Config::default());
+        let resource = ApiResource::erase::<ManifestWorkReplicaSet>(&());
+        let replica_sets = Api::<RawObject>::all_with(client.clone(), &resource);
+        let controller =
+            Controller::new_with(replica_sets, watcher::Config::default(), resource.clone());
         let store = controller.store();
-        let decisions_store = store.clone();
-        let clusters_store = store.clone();
-        let crd_refs_store = store.clone();
+        let index = Arc::new(ReplicaSetIndex::default());
         let synced_store = store.clone();
         let synced = self.synced.clone();
         let listed = async move {
@@ -1381,47 +1619,58 @@ impl ReplicaSetController {
                 flag.store(true, Ordering::SeqCst);
             }
         };
+        let works = ApiResource::erase::<ManifestWork>(&());
+        let decisions = ApiResource::erase::<PlacementDecision>(&());
+        let placements = ApiResource::erase::<Placement>(&());
+        let owner_resource = resource.clone();
+        let (decisions_store, decisions_index, decisions_resource) =
+            (store.clone(), index.clone(), resource.clone());
+        let (placements_store, placements_index, placements_resource) =
+            (store.clone(), index.clone(), resource.clone());
         let controller = controller
-            .watches(
-                Api::<ManifestWork>::all(client.clone()),
+            .watches_with(
+                Api::<RawObject>::all_with(client.clone(), &works),
+                works,
                 watcher::Config::default().labels(labels::MANIFEST_WORK_REPLICA_SET),
-                |work| {
-                    let owner = work
-                        .labels()
-                        .get(labels::MANIFEST_WORK_REPLICA_SET)
-                        .cloned()
+                move |work: RawObject| {
+                    let owner = read::labels(&work)
+                        .remove(labels::MANIFEST_WORK_REPLICA_SET)
                         .unwrap_or_default();
                     let parts: Vec<&str> = owner.split('.').collect();
                     match parts.as_slice() {
-                        [namespace, name] => Some(ObjectRef::new(name).within(namespace)),
+                        [namespace, name] => Some(
+                            ObjectRef::new_with(name, owner_resource.clone()).within(namespace),
+                        ),
                         _ => None,
                     }
                 },
             )
-            .watches(
-                Api::<PlacementDecision>::all(client.clone()),
+            .watches_with(
+                Api::<RawObject>::all_with(client.clone(), &decisions),
+                decisions,
                 watcher::Config::default().labels(labels::PLACEMENT),
-                move |decision| {
-                    let placement = decision
-                        .labels()
-                        .get(labels::PLACEMENT)
-                        .cloned()
+                move |decision: RawObject| {
+                    let placement = read::labels(&decision)
+                        .remove(labels::PLACEMENT)
                         .unwrap_or_default();
-                    referencing(
+                    decisions_index.referencing(
                         &decisions_store.state(),
-                        decision.namespace().as_deref(),
+                        &decisions_resource,
+                        decision.meta().namespace.as_deref(),
                         &placement,
                     )
                 },
             )
-            .watches(
-                Api::<Placement>::all(client.clone()),
+            .watches_with(
+                Api::<RawObject>::all_with(client.clone(), &placements),
+                placements,
                 watcher::Config::default(),
-                move |placement| {
-                    referencing(
-                        &store.state(),
-                        placement.namespace().as_deref(),
-                        &placement.name_any(),
+                move |placement: RawObject| {
+                    placements_index.referencing(
+                        &placements_store.state(),
+                        &placements_resource,
+                        placement.meta().namespace.as_deref(),
+                        placement.meta().name.as_deref().unwrap_or_default(),
                     )
                 },
             );
@@ -1431,19 +1680,27 @@ impl ReplicaSetController {
             controller
         } else {
             let this = self.clone();
-            let crd_store = crd_refs_store;
-            controller.watches(
-                Api::<CustomResourceDefinition>::all(client.clone()),
+            let crd_store = store.clone();
+            let crd_resource = resource.clone();
+            let crds = ApiResource::erase::<CustomResourceDefinition>(&());
+            controller.watches_with(
+                Api::<RawObject>::all_with(client.clone(), &crds),
+                crds,
                 watcher::Config::default()
                     .fields(&format!("metadata.name={}", fields::REPLICA_SET_CRD)),
-                move |crd| {
-                    if !this.learn_crd(&crd, true) {
+                move |crd: RawObject| {
+                    let learnt = ocm_api::k8s::json::with_stack(crd.depth(), || {
+                        this.decoder
+                            .decode::<CustomResourceDefinition>("CustomResourceDefinition", &crd)
+                            .is_ok_and(|crd| this.learn_crd(&crd, true))
+                    });
+                    if !learnt {
                         return Vec::new();
                     }
                     crd_store
                         .state()
                         .iter()
-                        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
+                        .map(|rs| ObjectRef::from_obj_with(rs.as_ref(), crd_resource.clone()))
                         .collect::<Vec<_>>()
                 },
             )
@@ -1453,24 +1710,24 @@ impl ReplicaSetController {
         // uses variables.
         let controller = if self.cluster_values {
             let inputs = values::ClusterInputs::default();
-            controller.watches(
-                Api::<ManagedCluster>::all(client),
+            let decoder = self.decoder.clone();
+            let clusters_store = store.clone();
+            let clusters_resource = resource.clone();
+            let clusters = ApiResource::erase::<ManagedCluster>(&());
+            controller.watches_with(
+                Api::<RawObject>::all_with(client, &clusters),
+                clusters,
                 watcher::Config::default(),
-                move |cluster| {
-                    if !inputs.changed(&cluster) {
+                move |cluster: RawObject| {
+                    let changed = ocm_api::k8s::json::with_stack(cluster.depth(), || {
+                        decoder
+                            .decode::<ManagedCluster>("ManagedCluster", &cluster)
+                            .is_ok_and(|cluster| inputs.changed(&cluster))
+                    });
+                    if !changed {
                         return Vec::new();
                     }
-                    clusters_store
-                        .state()
-                        .iter()
-                        .filter(|rs| {
-                            rs.spec
-                                .manifest_work_template
-                                .as_ref()
-                                .is_some_and(values::uses_variables)
-                        })
-                        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
-                        .collect::<Vec<_>>()
+                    index.using_variables(&clusters_store.state(), &clusters_resource)
                 },
             )
         } else {
@@ -1479,17 +1736,17 @@ impl ReplicaSetController {
         let controller = controller
             .graceful_shutdown_on(shutdown)
             .run(
-                |rs: Arc<ManifestWorkReplicaSet>, ctx: Arc<ReplicaSetController>| async move {
-                    let outcome = ctx.reconcile(&rs).await?;
-                    ctx.said.forget(&failure_key(&rs));
+                |raw: Arc<RawObject>, ctx: Arc<ReplicaSetController>| async move {
+                    let outcome = ctx.reconcile_raw(&raw).await?;
+                    ctx.said.forget(&failure_key(&raw));
                     Ok::<_, Error>(match outcome.requeue_after {
                         Some(after) => Action::requeue(after),
                         None => Action::await_change(),
                     })
                 },
-                |rs, error: &Error, ctx| {
+                |raw, error: &Error, ctx| {
                     // A failure that repeats unchanged (retried every 5 s) is logged once.
-                    let key = failure_key(&rs);
+                    let key = failure_key(&raw);
                     if ctx.said.changed(&key, &error.to_string()) {
                         tracing::warn!(%error, replica_set = %key.trim_end_matches("#reconcile"), "ManifestWorkReplicaSet reconcile failed");
                     } else {
@@ -1504,18 +1761,138 @@ impl ReplicaSetController {
     }
 }
 
+/// What the watches' mappers read of each replica set: the placements it names and whether
+/// its template uses per-cluster variables, read once per resource version from its JSON
+/// (field by field, so also from a replica set that does not decode as a whole).
+#[derive(Default)]
+struct ReplicaSetIndex {
+    entries: std::sync::Mutex<std::collections::HashMap<(String, String), IndexEntry>>,
+}
+
+struct IndexEntry {
+    version: Option<String>,
+    placements: Vec<String>,
+    uses_variables: bool,
+}
+
+impl ReplicaSetIndex {
+    /// Runs `f` over the entries of `replica_sets` (brought up to date; the entries of replica
+    /// sets no longer there are dropped).
+    fn with_entries<T>(
+        &self,
+        replica_sets: &[Arc<RawObject>],
+        mut f: impl FnMut(&RawObject, &IndexEntry) -> Option<T>,
+    ) -> Vec<T> {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = std::collections::HashSet::with_capacity(replica_sets.len());
+        let mut out = Vec::new();
+        for raw in replica_sets {
+            let meta = raw.meta();
+            let key = (
+                meta.namespace.clone().unwrap_or_default(),
+                meta.name.clone().unwrap_or_default(),
+            );
+            let stale = entries
+                .get(&key)
+                .is_none_or(|e| e.version.is_none() || e.version != meta.resource_version);
+            if stale {
+                entries.insert(key.clone(), IndexEntry::of(raw));
+            }
+            if let Some(entry) = entries.get(&key)
+                && let Some(item) = f(raw, entry)
+            {
+                out.push(item);
+            }
+            seen.insert(key);
+        }
+        entries.retain(|k, _| seen.contains(k));
+        out
+    }
+
+    /// The replica sets of `namespace` that name `placement`.
+    fn referencing(
+        &self,
+        replica_sets: &[Arc<RawObject>],
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        placement: &str,
+    ) -> Vec<ObjectRef<RawObject>> {
+        self.with_entries(replica_sets, |raw, entry| {
+            (raw.meta().namespace.as_deref() == namespace
+                && entry.placements.iter().any(|p| p == placement))
+            .then(|| ObjectRef::from_obj_with(raw, resource.clone()))
+        })
+    }
+
+    /// The replica sets whose template uses per-cluster variables.
+    fn using_variables(
+        &self,
+        replica_sets: &[Arc<RawObject>],
+        resource: &ApiResource,
+    ) -> Vec<ObjectRef<RawObject>> {
+        self.with_entries(replica_sets, |raw, entry| {
+            entry
+                .uses_variables
+                .then(|| ObjectRef::from_obj_with(raw, resource.clone()))
+        })
+    }
+}
+
+impl IndexEntry {
+    fn of(raw: &RawObject) -> Self {
+        #[derive(serde::Deserialize)]
+        struct PlacementName {
+            name: String,
+        }
+        let placements = read::field::<Vec<serde_json::Value>>(raw, &["spec", "placementRefs"])
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|r| serde_json::from_value::<PlacementName>(r).ok())
+            .map(|r| r.name)
+            .collect();
+        // The template may nest as deep as the API server takes: decoded on a stack for it,
+        // as a spec whose manifests are safe to walk and drop anywhere.
+        let uses_variables = ocm_api::k8s::json::with_stack(raw.depth(), || {
+            read::field::<ManifestWorkSpec>(raw, &["spec", "manifestWorkTemplate"])
+                .is_some_and(|t| values::uses_variables(&t))
+        });
+        Self {
+            version: raw.meta().resource_version.clone(),
+            placements,
+            uses_variables,
+        }
+    }
+}
+
 /// `Some(now)`: a read of the CRD that no watch keeps current.
 fn read_at_now() -> Option<std::time::Instant> {
     Some(std::time::Instant::now())
 }
 
 /// The [`LastSaid`] key of a replica set's reconcile failures.
-fn failure_key(replica_set: &ManifestWorkReplicaSet) -> String {
+fn failure_key(replica_set: &RawObject) -> String {
     format!(
         "{}/{}#reconcile",
-        replica_set.namespace().unwrap_or_default(),
-        replica_set.name_any()
+        replica_set.meta().namespace.as_deref().unwrap_or_default(),
+        replica_set.meta().name.as_deref().unwrap_or_default()
     )
+}
+
+/// What the finalizer's handling reads of a replica set, read field by field from its JSON
+/// (so also from one that does not decode as a whole): name, namespace, uid, resource
+/// version, finalizers, deletion timestamp and `spec.cascadeDeletionPolicy`.
+fn lifecycle(raw: &RawObject) -> ManifestWorkReplicaSet {
+    let mut replica_set = ManifestWorkReplicaSet::new(
+        raw.meta().name.as_deref().unwrap_or_default(),
+        Default::default(),
+    );
+    replica_set.metadata = kube::api::ObjectMeta {
+        finalizers: read::field(raw, &["metadata", "finalizers"]),
+        deletion_timestamp: read::field(raw, &["metadata", "deletionTimestamp"]),
+        ..raw.meta().clone()
+    };
+    replica_set.spec.cascade_deletion_policy = read::field(raw, &["spec", "cascadeDeletionPolicy"]);
+    replica_set
 }
 
 fn has_cleanup_finalizer(replica_set: &ManifestWorkReplicaSet) -> bool {
@@ -1525,17 +1902,17 @@ fn has_cleanup_finalizer(replica_set: &ManifestWorkReplicaSet) -> bool {
         .any(|f| f == finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
 }
 
-fn referencing(
-    replica_sets: &[Arc<ManifestWorkReplicaSet>],
-    namespace: Option<&str>,
-    placement: &str,
-) -> Vec<ObjectRef<ManifestWorkReplicaSet>> {
-    replica_sets
-        .iter()
-        .filter(|rs| rs.namespace().as_deref() == namespace)
-        .filter(|rs| rs.spec.placement_refs.iter().any(|r| r.name == placement))
-        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
-        .collect()
+/// What the work applier compares and patches of a work: labels, annotations, owner
+/// references and spec.
+fn work_view(work: &ManifestWork) -> serde_json::Value {
+    json!({
+        "metadata": {
+            "labels": work.metadata.labels,
+            "annotations": work.metadata.annotations,
+            "ownerReferences": work.metadata.owner_references,
+        },
+        "spec": work.spec,
+    })
 }
 
 /// The label selector of a replica set's works.

@@ -122,9 +122,10 @@ pub(crate) fn build_work_with_spec(
 }
 
 /// Removes `metadata.creationTimestamp` and `spec.template.metadata.creationTimestamp` from a
-/// manifest, the normalisation upstream applies before comparing templates.
+/// manifest, the normalisation upstream applies before comparing templates. (A manifest may
+/// nest as deep as the API server takes: copied level by level.)
 fn normalized_manifest(manifest: &Value) -> Value {
-    let mut m = manifest.clone();
+    let mut m = ocm_api::k8s::json::clone_value(manifest);
     if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("creationTimestamp");
     }
@@ -142,13 +143,21 @@ fn normalized_manifest(manifest: &Value) -> Value {
 /// Whether two ManifestWork specs are equal for the replica-set controller: manifests compared
 /// after normalisation, absent lists equal to empty ones.
 pub fn spec_equal(a: &ManifestWorkSpec, b: &ManifestWorkSpec) -> bool {
-    let manifests = |s: &ManifestWorkSpec| -> Vec<Value> {
-        s.manifests()
-            .iter()
-            .map(|m| normalized_manifest(m.as_value()))
-            .collect()
-    };
-    manifests(a) == manifests(b)
+    let (a_manifests, b_manifests) = (a.manifests(), b.manifests());
+    // Compared (and the copies dropped) level by level: manifests nest as deep as the API
+    // server takes.
+    let manifests_equal = a_manifests.len() == b_manifests.len()
+        && a_manifests.iter().zip(b_manifests).all(|(x, y)| {
+            let (x, y) = (
+                normalized_manifest(x.as_value()),
+                normalized_manifest(y.as_value()),
+            );
+            let equal = ocm_api::k8s::json::values_equal(&x, &y);
+            ocm_api::k8s::json::drop_value(x);
+            ocm_api::k8s::json::drop_value(y);
+            equal
+        });
+    manifests_equal
         && a.delete_option == b.delete_option
         && a.manifest_configs.as_deref().unwrap_or_default()
             == b.manifest_configs.as_deref().unwrap_or_default()

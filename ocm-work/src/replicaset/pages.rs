@@ -2,15 +2,18 @@
 //! its page arrives, so that a pass over a replica set's works holds one page of response
 //! body and only what the caller keeps of each work, never the whole list at once.
 //!
+//! The pages are read as raw objects ([`RawObject`]): the caller decodes each item on its own
+//! (see `crate::read`), so one item that does not decode never fails a page, and the
+//! decoder sees the depth of each page before its items are handled.
+//!
 //! A real API server answers a `continue` token older than its compaction window with
 //! `410 Gone` (`Expired`). The listing then starts over from a fresh accumulator, a few
 //! times at most; after that the 410 is returned as the error.
 
-use std::fmt::Debug;
-
 use kube::api::{Api, ListParams};
-use serde::de::DeserializeOwned;
+use ocm_api::k8s::object::RawObject;
 
+use crate::read::Decoder;
 use crate::{Error, Result};
 
 /// Items asked for per page: at 1,000 clusters a pass reads ten pages of works.
@@ -22,17 +25,15 @@ pub(crate) const MAX_RESTARTS: usize = 3;
 /// Lists `api` with `params` in pages of `page_size`, folding every item into the accumulator
 /// `init` returns; a listing that restarts after an expired `continue` token begins again
 /// from a new `init()`. `action` names the listing in an error ("list ManifestWorks of …").
-pub(crate) async fn fold<K, T>(
-    api: &Api<K>,
+pub(crate) async fn fold<T>(
+    decoder: &Decoder,
+    api: &Api<RawObject>,
     params: &ListParams,
     page_size: u32,
     action: impl Fn() -> String,
     mut init: impl FnMut() -> T,
-    mut fold: impl FnMut(&mut T, K),
-) -> Result<T>
-where
-    K: Clone + DeserializeOwned + Debug,
-{
+    mut fold: impl FnMut(&mut T, RawObject),
+) -> Result<T> {
     let mut restarts = 0;
     'listing: loop {
         let mut acc = init();
@@ -45,6 +46,7 @@ where
             match api.list(&page).await {
                 Ok(list) => {
                     let next = list.metadata.continue_.filter(|c| !c.is_empty());
+                    decoder.fit_all(&list.items).await;
                     for item in list.items {
                         fold(&mut acc, item);
                     }
@@ -74,27 +76,27 @@ where
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::Resource;
     use kube::api::PostParams;
     use ocm_testkit::{FakeCluster, Gvr, WriteOptions};
     use serde_json::json;
 
-    async fn cluster_with(n: usize) -> (FakeCluster, Api<ConfigMap>) {
+    async fn cluster_with(n: usize) -> (FakeCluster, Api<RawObject>) {
         let cluster = FakeCluster::new();
-        let api: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
+        let typed: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
         for i in 0..n {
             let cm: ConfigMap = serde_json::from_value(json!({
                 "metadata": {"name": format!("cm{i:02}"), "labels": {"app": "x"}}
             }))
             .unwrap();
-            api.create(&PostParams::default(), &cm).await.unwrap();
+            typed.create(&PostParams::default(), &cm).await.unwrap();
         }
+        let api = crate::read::api::<ConfigMap>(&cluster.client(), Some("default"));
         (cluster, api)
     }
 
-    fn names(acc: &[ConfigMap]) -> Vec<String> {
-        acc.iter()
-            .map(|c| c.metadata.name.clone().unwrap())
-            .collect()
+    fn names(acc: &[RawObject]) -> Vec<String> {
+        acc.iter().map(|c| c.meta().name.clone().unwrap()).collect()
     }
 
     /// A write that moves the store on, then a compaction: every `continue` token issued
@@ -114,9 +116,15 @@ mod tests {
     async fn pages_are_folded_in_order_and_every_item_once() {
         let (cluster, api) = cluster_with(7).await;
         let params = ListParams::default().labels("app=x");
-        let out = fold(&api, &params, 3, String::new, Vec::new, |acc, cm| {
-            acc.push(cm)
-        })
+        let out = fold(
+            &Decoder::default(),
+            &api,
+            &params,
+            3,
+            String::new,
+            Vec::new,
+            |acc, cm| acc.push(cm),
+        )
         .await
         .unwrap();
         assert_eq!(
@@ -143,6 +151,7 @@ mod tests {
         let mut inits = 0;
         let mut expired = false;
         let out = fold(
+            &Decoder::default(),
             &api,
             &params,
             2,
@@ -151,7 +160,7 @@ mod tests {
                 inits += 1;
                 Vec::new()
             },
-            |acc: &mut Vec<ConfigMap>, cm| {
+            |acc: &mut Vec<RawObject>, cm| {
                 acc.push(cm);
                 if !expired {
                     expired = true;
@@ -175,12 +184,13 @@ mod tests {
         let params = ListParams::default().labels("app=x");
         let mut n = 0;
         let err = fold(
+            &Decoder::default(),
             &api,
             &params,
             2,
             || "list ConfigMaps of test".to_string(),
             Vec::new,
-            |acc: &mut Vec<ConfigMap>, cm| {
+            |acc: &mut Vec<RawObject>, cm| {
                 acc.push(cm);
                 n += 1;
                 expire_tokens(&cluster, &format!("late{n}"));

@@ -89,8 +89,13 @@ pub const REASON_ROLLOUT_DEGRADED: &str = "RolloutDegraded";
 /// The key of the template in a revision's `data`.
 const DATA_TEMPLATE: &str = "manifestWorkTemplate";
 
-/// Writes `v` as JSON with object keys sorted, so equal values give equal bytes.
+/// Writes `v` as JSON with object keys sorted, so equal values give equal bytes (each level
+/// on a stack that grows as needed: templates nest as deep as the API server takes).
 fn canonical(v: &Value, out: &mut Vec<u8>) {
+    ocm_api::k8s::json::descend(|| canonical_level(v, out));
+}
+
+fn canonical_level(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Object(map) => {
             let sorted: BTreeMap<&String, &Value> = map.iter().collect();

@@ -6,6 +6,13 @@
 //! our addition, a `PlacementRolledOut=False` rollout that cannot advance because its works
 //! report no `Progressing` condition ([`stalled_rollout_message`]).
 //!
+//! Also ours: a replica set the controller cannot decode gets `ManifestworkApplied=False` with
+//! reason [`REASON_DECODE_FAILED`] and the decode error, naming the field at fault, as its
+//! message ([`undecodable`]); a Placement or PlacementDecision it cannot decode makes
+//! `PlacementVerified=False/NotAsExpected` with a message naming it
+//! ([`placement_undecodable`]). Upstream's controller cannot read such objects either: its
+//! informer fails as a whole, and with it every replica set.
+//!
 //! Also our addition: `summary.desiredTotal` (the replica set's and each placement's) is the
 //! number of clusters the placements selected (`status.numberOfSelectedClusters`, summed),
 //! the total upstream's controller compares its succeeded works with to decide
@@ -192,6 +199,39 @@ pub fn invalid_manifest_work_name(message: impl Into<String>) -> NewCondition {
         ConditionStatus::False,
         rc::REASON_INVALID_MANIFEST_WORK_NAME,
         message,
+    )
+}
+
+/// The reason of `ManifestworkApplied=False` on a replica set that cannot be decoded (our
+/// addition). `ManifestworkApplied` is the condition upstream sets when a replica set itself
+/// is unusable (`InvalidManifestWorkName`), and the one `kubectl get` shows.
+pub const REASON_DECODE_FAILED: &str = "ManifestWorkReplicaSetDecodeFailed";
+
+/// `ManifestworkApplied=False/ManifestWorkReplicaSetDecodeFailed`: the replica set cannot be
+/// decoded; `error` names the field at fault.
+///
+/// ```
+/// let c = ocm_work::replicaset::status::undecodable("spec.placementRefs[0]: invalid type");
+/// assert_eq!(c.reason, "ManifestWorkReplicaSetDecodeFailed");
+/// assert_eq!(c.message, "the ManifestWorkReplicaSet cannot be decoded: spec.placementRefs[0]: invalid type");
+/// ```
+pub fn undecodable(error: &str) -> NewCondition {
+    NewCondition::new(
+        rc::CONDITION_MANIFESTWORK_APPLIED,
+        ConditionStatus::False,
+        REASON_DECODE_FAILED,
+        format!("the ManifestWorkReplicaSet cannot be decoded: {error}"),
+    )
+}
+
+/// `PlacementVerified=False/NotAsExpected` naming the Placements or PlacementDecisions that
+/// cannot be decoded (`problems`, one sentence each; our addition: upstream's message is empty).
+pub fn placement_undecodable(problems: &[String]) -> NewCondition {
+    NewCondition::new(
+        rc::CONDITION_PLACEMENT_VERIFIED,
+        ConditionStatus::False,
+        rc::REASON_NOT_AS_EXPECTED,
+        problems.join("; "),
     )
 }
 

@@ -195,11 +195,17 @@ pub fn uses_variables(spec: &ManifestWorkSpec) -> bool {
         .any(|m| value_uses_variables(m.as_value()))
 }
 
+/// (Each level on a stack that grows as needed: manifests nest as deep as the API server
+/// takes.)
 fn value_uses_variables(value: &Value) -> bool {
     match value {
         Value::String(s) => opens_variable(s).is_some(),
-        Value::Array(items) => items.iter().any(value_uses_variables),
-        Value::Object(map) => map.values().any(value_uses_variables),
+        Value::Array(items) => {
+            ocm_api::k8s::json::descend(|| items.iter().any(value_uses_variables))
+        }
+        Value::Object(map) => {
+            ocm_api::k8s::json::descend(|| map.values().any(value_uses_variables))
+        }
         _ => false,
     }
 }
@@ -276,7 +282,17 @@ fn resolve_str<'a>(
 }
 
 /// Substitutes in place every string under `value`; `path` is its JSON path, for errors.
+/// (Each level on a stack that grows as needed.)
 fn resolve_value(
+    value: &mut Value,
+    path: &mut String,
+    name: &str,
+    cluster: Option<&ManagedCluster>,
+) -> std::result::Result<(), (String, Unresolved)> {
+    ocm_api::k8s::json::descend(|| resolve_level(value, path, name, cluster))
+}
+
+fn resolve_level(
     value: &mut Value,
     path: &mut String,
     name: &str,

@@ -26,9 +26,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kube::ResourceExt;
+use std::collections::HashMap;
+
 use kube::runtime::reflector::Store;
-use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
+use kube::{Resource, ResourceExt};
+use ocm_api::k8s::object::RawObject;
+use ocm_api::work::v1alpha1::{ManifestWorkReplicaSet, ManifestWorkReplicaSetSummary};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
@@ -38,6 +41,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 
+use crate::read::Decoder;
 use crate::runtime::leader::LeaderState;
 use crate::runtime::workqueue::QueueTracker;
 
@@ -79,22 +83,35 @@ impl Metrics {
     /// Exports the rollout progress of the replica sets in `store` (a reflector the caller
     /// keeps running).
     pub fn replica_set_rollouts(&self, store: Store<ManifestWorkReplicaSet>) {
-        self.lock()
-            .register_collector(Box::new(RolloutCollector { store }));
+        self.lock().register_collector(Box::new(RolloutCollector {
+            source: Rollouts::Typed(store),
+        }));
     }
 
     /// Exports the rollout progress of every ManifestWorkReplicaSet on the hub behind
     /// `client`: registers the collector and returns the reflector that keeps it current (run
     /// it until shutdown; watch errors are retried with kube's default backoff).
+    ///
+    /// The reflector keeps the replica sets as raw JSON and the collector reads only each one's
+    /// `status.summary` (once per resource version): a replica set of any depth costs its text,
+    /// and one whose summary does not decode is left out of the series (logged at WARN once
+    /// per resource version) while every other is exported.
     pub fn follow_replica_set_rollouts(
         &self,
         client: kube::Client,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         use futures::StreamExt;
         use kube::runtime::WatchStreamExt;
-        let (store, writer) = kube::runtime::reflector::store::<ManifestWorkReplicaSet>();
-        self.replica_set_rollouts(store);
-        let api: kube::Api<ManifestWorkReplicaSet> = kube::Api::all(client);
+        let resource = kube::core::ApiResource::erase::<ManifestWorkReplicaSet>(&());
+        let writer = kube::runtime::reflector::store::Writer::<RawObject>::new(resource.clone());
+        self.lock().register_collector(Box::new(RolloutCollector {
+            source: Rollouts::Raw {
+                store: writer.as_reader(),
+                summaries: Mutex::default(),
+                decoder: Decoder::default(),
+            },
+        }));
+        let api = kube::Api::<RawObject>::all_with(client, &resource);
         let stream = kube::runtime::reflector(
             writer,
             kube::runtime::watcher(api, kube::runtime::watcher::Config::default()),
@@ -298,7 +315,93 @@ impl ocm_placement::controller::ScheduleObserver for HubMetrics {
 
 /// `ocm_manifestworkreplicaset_clusters`, computed at scrape time from a reflector store.
 struct RolloutCollector {
-    store: Store<ManifestWorkReplicaSet>,
+    source: Rollouts,
+}
+
+/// Where the replica sets' summaries come from.
+enum Rollouts {
+    /// A caller's reflector of decoded replica sets.
+    Typed(Store<ManifestWorkReplicaSet>),
+    /// [`Metrics::follow_replica_set_rollouts`]'s reflector of raw replica sets, with each
+    /// one's summary read once per resource version (`None`: it does not decode).
+    Raw {
+        store: Store<RawObject>,
+        summaries: Mutex<RawSummaries>,
+        decoder: Decoder,
+    },
+}
+
+/// Summaries by namespace and name, with the resource version they were read at.
+type RawSummaries =
+    HashMap<(String, String), (Option<String>, Option<ManifestWorkReplicaSetSummary>)>;
+
+/// The part of a replica set the gauge reads.
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct SummaryOnly {
+    status: SummaryStatus,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct SummaryStatus {
+    summary: Option<ManifestWorkReplicaSetSummary>,
+}
+
+impl Rollouts {
+    /// (namespace, name, summary) of every replica set, sorted.
+    fn summaries(&self) -> Vec<(String, String, ManifestWorkReplicaSetSummary)> {
+        let mut out: Vec<_> = match self {
+            Rollouts::Typed(store) => store
+                .state()
+                .iter()
+                .map(|rs| {
+                    (
+                        rs.namespace().unwrap_or_default(),
+                        rs.name_any(),
+                        rs.status
+                            .as_ref()
+                            .and_then(|s| s.summary.clone())
+                            .unwrap_or_default(),
+                    )
+                })
+                .collect(),
+            Rollouts::Raw {
+                store,
+                summaries,
+                decoder,
+            } => {
+                let mut known = summaries.lock().unwrap_or_else(|e| e.into_inner());
+                let mut seen = std::collections::HashSet::new();
+                let mut out = Vec::new();
+                for raw in store.state() {
+                    let meta = raw.meta();
+                    let key = (
+                        meta.namespace.clone().unwrap_or_default(),
+                        meta.name.clone().unwrap_or_default(),
+                    );
+                    let fresh = known
+                        .get(&key)
+                        .is_some_and(|(v, _)| v.is_some() && *v == meta.resource_version);
+                    if !fresh {
+                        let summary = decoder
+                            .decode::<SummaryOnly>("ManifestWorkReplicaSet", &raw)
+                            .ok()
+                            .map(|s| s.status.summary.unwrap_or_default());
+                        known.insert(key.clone(), (meta.resource_version.clone(), summary));
+                    }
+                    if let Some((_, Some(summary))) = known.get(&key) {
+                        out.push((key.0.clone(), key.1.clone(), summary.clone()));
+                    }
+                    seen.insert(key);
+                }
+                known.retain(|k, _| seen.contains(k));
+                out
+            }
+        };
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        out
+    }
 }
 
 impl std::fmt::Debug for RolloutCollector {
@@ -315,14 +418,7 @@ impl Collector for RolloutCollector {
             None,
             prometheus_client::metrics::MetricType::Gauge,
         )?;
-        let mut sets = self.store.state();
-        sets.sort_by_key(|rs| (rs.namespace(), rs.name_any()));
-        for rs in sets {
-            let summary = rs
-                .status
-                .as_ref()
-                .and_then(|s| s.summary.clone())
-                .unwrap_or_default();
+        for (namespace, name, summary) in self.source.summaries() {
             for (state, value) in [
                 ("total", summary.total),
                 ("applied", summary.applied),
@@ -331,8 +427,8 @@ impl Collector for RolloutCollector {
                 ("degraded", summary.degraded),
             ] {
                 let labels: Labels = vec![
-                    ("namespace", rs.namespace().unwrap_or_default()),
-                    ("name", rs.name_any()),
+                    ("namespace", namespace.clone()),
+                    ("name", name.clone()),
                     ("state", state.to_string()),
                 ];
                 ConstGauge::new(value.unwrap_or(0)).encode(metric.encode_family(&labels)?)?;

@@ -6,6 +6,7 @@
 //! |---|---|---|---|
 //! | ManifestWork (managed cluster side) | [`work`] | [`work_error_policy`] | [`WorkAgent`] |
 //! | ManifestWorkReplicaSet | [`replica_set`] | [`replica_set_error_policy`] | [`ReplicaSetController`] |
+//! | ManifestWorkReplicaSet, read raw | [`replica_set_raw`] | [`replica_set_raw_error_policy`] | [`ReplicaSetController`] |
 //! | Placement (feature `placement`) | `placement` | `placement_error_policy` | `PlacementController` |
 //!
 //! The Placement row is ocm-placement's reconciler, re-exported here with the `placement`
@@ -17,12 +18,21 @@
 //! get what its `run` adds around it (the agent's eviction of unmanaged AppliedManifestWorks,
 //! the replica set controller's watches of works, decisions and placements): see each
 //! function.
+//!
+//! A `Controller<ManifestWorkReplicaSet>` decodes every replica set it lists or watches as a
+//! whole: one replica set its types reject (or nested deeper than `serde_json`'s 128 levels)
+//! fails the list, and with it every replica set. Mount [`replica_set_raw`] on a
+//! `Controller<RawObject>` instead (`Controller::new_with` and
+//! `ApiResource::erase::<ManifestWorkReplicaSet>`), as [`ReplicaSetController::run`] does: each
+//! replica set is then decoded on its own, and one that does not decode is reported in its
+//! `ManifestworkApplied` condition ([`ReplicaSetController::reconcile_raw`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::ResourceExt;
 use kube::runtime::controller::Action;
+use kube::{Resource, ResourceExt};
+use ocm_api::k8s::object::RawObject;
 use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 
 pub use crate::agent::{error_policy as work_error_policy, reconcile as work};
@@ -65,5 +75,32 @@ pub fn replica_set_error_policy(
     _ctx: Arc<ReplicaSetController>,
 ) -> Action {
     tracing::warn!(%error, namespace = replica_set.namespace().unwrap_or_default(), replica_set = %replica_set.name_any(), "ManifestWorkReplicaSet reconcile failed");
+    Action::requeue(REPLICA_SET_RETRY)
+}
+
+/// Reconciles one ManifestWorkReplicaSet as the API server sent it
+/// ([`ReplicaSetController::reconcile_raw`]): decoded on its own, or reported in its
+/// `ManifestworkApplied` condition when it does not decode. For a `Controller<RawObject>` of
+/// replica sets (see the [module docs](self)); otherwise as [`replica_set`].
+pub async fn replica_set_raw(
+    replica_set: Arc<RawObject>,
+    ctx: Arc<ReplicaSetController>,
+) -> Result<Action> {
+    let outcome = ctx.reconcile_raw(&replica_set).await?;
+    Ok(match outcome.requeue_after {
+        Some(after) => Action::requeue(after),
+        None => Action::await_change(),
+    })
+}
+
+/// What to do after a failed [`replica_set_raw`]: log it and retry after
+/// [`REPLICA_SET_RETRY`].
+pub fn replica_set_raw_error_policy(
+    replica_set: Arc<RawObject>,
+    error: &Error,
+    _ctx: Arc<ReplicaSetController>,
+) -> Action {
+    let meta = replica_set.meta();
+    tracing::warn!(%error, namespace = meta.namespace.as_deref().unwrap_or_default(), replica_set = meta.name.as_deref().unwrap_or_default(), "ManifestWorkReplicaSet reconcile failed");
     Action::requeue(REPLICA_SET_RETRY)
 }

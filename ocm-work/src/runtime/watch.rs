@@ -8,7 +8,9 @@
 //! ([`crate::fanout`]) and the ClusterClaim reporter ([`crate::registration`]). They watch
 //! through kube-runtime ([`changes`]: a `watcher` with kube-runtime's default backoff, so a
 //! watch that fails is retried with a growing delay instead of at once) and are driven by
-//! [`run_rounds`]:
+//! [`run_rounds`]. The watches read raw objects, which they never decode: an object that does
+//! not decode (or nests deeper than `serde_json`'s 128 levels) is a change like any other, and
+//! the round reads each object on its own (`crate::read`). The steps:
 //!
 //! 1. run a round, which says how long to wait at most before the next one;
 //! 2. wait until a watch reports a change, that time passes, or `shutdown` completes (then
@@ -23,13 +25,12 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::Api;
 use kube::runtime::{WatchStreamExt, watcher};
+use ocm_api::k8s::object::RawObject;
 
 /// One item per change of the objects `api` and `config` select, from a kube-runtime
-/// `watcher` restarted with its default backoff after an error.
-pub(crate) fn changes<K>(api: Api<K>, config: watcher::Config) -> BoxStream<'static, ()>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
-{
+/// `watcher` of raw objects (see the [module docs](self)) restarted with its default backoff
+/// after an error.
+pub(crate) fn changes(api: Api<RawObject>, config: watcher::Config) -> BoxStream<'static, ()> {
     watcher(api, config).default_backoff().map(|_| ()).boxed()
 }
 
