@@ -105,6 +105,8 @@ fn join(errors: &[Error]) -> String {
     }
 }
 
+// Not every feature set uses both helpers.
+#[cfg_attr(not(all(feature = "agent", feature = "hub")), allow(dead_code))]
 impl Error {
     /// Wraps a kube error with what was being done.
     pub(crate) fn kube(action: impl Into<String>, source: kube::Error) -> Self {

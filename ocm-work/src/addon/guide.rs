@@ -11,7 +11,8 @@
 //! ```toml
 //! [dependencies]
 //! ocm-api = "0.1"
-//! ocm-work = "0.1"
+//! # The addon framework, without the work agent (ocm-work's default feature).
+//! ocm-work = { version = "0.1", default-features = false, features = ["addon"] }
 //! k8s-openapi = { version = "0.29", features = ["latest"] }
 //! kube = { version = "5", features = ["client", "runtime", "rustls-tls"] }
 //! serde_json = "1"

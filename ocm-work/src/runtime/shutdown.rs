@@ -115,6 +115,7 @@ async fn wait_for_signal() -> &'static str {
 
 /// Turns any shutdown future into one that is `Send + Sync + 'static` (what kube's
 /// `Controller::graceful_shutdown_on` wants), by awaiting it on a task of its own.
+#[cfg(any(feature = "agent", feature = "hub"))]
 pub(crate) fn sync_future(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> (
