@@ -124,12 +124,35 @@ pub struct PlacementOutcome {
     pub events: usize,
 }
 
-/// Hears of every placement the controller schedules, for example to export metrics
-/// (`ocm_work::runtime::metrics` has one). See [`PlacementController::with_observer`].
+/// Hears of every placement the controller schedules, for example to export metrics. See
+/// [`PlacementController::with_observer`]. A closure taking the same arguments is one:
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use std::time::Duration;
+/// # use ocm_placement::controller::ScheduleObserver;
+/// let observer: Arc<dyn ScheduleObserver> =
+///     Arc::new(|namespace: &str, name: &str, elapsed: Duration, succeeded: bool| {
+///         println!("{namespace}/{name} scheduled in {elapsed:?} ({succeeded})");
+///     });
+/// observer.scheduled("default", "placement1", Duration::from_millis(3), true);
+/// ```
+///
+/// A hub binary connects its metrics this way (`ocm_work::runtime::metrics::HubMetrics` has
+/// a `scheduled` method of this shape), so that neither crate depends on the other.
 pub trait ScheduleObserver: Send + Sync {
     /// The placement `namespace`/`name` was scheduled by the scheduler core in `elapsed`
     /// (`succeeded`: the scheduler returned a result, whatever its status).
     fn scheduled(&self, namespace: &str, name: &str, elapsed: Duration, succeeded: bool);
+}
+
+impl<F> ScheduleObserver for F
+where
+    F: Fn(&str, &str, Duration, bool) + Send + Sync,
+{
+    fn scheduled(&self, namespace: &str, name: &str, elapsed: Duration, succeeded: bool) {
+        self(namespace, name, elapsed, succeeded);
+    }
 }
 
 /// The Placement hub controller.

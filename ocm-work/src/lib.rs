@@ -98,14 +98,15 @@
 //! | `registration` | [`registration`] | the cluster lease and ClusterClaims beside the work agent |
 //! | `runtime` | [`runtime`] | on with any of the above: shutdown, leader election, health and metrics endpoints |
 //! | `full` | all of the above | binaries that run several products |
-//! | `placement` (off) | `runtime::reconcile::placement`, `runtime::metrics::HubMetrics` as a schedule observer (and `hub`) | a hub binary that also runs `ocm-placement`'s Placement controller |
 //!
 //! The pure building blocks ([`identity`], [`order`], [`config`], [`owner`], [`patch`],
 //! [`discovery`], [`api_errors`]) and [`Error`] are always there. An addon crate takes
 //! `ocm-work = { …, default-features = false, features = ["addon"] }`: 170 crates in its
 //! dependency tree instead of 203 (`cargo tree -p ocm-work -e normal,build
 //! --no-default-features --features addon`), without jq, CEL or the feedback extractor.
-//! Without `placement` ocm-work does not depend on `ocm-placement`.
+//! ocm-work does not depend on `ocm-placement`: a hub binary that runs both connects the
+//! Placement controller to [`runtime::metrics::HubMetrics`] with a closure (see
+//! `ocm_placement::controller::ScheduleObserver`).
 //!
 //! ```
 //! use ocm_work::identity::{applied_manifest_work_name, hub_hash};

@@ -86,8 +86,8 @@ async fn the_reconcilers_run_in_controllers_of_our_own() {
     )
     .graceful_shutdown_on(shutdown.cancelled())
     .run(
-        reconcile::placement,
-        reconcile::placement_error_policy,
+        ocm_placement::controller::reconcile_placement,
+        ocm_placement::controller::placement_error_policy,
         Arc::new(PlacementController::new(hub.clone())),
     )
     .for_each(|_| async {});

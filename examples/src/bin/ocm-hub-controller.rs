@@ -345,7 +345,11 @@ async fn run_controllers(
             .with_decision_scores(gates.enabled(gate::PLACEMENT_DECISION_SCORE));
         let controller = PlacementController::new(client.clone())
             .with_scheduler(scheduler)
-            .with_observer(Arc::new(metrics))
+            .with_observer(Arc::new(
+                move |namespace: &str, name: &str, elapsed, succeeded| {
+                    metrics.scheduled(namespace, name, elapsed, succeeded)
+                },
+            ))
             .with_synced_flag(synced.placement.clone());
         tasks.push(tokio::spawn(controller.run(shutdown.cancelled())));
         tracing::info!("placement controller started");

@@ -292,7 +292,17 @@ impl HubMetrics {
 
 impl HubMetrics {
     /// Records that scheduling one placement took `elapsed` and succeeded or not (what the
-    /// Placement controller reports through its `ScheduleObserver` hook).
+    /// Placement controller reports through its `ScheduleObserver` hook). A hub binary
+    /// connects the two with a closure:
+    ///
+    /// ```ignore
+    /// let observer = metrics.clone();
+    /// PlacementController::new(client).with_observer(Arc::new(
+    ///     move |namespace: &str, name: &str, elapsed, succeeded| {
+    ///         observer.scheduled(namespace, name, elapsed, succeeded)
+    ///     },
+    /// ));
+    /// ```
     pub fn scheduled(&self, _namespace: &str, _name: &str, elapsed: Duration, succeeded: bool) {
         self.schedule_duration.observe(elapsed.as_secs_f64());
         let result = if succeeded { "success" } else { "error" };
@@ -300,16 +310,6 @@ impl HubMetrics {
             .get_or_create(&vec![("result", result.to_string())])
             .inc();
         self.reconcile.observe("placement", elapsed, succeeded);
-    }
-}
-
-/// Feature `placement`: connects the metrics to ocm-placement's Placement controller
-/// (`PlacementController::with_observer`).
-#[cfg(feature = "placement")]
-#[cfg_attr(docsrs, doc(cfg(feature = "placement")))]
-impl ocm_placement::controller::ScheduleObserver for HubMetrics {
-    fn scheduled(&self, namespace: &str, name: &str, elapsed: Duration, succeeded: bool) {
-        HubMetrics::scheduled(self, namespace, name, elapsed, succeeded);
     }
 }
 

@@ -19,9 +19,9 @@
 //! `ocm-work` is the crate with I/O that both the work agent and the hub controllers
 //! (ManifestWorkReplicaSet here, Placement and the cluster inventory in `ocm-placement`)
 //! reach: `ocm-placement` cannot depend on `ocm-work`, so the runtime pieces live here and
-//! `ocm-placement` only exposes a hook, its controller's `ScheduleObserver`, which
-//! [`metrics::HubMetrics`] implements with the `placement` feature and a binary connects with
-//! `PlacementController::with_observer`.
+//! `ocm-placement` only exposes a hook, its controller's `ScheduleObserver`, which a binary
+//! connects to [`metrics::HubMetrics::scheduled`] with a closure
+//! (`PlacementController::with_observer`), so that neither crate depends on the other.
 
 pub mod health;
 pub mod leader;

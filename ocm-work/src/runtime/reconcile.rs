@@ -7,11 +7,10 @@
 //! | ManifestWork (managed cluster side) | `work` | `work_error_policy` | `WorkAgent` | `agent` |
 //! | ManifestWorkReplicaSet | `replica_set` | `replica_set_error_policy` | `ReplicaSetController` | `hub` |
 //! | ManifestWorkReplicaSet, read raw | `replica_set_raw` | `replica_set_raw_error_policy` | `ReplicaSetController` | `hub` |
-//! | Placement | `placement` | `placement_error_policy` | `PlacementController` | `placement` |
 //!
-//! The Placement row is ocm-placement's reconciler, re-exported here with the `placement`
-//! feature so that the hub's reconcilers are in one place; an agent built without the feature
-//! does not compile the scheduler.
+//! The Placement controller's reconciler is ocm-placement's own
+//! (`ocm_placement::controller::reconcile_placement`): ocm-work does not depend on the
+//! scheduler.
 //!
 //! Each `run` of the SDK is such a controller with the watches the component needs; these
 //! functions are the same reconciles without them. A reconciler mounted on its own does not
@@ -33,11 +32,6 @@ pub use crate::agent::{error_policy as work_error_policy, reconcile as work};
 #[cfg(feature = "hub")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hub")))]
 pub use hub::*;
-#[cfg(feature = "placement")]
-#[cfg_attr(docsrs, doc(cfg(feature = "placement")))]
-pub use ocm_placement::controller::{
-    PlacementController, placement_error_policy, reconcile_placement as placement,
-};
 
 #[cfg(feature = "agent")]
 #[doc(no_inline)]
