@@ -431,11 +431,8 @@ impl PlacementFanout {
         let changes = vec![
             watch::changes(
                 read::api::<PlacementDecision>(&self.client, Some(&self.namespace)),
-                watcher::Config::default().labels(&format!(
-                    "{}={}",
-                    labels::PLACEMENT,
-                    self.placement
-                )),
+                watcher::Config::default()
+                    .labels(&PlacementDecision::selector_for(&self.placement)),
             ),
             watch::changes(
                 read::api::<Placement>(&self.client, Some(&self.namespace)),

@@ -34,6 +34,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::ApiResource;
 use kube::{Client, Resource};
+use ocm_api::cluster::v1beta1::PlacementDecision;
 use ocm_api::conditions::{self, NewCondition};
 use ocm_api::k8s::json;
 use ocm_api::k8s::object::{DecodeFailure, RawObject};
@@ -301,6 +302,23 @@ impl Decoder {
             }
         }
         Ok((objects, failures))
+    }
+
+    /// The PlacementDecisions of placement `namespace/placement`, each decoded on its own, with
+    /// those that do not decode.
+    pub(crate) async fn list_placement_decisions(
+        &self,
+        client: &Client,
+        namespace: &str,
+        placement: &str,
+    ) -> Result<(Vec<PlacementDecision>, Vec<DecodeFailure>)> {
+        self.list::<PlacementDecision>(
+            &api::<PlacementDecision>(client, Some(namespace)),
+            &ListParams::default().labels(&PlacementDecision::selector_for(placement)),
+            "PlacementDecision",
+            || format!("list PlacementDecisions of {namespace}/{placement}"),
+        )
+        .await
     }
 
     /// Gets `name` from `api` (an object of `kind`) as a raw object, with stack for it from

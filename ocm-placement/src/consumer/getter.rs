@@ -31,8 +31,7 @@ impl PlacementDecisionGetter {
     /// labelled `cluster.open-cluster-management.io/placement=<name>`.
     pub async fn list(&self, namespace: &str, name: &str) -> Result<Vec<PlacementDecision>, Error> {
         let api: Api<PlacementDecision> = Api::namespaced(self.client.clone(), namespace);
-        let params = ListParams::default()
-            .labels(&format!("{}={name}", ocm_api::constants::labels::PLACEMENT));
+        let params = ListParams::default().labels(&PlacementDecision::selector_for(name));
         api.list(&params)
             .await
             .map(|l| l.items)

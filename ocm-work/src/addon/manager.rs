@@ -431,15 +431,9 @@ impl AddonManager {
                     tracing::debug!(addon = name, placement = %format!("{}/{}", p.namespace, p.name), "placement not found");
                     continue;
                 };
-                let decisions = read::api::<PlacementDecision>(&self.client, Some(&p.namespace));
                 let (items, failures) = self
                     .decoder
-                    .list::<PlacementDecision>(
-                        &decisions,
-                        &ListParams::default().labels(&format!("{}={}", labels::PLACEMENT, p.name)),
-                        "PlacementDecision",
-                        || format!("list PlacementDecisions of {}/{}", p.namespace, p.name),
-                    )
+                    .list_placement_decisions(&self.client, &p.namespace, &p.name)
                     .await?;
                 // Without every decision the addon's clusters are unknown: nothing is
                 // installed or removed until the decision changes.

@@ -1297,7 +1297,6 @@ impl ReplicaSetController {
         // Placements and decisions that do not decode (each stops its placement's rollout).
         let mut undecodable: Vec<String> = Vec::new();
         let placements = read::api::<Placement>(&self.client, Some(&namespace));
-        let decisions = read::api::<PlacementDecision>(&self.client, Some(&namespace));
         for placement_ref in refs {
             let placement = match self
                 .decoder
@@ -1346,20 +1345,9 @@ impl ReplicaSetController {
                 }
                 statuses.push(st);
             }
-            let selector = format!("{}={}", labels::PLACEMENT, placement_ref.name);
             let listed = self
                 .decoder
-                .list::<PlacementDecision>(
-                    &decisions,
-                    &ListParams::default().labels(&selector),
-                    "PlacementDecision",
-                    || {
-                        format!(
-                            "list PlacementDecisions of {namespace}/{}",
-                            placement_ref.name
-                        )
-                    },
-                )
+                .list_placement_decisions(&self.client, &namespace, &placement_ref.name)
                 .await;
             let groups = match listed {
                 // Without all of its decisions the placement's clusters are unknown: nothing

@@ -48,6 +48,21 @@ pub struct ClusterDecision {
 }
 
 impl PlacementDecision {
+    /// The label selector that lists the decisions of the placement named `placement` (in the
+    /// placement's namespace): `cluster.open-cluster-management.io/placement=<placement>`.
+    ///
+    /// ```
+    /// use ocm_api::cluster::v1beta1::PlacementDecision;
+    ///
+    /// assert_eq!(
+    ///     PlacementDecision::selector_for("placement1"),
+    ///     "cluster.open-cluster-management.io/placement=placement1"
+    /// );
+    /// ```
+    pub fn selector_for(placement: &str) -> String {
+        format!("{}={placement}", crate::constants::labels::PLACEMENT)
+    }
+
     /// The names of the clusters in this decision.
     pub fn cluster_names(&self) -> impl Iterator<Item = &str> {
         self.status

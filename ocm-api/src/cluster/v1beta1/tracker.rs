@@ -230,7 +230,7 @@ impl ClustersTracker {
 
     /// The label selector that lists this placement's decisions.
     pub fn label_selector(&self) -> String {
-        format!("{}={}", labels::PLACEMENT, self.name)
+        PlacementDecision::selector_for(&self.name)
     }
 
     /// Replaces the known decisions with `decisions`. Slices of other placements (by namespace
