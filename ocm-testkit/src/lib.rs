@@ -256,6 +256,7 @@ pub mod http;
 pub mod journal;
 mod kinds;
 pub mod limits;
+pub mod logs;
 mod ocm;
 mod openapi;
 mod options;

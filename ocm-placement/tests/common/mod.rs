@@ -2,7 +2,7 @@
 #![allow(dead_code, missing_docs)]
 
 #[cfg(feature = "controller")]
-pub mod logs;
+pub use ocm_testkit::logs;
 
 use jiff::Timestamp;
 use ocm_api::cluster::v1::ManagedCluster;

@@ -221,6 +221,11 @@
 //! change and `Progressing` go back to `Completed`; delete the ClusterManagementAddOn and see
 //! the ManagedClusterAddOns and their works go; inject API errors with `FakeCluster::inject`.
 //!
+//! When a test does not do what you expect, call `ocm_testkit::logs::show()` at its start:
+//! the manager's and the agents' logs then appear with the test's output (at `RUST_LOG`'s
+//! levels, INFO by default). `ocm_testkit::logs::capture()` collects them to assert on, for
+//! example that a warning names your addon.
+//!
 //! ## Hub credentials for the agent
 //!
 //! Upstream, each managed cluster's registration agent turns `status.registrations` into a

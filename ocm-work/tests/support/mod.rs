@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 pub mod link;
-pub mod logs;
+pub use ocm_testkit::logs;
 pub mod replicaset;
 
 use std::time::Duration;
