@@ -8,6 +8,7 @@
 //! Lease's own arithmetic are asserted tightly.
 
 use crate::common;
+use ocm_testkit::wait::wait_for;
 
 use common::{Running, scratch};
 use std::net::SocketAddr;
@@ -110,21 +111,6 @@ async fn ready(addr: SocketAddr) -> bool {
     http_get(addr, "/readyz").await == Some((200, "ok".into()))
 }
 
-async fn wait_for<F, Fut>(secs: u64, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
 fn signal(child: &Child, name: &str) {
     let status = Command::new("kill")
         .args([&format!("-{name}"), &child.id().to_string()])
@@ -207,9 +193,11 @@ async fn create_work(hub: &FakeCluster, name: &str) {
 
 async fn wait_applied(spoke: &FakeCluster, name: &str) {
     let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
-    wait_for(30, &format!("ConfigMap {name} applied"), || async {
-        configmaps.get_opt(name).await.unwrap().is_some()
-    })
+    wait_for(
+        &format!("ConfigMap {name} applied"),
+        Duration::from_secs(30),
+        || async { configmaps.get_opt(name).await.unwrap().is_some() },
+    )
     .await;
 }
 
@@ -241,13 +229,21 @@ async fn two_agent_processes_elect_a_leader_and_hand_over_on_sigterm() {
 
     let (addr_a, addr_b) = (free_port(), free_port());
     let mut a = start_agent(&dir, "a", addr_a, FAST);
-    wait_for(30, "a leads", || leading(addr_a, "work-agent-lock")).await;
-    wait_for(30, "a is ready (leader, informers synced)", || {
-        ready(addr_a)
+    wait_for("a leads", Duration::from_secs(30), || {
+        leading(addr_a, "work-agent-lock")
     })
     .await;
+    wait_for(
+        "a is ready (leader, informers synced)",
+        Duration::from_secs(30),
+        || ready(addr_a),
+    )
+    .await;
     let mut b = start_agent(&dir, "b", addr_b, FAST);
-    wait_for(30, "b is ready (standby)", || ready(addr_b)).await;
+    wait_for("b is ready (standby)", Duration::from_secs(30), || {
+        ready(addr_b)
+    })
+    .await;
     assert!(!leading(addr_b, "work-agent-lock").await, "one leader");
     assert_eq!(http_get(addr_a, "/healthz").await, Some((200, "ok".into())));
     assert_eq!(http_get(addr_b, "/healthz").await, Some((200, "ok".into())));
@@ -322,7 +318,10 @@ async fn two_agent_processes_elect_a_leader_and_hand_over_on_sigterm() {
     let stopped = Instant::now();
     let status = wait_exit(&mut a.0, 30);
     assert!(status.success(), "graceful exit: {status:?}");
-    wait_for(30, "b leads", || leading(addr_b, "work-agent-lock")).await;
+    wait_for("b leads", Duration::from_secs(30), || {
+        leading(addr_b, "work-agent-lock")
+    })
+    .await;
     assert!(
         stopped.elapsed() < Duration::from_secs(4),
         "no wait for the lease duration: {:?}",
@@ -369,9 +368,15 @@ async fn a_killed_leader_is_replaced_after_its_lease_expires_and_nothing_is_appl
 
     let (addr_a, addr_b) = (free_port(), free_port());
     let mut a = start_agent(&dir, "a", addr_a, FAST);
-    wait_for(30, "a leads", || leading(addr_a, "work-agent-lock")).await;
+    wait_for("a leads", Duration::from_secs(30), || {
+        leading(addr_a, "work-agent-lock")
+    })
+    .await;
     let b = start_agent(&dir, "b", addr_b, FAST);
-    wait_for(30, "b is ready (standby)", || ready(addr_b)).await;
+    wait_for("b is ready (standby)", Duration::from_secs(30), || {
+        ready(addr_b)
+    })
+    .await;
     create_work(hub, "hello").await;
     wait_applied(spoke, "hello").await;
     let holder = lease_holder(spoke, "work-agent-lock").await.expect("held");
@@ -382,7 +387,10 @@ async fn a_killed_leader_is_replaced_after_its_lease_expires_and_nothing_is_appl
     let killed = Instant::now();
     let status = wait_exit(&mut a.0, 30);
     assert!(!status.success());
-    wait_for(60, "b leads", || leading(addr_b, "work-agent-lock")).await;
+    wait_for("b leads", Duration::from_secs(60), || {
+        leading(addr_b, "work-agent-lock")
+    })
+    .await;
     let took = killed.elapsed();
     // a renewed at most one retry period (0.3 s) before it died, so b cannot have taken the
     // Lease earlier than 4 - 0.3 s after the kill.
@@ -431,7 +439,10 @@ async fn sigint_stops_the_agent_gracefully_and_releases_the_lease() {
     let addr = free_port();
     // Default (upstream) timings: were the Lease not released, a successor would wait 137 s.
     let mut a = start_agent(&dir, "a", addr, ("137s", "107s", "26s"));
-    wait_for(30, "a leads", || leading(addr, "work-agent-lock")).await;
+    wait_for("a leads", Duration::from_secs(30), || {
+        leading(addr, "work-agent-lock")
+    })
+    .await;
     create_work(hub, "hello").await;
     wait_applied(spoke, "hello").await;
     assert!(lease_holder(spoke, "work-agent-lock").await.is_some());
@@ -456,7 +467,7 @@ async fn sigint_stops_the_agent_gracefully_and_releases_the_lease() {
     // A new replica with the same timings leads at once.
     let started = Instant::now();
     let _b = start_agent(&dir, "b", addr, ("137s", "107s", "26s"));
-    wait_for(60, "the successor leads", || {
+    wait_for("the successor leads", Duration::from_secs(60), || {
         leading(addr, "work-agent-lock")
     })
     .await;
@@ -516,7 +527,10 @@ async fn two_hub_controller_processes_elect_a_leader_and_expose_their_series() {
             .resource("manifestworkreplicasets"),
     );
     let mut a = start_hub_controller(&dir, "a", addr_a);
-    wait_for(30, "a leads", || leading(addr_a, LEASE)).await;
+    wait_for("a leads", Duration::from_secs(30), || {
+        leading(addr_a, LEASE)
+    })
+    .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (status, body) = http_get(addr_a, "/readyz").await.expect("readyz");
     assert_eq!(status, 503, "{body}");
@@ -525,12 +539,17 @@ async fn two_hub_controller_processes_elect_a_leader_and_expose_their_series() {
         "{body}"
     );
     hub.faults().clear();
-    wait_for(30, "a is ready (leader, informers synced)", || {
-        ready(addr_a)
-    })
+    wait_for(
+        "a is ready (leader, informers synced)",
+        Duration::from_secs(30),
+        || ready(addr_a),
+    )
     .await;
     let mut b = start_hub_controller(&dir, "b", addr_b);
-    wait_for(30, "b is ready (standby)", || ready(addr_b)).await;
+    wait_for("b is ready (standby)", Duration::from_secs(30), || {
+        ready(addr_b)
+    })
+    .await;
     assert!(ready(addr_a).await);
     assert!(!leading(addr_b, LEASE).await, "one leader");
     let works: Api<ManifestWork> = Api::all(client.clone());
@@ -541,14 +560,16 @@ async fn two_hub_controller_processes_elect_a_leader_and_expose_their_series() {
             .map(|l| l.items.len())
             .unwrap_or(0)
     };
-    wait_for(30, "a ManifestWork in both cluster namespaces", || async {
-        work_count().await == 2
-    })
+    wait_for(
+        "a ManifestWork in both cluster namespaces",
+        Duration::from_secs(30),
+        || async { work_count().await == 2 },
+    )
     .await;
     // Placement schedule durations and counts, rollout progress, reconcile counts.
     let rollout =
         "ocm_manifestworkreplicaset_clusters{namespace=\"apps\",name=\"demo\",state=\"total\"}";
-    wait_for(30, "the rollout's series", || async {
+    wait_for("the rollout's series", Duration::from_secs(30), || async {
         http_get(addr_a, "/metrics")
             .await
             .is_some_and(|(_, m)| sample(&m, rollout) == Some(2.0))
@@ -586,8 +607,11 @@ async fn two_hub_controller_processes_elect_a_leader_and_expose_their_series() {
 
     signal(&a.0, "TERM");
     assert!(wait_exit(&mut a.0, 30).success());
-    wait_for(30, "b leads", || leading(addr_b, LEASE)).await;
-    wait_for(30, "b schedules", || async {
+    wait_for("b leads", Duration::from_secs(30), || {
+        leading(addr_b, LEASE)
+    })
+    .await;
+    wait_for("b schedules", Duration::from_secs(30), || async {
         http_get(addr_b, "/metrics").await.is_some_and(|(_, m)| {
             sample(&m, "ocm_placement_schedules_total{result=\"success\"}")
                 .is_some_and(|v| v >= 1.0)
@@ -814,7 +838,10 @@ async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is
             _ => None,
         }
     };
-    wait_for(30, "a leader", || async { leader_of().await.is_some() }).await;
+    wait_for("a leader", Duration::from_secs(30), || async {
+        leader_of().await.is_some()
+    })
+    .await;
     let works: Api<ManifestWork> = Api::all(hub.client());
     let work_count = || async {
         works
@@ -824,8 +851,8 @@ async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is
             .unwrap_or(0)
     };
     wait_for(
-        60,
         "15 ManifestWorks (5 replica sets × 3 clusters)",
+        Duration::from_secs(60),
         || async { work_count().await == 15 },
     )
     .await;
@@ -833,19 +860,23 @@ async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is
     // the standby never leads.
     let statuses: Api<ocm_api::work::v1alpha1::ManifestWorkReplicaSet> =
         Api::namespaced(hub.client(), "apps");
-    wait_for(60, "every replica set's status counts 3 works", || async {
-        leader_of().await;
-        statuses.list(&ListParams::default()).await.is_ok_and(|l| {
-            l.items.len() == 5
-                && l.items.iter().all(|rs| {
-                    rs.status
-                        .as_ref()
-                        .and_then(|s| s.summary.as_ref())
-                        .and_then(|s| s.total)
-                        == Some(3)
-                })
-        })
-    })
+    wait_for(
+        "every replica set's status counts 3 works",
+        Duration::from_secs(60),
+        || async {
+            leader_of().await;
+            statuses.list(&ListParams::default()).await.is_ok_and(|l| {
+                l.items.len() == 5
+                    && l.items.iter().all(|rs| {
+                        rs.status
+                            .as_ref()
+                            .and_then(|s| s.summary.as_ref())
+                            .and_then(|s| s.total)
+                            == Some(3)
+                    })
+            })
+        },
+    )
     .await;
     for _ in 0..5 {
         leader_of().await;
@@ -872,7 +903,10 @@ async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is
     signal(&leader.0, "KILL");
     let killed = Instant::now();
     assert!(!wait_exit(&mut leader.0, 30).success());
-    wait_for(60, "the standby leads", || leading(standby_addr, LEASE)).await;
+    wait_for("the standby leads", Duration::from_secs(60), || {
+        leading(standby_addr, LEASE)
+    })
+    .await;
     let took = killed.elapsed();
     // The last renewal before the kill was at most a retry period (0.3 s) plus the injected
     // 0.4 s earlier.
@@ -886,17 +920,21 @@ async fn two_hub_controllers_started_alike_never_both_act_and_a_killed_leader_is
     );
     // The new leader lists everything and finds it in place; then a new replica set is
     // rolled out by it alone.
-    wait_for(30, "the new leader schedules", || async {
-        http_get(standby_addr, "/metrics")
-            .await
-            .is_some_and(|(_, m)| {
-                sample(&m, "ocm_placement_schedules_total{result=\"success\"}")
-                    .is_some_and(|v| v >= 1.0)
-            })
-    })
+    wait_for(
+        "the new leader schedules",
+        Duration::from_secs(30),
+        || async {
+            http_get(standby_addr, "/metrics")
+                .await
+                .is_some_and(|(_, m)| {
+                    sample(&m, "ocm_placement_schedules_total{result=\"success\"}")
+                        .is_some_and(|v| v >= 1.0)
+                })
+        },
+    )
     .await;
     create_all(hub, replica_sets(5, 1)).await;
-    wait_for(60, "18 ManifestWorks", || async {
+    wait_for("18 ManifestWorks", Duration::from_secs(60), || async {
         work_count().await == 18
     })
     .await;

@@ -4,6 +4,7 @@
 //! Without kubectl on PATH the kubectl test reports SKIPPED; with `CI=true` it fails instead.
 
 use crate::common;
+use ocm_testkit::wait::wait_for;
 
 use common::{Running, kubectl_available, scratch};
 use std::path::Path;
@@ -29,21 +30,6 @@ fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-async fn wait_for<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
 }
 
 /// Runs `kubectl get manifestwork -n cluster1 my-first-work -o <output>` until it prints
@@ -142,10 +128,14 @@ spec:
     kubectl(&hub_kubeconfig, &["apply", "-f", work.to_str().unwrap()]);
 
     let spoke_client = spoke.client();
-    wait_for("the ConfigMap on the managed cluster", || {
-        let api: Api<ConfigMap> = Api::namespaced(spoke_client.clone(), "default");
-        async move { api.get_opt("greeting").await.ok().flatten().is_some() }
-    })
+    wait_for(
+        "the ConfigMap on the managed cluster",
+        Duration::from_secs(30),
+        || {
+            let api: Api<ConfigMap> = Api::namespaced(spoke_client.clone(), "default");
+            async move { api.get_opt("greeting").await.ok().flatten().is_some() }
+        },
+    )
     .await;
     let applied_path = r#"jsonpath={.status.conditions[?(@.type=="Applied")].status}"#;
     let applied = wait_for_work_output(&hub_kubeconfig, applied_path, "True").await;
@@ -218,23 +208,27 @@ async fn hub_controller_schedules_and_fans_out_over_loopback() {
             .spawn()
             .expect("start ocm-hub-controller"),
     );
-    wait_for("a ManifestWork in every selected cluster namespace", || {
-        let api: Api<ManifestWork> = Api::all(client.clone());
-        async move {
-            let mut namespaces: Vec<String> = api
-                .list(&ListParams::default())
-                .await
-                .map(|l| {
-                    l.items
-                        .into_iter()
-                        .filter_map(|w| w.metadata.namespace)
-                        .collect()
-                })
-                .unwrap_or_default();
-            namespaces.sort();
-            namespaces == ["cluster1", "cluster2"]
-        }
-    })
+    wait_for(
+        "a ManifestWork in every selected cluster namespace",
+        Duration::from_secs(30),
+        || {
+            let api: Api<ManifestWork> = Api::all(client.clone());
+            async move {
+                let mut namespaces: Vec<String> = api
+                    .list(&ListParams::default())
+                    .await
+                    .map(|l| {
+                        l.items
+                            .into_iter()
+                            .filter_map(|w| w.metadata.namespace)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                namespaces.sort();
+                namespaces == ["cluster1", "cluster2"]
+            }
+        },
+    )
     .await;
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -16,6 +16,7 @@ use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::conditions;
 use ocm_placement::controller::PlacementController;
 use ocm_testkit::FakeCluster;
+use ocm_testkit::wait::eventually;
 use serde_json::{Value, json};
 
 const NS: &str = "apps";
@@ -104,21 +105,6 @@ async fn misconfigured(client: &Client, name: &str) -> Option<(String, String, S
     Some((c.status.clone(), c.reason.clone(), c.message.clone()))
 }
 
-async fn eventually<F, Fut>(secs: u64, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deep_cel_selector_misconfigures_its_placement_only() {
     let (_hub, client) = hub(&["c1", "c2"]).await;
@@ -153,7 +139,7 @@ async fn a_deep_cel_selector_misconfigures_its_placement_only() {
     );
     for name in ["deep", "chain"] {
         assert!(
-            eventually(20, || async {
+            eventually(Duration::from_secs(20), || async {
                 misconfigured(&client, name).await.as_ref() == Some(&expected)
             })
             .await,
@@ -162,12 +148,15 @@ async fn a_deep_cel_selector_misconfigures_its_placement_only() {
         );
     }
     assert!(
-        eventually(20, || async { decided(&client, "shallow").await == ["c1"] }).await,
+        eventually(Duration::from_secs(20), || async {
+            decided(&client, "shallow").await == ["c1"]
+        })
+        .await,
         "the 30-level expression selects c1: {:?}",
         decided(&client, "shallow").await
     );
     assert!(
-        eventually(20, || async {
+        eventually(Duration::from_secs(20), || async {
             decided(&client, "plain").await == ["c1", "c2"]
         })
         .await,
@@ -175,7 +164,7 @@ async fn a_deep_cel_selector_misconfigures_its_placement_only() {
     );
     // The decisions and the status are separate writes: wait for the condition too.
     assert!(
-        eventually(20, || async {
+        eventually(Duration::from_secs(20), || async {
             misconfigured(&client, "shallow").await.map(|m| m.0) == Some("False".to_string())
         })
         .await,
@@ -186,7 +175,10 @@ async fn a_deep_cel_selector_misconfigures_its_placement_only() {
     // A placement created afterwards is still served: the controller is alive.
     placement(&client, "later", json!({"numberOfClusters": 1})).await;
     assert!(
-        eventually(20, || async { decided(&client, "later").await.len() == 1 }).await,
+        eventually(Duration::from_secs(20), || async {
+            decided(&client, "later").await.len() == 1
+        })
+        .await,
         "a later placement is scheduled"
     );
     assert!(!running.is_finished(), "the controller is still running");

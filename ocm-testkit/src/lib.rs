@@ -279,6 +279,7 @@ mod table;
 mod tls;
 mod uid;
 mod validation;
+pub mod wait;
 pub mod watch;
 pub mod webhook;
 

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DeleteParams, PostParams};
+use ocm_testkit::wait::eventually;
 use ocm_testkit::{FakeCluster, GarbageCollection};
 use serde_json::json;
 
@@ -26,17 +27,6 @@ async fn make_cm(api: &Api<ConfigMap>, name: &str, meta: serde_json::Value) -> C
 fn owned_by(o: &ConfigMap) -> serde_json::Value {
     json!({"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": o.metadata.name,
         "uid": o.metadata.uid, "blockOwnerDeletion": true}]})
-}
-
-async fn eventually(secs: u64, mut check: impl AsyncFnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
 }
 
 #[tokio::test]
@@ -167,7 +157,12 @@ async fn a_held_finalizer_is_released_after_its_hold_and_the_object_goes() {
     );
 
     assert!(
-        eventually(5, async || api.get_opt("solo").await.unwrap().is_none()).await,
+        eventually(Duration::from_secs(5), async || api
+            .get_opt("solo")
+            .await
+            .unwrap()
+            .is_none())
+        .await,
         "the held finalizer is released by the store"
     );
     assert!(started.elapsed() >= Duration::from_millis(300));
@@ -193,7 +188,14 @@ async fn the_background_collector_runs_by_itself_after_the_delay() {
     api.delete("owner", &DeleteParams::background())
         .await
         .unwrap();
-    assert!(eventually(5, async || api.get_opt("child").await.unwrap().is_none()).await);
+    assert!(
+        eventually(Duration::from_secs(5), async || api
+            .get_opt("child")
+            .await
+            .unwrap()
+            .is_none())
+        .await
+    );
     assert!(started.elapsed() >= Duration::from_millis(200));
 }
 

@@ -1,5 +1,6 @@
 //! Workload simulators report healthy status for workloads.
 
+use ocm_testkit::wait::wait_for;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -7,20 +8,6 @@ use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use ocm_testkit::FakeCluster;
 use serde_json::json;
-
-async fn eventually<F, Fut>(mut f: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..200 {
-        if f().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("condition not reached in 2 s");
-}
 
 #[tokio::test]
 async fn deployments_and_jobs_become_healthy() {
@@ -35,7 +22,7 @@ async fn deployments_and_jobs_become_healthy() {
     }))
     .unwrap();
     deploys.create(&PostParams::default(), &d).await.unwrap();
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         let d = deploys.get("web").await.unwrap();
         d.status.and_then(|s| s.available_replicas) == Some(3)
     })
@@ -46,7 +33,7 @@ async fn deployments_and_jobs_become_healthy() {
         .patch("web", &PatchParams::default(), &Patch::Merge(&p))
         .await
         .unwrap();
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         let d = deploys.get("web").await.unwrap();
         let s = d.status.unwrap_or_default();
         s.observed_generation == Some(2) && s.ready_replicas == Some(5)
@@ -61,7 +48,7 @@ async fn deployments_and_jobs_become_healthy() {
     }))
     .unwrap();
     jobs.create(&PostParams::default(), &j).await.unwrap();
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         let j = jobs.get("once").await.unwrap();
         j.status.and_then(|s| s.succeeded) == Some(1)
     })
@@ -80,7 +67,7 @@ async fn pods_run() {
     }))
     .unwrap();
     pods.create(&PostParams::default(), &p).await.unwrap();
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         let p = pods.get("p").await.unwrap();
         let s = p.status.unwrap_or_default();
         s.phase.as_deref() == Some("Running")
@@ -128,7 +115,10 @@ async fn deployments_run_pods_through_replica_sets() {
             (up.len() == n).then_some(up)
         }
     };
-    eventually(|| async { running(3).await.is_some() }).await;
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
+        running(3).await.is_some()
+    })
+    .await;
     let first = sets.list(&ListParams::default()).await.unwrap().items;
     assert_eq!(first.len(), 1);
     let rs = &first[0];
@@ -158,7 +148,7 @@ async fn deployments_run_pods_through_replica_sets() {
             rs_name
         );
     }
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         let d = deploys.get("web").await.unwrap();
         let message = d.status.and_then(|s| s.conditions).and_then(|cs| {
             cs.into_iter()
@@ -175,7 +165,7 @@ async fn deployments_run_pods_through_replica_sets() {
     // A deleted Pod is replaced.
     let gone = up[0].metadata.name.clone().unwrap();
     pods.delete(&gone, &DeleteParams::default()).await.unwrap();
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         running(3)
             .await
             .is_some_and(|up| up.iter().all(|p| p.metadata.name.as_ref() != Some(&gone)))
@@ -188,7 +178,7 @@ async fn deployments_run_pods_through_replica_sets() {
         .patch("web", &PatchParams::default(), &Patch::Merge(&p))
         .await
         .unwrap();
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         running(2).await.is_some_and(|up| {
             up.iter()
                 .all(|p| p.spec.as_ref().unwrap().containers[0].image.as_deref() == Some("nginx:2"))
@@ -208,7 +198,7 @@ async fn deployments_run_pods_through_replica_sets() {
         .delete("web", &DeleteParams::default())
         .await
         .unwrap();
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         sets.list(&ListParams::default())
             .await
             .unwrap()
@@ -240,7 +230,7 @@ async fn deployments_run_no_pods_by_default() {
     }))
     .unwrap();
     deploys.create(&PostParams::default(), &d).await.unwrap();
-    eventually(|| async {
+    wait_for("the simulated workload", Duration::from_secs(2), || async {
         let d = deploys.get("web").await.unwrap();
         d.status.and_then(|s| s.ready_replicas) == Some(2)
     })

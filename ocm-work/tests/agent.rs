@@ -12,6 +12,7 @@ use ocm_api::clock::ManualClock;
 use ocm_api::conditions;
 use ocm_api::work::v1::{AppliedManifestWork, ManifestWork};
 use ocm_testkit::FakeCluster;
+use ocm_testkit::wait::eventually;
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
 use serde_json::{Value, json};
@@ -843,22 +844,6 @@ async fn an_applied_manifest_work_whose_work_is_gone_is_evicted_after_the_grace_
     );
 }
 
-/// Polls `check` every 20 ms for up to `secs` seconds.
-async fn eventually<F, Fut>(secs: u64, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
-}
-
 async fn configmap_value(client: &Client, name: &str) -> Option<String> {
     Api::<ConfigMap>::namespaced(client.clone(), "default")
         .get_opt(name)
@@ -881,7 +866,7 @@ async fn with_informers_a_resync_writes_nothing_and_drift_is_still_repaired() {
     .await;
     // Informer reads lag by a watch round trip: the new work shows up shortly.
     assert!(
-        eventually(5, || async {
+        eventually(Duration::from_secs(5), || async {
             env.agent.sync_all().await.unwrap();
             configmap_value(&env.spoke_client, "c2").await.as_deref() == Some("v1")
         })
@@ -891,7 +876,7 @@ async fn with_informers_a_resync_writes_nothing_and_drift_is_still_repaired() {
     // Let the informers see the agent's own writes, then resync twice: nothing is written
     // and nothing is read from either API server but through the watches.
     assert!(
-        eventually(5, || async {
+        eventually(Duration::from_secs(5), || async {
             env.hub.journal().clear();
             env.spoke.journal().clear();
             env.agent.sync_all().await.unwrap();
@@ -922,7 +907,7 @@ async fn with_informers_a_resync_writes_nothing_and_drift_is_still_repaired() {
     .await
     .unwrap();
     assert!(
-        eventually(5, || async {
+        eventually(Duration::from_secs(5), || async {
             env.agent.sync_all().await.unwrap();
             configmap_value(&env.spoke_client, "c1").await.as_deref() == Some("v1")
         })
@@ -932,7 +917,7 @@ async fn with_informers_a_resync_writes_nothing_and_drift_is_still_repaired() {
     // And a deleted one is recreated.
     api.delete("c0", &DeleteParams::default()).await.unwrap();
     assert!(
-        eventually(5, || async {
+        eventually(Duration::from_secs(5), || async {
             env.agent.sync_all().await.unwrap();
             configmap_value(&env.spoke_client, "c0").await.as_deref() == Some("v1")
         })
@@ -948,7 +933,7 @@ async fn with_informers_a_resync_writes_nothing_and_drift_is_still_repaired() {
     )
     .await;
     assert!(
-        eventually(5, || async {
+        eventually(Duration::from_secs(5), || async {
             env.agent.sync_all().await.unwrap();
             configmap_value(&env.spoke_client, "c0").await.as_deref() == Some("v2")
                 && configmap_value(&env.spoke_client, "c2").await.is_none()
@@ -982,7 +967,10 @@ async fn a_stale_cached_copy_is_retried_against_the_server() {
     let informer = objects.informer(&resolved, "default").unwrap();
     assert!(informer.wait_synced(Duration::from_secs(5)).await);
     assert!(
-        eventually(5, || async { informer.get("default", "stale").is_some() }).await,
+        eventually(Duration::from_secs(5), || async {
+            informer.get("default", "stale").is_some()
+        })
+        .await,
         "informer holds the object"
     );
     let old = (*informer.get("default", "stale").unwrap()).clone();
@@ -997,7 +985,7 @@ async fn a_stale_cached_copy_is_retried_against_the_server() {
     .await
     .unwrap();
     assert!(
-        eventually(5, || async {
+        eventually(Duration::from_secs(5), || async {
             informer
                 .get("default", "stale")
                 .is_some_and(|o| o["data"]["k"] == "other")
@@ -1066,7 +1054,7 @@ async fn watched_feedback_follows_the_resource_without_polling() {
     .await;
     let api = Api::<ConfigMap>::namespaced(env.spoke_client.clone(), "default");
     assert!(
-        eventually(10, || async {
+        eventually(Duration::from_secs(10), || async {
             api.get_opt("watched").await.unwrap().is_some()
         })
         .await,
@@ -1081,7 +1069,7 @@ async fn watched_feedback_follows_the_resource_without_polling() {
         .await
         .unwrap();
         assert!(
-            eventually(10, || async {
+            eventually(Duration::from_secs(10), || async {
                 work(&env, "watched")
                     .await
                     .is_some_and(|w| feedback_value(&w).as_deref() == Some(tier))
@@ -1116,7 +1104,7 @@ async fn the_agent_catches_up_after_losing_the_hub() {
     )
     .await;
     assert!(
-        eventually(15, || async {
+        eventually(Duration::from_secs(15), || async {
             configmap_value(&env.spoke_client, "flaky").await.as_deref() == Some("v1")
         })
         .await,
@@ -1142,7 +1130,7 @@ async fn the_agent_catches_up_after_losing_the_hub() {
     )
     .await;
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             configmap_value(&env.spoke_client, "flaky").await.as_deref() == Some("v2")
                 && configmap_value(&env.spoke_client, "added").await.as_deref() == Some("v2")
         })
@@ -1178,7 +1166,7 @@ async fn a_new_agent_process_still_removes_what_an_earlier_one_applied() {
     )
     .await;
     assert!(
-        eventually(5, || async {
+        eventually(Duration::from_secs(5), || async {
             restarted.sync_all().await.unwrap();
             configmap_value(&env.spoke_client, "second").await.is_none()
         })

@@ -60,7 +60,7 @@ async fn starting_and_restarting_agents_apply_every_work(depth: usize) {
     );
     let (stop, task) = start(agent);
     assert!(
-        eventually(60, || async {
+        eventually(Duration::from_secs(60), || async {
             applied(&hub, "my-first-work") && applied(&hub, "deep")
         })
         .await,
@@ -86,7 +86,10 @@ async fn starting_and_restarting_agents_apply_every_work(depth: usize) {
     let (stop, task) = start(agent);
     create_work(&hub.client(), &one_configmap_work("after-restart", "v1")).await;
     assert!(
-        eventually(60, || async { applied(&hub, "after-restart") }).await,
+        eventually(Duration::from_secs(60), || async {
+            applied(&hub, "after-restart")
+        })
+        .await,
         "a new work is applied after the restart"
     );
     assert!(applied(&hub, "deep"));

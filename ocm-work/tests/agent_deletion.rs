@@ -142,7 +142,7 @@ async fn a_resource_held_by_a_finalizer_is_dropped_soon_after_it_goes() {
     )
     .await;
     assert!(
-        eventually(10, || async {
+        eventually(Duration::from_secs(10), || async {
             applied(&spoke, "held") == ["default/held", "default/keep"]
         })
         .await,
@@ -153,7 +153,7 @@ async fn a_resource_held_by_a_finalizer_is_dropped_soon_after_it_goes() {
     set_manifests(&hub, "held", vec![configmap_in("default", "keep", &[])]).await;
     let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
     assert!(
-        eventually(10, || async {
+        eventually(Duration::from_secs(10), || async {
             configmaps
                 .get_opt("held")
                 .await
@@ -169,7 +169,10 @@ async fn a_resource_held_by_a_finalizer_is_dropped_soon_after_it_goes() {
         "pending while its finalizer holds it"
     );
     assert!(
-        eventually(10, || async { applied(&spoke, "held") == ["default/keep"] }).await,
+        eventually(Duration::from_secs(10), || async {
+            applied(&spoke, "held") == ["default/keep"]
+        })
+        .await,
         "dropped once gone: {:?}",
         applied(&spoke, "held")
     );
@@ -325,12 +328,17 @@ async fn a_work_is_released_only_after_its_held_resource_is_gone() {
         ),
     )
     .await;
-    assert!(eventually(10, || async { applied(&spoke, "bye") == ["default/held"] }).await);
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            applied(&spoke, "bye") == ["default/held"]
+        })
+        .await
+    );
     let works: Api<ManifestWork> = Api::namespaced(hub.client(), CLUSTER);
     works.delete("bye", &DeleteParams::default()).await.unwrap();
     let configmaps: Api<ConfigMap> = Api::namespaced(spoke.client(), "default");
     assert!(
-        eventually(10, || async {
+        eventually(Duration::from_secs(10), || async {
             configmaps
                 .get_opt("held")
                 .await
@@ -345,7 +353,7 @@ async fn a_work_is_released_only_after_its_held_resource_is_gone() {
         "the work waits for its resource"
     );
     assert!(
-        eventually(10, || async {
+        eventually(Duration::from_secs(10), || async {
             works.get_opt("bye").await.unwrap().is_none()
         })
         .await,

@@ -129,7 +129,7 @@ async fn probes_and_metrics_answer_with_the_expected_series() {
     )
     .await;
     assert!(
-        support::eventually(20, || async {
+        support::eventually(Duration::from_secs(20), || async {
             all_applied(&hub, &["observed".to_string()])
         })
         .await
@@ -138,7 +138,7 @@ async fn probes_and_metrics_answer_with_the_expected_series() {
     // A reconcile is counted when it returns, which is after its status write: wait until the
     // finalizer pass and the apply pass have both been counted.
     assert!(
-        support::eventually(20, || async {
+        support::eventually(Duration::from_secs(20), || async {
             let (_, _, text) = http(addr, "GET", "/metrics", "text/plain").await;
             sample(
                 &text,

@@ -252,7 +252,7 @@ async fn under_faults_on_both_clusters_the_agent_converges_and_applies_nothing_t
     hub.faults().clear();
     spoke.faults().clear();
     let faults_over = Instant::now();
-    let ok = eventually(40, || async {
+    let ok = eventually(Duration::from_secs(40), || async {
         not_converged(&hub, &spoke, &expected, &removed).is_empty()
     })
     .await;

@@ -108,7 +108,10 @@ async fn restarted_empty(shared: bool) {
         create_work(&old_hub.client(), &work(&name, &["a", "old"], "v1")).await;
     }
     assert!(
-        eventually(30, || async { all_applied(&old_hub, &names()) }).await,
+        eventually(Duration::from_secs(30), || async {
+            all_applied(&old_hub, &names())
+        })
+        .await,
         "the old hub's works are applied"
     );
 
@@ -127,7 +130,7 @@ async fn restarted_empty(shared: bool) {
             .flat_map(|n| [format!("{n}-a"), format!("{n}-new")])
             .collect(),
     );
-    let converged = eventually(30, || async {
+    let converged = eventually(Duration::from_secs(30), || async {
         let spoke = setup.spoke(&new_hub);
         sorted(configmap_names(spoke)) == expected
             && names()
@@ -170,7 +173,10 @@ async fn restored_from_backup(shared: bool) {
     let backup = hub.store().snapshot();
     let setup = Setup::start(&hub, shared).await;
     assert!(
-        eventually(30, || async { all_applied(&hub, &names()) }).await,
+        eventually(Duration::from_secs(30), || async {
+            all_applied(&hub, &names())
+        })
+        .await,
         "the works are applied"
     );
     let mut w0: ManifestWork = hub.get(CLUSTER, "w0").unwrap();
@@ -180,7 +186,7 @@ async fn restored_from_backup(shared: bool) {
         .await
         .unwrap();
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             configmap_names(setup.spoke(&hub)).contains(&"w0-extra".to_string())
                 && all_applied(&hub, &names())
         })
@@ -207,7 +213,7 @@ async fn restored_from_backup(shared: bool) {
     setup.link.up(&restored);
 
     let expected: Vec<String> = sorted(names().iter().map(|n| format!("{n}-a")).collect());
-    let converged = eventually(30, || async {
+    let converged = eventually(Duration::from_secs(30), || async {
         sorted(configmap_names(setup.spoke(&restored))) == expected
             && all_applied(&restored, &names())
     })

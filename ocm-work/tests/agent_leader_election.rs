@@ -74,13 +74,18 @@ fn configmap_writes(spoke: &FakeCluster, verbs: &[&str]) -> usize {
 async fn one_agent_acts_and_the_other_takes_over_without_applying_twice() {
     let (hub, spoke) = clusters().await;
     let a = replica(&hub, &spoke, "agent-a");
-    assert!(eventually(5, || async { a.elector.is_leader() }).await);
+    assert!(eventually(Duration::from_secs(5), || async { a.elector.is_leader() }).await);
     let b = replica(&hub, &spoke, "agent-b");
     let mut names: Vec<String> = (0..5).map(|i| format!("w{i}")).collect();
     for name in &names {
         create_work(&hub.client(), &work(name, "v1")).await;
     }
-    assert!(eventually(20, || async { all_applied(&hub, &names) }).await);
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            all_applied(&hub, &names)
+        })
+        .await
+    );
     assert!(a.elector.is_leader() && !b.elector.is_leader());
     // Let the leader settle (status syncs), then count.
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -90,7 +95,7 @@ async fn one_agent_acts_and_the_other_takes_over_without_applying_twice() {
     a.task.abort();
     let killed = Instant::now();
     assert!(
-        eventually(10, || async { b.elector.is_leader() }).await,
+        eventually(Duration::from_secs(10), || async { b.elector.is_leader() }).await,
         "the standby takes over"
     );
     let took = killed.elapsed();
@@ -111,7 +116,7 @@ async fn one_agent_acts_and_the_other_takes_over_without_applying_twice() {
         .await
         .unwrap();
     assert!(
-        eventually(20, || async {
+        eventually(Duration::from_secs(20), || async {
             all_applied(&hub, &names) && configmap_value(&spoke, "w0-0").as_deref() == Some("v2")
         })
         .await
@@ -139,7 +144,7 @@ async fn one_agent_acts_and_the_other_takes_over_without_applying_twice() {
     b.shutdown.cancel();
     let stopped = Instant::now();
     assert_eq!(b.task.await.unwrap().unwrap(), Outcome::Released);
-    assert!(eventually(5, || async { c.elector.is_leader() }).await);
+    assert!(eventually(Duration::from_secs(5), || async { c.elector.is_leader() }).await);
     assert!(
         stopped.elapsed() < LEASE_DURATION,
         "released, no lease-duration wait: {:?}",

@@ -1,6 +1,8 @@
 //! An agent whose informers cannot list a resource says so at WARN, naming the resource and
 //! the cluster, once per run of failures.
 
+use std::time::Duration;
+
 use crate::support;
 
 use ocm_testkit::{FakeCluster, FaultRule};
@@ -33,12 +35,15 @@ async fn an_informer_that_cannot_list_warns_naming_the_resource_and_the_cluster(
             .filter(|l| l.contains("cannot list or watch") && l.contains(resource))
             .collect()
     };
-    let seen = eventually(10, || async { !about("/appliedmanifestworks").is_empty() }).await;
+    let seen = eventually(Duration::from_secs(10), || async {
+        !about("/appliedmanifestworks").is_empty()
+    })
+    .await;
     assert!(seen, "{:#?}", logs.warnings());
     // The CRDs arrive: the work is applied (the agent reads ConfigMaps one by one when their
     // informer cannot list them).
     install(&spoke.client(), &["default"]).await;
-    let seen = eventually(20, || async {
+    let seen = eventually(Duration::from_secs(20), || async {
         !about("/configmaps").is_empty() && configmap_value(&spoke, "w").is_some()
     })
     .await;

@@ -33,7 +33,10 @@ async fn fifty_new_works_are_applied_without_conflicting_with_the_agents_own_wri
         create_work(&hub.client(), &one_configmap_work(name, "v1")).await;
     }
     assert!(
-        eventually(30, || async { all_applied(&hub, &names) }).await,
+        eventually(Duration::from_secs(30), || async {
+            all_applied(&hub, &names)
+        })
+        .await,
         "every work applied"
     );
     let took = started.elapsed();
@@ -66,7 +69,7 @@ async fn recovery_after_hub_outage(outage: Duration) -> Duration {
     let (stop, task) = start(agent);
     create_work(&hub.client(), &one_configmap_work("before", "v1")).await;
     assert!(
-        eventually(10, || async {
+        eventually(Duration::from_secs(10), || async {
             configmap_value(&spoke, "before").as_deref() == Some("v1")
         })
         .await,
@@ -85,7 +88,7 @@ async fn recovery_after_hub_outage(outage: Duration) -> Duration {
     let back = Instant::now();
     link.up(&hub);
     assert!(
-        eventually(120, || async {
+        eventually(Duration::from_secs(120), || async {
             configmap_value(&spoke, "during").as_deref() == Some("v1")
                 && configmap_value(&spoke, "before").as_deref() == Some("v2")
                 && all_applied(&hub, &["before".to_string(), "during".to_string()])
@@ -148,7 +151,10 @@ async fn after_the_hub_restarts_with_lost_state_the_agent_resyncs_by_itself() {
         create_work(&old_hub.client(), &work_with_configmaps(name, 10, "v1")).await;
     }
     assert!(
-        eventually(30, || async { all_applied(&old_hub, &old_names) }).await,
+        eventually(Duration::from_secs(30), || async {
+            all_applied(&old_hub, &old_names)
+        })
+        .await,
         "the old hub's works are applied"
     );
     assert_eq!(configmap_names(&spoke).len(), 100);
@@ -173,7 +179,7 @@ async fn after_the_hub_restarts_with_lost_state_the_agent_resyncs_by_itself() {
     expected.push("old-0-0".to_string());
     expected.sort();
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             let mut names = configmap_names(&spoke);
             names.sort();
             names == expected
@@ -196,7 +202,10 @@ async fn after_the_hub_restarts_with_lost_state_the_agent_resyncs_by_itself() {
         names
     };
     new_names.sort();
-    let _ = eventually(10, || async { record_works() == new_names }).await;
+    let _ = eventually(Duration::from_secs(10), || async {
+        record_works() == new_names
+    })
+    .await;
     assert_eq!(
         record_works(),
         new_names,
@@ -233,7 +242,10 @@ async fn a_lagging_informer_does_not_freeze_availability() {
     let names = vec!["lagging".to_string()];
     create_work(&hub.client(), &one_configmap_work("lagging", "v1")).await;
     assert!(
-        eventually(20, || async { all_applied(&hub, &names) }).await,
+        eventually(Duration::from_secs(20), || async {
+            all_applied(&hub, &names)
+        })
+        .await,
         "the work is Applied and Available: {:?}",
         stored_work(&hub, "lagging").and_then(|w| w.status)
     );

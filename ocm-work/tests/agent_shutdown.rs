@@ -42,7 +42,10 @@ async fn a_sync_under_way_finishes_and_nothing_runs_after_shutdown() {
     )
     .await;
     assert!(
-        eventually(10, || async { !configmap_names(&spoke).is_empty() }).await,
+        eventually(Duration::from_secs(10), || async {
+            !configmap_names(&spoke).is_empty()
+        })
+        .await,
         "the apply pass started"
     );
     assert!(

@@ -84,7 +84,7 @@ async fn a_work_that_does_not_decode_is_reported_once_and_stops_no_other_work() 
     let agent = WorkAgent::new(hub.client(), spoke.client(), config);
     let (stop, task) = start(agent);
     assert!(
-        eventually(15, || async {
+        eventually(Duration::from_secs(15), || async {
             all_applied(&hub, &["good".to_string(), "doomed".to_string()])
         })
         .await,
@@ -101,7 +101,7 @@ async fn a_work_that_does_not_decode_is_reported_once_and_stops_no_other_work() 
         .unwrap();
     works.delete("doomed", &Default::default()).await.unwrap();
     assert!(
-        eventually(15, || async {
+        eventually(Duration::from_secs(15), || async {
             configmap_value(&spoke, "later").as_deref() == Some("v1")
                 && configmap_value(&spoke, "good").as_deref() == Some("v2")
                 && configmap_value(&spoke, "doomed").is_none()
@@ -117,7 +117,7 @@ async fn a_work_that_does_not_decode_is_reported_once_and_stops_no_other_work() 
     );
     // Reported where a user looks: one Warning Event on the hub naming the work and the field.
     assert!(
-        eventually(10, || async {
+        eventually(Duration::from_secs(10), || async {
             !undecodable_events(&hub, "newer").is_empty()
         })
         .await,
@@ -149,7 +149,7 @@ async fn a_work_that_stops_decoding_keeps_its_resources_and_is_applied_again_onc
     let (stop, task) = start(agent);
     create_work(&hub.client(), &one_configmap_work("changing", "v1")).await;
     assert!(
-        eventually(15, || async {
+        eventually(Duration::from_secs(15), || async {
             all_applied(&hub, &["changing".to_string()])
         })
         .await,
@@ -167,7 +167,7 @@ async fn a_work_that_stops_decoding_keeps_its_resources_and_is_applied_again_onc
     .await
     .unwrap();
     assert!(
-        eventually(10, || async {
+        eventually(Duration::from_secs(10), || async {
             !undecodable_events(&hub, "changing").is_empty()
         })
         .await,
@@ -201,7 +201,7 @@ async fn a_work_that_stops_decoding_keeps_its_resources_and_is_applied_again_onc
     .await
     .unwrap();
     assert!(
-        eventually(15, || async {
+        eventually(Duration::from_secs(15), || async {
             configmap_value(&spoke, "changing").as_deref() == Some("v2")
                 && all_applied(&hub, &["changing".to_string()])
         })

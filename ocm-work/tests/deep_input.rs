@@ -15,6 +15,7 @@ use ocm_api::clock::ManualClock;
 use ocm_api::conditions;
 use ocm_api::work::v1::ManifestWork;
 use ocm_testkit::FakeCluster;
+use ocm_testkit::wait::eventually;
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
 use serde_json::{Value, json};
@@ -61,21 +62,6 @@ async fn condition(client: &Client, name: &str, type_: &str) -> Option<(String, 
     let manifests = w.status?.resource_status?.manifests?;
     let c = conditions::find(&manifests.first()?.conditions, type_)?;
     Some((c.status.clone(), c.reason.clone(), c.message.clone()))
-}
-
-async fn eventually<F, Fut>(secs: u64, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,7 +141,7 @@ async fn deep_condition_rules_fail_their_work_only() {
     for (type_, status, reason, message) in expected {
         let want = Some((status.to_string(), reason.to_string(), message.to_string()));
         assert!(
-            eventually(30, || async {
+            eventually(Duration::from_secs(30), || async {
                 condition(&hub_client, "deep", type_).await == want
             })
             .await,
@@ -165,7 +151,7 @@ async fn deep_condition_rules_fail_their_work_only() {
     }
     // A jq path expression 10,000 levels deep fails its manifest with upstream's reason.
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             condition(&hub_client, "deepjq", "Applied")
                 .await
                 .is_some_and(|(status, reason, message)| {
@@ -183,7 +169,7 @@ async fn deep_condition_rules_fail_their_work_only() {
     let configmaps: Api<ConfigMap> = Api::namespaced(spoke_client.clone(), "default");
     for name in ["deep", "healthy"] {
         assert!(
-            eventually(30, || async {
+            eventually(Duration::from_secs(30), || async {
                 configmaps.get_opt(name).await.unwrap().is_some()
             })
             .await,
@@ -191,7 +177,7 @@ async fn deep_condition_rules_fail_their_work_only() {
         );
     }
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             condition(&hub_client, "healthy", "Available")
                 .await
                 .is_some_and(|c| c.0 == "True")

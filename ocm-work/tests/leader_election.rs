@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::api::{Api, PostParams};
+use ocm_testkit::wait::eventually;
 use ocm_testkit::{FakeCluster, FaultRule};
 use ocm_work::runtime::leader::{LeaderElectionConfig, LeaderElector, LeaderState, Outcome};
 use ocm_work::runtime::shutdown::Shutdown;
@@ -53,17 +54,6 @@ async fn holder(cluster: &FakeCluster) -> Option<String> {
         .and_then(|s| s.holder_identity)
 }
 
-async fn wait_for(secs: u64, mut check: impl AsyncFnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
-}
-
 fn spawn(
     cluster: &FakeCluster,
     identity: &str,
@@ -101,7 +91,7 @@ async fn one_leader_and_a_dead_leader_is_replaced_after_the_lease_duration() {
     let acting = Arc::new(Acting::default());
     let (a, _a_stop, a_task) = spawn(&cluster, "a", &acting);
     assert!(
-        wait_for(5, async || a.is_leader()).await,
+        eventually(Duration::from_secs(5), async || a.is_leader()).await,
         "the first candidate leads"
     );
     let (b, b_stop, b_task) = spawn(&cluster, "b", &acting);
@@ -116,7 +106,10 @@ async fn one_leader_and_a_dead_leader_is_replaced_after_the_lease_duration() {
     // a dies without releasing.
     a_task.abort();
     let killed = Instant::now();
-    assert!(wait_for(10, async || b.is_leader()).await, "b takes over");
+    assert!(
+        eventually(Duration::from_secs(10), async || b.is_leader()).await,
+        "b takes over"
+    );
     let took = killed.elapsed();
     assert!(
         took >= LEASE_DURATION - RETRY * 3,
@@ -152,7 +145,7 @@ async fn a_leader_that_shuts_down_releases_and_its_standby_takes_over_at_once() 
     let cluster = FakeCluster::new();
     let acting = Arc::new(Acting::default());
     let (a, a_stop, a_task) = spawn_with(&cluster, long("a"), &acting);
-    assert!(wait_for(5, async || a.is_leader()).await);
+    assert!(eventually(Duration::from_secs(5), async || a.is_leader()).await);
     let (b, b_stop, b_task) = spawn_with(&cluster, long("b"), &acting);
     tokio::time::sleep(RETRY * 5).await;
     assert!(!b.is_leader());
@@ -168,7 +161,7 @@ async fn a_leader_that_shuts_down_releases_and_its_standby_takes_over_at_once() 
         "released: {after:?}"
     );
     assert!(
-        wait_for(20, async || b.is_leader()).await,
+        eventually(Duration::from_secs(20), async || b.is_leader()).await,
         "the standby did not take the released lease"
     );
     assert!(
@@ -187,7 +180,7 @@ async fn a_leader_that_cannot_renew_stops_its_work_after_the_renew_deadline() {
     let cluster = FakeCluster::new();
     let acting = Arc::new(Acting::default());
     let (a, _stop, task) = spawn(&cluster, "a", &acting);
-    assert!(wait_for(5, async || a.is_leader()).await);
+    assert!(eventually(Duration::from_secs(5), async || a.is_leader()).await);
     // The API server refuses every Lease write from now on.
     cluster.inject(FaultRule::new(500).verb("update").resource("leases"));
     let cut = Instant::now();
@@ -247,7 +240,7 @@ async fn clock_skew_changes_nothing() {
         "a renewing holder keeps the Lease whatever its clock says"
     );
     let stopped_renewing = Instant::now();
-    assert!(wait_for(10, async || me.is_leader()).await);
+    assert!(eventually(Duration::from_secs(10), async || me.is_leader()).await);
     assert!(
         stopped_renewing.elapsed() >= LEASE_DURATION - RETRY * 3,
         "taken only after the lease duration: {:?}",

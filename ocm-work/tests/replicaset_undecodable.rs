@@ -155,7 +155,7 @@ async fn a_replica_set_that_does_not_decode_is_reported_once_and_stops_no_other(
             .is_some_and(|(status, reason, _)| status == "False" && reason == REASON_DECODE_FAILED)
     };
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             fanned_out(&hub.client, "good").await.0 == clusters
                 && reported(hub.client.clone()).await
         })
@@ -196,7 +196,7 @@ async fn a_replica_set_that_does_not_decode_is_reported_once_and_stops_no_other(
         .await
         .unwrap();
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             fanned_out(&hub.client, "bad").await.0 == clusters
                 && condition(&hub.client, "bad", rc::CONDITION_MANIFESTWORK_APPLIED)
                     .await
@@ -220,7 +220,7 @@ async fn a_replica_set_that_stopped_decoding_is_still_finalized() {
     let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
     let (stop, task) = start(controller);
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             fanned_out(&hub.client, "rs").await.0 == clusters
         })
         .await,
@@ -239,7 +239,7 @@ async fn a_replica_set_that_stopped_decoding_is_still_finalized() {
     .unwrap();
     api.delete("rs", &Default::default()).await.unwrap();
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             api.get_opt("rs").await.unwrap().is_none()
                 && fanned_out(&hub.client, "rs").await.0.is_empty()
         })
@@ -293,7 +293,7 @@ async fn a_deep_template_is_fanned_out(depth: usize) {
     let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
     let (stop, task) = start(controller);
     assert!(
-        eventually(60, || async {
+        eventually(Duration::from_secs(60), || async {
             fanned_out(&hub.client, "deep").await.0 == clusters
                 && fanned_out(&hub.client, "plain").await.0 == clusters
                 && condition(&hub.client, "deep", rc::CONDITION_PLACEMENT_VERIFIED)
@@ -353,7 +353,7 @@ async fn the_raw_reconciler_reports_a_replica_set_that_does_not_decode_and_fans_
     .for_each(|_| async {});
     let task = tokio::spawn(controller);
     assert!(
-        eventually(30, || async {
+        eventually(Duration::from_secs(30), || async {
             fanned_out(&hub.client, "good").await.0 == clusters
                 && condition(&hub.client, "bad", rc::CONDITION_MANIFESTWORK_APPLIED)
                     .await

@@ -16,6 +16,7 @@ use ocm_api::work::v1::ManifestWork;
 use ocm_api::work::v1alpha1::ManifestWorkReplicaSet;
 use ocm_placement::controller::PlacementController;
 use ocm_testkit::FakeHub;
+use ocm_testkit::wait::eventually;
 use ocm_work::agent::{AgentConfig, WorkAgent};
 use ocm_work::identity::hub_hash;
 use ocm_work::replicaset::controller::ReplicaSetController;
@@ -24,21 +25,6 @@ use ocm_work::runtime::shutdown::Shutdown;
 use serde_json::json;
 
 const NS: &str = "apps";
-
-async fn eventually<F, Fut>(secs: u64, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
-}
 
 #[tokio::test]
 async fn the_reconcilers_run_in_controllers_of_our_own() {
@@ -134,7 +120,7 @@ async fn the_reconcilers_run_in_controllers_of_our_own() {
 
     let work_api = |ns: &str| Api::<ManifestWork>::namespaced(hub.clone(), ns);
     assert!(
-        eventually(20, || async {
+        eventually(Duration::from_secs(20), || async {
             // Named `rs<random suffix>` (generateName, as upstream).
             let mut found = 0;
             for ns in ["cluster1", "cluster2"] {
@@ -162,7 +148,7 @@ async fn the_reconcilers_run_in_controllers_of_our_own() {
     );
     let configmaps: Api<ConfigMap> = Api::namespaced(spoke, "default");
     assert!(
-        eventually(20, || async {
+        eventually(Duration::from_secs(20), || async {
             configmaps.get_opt("from-rs").await.unwrap().is_some()
         })
         .await,

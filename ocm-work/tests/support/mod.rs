@@ -6,14 +6,13 @@ pub mod link;
 pub use ocm_testkit::logs;
 pub mod replicaset;
 
-use std::time::Duration;
-
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, PostParams};
 use ocm_api::conditions;
 use ocm_api::work::v1::ManifestWork;
+pub use ocm_testkit::wait::eventually;
 use ocm_testkit::{FakeCluster, JournalEntry};
 use serde_json::{Value, json};
 
@@ -80,22 +79,6 @@ pub async fn create_work(hub: &Client, work: &ManifestWork) {
         .create(&PostParams::default(), work)
         .await
         .expect("create work");
-}
-
-/// Polls `check` every 20 ms for up to `secs` seconds.
-pub async fn eventually<F, Fut>(secs: u64, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
 }
 
 /// The `k` value of ConfigMap `default/name`, read from the store (no request is journaled).
