@@ -18,7 +18,7 @@ use ocm_work::runtime::shutdown::Shutdown;
 
 /// Parses a Go duration (`10s`, `1m30s`), as upstream's flags take them.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    ocm_placement::rollout::duration::parse_go_duration(s).map_err(|e| e.to_string())
+    ocm_api::cluster::v1alpha1::duration::parse_go_duration(s).map_err(|e| e.to_string())
 }
 
 /// Leader election flags (upstream's names and defaults).

@@ -74,7 +74,7 @@ pub enum Error {
         placement: String,
         /// The grouping error.
         #[source]
-        source: crate::rollout::RolloutError,
+        source: ocm_api::cluster::v1alpha1::RolloutError,
     },
 
     /// Controllers and simulator: a placement could not be scheduled at all.

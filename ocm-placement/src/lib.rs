@@ -129,7 +129,6 @@ pub mod plugins;
 mod policy;
 pub mod profile;
 mod result;
-pub mod rollout;
 mod scheduler;
 mod selector;
 pub mod sig;

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
+use ocm_api::cluster::v1beta1::ClustersTracker;
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::constants::labels;
 use ocm_api::work::v1::{Manifest, ManifestWork, ManifestWorkSpec, ManifestsTemplate};
-use ocm_placement::consumer::{ClustersTracker, PlacementDecisionGetter};
+use ocm_placement::consumer::PlacementDecisionGetter;
 use ocm_testkit::FakeHub;
 use ocm_work::applier::WorkApplier;
 use ocm_work::fanout::{PlacementFanout, Render, finalizer};

@@ -95,7 +95,7 @@ struct Args {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    ocm_placement::rollout::duration::parse_go_duration(s).map_err(|e| e.to_string())
+    ocm_api::cluster::v1alpha1::duration::parse_go_duration(s).map_err(|e| e.to_string())
 }
 
 /// The first number in `text`.

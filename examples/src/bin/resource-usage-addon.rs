@@ -104,7 +104,7 @@ enum Command {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    ocm_placement::rollout::duration::parse_go_duration(s).map_err(|e| e.to_string())
+    ocm_api::cluster::v1alpha1::duration::parse_go_duration(s).map_err(|e| e.to_string())
 }
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;

@@ -4,8 +4,8 @@ use kube::Client;
 use kube::api::{Api, ListParams};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 
-use super::{ClusterChanges, ClustersTracker};
 use crate::Error;
+use ocm_api::cluster::v1beta1::{ClusterChanges, ClustersTracker};
 
 /// Lists the PlacementDecisions of a Placement (sdk-go's `PlacementDecisionGetter`), through
 /// any `kube::Client`: a real hub or an ocm-testkit one.

@@ -12,7 +12,8 @@
 //!   [`ensure_default_cluster_set_label`]: the well-known sets and the default set label;
 //! * [`desired_health_taints`]: the `unavailable` / `unreachable` taints;
 //! * [`plan`]: all of the above over a whole hub, as a list of [`InventoryChange`]s;
-//! * [`claims::cluster_claims_status`] and [`score::normalize`]: the managed-cluster side.
+//! * [`score::normalize`]: the managed-cluster side (the ClusterClaims a cluster reports are
+//!   `ocm_api::cluster::v1alpha1::cluster_claims_status`).
 //!
 //! The I/O shells (feature `controller`) are [`ClusterInventoryController`] on the hub and
 //! [`score::ScoreWriter`] for the managed cluster; the ClusterClaim reporter of the managed
@@ -51,7 +52,6 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 
-pub mod claims;
 #[cfg(feature = "controller")]
 #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 mod controller;

@@ -86,7 +86,7 @@ mod hub {
     /// Reconciles one ManifestWorkReplicaSet as the API server sent it
     /// ([`ReplicaSetController::reconcile_raw`]): decoded on its own, or reported in its
     /// `ManifestworkApplied` condition when it does not decode. For a `Controller<RawObject>` of
-    /// replica sets (see the [module docs](self)); otherwise as [`replica_set`].
+    /// replica sets (see the [module docs](super)); otherwise as [`replica_set`].
     pub async fn replica_set_raw(
         replica_set: Arc<RawObject>,
         ctx: Arc<ReplicaSetController>,
