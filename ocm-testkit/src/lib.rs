@@ -58,7 +58,9 @@
 //!   [`FaultRule`]s (status code, count, delay per verb/resource/namespace/name);
 //! - [`ManualClock`] and a uid seed make timestamps and uids deterministic;
 //! - bearer tokens are random per identity, kubeconfigs and saved state are written readable by
-//!   their owner only ([`files`]).
+//!   their owner only ([`files`]);
+//! - [`wait`] polls for what controllers do in the background, and [`logs`] shows the SDK's
+//!   logs in a test (`ocm_testkit::logs::show()`) or captures them to assert on.
 //!
 //! # Fidelity
 //!
@@ -176,6 +178,18 @@
 //!   cluster ([`FakeClusterBuilder::name`]; `hub`, `cluster1`, … for [`FakeHub`]).
 //! - **Persistence** (our addition): [`Store::snapshot`]/[`Store::restore`] and
 //!   [`Store::save`]/[`Store::load`] keep a cluster's objects across processes.
+//! - **Built-in kinds** are defaulted, prepared and validated as kube-apiserver does on
+//!   every create, update, patch and apply, with its messages and field paths: the defaults
+//!   decoding fills in (a Deployment's `replicas`, `strategy` and `revisionHistoryLimit`, a
+//!   container's `imagePullPolicy` and `terminationMessagePath`, a Service's `type`, …),
+//!   what each registry fills in before validating (a Service's cluster IP and node ports,
+//!   a Job's selector, a DaemonSet's `templateGeneration`), and the validation of
+//!   Deployments, StatefulSets, DaemonSets, ReplicaSets and their Pod templates, Pods,
+//!   Services, ConfigMaps, Secrets, ServiceAccounts, Namespaces, PersistentVolumeClaims,
+//!   Jobs, CronJobs (cron syntax), the RBAC kinds, Ingresses and NetworkPolicies. Object
+//!   metadata (names, labels, annotations, finalizers, ownerReferences, managedFields) is
+//!   validated for every kind, custom resources included. A Deployment without a selector,
+//!   or a Service on port 70000, is `422 Invalid` here as on a real cluster.
 //! - **Jobs** (`batch/v1`): defaults (including the pod template's), the generated
 //!   `batch.kubernetes.io/controller-uid` selector and pod labels, and 422 `Invalid`
 //!   for changes to `spec.selector`, `spec.template`, `spec.completions` and the
@@ -227,9 +241,26 @@
 //! - CRD schema validation covers types, `required`, `enum`, `nullable`,
 //!   `pattern`, the string `format`s kube-openapi checks, lengths, bounds,
 //!   `multipleOf`, item and property counts, and `x-kubernetes-validations`
-//!   CEL rules (standard library plus the strings, lists and math extensions;
-//!   not Kubernetes' own CEL libraries, not cost limits); unchanged values are
-//!   not validated again on update (ratcheting).
+//!   CEL rules (the environment of `ocm_api::cel`: the standard library, the strings, lists
+//!   and math extensions and Kubernetes' CEL libraries; its own evaluation limits rather than
+//!   kube-apiserver's cost estimates); unchanged values are not validated again on update
+//!   (ratcheting).
+//!
+//! # Where things are
+//!
+//! For a change to how the fake answers, open:
+//!
+//! | what | where |
+//! |---|---|
+//! | the HTTP routes, request parsing, status codes | `http.rs` (routes), `serve.rs` (the loopback connection loop and Go's head limits), `query.rs` and `options.rs` (query options) |
+//! | decoding bodies (JSON, YAML, protobuf) and Go's decode errors | `decode.rs`, [`protobuf`], [`limits`] |
+//! | what happens to an object on a write | `admission.rs` (the order of the steps; CRD defaulting and pruning), `kinds/` (built-in defaults, strategies and validation; `kinds/meta.rs` for object metadata), `validation.rs` (CRD schema validation), `rules.rs` (CEL rules), [`field_validation`] (unknown and duplicate fields), [`webhook`] (the OCM hub's admission) |
+//! | storage, resource versions, watches | [`store`], [`watch`], `continue_token.rs`, `deletion.rs` (finalizers, garbage collection, namespaces) |
+//! | patches and server-side apply | [`patch`], `ssa.rs`, `fieldset.rs`, `schema.rs` (list and map semantics per field) |
+//! | discovery, OpenAPI, tables | `discovery.rs`, `openapi/`, `table.rs` and `printers.rs` |
+//! | the resources served | [`registry`], `builtin.rs` (the built-in kinds), `crd.rs`, `conversion.rs`, `ocm.rs` (the OCM CRDs of a hub) |
+//! | authentication and RBAC | [`auth`], `rbac.rs`, `tls.rs` |
+//! | the clusters themselves | `cluster.rs` ([`FakeCluster`]), [`fleet`], [`simulate`], `persist.rs`, [`fault`], [`journal`] |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod admission;
