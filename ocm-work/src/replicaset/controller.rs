@@ -49,7 +49,7 @@ use kube::{Client, Resource, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1alpha1::{
-    ClusterGroups, ClusterRolloutStatus, GroupKey, RolloutHandler, RolloutStatus,
+    ClusterGroups, ClusterRolloutStatus, GroupKey, RolloutHandler, RolloutResult, RolloutStatus,
 };
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
@@ -58,8 +58,8 @@ use ocm_api::k8s::object::{DecodeFailure, RawObject};
 use ocm_api::repeats::LastSaid;
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
 use ocm_api::work::v1alpha1::{
-    CascadeDeletionPolicy, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus,
-    ManifestWorkReplicaSetSummary, PlacementSummary,
+    CascadeDeletionPolicy, LocalPlacementReference, ManifestWorkReplicaSet,
+    ManifestWorkReplicaSetStatus, ManifestWorkReplicaSetSummary, PlacementSummary,
 };
 use serde_json::json;
 
@@ -197,6 +197,78 @@ impl Templates {
 /// The replica set's works by the placement they were fanned out for (those without a
 /// placement label left out), as the deploy pass listed them.
 type WorksByPlacement = BTreeMap<String, Vec<Arc<Listed>>>;
+
+/// The replica set's works by cluster namespace, with the placements each was fanned out for.
+type WorksByCluster = BTreeMap<String, (Arc<Listed>, BTreeSet<String>)>;
+
+/// Indexes the listed works by cluster namespace (the last one wins) and by placement
+/// (`by_placement`, cleared first). Both indexes share each work (a fleet's works, status
+/// and feedback included, are several MiB: a copy per index made the controller's pass the
+/// process's peak).
+fn index_works(works: Vec<Listed>, by_placement: &mut WorksByPlacement) -> WorksByCluster {
+    let mut by_cluster = WorksByCluster::new();
+    by_placement.clear();
+    for work in works.into_iter().map(Arc::new) {
+        let placement = work.work.labels().get(labels::PLACEMENT_NAME).cloned();
+        let mut placements = BTreeSet::new();
+        if let Some(p) = &placement {
+            placements.insert(p.clone());
+            by_placement
+                .entry(p.clone())
+                .or_default()
+                .push(work.clone());
+        }
+        by_cluster.insert(
+            work.work.namespace().unwrap_or_default(),
+            (work, placements),
+        );
+    }
+    by_cluster
+}
+
+/// A placement's works as its rollout sees them.
+#[derive(Default)]
+struct Statuses {
+    /// Clusters whose work holds its current template.
+    existing: BTreeSet<String>,
+    /// Those of them that succeeded.
+    succeeded: BTreeSet<String>,
+    /// Their rollout statuses.
+    statuses: Vec<ClusterRolloutStatus>,
+    /// Those that report no Progressing condition where one is needed.
+    stalled: usize,
+}
+
+/// What the deploy pass adds up over the replica set's placements.
+struct DeployPass {
+    /// Works of the placements (existing or applied by this pass).
+    count: usize,
+    /// Clusters the placements selected.
+    selected: i64,
+    /// Works that succeeded at the template being rolled out.
+    succeeded: usize,
+    /// Works applied at the current template that report no Progressing condition.
+    stalled: usize,
+    summaries: Vec<PlacementSummary>,
+    /// The soonest recheck a rollout asked for.
+    min_requeue: Duration,
+    /// Placements and decisions that do not decode (each stops its placement's rollout).
+    undecodable: Vec<String>,
+}
+
+impl Default for DeployPass {
+    fn default() -> Self {
+        Self {
+            count: 0,
+            selected: 0,
+            succeeded: 0,
+            stalled: 0,
+            summaries: Vec::new(),
+            min_requeue: MAX_REQUEUE,
+            undecodable: Vec::new(),
+        }
+    }
+}
 
 /// A work as the deploy pass keeps it: without managedFields and its manifests' status, and
 /// without its spec when that holds its cluster's current template (a fleet's converged works
@@ -1209,93 +1281,11 @@ impl ReplicaSetController {
         }
         let namespace = replica_set.namespace().unwrap_or_default();
         let refs = &replica_set.spec.placement_refs;
+        let works = self.list_owned_works(&owner, refs, templates).await?;
+        let by_cluster = index_works(works, &mut observed.works);
+        self.delete_stale_works(&by_cluster, refs, errors).await;
 
-        // Each work is kept without its managedFields and its manifests' status (feedback
-        // included): the deploy pass compares and patches metadata and spec, and reads the
-        // work-level conditions only.
-        let decoder = &self.decoder;
-        let works = self
-            .fold_owned_works(&owner, Vec::new, |works, raw| {
-                // A work that does not decode is present, not up to date: its cluster gets no
-                // second work, and its spec is patched from its JSON (see `apply_work`).
-                let mut work = match decoder.decode::<ManifestWork>(KIND_WORK, &raw) {
-                    Ok(work) => work,
-                    Err(_) => {
-                        let mut stub = ManifestWork::new(
-                            raw.meta().name.as_deref().unwrap_or_default(),
-                            ManifestWorkSpec::default(),
-                        );
-                        stub.metadata = kube::api::ObjectMeta {
-                            labels: Some(read::labels(&raw)),
-                            ..raw.meta().clone()
-                        };
-                        works.push(Listed {
-                            work: stub,
-                            current: false,
-                            undecodable: true,
-                        });
-                        return;
-                    }
-                };
-                work.metadata.managed_fields = None;
-                if let Some(status) = work.status.as_mut() {
-                    status.resource_status = None;
-                }
-                // Whether it holds its template is asked of the works of the replica set's
-                // placements only (with per-cluster values, asking resolves the cluster's).
-                let current = work
-                    .labels()
-                    .get(labels::PLACEMENT_NAME)
-                    .is_some_and(|p| refs.iter().any(|r| &r.name == p))
-                    && templates.holds(&work);
-                if current {
-                    work.spec = ManifestWorkSpec::default();
-                }
-                works.push(Listed {
-                    work,
-                    current,
-                    undecodable: false,
-                });
-            })
-            .await?;
-        // cluster namespace -> (work, placements it was fanned out for); the last one wins.
-        // Both maps share each listed work (a fleet's works, status and feedback included,
-        // are several MiB: a copy per map made the controller's pass the process's peak).
-        let mut by_cluster: BTreeMap<String, (Arc<Listed>, BTreeSet<String>)> = BTreeMap::new();
-        let by_placement = &mut observed.works;
-        by_placement.clear();
-        for work in works.into_iter().map(Arc::new) {
-            let placement = work.work.labels().get(labels::PLACEMENT_NAME).cloned();
-            let mut placements = BTreeSet::new();
-            if let Some(p) = &placement {
-                placements.insert(p.clone());
-                by_placement
-                    .entry(p.clone())
-                    .or_default()
-                    .push(work.clone());
-            }
-            by_cluster.insert(
-                work.work.namespace().unwrap_or_default(),
-                (work, placements),
-            );
-        }
-        for (work, placements) in by_cluster.values() {
-            let stale = placements.is_empty()
-                || placements
-                    .iter()
-                    .any(|p| !refs.iter().any(|r| &r.name == p));
-            if stale && let Err(e) = self.delete_work(&work.work).await {
-                errors.push(e);
-            }
-        }
-
-        let (mut count, mut selected_total, mut succeeded_total) = (0usize, 0i64, 0usize);
-        // Works applied at the current template that report no Progressing condition.
-        let mut stalled = 0usize;
-        let mut summaries = Vec::new();
-        let mut min_requeue = MAX_REQUEUE;
-        // Placements and decisions that do not decode (each stops its placement's rollout).
-        let mut undecodable: Vec<String> = Vec::new();
+        let mut pass = DeployPass::default();
         let placements = read::api::<Placement>(&self.client, Some(&namespace));
         for placement_ref in refs {
             let placement = match self
@@ -1322,176 +1312,367 @@ impl ReplicaSetController {
                 }
                 Err(e) => return Err(e),
             };
-            let mut existing: BTreeSet<String> = BTreeSet::new();
-            let mut succeeded: BTreeSet<String> = BTreeSet::new();
-            let mut statuses = Vec::new();
-            let placement_works = by_placement
-                .get(&placement_ref.name)
-                .map(Vec::as_slice)
-                .unwrap_or_default();
-            for Listed { work, current, .. } in placement_works.iter().map(|w| &**w) {
-                if !current {
-                    continue;
-                }
-                let cluster = work.namespace().unwrap_or_default();
-                existing.insert(cluster.clone());
-                let st = cluster_rollout_status(&cluster, GroupKey::default(), work, self.criteria);
-                if st.status == RolloutStatus::Succeeded {
-                    succeeded.insert(cluster);
-                } else if self.criteria == SuccessCriteria::ProgressingCondition
-                    && awaits_progressing(work)
-                {
-                    stalled += 1;
-                }
-                statuses.push(st);
-            }
-            let listed = self
-                .decoder
-                .list_placement_decisions(&self.client, &namespace, &placement_ref.name)
+            let rolled = self
+                .deploy_placement(
+                    replica_set,
+                    placement_ref,
+                    &placement,
+                    &by_cluster,
+                    templates,
+                    observed,
+                    now,
+                    errors,
+                    &mut pass,
+                )
                 .await;
-            let groups = match listed {
-                // Without all of its decisions the placement's clusters are unknown: nothing
-                // is rolled out or removed for it until the decision changes.
-                Ok((_, failures)) if !failures.is_empty() => {
-                    undecodable.extend(
-                        failures
-                            .iter()
-                            .map(|f| read::undecodable("PlacementDecision", f).to_string()),
+            if !rolled {
+                let conditions = new_status.conditions.get_or_insert_with(Vec::new);
+                conditions::set(conditions, status::placement_not_as_expected(), &now_time);
+            }
+        }
+        self.write_deploy_status(
+            replica_set,
+            new_status,
+            &pass,
+            observed.count_updated,
+            &now_time,
+        );
+        Error::aggregate(std::mem::take(errors))?;
+        let requeue = (pass.min_requeue < MAX_REQUEUE).then_some(pass.min_requeue);
+        Ok((Step::Continue, requeue))
+    }
+
+    /// The works the replica set owns, each kept without its managedFields and its manifests'
+    /// status (feedback included): the deploy pass compares and patches metadata and spec, and
+    /// reads the work-level conditions only.
+    async fn list_owned_works(
+        &self,
+        owner: &str,
+        refs: &[LocalPlacementReference],
+        templates: &mut Templates,
+    ) -> Result<Vec<Listed>> {
+        let decoder = &self.decoder;
+        self.fold_owned_works(owner, Vec::new, |works, raw| {
+            // A work that does not decode is present, not up to date: its cluster gets no
+            // second work, and its spec is patched from its JSON (see `apply_work`).
+            let mut work = match decoder.decode::<ManifestWork>(KIND_WORK, &raw) {
+                Ok(work) => work,
+                Err(_) => {
+                    let mut stub = ManifestWork::new(
+                        raw.meta().name.as_deref().unwrap_or_default(),
+                        ManifestWorkSpec::default(),
                     );
-                    continue;
-                }
-                Ok((items, _)) => match ClusterGroups::from_decisions(&items) {
-                    Ok(groups) => groups,
-                    Err(source) => {
-                        errors.push(Error::Rollout {
-                            placement: format!("{namespace}/{}", placement_ref.name),
-                            source,
-                        });
-                        continue;
-                    }
-                },
-                Err(e) => {
-                    errors.push(e);
-                    continue;
+                    stub.metadata = kube::api::ObjectMeta {
+                        labels: Some(read::labels(&raw)),
+                        ..raw.meta().clone()
+                    };
+                    works.push(Listed {
+                        work: stub,
+                        current: false,
+                        undecodable: true,
+                    });
+                    return;
                 }
             };
-            // With per-cluster values, every selected cluster is resolved now, so each one
-            // that cannot be is reported (not only those this pass rolls out to). For the
-            // rollout it is a failure that holds no slot (the engine's TimeOut status): it
-            // counts against `maxFailures`, and within that the rollout goes on without it.
-            if templates.clusters.is_some() {
-                for cluster in groups.clusters() {
-                    if templates.get(cluster).is_none() {
-                        statuses.push(ClusterRolloutStatus::new(
-                            cluster,
-                            GroupKey::default(),
-                            RolloutStatus::TimeOut,
-                        ));
-                    }
+            work.metadata.managed_fields = None;
+            if let Some(status) = work.status.as_mut() {
+                status.resource_status = None;
+            }
+            // Whether it holds its template is asked of the works of the replica set's
+            // placements only (with per-cluster values, asking resolves the cluster's).
+            let current = work
+                .labels()
+                .get(labels::PLACEMENT_NAME)
+                .is_some_and(|p| refs.iter().any(|r| &r.name == p))
+                && templates.holds(&work);
+            if current {
+                work.spec = ManifestWorkSpec::default();
+            }
+            works.push(Listed {
+                work,
+                current,
+                undecodable: false,
+            });
+        })
+        .await
+    }
+
+    /// Deletes the works of clusters no placement of the replica set wants any more (a work
+    /// fanned out for no placement, or for one the replica set no longer names).
+    async fn delete_stale_works(
+        &self,
+        by_cluster: &WorksByCluster,
+        refs: &[LocalPlacementReference],
+        errors: &mut Vec<Error>,
+    ) {
+        for (work, placements) in by_cluster.values() {
+            let stale = placements.is_empty()
+                || placements
+                    .iter()
+                    .any(|p| !refs.iter().any(|r| &r.name == p));
+            if stale && let Err(e) = self.delete_work(&work.work).await {
+                errors.push(e);
+            }
+        }
+    }
+
+    /// One placement's part of the deploy pass: its rollout computed from its decisions and
+    /// its works, the works it calls for applied and the ones it removed deleted, and its
+    /// summary added to `pass`. Errors go to `errors`; `false` when the rollout could not be
+    /// computed (the caller says so in the `PlacementVerified` condition).
+    #[allow(clippy::too_many_arguments)]
+    async fn deploy_placement(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+        placement_ref: &LocalPlacementReference,
+        placement: &Placement,
+        by_cluster: &WorksByCluster,
+        templates: &mut Templates,
+        observed: &mut Observed,
+        now: Timestamp,
+        errors: &mut Vec<Error>,
+        pass: &mut DeployPass,
+    ) -> bool {
+        let namespace = replica_set.namespace().unwrap_or_default();
+        let placement_works = observed
+            .works
+            .get(&placement_ref.name)
+            .cloned()
+            .unwrap_or_default();
+        let Statuses {
+            mut existing,
+            succeeded,
+            mut statuses,
+            stalled,
+        } = self.rollout_statuses(&placement_works);
+        pass.stalled += stalled;
+        let Some(groups) = self
+            .placement_groups(&namespace, placement_ref, errors, pass)
+            .await
+        else {
+            return true;
+        };
+        // With per-cluster values, every selected cluster is resolved now, so each one that
+        // cannot be is reported (not only those this pass rolls out to). For the rollout it is
+        // a failure that holds no slot (the engine's TimeOut status): it counts against
+        // `maxFailures`, and within that the rollout goes on without it.
+        if templates.clusters.is_some() {
+            for cluster in groups.clusters() {
+                if templates.get(cluster).is_none() {
+                    statuses.push(ClusterRolloutStatus::new(
+                        cluster,
+                        GroupKey::default(),
+                        RolloutStatus::TimeOut,
+                    ));
                 }
             }
-            let strategy = placement_ref.rollout_strategy.clone().unwrap_or_default();
-            let result = match RolloutHandler::new(&groups).rollout(&strategy, &statuses, now) {
-                Ok(r) => r,
+        }
+        let strategy = placement_ref.rollout_strategy.clone().unwrap_or_default();
+        let result = match RolloutHandler::new(&groups).rollout(&strategy, &statuses, now) {
+            Ok(r) => r,
+            Err(source) => {
+                errors.push(Error::Rollout {
+                    placement: format!("{namespace}/{}", placement_ref.name),
+                    source,
+                });
+                return false;
+            }
+        };
+        if let Some(after) = result.recheck_after {
+            pass.min_requeue = pass.min_requeue.min(after);
+        }
+        observed.breached |= result.max_failure_breach;
+        observed.abort |= rollback::abort_wanted(&strategy, &result);
+        self.carry_out_rollout(
+            replica_set,
+            placement_ref,
+            &result,
+            by_cluster,
+            &placement_works,
+            templates,
+            &mut existing,
+            errors,
+        )
+        .await;
+        let selected = i64::from(
+            placement
+                .status
+                .as_ref()
+                .and_then(|s| s.number_of_selected_clusters)
+                .unwrap_or(0),
+        );
+        let decision_groups = placement
+            .status
+            .as_ref()
+            .and_then(|s| s.decision_groups.as_ref())
+            .map_or(0, Vec::len);
+        pass.selected += selected;
+        pass.summaries.push(PlacementSummary {
+            name: Some(placement_ref.name.clone()),
+            available_decision_groups: Some(status::available_decision_groups(
+                decision_groups,
+                existing.len(),
+                selected,
+            )),
+            summary: Some(ManifestWorkReplicaSetSummary {
+                desired_total: Some(selected),
+                updated: Some(if observed.count_updated {
+                    succeeded.len() as i64
+                } else {
+                    0
+                }),
+                ..summary_with_total(existing.len() as i64)
+            }),
+        });
+        pass.count += existing.len();
+        pass.succeeded += succeeded.len();
+        true
+    }
+
+    /// The clusters a placement decided, by decision group. `None` when they cannot be known
+    /// (a decision that does not decode, noted in `pass`; or an error, pushed to `errors`):
+    /// nothing is then rolled out or removed for the placement until its decisions change.
+    async fn placement_groups(
+        &self,
+        namespace: &str,
+        placement_ref: &LocalPlacementReference,
+        errors: &mut Vec<Error>,
+        pass: &mut DeployPass,
+    ) -> Option<ClusterGroups> {
+        let listed = self
+            .decoder
+            .list_placement_decisions(&self.client, namespace, &placement_ref.name)
+            .await;
+        match listed {
+            // Without all of its decisions the placement's clusters are unknown: nothing is
+            // rolled out or removed for it until the decision changes.
+            Ok((_, failures)) if !failures.is_empty() => {
+                pass.undecodable.extend(
+                    failures
+                        .iter()
+                        .map(|f| read::undecodable("PlacementDecision", f).to_string()),
+                );
+                None
+            }
+            Ok((items, _)) => match ClusterGroups::from_decisions(&items) {
+                Ok(groups) => Some(groups),
                 Err(source) => {
                     errors.push(Error::Rollout {
                         placement: format!("{namespace}/{}", placement_ref.name),
                         source,
                     });
-                    let conditions = new_status.conditions.get_or_insert_with(Vec::new);
-                    conditions::set(conditions, status::placement_not_as_expected(), &now_time);
-                    continue;
+                    None
                 }
-            };
-            if let Some(after) = result.recheck_after {
-                min_requeue = min_requeue.min(after);
+            },
+            Err(e) => {
+                errors.push(e);
+                None
             }
-            observed.breached |= result.max_failure_breach;
-            observed.abort |= rollback::abort_wanted(&strategy, &result);
-            for cluster in result
-                .clusters_to_rollout
-                .iter()
-                .filter(|c| c.status == RolloutStatus::ToApply)
+        }
+    }
+
+    /// The rollout status of each cluster whose work holds its current template, among a
+    /// placement's works.
+    fn rollout_statuses(&self, placement_works: &[Arc<Listed>]) -> Statuses {
+        let mut out = Statuses::default();
+        for Listed { work, current, .. } in placement_works.iter().map(|w| &**w) {
+            if !current {
+                continue;
+            }
+            let cluster = work.namespace().unwrap_or_default();
+            out.existing.insert(cluster.clone());
+            let st = cluster_rollout_status(&cluster, GroupKey::default(), work, self.criteria);
+            if st.status == RolloutStatus::Succeeded {
+                out.succeeded.insert(cluster);
+            } else if self.criteria == SuccessCriteria::ProgressingCondition
+                && awaits_progressing(work)
             {
-                let record = by_cluster
-                    .get(&cluster.cluster_name)
-                    .filter(|(_, placements)| placements.contains(&placement_ref.name));
-                let name = record.and_then(|(w, _)| w.work.metadata.name.as_deref());
-                // A cluster whose values cannot be resolved gets no work (the error is
-                // reported in the ClusterValuesResolved condition).
-                let Some(spec) = templates.get(&cluster.cluster_name) else {
-                    continue;
-                };
-                let required = build_work_with_spec(
-                    replica_set,
-                    spec.clone(),
-                    name,
-                    &cluster.cluster_name,
-                    &placement_ref.name,
-                );
-                match self.apply_work(&required, record.map(|(w, _)| &**w)).await {
+                out.stalled += 1;
+            }
+            out.statuses.push(st);
+        }
+        out
+    }
+
+    /// Applies the works a placement's rollout calls for and deletes those of the clusters it
+    /// removed, keeping `existing` (the clusters with a work) up to date.
+    #[allow(clippy::too_many_arguments)]
+    async fn carry_out_rollout(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+        placement_ref: &LocalPlacementReference,
+        result: &RolloutResult,
+        by_cluster: &WorksByCluster,
+        placement_works: &[Arc<Listed>],
+        templates: &mut Templates,
+        existing: &mut BTreeSet<String>,
+        errors: &mut Vec<Error>,
+    ) {
+        for cluster in result
+            .clusters_to_rollout
+            .iter()
+            .filter(|c| c.status == RolloutStatus::ToApply)
+        {
+            let record = by_cluster
+                .get(&cluster.cluster_name)
+                .filter(|(_, placements)| placements.contains(&placement_ref.name));
+            let name = record.and_then(|(w, _)| w.work.metadata.name.as_deref());
+            // A cluster whose values cannot be resolved gets no work (the error is reported in
+            // the ClusterValuesResolved condition).
+            let Some(spec) = templates.get(&cluster.cluster_name) else {
+                continue;
+            };
+            let required = build_work_with_spec(
+                replica_set,
+                spec.clone(),
+                name,
+                &cluster.cluster_name,
+                &placement_ref.name,
+            );
+            match self.apply_work(&required, record.map(|(w, _)| &**w)).await {
+                Ok(()) => {
+                    existing.insert(cluster.cluster_name.clone());
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        for removed in &result.clusters_removed {
+            for work in placement_works
+                .iter()
+                .map(|w| &w.work)
+                .filter(|w| w.namespace().as_deref() == Some(removed.cluster_name.as_str()))
+            {
+                match self.delete_work(work).await {
                     Ok(()) => {
-                        existing.insert(cluster.cluster_name.clone());
+                        existing.remove(&removed.cluster_name);
                     }
                     Err(e) => errors.push(e),
                 }
             }
-            for removed in &result.clusters_removed {
-                for work in placement_works
-                    .iter()
-                    .map(|w| &w.work)
-                    .filter(|w| w.namespace().as_deref() == Some(removed.cluster_name.as_str()))
-                {
-                    match self.delete_work(work).await {
-                        Ok(()) => {
-                            existing.remove(&removed.cluster_name);
-                        }
-                        Err(e) => errors.push(e),
-                    }
-                }
-            }
-            let selected = i64::from(
-                placement
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.number_of_selected_clusters)
-                    .unwrap_or(0),
-            );
-            let decision_groups = placement
-                .status
-                .as_ref()
-                .and_then(|s| s.decision_groups.as_ref())
-                .map_or(0, Vec::len);
-            selected_total += selected;
-            summaries.push(PlacementSummary {
-                name: Some(placement_ref.name.clone()),
-                available_decision_groups: Some(status::available_decision_groups(
-                    decision_groups,
-                    existing.len(),
-                    selected,
-                )),
-                summary: Some(ManifestWorkReplicaSetSummary {
-                    desired_total: Some(selected),
-                    updated: Some(if observed.count_updated {
-                        succeeded.len() as i64
-                    } else {
-                        0
-                    }),
-                    ..summary_with_total(existing.len() as i64)
-                }),
-            });
-            count += existing.len();
-            succeeded_total += succeeded.len();
         }
+    }
 
-        new_status.placements_summary = Some(summaries);
+    /// The deploy pass's status: the placements' summaries, the totals, and the
+    /// `PlacementVerified` and `PlacementRolledOut` conditions (a stalled rollout said once per
+    /// change, at WARN).
+    fn write_deploy_status(
+        &self,
+        replica_set: &ManifestWorkReplicaSet,
+        new_status: &mut ManifestWorkReplicaSetStatus,
+        pass: &DeployPass,
+        count_updated: bool,
+        now_time: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+    ) {
+        let namespace = replica_set.namespace().unwrap_or_default();
+        let count = pass.count;
+        new_status.placements_summary = Some(pass.summaries.clone());
         let summary = new_status
             .summary
             .get_or_insert_with(|| summary_with_total(0));
         summary.total = Some(count as i64);
-        summary.desired_total = Some(selected_total);
-        if observed.count_updated {
-            summary.updated = Some(succeeded_total as i64);
+        summary.desired_total = Some(pass.selected);
+        if count_updated {
+            summary.updated = Some(pass.succeeded as i64);
         }
         if count == 0 {
             summary.applied = Some(0);
@@ -1500,22 +1681,22 @@ impl ReplicaSetController {
             summary.progressing = Some(0);
         }
         let conditions = new_status.conditions.get_or_insert_with(Vec::new);
-        let verified = if undecodable.is_empty() {
+        let verified = if pass.undecodable.is_empty() {
             status::placement_verified(count)
         } else {
-            status::placement_undecodable(&undecodable)
+            status::placement_undecodable(&pass.undecodable)
         };
-        conditions::set(conditions, verified, &now_time);
-        let mut rolled_out = status::placement_rolled_out(selected_total, succeeded_total as i64);
+        conditions::set(conditions, verified, now_time);
+        let mut rolled_out = status::placement_rolled_out(pass.selected, pass.succeeded as i64);
         // Said once per change of the message, however often the stalled rollout is
         // reconciled (and whatever an older cached status says).
         let stall_key = format!("{namespace}/{}#stall", replica_set.name_any());
-        if rolled_out.status == ConditionStatus::False && stalled > 0 {
-            rolled_out.message = status::stalled_rollout_message(stalled, count);
+        if rolled_out.status == ConditionStatus::False && pass.stalled > 0 {
+            rolled_out.message = status::stalled_rollout_message(pass.stalled, count);
             if self.said.changed(&stall_key, &rolled_out.message) {
                 tracing::warn!(
                     replica_set = %format!("{namespace}/{}", replica_set.name_any()),
-                    stalled,
+                    stalled = pass.stalled,
                     works = count,
                     "rollout cannot advance: ManifestWorks are applied but report no Progressing \
                      condition; add a condition rule setting Progressing, or opt in with \
@@ -1526,10 +1707,7 @@ impl ReplicaSetController {
         } else {
             self.said.forget(&stall_key);
         }
-        conditions::set(conditions, rolled_out, &now_time);
-        Error::aggregate(std::mem::take(errors))?;
-        let requeue = (min_requeue < MAX_REQUEUE).then_some(min_requeue);
-        Ok((Step::Continue, requeue))
+        conditions::set(conditions, rolled_out, now_time);
     }
 
     /// The status reconciler (upstream §8.4): counts by condition and `ManifestworkApplied`.
