@@ -295,13 +295,23 @@ impl HubMetrics {
     /// Placement controller reports through its `ScheduleObserver` hook). A hub binary
     /// connects the two with a closure:
     ///
-    /// ```ignore
-    /// let observer = metrics.clone();
-    /// PlacementController::new(client).with_observer(Arc::new(
-    ///     move |namespace: &str, name: &str, elapsed, succeeded| {
-    ///         observer.scheduled(namespace, name, elapsed, succeeded)
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use ocm_placement::controller::ScheduleObserver;
+    /// use ocm_work::runtime::metrics::Metrics;
+    ///
+    /// let metrics = Metrics::new();
+    /// let hub = metrics.hub();
+    /// // What `PlacementController::with_observer` takes.
+    /// let observer: Arc<dyn ScheduleObserver> = Arc::new(
+    ///     move |namespace: &str, name: &str, elapsed: Duration, succeeded: bool| {
+    ///         hub.scheduled(namespace, name, elapsed, succeeded)
     ///     },
-    /// ));
+    /// );
+    /// observer.scheduled("default", "placement1", Duration::from_millis(2), true);
+    /// assert!(metrics.encode().contains("ocm_placement_schedules_total{result=\"success\"} 1"));
     /// ```
     pub fn scheduled(&self, _namespace: &str, _name: &str, elapsed: Duration, succeeded: bool) {
         self.schedule_duration.observe(elapsed.as_secs_f64());
