@@ -11,9 +11,9 @@ use kube::{Client, Resource, ResourceExt};
 use ocm_api::addon::v1alpha1::InstallStrategyType;
 use ocm_api::addon::v1beta1::KubeClientDriver;
 use ocm_api::addon::v1beta1::{
-    ClusterManagementAddOn, ClusterManagementAddOnSpec, ConfigGroupResource, KubeClientConfig,
-    KubeClientSubject, ManagedClusterAddOn, ManagedClusterAddOnSpec, ManagedClusterAddOnStatus,
-    RegistrationConfig, RegistrationType,
+    ClusterManagementAddOn, ClusterManagementAddOnSpec, ClusterManagementAddOnStatus,
+    ConfigGroupResource, KubeClientConfig, KubeClientSubject, ManagedClusterAddOn,
+    ManagedClusterAddOnSpec, ManagedClusterAddOnStatus, RegistrationConfig, RegistrationType,
 };
 use ocm_api::clock::{Clock, SystemClock};
 use ocm_api::cluster::v1::ManagedCluster;
@@ -46,6 +46,9 @@ const KIND_WORK: &str = "ManifestWork";
 
 /// The field manager the addon manager writes with.
 pub const FIELD_MANAGER: &str = "addon-manager";
+
+/// ManagedClusterAddOns that do not decode, with why.
+type Undecodable = Vec<(RawObject, DecodeFailure)>;
 
 /// What the deploy syncers of one ManagedClusterAddOn work from.
 struct DeployContext<'a> {
@@ -321,21 +324,8 @@ impl AddonManager {
 
     async fn reconcile_addon_round(&self, name: &str) -> Result<AddonOutcome> {
         let mut outcome = AddonOutcome::default();
-        let cmas = read::api::<ClusterManagementAddOn>(&self.client, None);
-        let Some(raw) = self.decoder.get_raw(&cmas, KIND_CMA, name).await? else {
+        let Some(mut cma) = self.read_cma(name, &mut outcome).await? else {
             return Ok(outcome);
-        };
-        let cma = match self
-            .decoder
-            .decode::<ClusterManagementAddOn>(KIND_CMA, &raw)
-        {
-            Ok(cma) => cma,
-            Err(failure) => {
-                outcome
-                    .undecodable
-                    .push(read::undecodable(KIND_CMA, &failure).to_string());
-                return Ok(outcome);
-            }
         };
         let Some(addon) = self.addon_for(name, Some(&cma)) else {
             return Ok(outcome);
@@ -345,8 +335,91 @@ impl AddonManager {
 
         // cma-install-progression + cma-config: the CMA's default config references and
         // install progressions, with spec hashes.
-        let mut cma = cma;
         let old_status = cma.status.clone().unwrap_or_default();
+        let mut cma_status = self.cma_config_status(&cma, &options, &old_status).await;
+
+        // addon-management: install strategies.
+        let (mut mcas, undecodable) = self.list_addons(name).await?;
+        self.report_undecodable_addons(&undecodable, &now, &mut outcome)
+            .await;
+        let Some(inputs) = self
+            .manage_installs(&cma, &mut mcas, &undecodable, &mut outcome)
+            .await?
+        else {
+            return Ok(outcome);
+        };
+
+        // addon-owner: every ManagedClusterAddOn is owned by its CMA.
+        self.own_addons(&cma, &mut mcas, &mut outcome).await;
+
+        // addon-configuration: which configs each addon runs with, rolled out.
+        cma.status = Some(cma_status.clone());
+        let plan = config::plan(&cma, &mcas, &inputs, self.clock.now()).map_err(|source| {
+            Error::Rollout {
+                placement: format!("install strategy of {name}"),
+                source,
+            }
+        })?;
+        outcome.requeue_after = plan.requeue_after;
+        for p in cma_status.install_progressions.iter_mut().flatten() {
+            if let Some((condition, completed)) = plan
+                .progressions
+                .get(&(p.namespace.clone(), p.name.clone()))
+            {
+                config::apply_progression(p, condition, *completed, &now);
+            }
+        }
+        self.write_cma_status(name, &old_status, &cma_status)
+            .await?;
+
+        // Each addon: its registration, deploy works, health and status.
+        self.reconcile_addons(
+            name,
+            addon.as_ref(),
+            &options,
+            &mcas,
+            &plan,
+            &now,
+            &mut outcome,
+        )
+        .await;
+        Ok(outcome)
+    }
+
+    /// The ClusterManagementAddOn `name`; `None` when it does not exist or does not decode
+    /// (then named in `outcome`).
+    async fn read_cma(
+        &self,
+        name: &str,
+        outcome: &mut AddonOutcome,
+    ) -> Result<Option<ClusterManagementAddOn>> {
+        let cmas = read::api::<ClusterManagementAddOn>(&self.client, None);
+        let Some(raw) = self.decoder.get_raw(&cmas, KIND_CMA, name).await? else {
+            return Ok(None);
+        };
+        match self
+            .decoder
+            .decode::<ClusterManagementAddOn>(KIND_CMA, &raw)
+        {
+            Ok(cma) => Ok(Some(cma)),
+            Err(failure) => {
+                outcome
+                    .undecodable
+                    .push(read::undecodable(KIND_CMA, &failure).to_string());
+                Ok(None)
+            }
+        }
+    }
+
+    /// The CMA's status with its default config references and install progressions as its
+    /// spec and the configs' spec hashes make them (upstream's cma-config and
+    /// cma-install-progression controllers).
+    async fn cma_config_status(
+        &self,
+        cma: &ClusterManagementAddOn,
+        options: &AgentAddonOptions,
+        old_status: &ClusterManagementAddOnStatus,
+    ) -> ClusterManagementAddOnStatus {
         let mut cma_status = old_status.clone();
         let defaults = cma.spec.default_configs.clone().unwrap_or_default();
         let mut default_refs = config::default_config_references(
@@ -371,7 +444,7 @@ impl AddonManager {
             Vec::new()
         };
         let hashes = self
-            .config_hashes(&options, &default_refs, &progressions)
+            .config_hashes(options, &default_refs, &progressions)
             .await;
         config::fill_cma_spec_hashes(&mut default_refs, &mut progressions, &|g, r, ns, n| {
             hashes
@@ -380,122 +453,159 @@ impl AddonManager {
         });
         cma_status.default_config_references = Some(default_refs);
         cma_status.install_progressions = Some(progressions);
+        cma_status
+    }
 
-        // addon-management: install strategies.
+    /// The ManagedClusterAddOns named `name` that decode, and those that do not (each with
+    /// its raw object, to be reported on itself and otherwise left alone).
+    async fn list_addons(&self, name: &str) -> Result<(Vec<ManagedClusterAddOn>, Undecodable)> {
         let mca_api = read::api::<ManagedClusterAddOn>(&self.client, None);
         let selector = format!("metadata.name={name}");
-        // The addons of this name that decode, and the clusters of every one (an addon that
-        // does not decode is reported on itself and otherwise left alone).
-        let list_mcas = || async {
-            let items = self
+        let items = self
+            .decoder
+            .list_raw(&mca_api, &ListParams::default().fields(&selector), || {
+                format!("list ManagedClusterAddOns {name}")
+            })
+            .await?;
+        let mut mcas = Vec::with_capacity(items.len());
+        let mut undecodable = Vec::new();
+        for raw in items {
+            match self
                 .decoder
-                .list_raw(&mca_api, &ListParams::default().fields(&selector), || {
-                    format!("list ManagedClusterAddOns {name}")
-                })
-                .await?;
-            let mut mcas = Vec::with_capacity(items.len());
-            let mut undecodable = Vec::new();
-            for raw in items {
-                match self
-                    .decoder
-                    .decode_quietly::<ManagedClusterAddOn>(KIND_MCA, &raw)
-                {
-                    Ok(mca) => mcas.push(mca),
-                    Err(failure) => undecodable.push((raw, failure)),
-                }
+                .decode_quietly::<ManagedClusterAddOn>(KIND_MCA, &raw)
+            {
+                Ok(mca) => mcas.push(mca),
+                Err(failure) => undecodable.push((raw, failure)),
             }
-            Ok::<_, Error>((mcas, undecodable))
-        };
-        let (mut mcas, undecodable) = list_mcas().await?;
-        for (raw, failure) in &undecodable {
+        }
+        Ok((mcas, undecodable))
+    }
+
+    /// Names each addon that does not decode in `outcome`, and says why in its `Progressing`
+    /// condition.
+    async fn report_undecodable_addons(
+        &self,
+        undecodable: &Undecodable,
+        now: &Time,
+        outcome: &mut AddonOutcome,
+    ) {
+        for (raw, failure) in undecodable {
             outcome
                 .undecodable
                 .push(read::undecodable(KIND_MCA, failure).to_string());
-            if let Err(e) = self.report_undecodable_addon(raw, failure, &now).await {
+            if let Err(e) = self.report_undecodable_addon(raw, failure, now).await {
                 outcome
                     .failed
                     .push((failure.namespace.clone(), e.to_string()));
             }
         }
+    }
+
+    /// Upstream's addon-management controller: with the `Placements` install strategy, a
+    /// ManagedClusterAddOn is created in every cluster the placements decide and deleted from
+    /// the others (`mcas` is listed again after a change). Returns the placements' decisions
+    /// for the config rollout; `None` when a decision does not decode (named in `outcome`):
+    /// nothing is installed or removed then until the decision changes.
+    async fn manage_installs(
+        &self,
+        cma: &ClusterManagementAddOn,
+        mcas: &mut Vec<ManagedClusterAddOn>,
+        undecodable: &Undecodable,
+        outcome: &mut AddonOutcome,
+    ) -> Result<Option<Vec<PlacementInput>>> {
+        let name = cma.name_any();
+        let name = name.as_str();
+        let strategy = cma.spec.install_strategy.clone().unwrap_or_default();
+        let placements = strategy.placements.clone().unwrap_or_default();
         let mut inputs = Vec::new();
-        if strategy.strategy_type() == InstallStrategyType::Placements {
-            let mut required = BTreeSet::new();
-            for p in &placements {
-                // Only whether it exists and its decision group size are read, field by field.
-                let placement_api = read::api::<Placement>(&self.client, Some(&p.namespace));
-                let Some(placement) = self
-                    .decoder
-                    .get_raw(&placement_api, "Placement", &p.name)
-                    .await?
-                else {
-                    tracing::debug!(addon = name, placement = %format!("{}/{}", p.namespace, p.name), "placement not found");
-                    continue;
-                };
-                let (items, failures) = self
-                    .decoder
-                    .list_placement_decisions(&self.client, &p.namespace, &p.name)
-                    .await?;
-                // Without every decision the addon's clusters are unknown: nothing is
-                // installed or removed until the decision changes.
-                if !failures.is_empty() {
-                    outcome.undecodable.extend(
-                        failures
-                            .iter()
-                            .map(|f| read::undecodable("PlacementDecision", f).to_string()),
-                    );
-                    return Ok(outcome);
-                }
-                let groups =
-                    DecisionClusters::from_decisions(&items).map_err(|source| Error::Rollout {
-                        placement: format!("{}/{}", p.namespace, p.name),
-                        source,
-                    })?;
-                required.extend(groups.clusters().into_iter().filter(|c| !c.is_empty()));
-                inputs.push(PlacementInput {
-                    strategy: p.clone(),
-                    decisions: groups,
-                    clusters_per_decision_group: read::field(
-                        &placement,
-                        &[
-                            "spec",
-                            "decisionStrategy",
-                            "groupStrategy",
-                            "clustersPerDecisionGroup",
-                        ],
-                    ),
-                });
+        if strategy.strategy_type() != InstallStrategyType::Placements {
+            return Ok(Some(inputs));
+        }
+        let mut required = BTreeSet::new();
+        for p in &placements {
+            // Only whether it exists and its decision group size are read, field by field.
+            let placement_api = read::api::<Placement>(&self.client, Some(&p.namespace));
+            let Some(placement) = self
+                .decoder
+                .get_raw(&placement_api, "Placement", &p.name)
+                .await?
+            else {
+                tracing::debug!(addon = name, placement = %format!("{}/{}", p.namespace, p.name), "placement not found");
+                continue;
+            };
+            let (items, failures) = self
+                .decoder
+                .list_placement_decisions(&self.client, &p.namespace, &p.name)
+                .await?;
+            // Without every decision the addon's clusters are unknown: nothing is installed
+            // or removed until the decision changes.
+            if !failures.is_empty() {
+                outcome.undecodable.extend(
+                    failures
+                        .iter()
+                        .map(|f| read::undecodable("PlacementDecision", f).to_string()),
+                );
+                return Ok(None);
             }
-            let existing: BTreeSet<String> = mcas
-                .iter()
-                .filter_map(|m| m.namespace())
-                .chain(undecodable.iter().map(|(_, f)| f.namespace.clone()))
-                .collect();
-            for cluster in required.difference(&existing) {
-                match self.create_addon(&cma, cluster).await {
-                    Ok(()) => outcome.created.push(cluster.clone()),
-                    Err(e) => outcome.failed.push((cluster.clone(), e.to_string())),
-                }
-            }
-            for cluster in existing.difference(&required) {
-                let api = read::api::<ManagedClusterAddOn>(&self.client, Some(cluster));
-                match api.delete(name, &DeleteParams::default()).await {
-                    Ok(_) => outcome.deleted.push(cluster.clone()),
-                    Err(e) if is_not_found(&e) => {}
-                    Err(e) => outcome.failed.push((
-                        cluster.clone(),
-                        Error::kube(format!("delete ManagedClusterAddOn {cluster}/{name}"), e)
-                            .to_string(),
-                    )),
-                }
-            }
-            if !outcome.created.is_empty() || !outcome.deleted.is_empty() {
-                mcas = list_mcas().await?.0;
+            let groups =
+                DecisionClusters::from_decisions(&items).map_err(|source| Error::Rollout {
+                    placement: format!("{}/{}", p.namespace, p.name),
+                    source,
+                })?;
+            required.extend(groups.clusters().into_iter().filter(|c| !c.is_empty()));
+            inputs.push(PlacementInput {
+                strategy: p.clone(),
+                decisions: groups,
+                clusters_per_decision_group: read::field(
+                    &placement,
+                    &[
+                        "spec",
+                        "decisionStrategy",
+                        "groupStrategy",
+                        "clustersPerDecisionGroup",
+                    ],
+                ),
+            });
+        }
+        let existing: BTreeSet<String> = mcas
+            .iter()
+            .filter_map(|m| m.namespace())
+            .chain(undecodable.iter().map(|(_, f)| f.namespace.clone()))
+            .collect();
+        for cluster in required.difference(&existing) {
+            match self.create_addon(cma, cluster).await {
+                Ok(()) => outcome.created.push(cluster.clone()),
+                Err(e) => outcome.failed.push((cluster.clone(), e.to_string())),
             }
         }
+        for cluster in existing.difference(&required) {
+            let api = read::api::<ManagedClusterAddOn>(&self.client, Some(cluster));
+            match api.delete(name, &DeleteParams::default()).await {
+                Ok(_) => outcome.deleted.push(cluster.clone()),
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => outcome.failed.push((
+                    cluster.clone(),
+                    Error::kube(format!("delete ManagedClusterAddOn {cluster}/{name}"), e)
+                        .to_string(),
+                )),
+            }
+        }
+        if !outcome.created.is_empty() || !outcome.deleted.is_empty() {
+            *mcas = self.list_addons(name).await?.0;
+        }
+        Ok(Some(inputs))
+    }
 
-        // addon-owner: every ManagedClusterAddOn is owned by its CMA.
-        let owner = cma_owner(&cma);
-        for mca in &mut mcas {
+    /// Upstream's addon-owner controller: every ManagedClusterAddOn gets its CMA as an owner.
+    async fn own_addons(
+        &self,
+        cma: &ClusterManagementAddOn,
+        mcas: &mut [ManagedClusterAddOn],
+        outcome: &mut AddonOutcome,
+    ) {
+        let name = cma.name_any();
+        let owner = cma_owner(cma);
+        for mca in mcas {
             let refs = mca.metadata.owner_references.clone().unwrap_or_default();
             if refs.iter().any(|r| r.uid == owner.uid) {
                 continue;
@@ -506,7 +616,7 @@ impl AddonManager {
             let api = read::api::<ManagedClusterAddOn>(&self.client, Some(&ns));
             let patch = json!({"metadata": {"resourceVersion": mca.metadata.resource_version, "ownerReferences": merged}});
             let patched = match api
-                .patch(name, &write_params(), &Patch::Merge(&patch))
+                .patch(&name, &write_params(), &Patch::Merge(&patch))
                 .await
             {
                 Ok(raw) => {
@@ -524,49 +634,54 @@ impl AddonManager {
                 Err(e) => outcome.failed.push((ns, e.to_string())),
             }
         }
+    }
 
-        // addon-configuration: which configs each addon runs with, rolled out.
-        cma.status = Some(cma_status.clone());
-        let plan = config::plan(&cma, &mcas, &inputs, self.clock.now()).map_err(|source| {
-            Error::Rollout {
-                placement: format!("install strategy of {name}"),
-                source,
-            }
-        })?;
-        outcome.requeue_after = plan.requeue_after;
-        for p in cma_status.install_progressions.iter_mut().flatten() {
-            if let Some((condition, completed)) = plan
-                .progressions
-                .get(&(p.namespace.clone(), p.name.clone()))
-            {
-                config::apply_progression(p, condition, *completed, &now);
-            }
+    /// Writes what changed of the CMA's status (a merge patch of the difference).
+    async fn write_cma_status(
+        &self,
+        name: &str,
+        old_status: &ClusterManagementAddOnStatus,
+        cma_status: &ClusterManagementAddOnStatus,
+    ) -> Result<()> {
+        if cma_status == old_status {
+            return Ok(());
         }
-        if cma_status != old_status {
-            let diff = merge_diff(
-                &serde_json::to_value(&old_status).unwrap_or(Value::Null),
-                &serde_json::to_value(&cma_status).unwrap_or(Value::Null),
-            );
-            if let Some(diff) = diff {
-                cmas.patch_status(
-                    name,
-                    &write_params(),
-                    &Patch::Merge(json!({"status": diff})),
-                )
-                .await
-                .map_err(|e| {
-                    Error::kube(format!("update status of ClusterManagementAddOn {name}"), e)
-                })?;
-            }
+        let diff = merge_diff(
+            &serde_json::to_value(old_status).unwrap_or(Value::Null),
+            &serde_json::to_value(cma_status).unwrap_or(Value::Null),
+        );
+        if let Some(diff) = diff {
+            let cmas = read::api::<ClusterManagementAddOn>(&self.client, None);
+            cmas.patch_status(
+                name,
+                &write_params(),
+                &Patch::Merge(json!({"status": diff})),
+            )
+            .await
+            .map_err(|e| {
+                Error::kube(format!("update status of ClusterManagementAddOn {name}"), e)
+            })?;
         }
+        Ok(())
+    }
 
-        for mca in &mcas {
+    /// Reconciles each addon of the round with the config update the plan gives its cluster,
+    /// noting in `outcome` which were reconciled, which failed, and the soonest requeue.
+    #[allow(clippy::too_many_arguments)]
+    async fn reconcile_addons(
+        &self,
+        name: &str,
+        addon: &dyn AgentAddon,
+        options: &AgentAddonOptions,
+        mcas: &[ManagedClusterAddOn],
+        plan: &config::ConfigPlan,
+        now: &Time,
+        outcome: &mut AddonOutcome,
+    ) {
+        for mca in mcas {
             let cluster = mca.namespace().unwrap_or_default();
             let update = plan.updates.get(&cluster);
-            match self
-                .reconcile_one(addon.as_ref(), &options, mca, update, &now)
-                .await
-            {
+            match self.reconcile_one(addon, options, mca, update, now).await {
                 Ok(requeue) => {
                     outcome.reconciled.push(cluster);
                     if let Some(r) = requeue {
@@ -579,7 +694,6 @@ impl AddonManager {
                 }
             }
         }
-        Ok(outcome)
     }
 
     /// Says in the `Progressing` condition of an addon that does not decode why (see
