@@ -41,8 +41,25 @@ const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' o
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
-/// apimachinery's `RegexError`: the message, the examples, then the pattern.
-fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
+/// apimachinery's `RegexError`: the message, the examples (if any), then the pattern, in
+/// the words (and spacing) every "does not match" error of the API server uses.
+///
+/// ```
+/// use ocm_api::k8s::names::regex_error;
+///
+/// assert_eq!(
+///     regex_error("must be lower case", "[a-z]+", &["abc", "x"]),
+///     "must be lower case (e.g. 'abc',  or 'x', regex used for validation is '[a-z]+')"
+/// );
+/// assert_eq!(
+///     regex_error("must be lower case", "[a-z]+", &[]),
+///     "must be lower case (regex used for validation is '[a-z]+')"
+/// );
+/// ```
+pub fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
+    if examples.is_empty() {
+        return format!("{message} (regex used for validation is '{pattern}')");
+    }
     let mut out = format!("{message} (e.g. ");
     for (i, example) in examples.iter().enumerate() {
         if i > 0 {

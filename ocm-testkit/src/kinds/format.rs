@@ -10,25 +10,7 @@ use ocm_api::k8s::names;
 
 use super::field::{Bad, Errors, Path};
 
-/// apimachinery's `RegexError`.
-pub(crate) fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
-    if examples.is_empty() {
-        return format!("{message} (regex used for validation is '{pattern}')");
-    }
-    let mut out = format!("{message} (e.g. ");
-    for (i, e) in examples.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" or ");
-        }
-        out.push('\'');
-        out.push_str(e);
-        out.push_str("', ");
-    }
-    out.push_str("regex used for validation is '");
-    out.push_str(pattern);
-    out.push_str("')");
-    out
-}
+use names::regex_error;
 
 /// `hasChDirPrefix`.
 fn chdir_prefix(value: &str) -> Option<&'static str> {

@@ -8,7 +8,9 @@
 //! * `format.named(name)`: `optional.of(format)` for one of the names above, else
 //!   `optional.none()`.
 //! * `<format>.validate(s)`: `optional.none()` when `s` is valid, else `optional.of(list)` of
-//!   the problems, worded as Kubernetes' validation words them.
+//!   the problems, worded as Kubernetes' validation words them. The name formats are
+//!   [`crate::k8s::names`]' checks: `qualifiedName` is a label key and `labelValue` a label
+//!   value, both measured in bytes as apimachinery's `validate/content` package does.
 //!
 //! The `…Prefix` formats check a name prefix (as for `generateName`): a trailing `-` is
 //! allowed, by Kubernetes' own trick of replacing the last two characters with `a`. `uri`
@@ -25,6 +27,7 @@ use cel::{Env, ExecutionError};
 use regex::Regex;
 
 use super::{opaque_val, owned, string_arg, typed};
+use crate::k8s::names;
 
 /// The CEL type of named formats.
 pub(crate) static FORMAT_TYPE: Type = Type::new_unspecified_type("kubernetes.NamedFormat");
@@ -66,18 +69,6 @@ const FORMATS: [(&str, Format); 13] = [
     ("datetime", Format::DateTime),
 ];
 
-const LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1035_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
-const QUALIFIED_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-
-fn subdomain_fmt() -> String {
-    format!("{LABEL_FMT}(\\.{LABEL_FMT})*")
-}
-
-fn label_value_fmt() -> String {
-    format!("({QUALIFIED_FMT})?")
-}
-
 /// A whole-string regex. Only built from this module's constant patterns, which a test
 /// checks all compile; were one not to, nothing would match it.
 type Pattern = LazyLock<Option<Regex>>;
@@ -90,11 +81,6 @@ fn matches(pattern: &Pattern, s: &str) -> bool {
     pattern.as_ref().is_some_and(|re| re.is_match(s))
 }
 
-static LABEL: Pattern = LazyLock::new(|| anchored(LABEL_FMT));
-static SUBDOMAIN: Pattern = LazyLock::new(|| anchored(&subdomain_fmt()));
-static DNS1035: Pattern = LazyLock::new(|| anchored(DNS1035_FMT));
-static QUALIFIED: Pattern = LazyLock::new(|| anchored(QUALIFIED_FMT));
-static LABEL_VALUE: Pattern = LazyLock::new(|| anchored(&label_value_fmt()));
 static UUID: Pattern = LazyLock::new(|| {
     anchored("(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
 });
@@ -104,133 +90,6 @@ static BASE64: Pattern = LazyLock::new(|| {
 static TIME: Pattern = LazyLock::new(|| {
     anchored("([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))")
 });
-
-/// Kubernetes' wording of a pattern mismatch, with examples.
-fn regex_error(what: &str, pattern: &str, examples: &[&str]) -> String {
-    let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
-    format!(
-        "{what} (e.g. {}regex used for validation is '{pattern}')",
-        examples.join("or ")
-    )
-}
-
-fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} characters")
-}
-
-const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric \
-    characters or '-', and must start and end with an alphanumeric character";
-const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case \
-    alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const DNS1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters \
-    or '-', start with an alphabetic character, and end with an alphanumeric character";
-const QUALIFIED_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must \
-    start and end with an alphanumeric character";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric \
-    characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-
-fn dns1123_label(s: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if s.len() > 63 {
-        problems.push(max_len_error(63));
-    }
-    if !matches(&LABEL, s) {
-        if matches(&SUBDOMAIN, s) {
-            problems.push("must not contain dots".into());
-        } else {
-            problems.push(regex_error(LABEL_MSG, LABEL_FMT, &["my-name", "123-abc"]));
-        }
-    }
-    problems
-}
-
-fn dns1123_subdomain(s: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if s.len() > 253 {
-        problems.push(max_len_error(253));
-    }
-    if !matches(&SUBDOMAIN, s) {
-        problems.push(regex_error(
-            SUBDOMAIN_MSG,
-            &subdomain_fmt(),
-            &["example.com"],
-        ));
-    }
-    problems
-}
-
-fn dns1035_label(s: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if s.len() > 63 {
-        problems.push(max_len_error(63));
-    }
-    if !matches(&DNS1035, s) {
-        problems.push(regex_error(
-            DNS1035_MSG,
-            DNS1035_FMT,
-            &["my-name", "abc-123"],
-        ));
-    }
-    problems
-}
-
-fn qualified_name(s: &str) -> Vec<String> {
-    let name_error = || {
-        regex_error(
-            QUALIFIED_MSG,
-            QUALIFIED_FMT,
-            &["MyName", "my.name", "123-abc"],
-        )
-    };
-    let mut problems = Vec::new();
-    let parts: Vec<&str> = s.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                problems.push("prefix part must be non-empty".into());
-            } else {
-                problems.extend(
-                    dns1123_subdomain(prefix)
-                        .into_iter()
-                        .map(|p| format!("prefix part {p}")),
-                );
-            }
-            *name
-        }
-        _ => {
-            return vec![format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' \
-                 (e.g. 'example.com/MyName')",
-                name_error()
-            )];
-        }
-    };
-    if name.is_empty() {
-        problems.push("name part must be non-empty".into());
-    } else if name.len() > 63 {
-        problems.push(format!("name part {}", max_len_error(63)));
-    }
-    if !matches(&QUALIFIED, name) {
-        problems.push(format!("name part {}", name_error()));
-    }
-    problems
-}
-
-fn label_value(s: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if s.len() > 63 {
-        problems.push(max_len_error(63));
-    }
-    if !matches(&LABEL_VALUE, s) {
-        problems.push(regex_error(
-            LABEL_VALUE_MSG,
-            &label_value_fmt(),
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    problems
-}
 
 /// Kubernetes' handling of a name prefix: a trailing dash (after at least one other
 /// character) is replaced, together with the byte before it, by `a`. When that byte is part
@@ -299,14 +158,16 @@ impl Format {
             }
         };
         match self {
-            Format::Dns1123Label => dns1123_label(s),
-            Format::Dns1123Subdomain => dns1123_subdomain(s),
-            Format::Dns1035Label => dns1035_label(s),
-            Format::QualifiedName => qualified_name(s),
-            Format::Dns1123LabelPrefix => dns1123_label(&mask_trailing_dash(s)),
-            Format::Dns1123SubdomainPrefix => dns1123_subdomain(&mask_trailing_dash(s)),
-            Format::Dns1035LabelPrefix => dns1035_label(&mask_trailing_dash(s)),
-            Format::LabelValue => label_value(s),
+            Format::Dns1123Label => names::dns1123_label_errors(s),
+            Format::Dns1123Subdomain => names::dns1123_subdomain_errors(s),
+            Format::Dns1035Label => names::dns1035_label_errors(s),
+            Format::QualifiedName => names::label_key_errors(s),
+            Format::Dns1123LabelPrefix => names::dns1123_label_errors(&mask_trailing_dash(s)),
+            Format::Dns1123SubdomainPrefix => {
+                names::dns1123_subdomain_errors(&mask_trailing_dash(s))
+            }
+            Format::Dns1035LabelPrefix => names::dns1035_label_errors(&mask_trailing_dash(s)),
+            Format::LabelValue => names::label_value_errors(s),
             Format::Uri => match super::url::parse_request_uri(s) {
                 Ok(()) => Vec::new(),
                 Err(e) => vec![e],
@@ -460,6 +321,26 @@ mod tests {
     }
 
     #[test]
+    fn messages_are_apimachinerys_exactly() {
+        check(
+            "format.labelValue().validate('-bad').value() == ['a valid label must be an empty \
+             string or consist of alphanumeric characters, \\'-\\', \\'_\\' or \\'.\\', and must \
+             start and end with an alphanumeric character (e.g. \\'MyValue\\',  or \
+             \\'my_value\\',  or \\'12345\\', regex used for validation is \
+             \\'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\')']",
+            true,
+        );
+        check(
+            &format!(
+                "format.qualifiedName().validate('{}').value() == \
+                 ['name part must be no more than 63 bytes']",
+                "a".repeat(64)
+            ),
+            true,
+        );
+    }
+
+    #[test]
     fn qualified_names() {
         check(
             "format.qualifiedName().validate('MyName').hasValue()",
@@ -479,7 +360,7 @@ mod tests {
             true,
         );
         check(
-            "format.qualifiedName().validate('a/b/c').value()[0].startsWith('a qualified name ')",
+            "format.qualifiedName().validate('a/b/c').value()[0].startsWith('a valid label key ')",
             true,
         );
         check(
@@ -541,16 +422,7 @@ mod tests {
 
     #[test]
     fn every_pattern_compiles() {
-        for pattern in [
-            &super::LABEL,
-            &super::SUBDOMAIN,
-            &super::DNS1035,
-            &super::QUALIFIED,
-            &super::LABEL_VALUE,
-            &super::UUID,
-            &super::BASE64,
-            &super::TIME,
-        ] {
+        for pattern in [&super::UUID, &super::BASE64, &super::TIME] {
             assert!(pattern.is_some());
         }
     }
