@@ -26,8 +26,10 @@
 //! ```
 //!
 //! The one limit: Kubernetes keeps slow-path values in arbitrary precision, this type in 127
-//! bits; a value that needs more (about 38 significant digits once rounded to nano) is
-//! refused with [`QuantityReason::OutOfRange`].
+//! bits. A value with more than 38 significant digits is refused with
+//! [`QuantityReason::OutOfRange`]; a large value whose nano form would not fit (Go rescales
+//! every slow-path value to nano) is kept exactly at its own scale, where
+//! [`approximate_f64`](Quantity::approximate_f64) may differ from Go's in the last bit.
 
 use std::fmt;
 use std::str::FromStr;
@@ -198,7 +200,8 @@ impl Quantity {
         })
     }
 
-    fn parse_reason(s: &str) -> Result<Quantity, QuantityReason> {
+    /// [`parse`](Self::parse), with only the reason on failure.
+    pub(crate) fn parse_reason(s: &str) -> Result<Quantity, QuantityReason> {
         if s.is_empty() {
             return Err(QuantityReason::Format);
         }
@@ -286,15 +289,20 @@ impl Quantity {
                     }
                     None => 1,
                 };
+                scale = NANO_SCALE;
             } else {
-                let up =
-                    u32::try_from(NANO_SCALE - scale).map_err(|_| QuantityReason::OutOfRange)?;
-                unscaled = 10i128
-                    .checked_pow(up)
-                    .and_then(|factor| unscaled.checked_mul(factor))
-                    .ok_or(QuantityReason::OutOfRange)?;
+                // Go rescales to nano too, which changes the representation but not the
+                // value; where that would not fit in 127 bits, the value is kept exactly at
+                // its own scale instead.
+                let scaled = u32::try_from(NANO_SCALE - scale)
+                    .ok()
+                    .and_then(|up| 10i128.checked_pow(up))
+                    .and_then(|factor| unscaled.checked_mul(factor));
+                if let Some(scaled) = scaled {
+                    unscaled = scaled;
+                    scale = NANO_SCALE;
+                }
             }
-            scale = NANO_SCALE;
         }
         if format == Format::BinarySi {
             // Capped at 2^63-1, held with scale 0.
@@ -318,6 +326,12 @@ impl Quantity {
             mantissa: unscaled,
             exponent: i32::try_from(-scale).map_err(|_| QuantityReason::OutOfRange)?,
         })
+    }
+
+    /// The value as `(mantissa, exponent)`, `mantissa × 10^exponent`, unnormalized.
+    #[cfg_attr(not(feature = "cel"), allow(dead_code))]
+    pub(crate) fn parts(&self) -> (i128, i32) {
+        (self.mantissa, self.exponent)
     }
 
     /// `AsApproximateFloat64`: the mantissa as a float times Go's `math.Pow10(exponent)`.
