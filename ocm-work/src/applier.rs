@@ -1,5 +1,6 @@
-//! Applying ManifestWorks from a hub controller, skipping writes that would change nothing
-//! (sdk-go's `WorkApplier`).
+//! Writing ManifestWorks from the hub: the one way every hub-side writer of this crate (the
+//! [`WorkApplier`] the fan-out and the addon manager use, and the ManifestWorkReplicaSet
+//! controller) creates and updates a work, as sdk-go's `WorkApplier` does.
 //!
 //! [`WorkApplier::apply`] creates a work that does not exist and otherwise brings the live work
 //! in line with the required one. Like sdk-go it writes nothing when the live work already
@@ -8,17 +9,18 @@
 //! generation has not moved since (a cache keyed by namespace and name, holding a hash of the
 //! required work and the generation it produced).
 //!
-//! Writes are server-side apply with a field manager (default [`DEFAULT_FIELD_MANAGER`]) and
-//! `force`, where sdk-go sends a JSON merge patch computed from the live object: the fields
-//! written are the same (labels, annotations, owner references and spec), and server-side
-//! apply also removes labels and annotations an earlier apply of the same manager set and this
-//! one drops, while keeping those other writers set. This difference is ours.
+//! An update is sdk-go's: a JSON merge patch from the live work's view (labels, annotations,
+//! owner references and spec) to the required one's, guarded by the live work's uid and
+//! resourceVersion, so it never writes over a change it has not seen (the server answers 409
+//! and the next reconcile applies again) and never lands on a work recreated meanwhile. Labels
+//! and annotations the required work leaves out are removed, whoever set them, as upstream's
+//! patch removes them.
 //!
 //! The live work and the answer of the write are read as raw JSON and decoded on their own
 //! (see `crate::read`), so a work whose manifests nest deeper than `serde_json`'s 128 levels
-//! is applied like any other. A live work that does not decode is applied over (server-side
-//! apply needs no copy of it); the answer is then an [`Error::Undecodable`] when the work as
-//! written still does not decode (a status field, say).
+//! is applied like any other. A live work that does not decode is patched from its stored
+//! JSON; the answer is then an [`Error::Undecodable`] when the work as written still does not
+//! decode (a status field, say).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -42,12 +44,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use kube::api::{DeleteParams, Patch, PatchParams};
-use kube::{Client, ResourceExt};
+use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::{Api, Client, Resource, ResourceExt};
+use ocm_api::k8s::object::RawObject;
 use ocm_api::work::v1::ManifestWork;
 use serde_json::{Value, json};
 
 use crate::api_errors::is_not_found;
+use crate::patch::merge_diff;
 use crate::read::{self, Decoder};
 use crate::replicaset::manifest_work_equal;
 use crate::{Error, Result};
@@ -115,32 +119,63 @@ impl WorkApplier {
     async fn apply_work(&self, required: &ManifestWork) -> Result<ManifestWork> {
         let (namespace, name) = identity(required)?;
         let api = read::api::<ManifestWork>(&self.client, Some(&namespace));
-        let raw = self.decoder.get_raw(&api, KIND, &name).await?;
-        let exists = raw.is_some();
-        // A live work that does not decode is applied over.
-        let live = raw.and_then(|raw| self.decoder.decode::<ManifestWork>(KIND, &raw).ok());
+        let manager = Some(self.field_manager.as_str());
+        let mut created_meanwhile = false;
+        let raw = loop {
+            match self.decoder.get_raw(&api, KIND, &name).await? {
+                Some(raw) => break raw,
+                None if !created_meanwhile => match create(&api, required, manager).await? {
+                    Some(written) => {
+                        let written: ManifestWork = self.decoder.answer(KIND, written).await?;
+                        tracing::debug!(%namespace, %name, "created ManifestWork");
+                        self.cache_put(
+                            (namespace, name),
+                            required_hash(required),
+                            written.metadata.generation,
+                        );
+                        return Ok(written);
+                    }
+                    // Created by someone else since the read: patch that one.
+                    None => created_meanwhile = true,
+                },
+                None => {
+                    return Err(Error::InvalidObject {
+                        object: format!("ManifestWork {namespace}/{name}"),
+                        message: "it was created and deleted again while being applied".into(),
+                    });
+                }
+            }
+        };
         let hash = required_hash(required);
-        if let Some(live) = &live {
-            let key = (namespace.clone(), name.clone());
-            let cached = self.cache_get(&key);
-            if cached.is_some_and(|c| c.hash == hash && c.generation == live.metadata.generation) {
-                return Ok(live.clone());
+        let key = (namespace.clone(), name.clone());
+        let (live_meta, live_view, live) = match self.decoder.decode::<ManifestWork>(KIND, &raw) {
+            Ok(live) => {
+                let cached = self.cache_get(&key);
+                if cached
+                    .is_some_and(|c| c.hash == hash && c.generation == live.metadata.generation)
+                    || manifest_work_equal(required, &live)
+                {
+                    self.cache_put(key, hash, live.metadata.generation);
+                    return Ok(live);
+                }
+                (live.metadata.clone(), work_view(&live), Some(live))
             }
-            if manifest_work_equal(required, live) {
-                self.cache_put(key, hash, live.metadata.generation);
-                return Ok(live.clone());
-            }
-        }
-        let body = apply_body(required);
-        let params = PatchParams::apply(&self.field_manager).force();
-        let written = api
-            .patch(&name, &params, &Patch::Apply(&body))
-            .await
-            .map_err(|e| Error::kube(format!("apply ManifestWork {namespace}/{name}"), e))?;
-        ocm_api::k8s::json::drop_value(body);
-        let written: ManifestWork = self.decoder.answer(KIND, written).await?;
-        tracing::debug!(%namespace, %name, created = !exists, "applied ManifestWork");
-        self.cache_put((namespace, name), hash, written.metadata.generation);
+            // A live work that does not decode is patched from its stored JSON.
+            Err(_) => (
+                raw.meta().clone(),
+                stored_view(&raw, &namespace, &name)?,
+                None,
+            ),
+        };
+        let written = patch_toward(&api, &live_meta, live_view, required, manager).await?;
+        let written: ManifestWork = match (written, live) {
+            (Some(written), _) => self.decoder.answer(KIND, written).await?,
+            // Equal as JSON although not as typed values: nothing to write.
+            (None, Some(live)) => live,
+            (None, None) => self.decoder.answer(KIND, raw).await?,
+        };
+        tracing::debug!(%namespace, %name, "updated ManifestWork");
+        self.cache_put(key, hash, written.metadata.generation);
         Ok(written)
     }
 
@@ -186,7 +221,94 @@ fn identity(work: &ManifestWork) -> Result<(String, String)> {
     Ok((namespace, name))
 }
 
-/// The fields the applier owns.
+/// What the hub writers compare and patch of a work (sdk-go's view): its labels, annotations,
+/// owner references and spec.
+pub(crate) fn work_view(work: &ManifestWork) -> Value {
+    json!({
+        "metadata": {
+            "labels": work.metadata.labels,
+            "annotations": work.metadata.annotations,
+            "ownerReferences": work.metadata.owner_references,
+        },
+        "spec": work.spec,
+    })
+}
+
+/// The [`work_view`] of a stored work that does not decode, read from its JSON.
+pub(crate) fn stored_view(raw: &RawObject, namespace: &str, name: &str) -> Result<Value> {
+    let value = raw.to_value().map_err(|message| Error::InvalidObject {
+        object: format!("ManifestWork {namespace}/{name}"),
+        message,
+    })?;
+    let view = json!({
+        "metadata": {
+            "labels": value.pointer("/metadata/labels"),
+            "annotations": value.pointer("/metadata/annotations"),
+            "ownerReferences": value.pointer("/metadata/ownerReferences"),
+        },
+        "spec": value.get("spec"),
+    });
+    ocm_api::k8s::json::drop_value(value);
+    Ok(view)
+}
+
+/// Creates `required`; `None` when a work of its name already exists (409), which the caller
+/// patches or leaves to its next reconcile.
+pub(crate) async fn create(
+    api: &Api<RawObject>,
+    required: &ManifestWork,
+    field_manager: Option<&str>,
+) -> Result<Option<RawObject>> {
+    let namespace = required.namespace().unwrap_or_default();
+    let body = read::to_raw(required, || format!("ManifestWork in {namespace}"))?;
+    let params = PostParams {
+        field_manager: field_manager.map(str::to_string),
+        ..PostParams::default()
+    };
+    match api.create(&params, &body).await {
+        Ok(written) => Ok(Some(written)),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
+        Err(e) => Err(Error::kube(
+            format!("create ManifestWork in {namespace}"),
+            e,
+        )),
+    }
+}
+
+/// Brings the live work (its metadata and [`work_view`]) in line with `required`, as sdk-go's
+/// `WorkApplier` does: the JSON merge patch from the live view to the required one, guarded by
+/// the live uid and resourceVersion. `None` when the views are equal (nothing is sent).
+pub(crate) async fn patch_toward(
+    api: &Api<RawObject>,
+    live: &ObjectMeta,
+    live_view: Value,
+    required: &ManifestWork,
+    field_manager: Option<&str>,
+) -> Result<Option<RawObject>> {
+    let wanted = work_view(required);
+    let patch = merge_diff(&live_view, &wanted);
+    ocm_api::k8s::json::drop_value(wanted);
+    ocm_api::k8s::json::drop_value(live_view);
+    let Some(mut patch) = patch else {
+        return Ok(None);
+    };
+    patch["metadata"]["uid"] = json!(live.uid);
+    patch["metadata"]["resourceVersion"] = json!(live.resource_version);
+    let namespace = live.namespace.clone().unwrap_or_default();
+    let name = live.name.clone().unwrap_or_default();
+    let params = PatchParams {
+        field_manager: field_manager.map(str::to_string),
+        ..PatchParams::default()
+    };
+    let sent = api
+        .patch(&name, &params, &Patch::Merge(&patch))
+        .await
+        .map_err(|e| Error::kube(format!("update ManifestWork {namespace}/{name}"), e));
+    ocm_api::k8s::json::drop_value(patch);
+    sent.map(Some)
+}
+
+/// What the applier writes, which its cache hashes.
 fn apply_body(work: &ManifestWork) -> Value {
     let mut metadata = json!({
         "name": work.metadata.name,

@@ -51,11 +51,11 @@ async fn failing_and_slow_writes_are_retried_and_do_not_hold_back_others() {
     .await;
     install(&fleet, "a", "cluster1");
     install(&fleet, "b", "cluster2");
-    // The hub refuses the first two ManifestWork writes in cluster1 and answers slowly in
+    // The hub refuses the first two ManifestWork creations in cluster1 and answers slowly in
     // cluster2.
     fleet.hub.hub().inject(
         FaultRule::new(500)
-            .verb("patch")
+            .verb("create")
             .resource("manifestworks")
             .namespace("cluster1")
             .times(2),

@@ -265,6 +265,66 @@ async fn applier_updates_and_deletes_and_skips_no_ops() {
     );
 }
 
+/// The applier writes as sdk-go's: a merge patch from the live work, guarded by its uid and
+/// resourceVersion, that removes what the required work leaves out whoever set it; a write
+/// refused with a conflict is an error naming the work, and the next apply lands.
+#[tokio::test]
+async fn applier_patches_from_the_live_work_as_upstream() {
+    let (hub, client) = setup(1).await;
+    let applier = WorkApplier::new(client.clone());
+    let mut work = ocm_api::builder::ManifestWorkBuilder::new("w", "cluster1")
+        .yaml(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n",
+        )
+        .unwrap()
+        .label("team", "x")
+        .build()
+        .unwrap();
+    applier.apply(&work).await.unwrap();
+    let api: Api<ManifestWork> = Api::namespaced(client.clone(), "cluster1");
+    api.patch(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"other": "y"}}})),
+    )
+    .await
+    .unwrap();
+    // The hub answers the next write with a conflict, as it would a stale resourceVersion.
+    hub.hub().inject(
+        ocm_testkit::FaultRule::new(409)
+            .verb("patch")
+            .resource("manifestworks")
+            .times(1),
+    );
+    work.metadata.labels = Some(BTreeMap::from([("team".to_string(), "z".to_string())]));
+    let err = applier.apply(&work).await.unwrap_err();
+    assert!(
+        err.to_string().contains("update ManifestWork cluster1/w"),
+        "{err}"
+    );
+    let updated = applier.apply(&work).await.unwrap();
+    assert_eq!(
+        updated.labels(),
+        &BTreeMap::from([("team".to_string(), "z".to_string())])
+    );
+    // An update (a merge patch), not an apply, written as the applier's field manager.
+    let managers: Vec<_> = updated
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|m| (m.manager.clone(), m.operation.clone()))
+        .collect();
+    assert!(
+        managers.contains(&(
+            Some(ocm_work::applier::DEFAULT_FIELD_MANAGER.to_string()),
+            Some("Update".to_string())
+        )),
+        "{managers:?}"
+    );
+}
+
 #[tokio::test]
 async fn run_follows_decision_changes() {
     let (_hub, client) = setup(2).await;

@@ -73,7 +73,7 @@ use super::{
     SuccessCriteria, awaits_progressing, build_work_with_spec, cluster_rollout_status,
     manifest_work_equal, metadata_equal, owner_label, spec_equal, validate_owner_label,
 };
-use crate::patch::merge_diff;
+use crate::applier;
 use crate::read::{self, Decoder};
 use crate::{Error, Result};
 
@@ -1160,21 +1160,15 @@ impl ReplicaSetController {
         }
     }
 
-    /// Creates `required` or brings the live work in line with it (upstream's work applier).
+    /// Creates `required` or brings the live work in line with it, through the hub's one
+    /// ManifestWork writer ([`crate::applier`]), from what the list already says of it.
     async fn apply_work(&self, required: &ManifestWork, live: Option<&Listed>) -> Result<()> {
         let namespace = required.namespace().unwrap_or_default();
         // Raw: the answer holds the work's manifests, as deep as the template.
         let api = read::api::<ManifestWork>(&self.client, Some(&namespace));
         let Some(listed) = live else {
-            let body = read::to_raw(required, || format!("ManifestWork in {namespace}"))?;
-            return match api.create(&PostParams::default(), &body).await {
-                Ok(_) => Ok(()),
-                Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
-                Err(e) => Err(Error::kube(
-                    format!("create ManifestWork in {namespace}"),
-                    e,
-                )),
-            };
+            // A work created meanwhile (409) is reconciled on the next pass.
+            return applier::create(&api, required, None).await.map(|_| ());
         };
         let name = listed.work.name_any();
         if listed.undecodable {
@@ -1182,26 +1176,10 @@ impl ReplicaSetController {
             let Some(raw) = self.decoder.get_raw(&api, KIND_WORK, &name).await? else {
                 return Ok(());
             };
-            let value = raw.to_value().map_err(|message| Error::InvalidObject {
-                object: format!("ManifestWork {namespace}/{name}"),
-                message,
-            })?;
-            let stored = json!({
-                "metadata": {
-                    "labels": value.pointer("/metadata/labels"),
-                    "annotations": value.pointer("/metadata/annotations"),
-                    "ownerReferences": value.pointer("/metadata/ownerReferences"),
-                },
-                "spec": value.get("spec"),
-            });
-            let wanted = work_view(required);
-            let patch = merge_diff(&stored, &wanted);
-            ocm_api::k8s::json::drop_value(wanted);
-            ocm_api::k8s::json::drop_value(stored);
-            ocm_api::k8s::json::drop_value(value);
-            return self
-                .patch_work(&api, &namespace, &raw.meta().clone(), patch)
-                .await;
+            let view = applier::stored_view(&raw, &namespace, &name)?;
+            return applier::patch_toward(&api, raw.meta(), view, required, None)
+                .await
+                .map(|_| ());
         }
         let fetched;
         let live = if listed.current {
@@ -1226,36 +1204,10 @@ impl ReplicaSetController {
         if manifest_work_equal(required, live) {
             return Ok(());
         }
-        let (live_view, wanted) = (work_view(live), work_view(required));
-        let patch = merge_diff(&live_view, &wanted);
-        ocm_api::k8s::json::drop_value(live_view);
-        ocm_api::k8s::json::drop_value(wanted);
-        self.patch_work(&api, &namespace, &live.metadata, patch)
-            .await
-    }
-
-    /// Sends `patch` (if any) to the work `live` names, guarded by its uid and
-    /// resourceVersion.
-    async fn patch_work(
-        &self,
-        api: &Api<RawObject>,
-        namespace: &str,
-        live: &kube::api::ObjectMeta,
-        patch: Option<serde_json::Value>,
-    ) -> Result<()> {
-        let Some(mut patch) = patch else {
-            return Ok(());
-        };
-        patch["metadata"]["uid"] = json!(live.uid);
-        patch["metadata"]["resourceVersion"] = json!(live.resource_version);
-        let name = live.name.clone().unwrap_or_default();
-        let sent = api
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        let view = applier::work_view(live);
+        applier::patch_toward(&api, &live.metadata, view, required, None)
             .await
             .map(|_| ())
-            .map_err(|e| Error::kube(format!("update ManifestWork {namespace}/{name}"), e));
-        ocm_api::k8s::json::drop_value(patch);
-        sent
     }
 
     /// The deploy reconciler (upstream §8.3). Returns whether to go on, and the requeue time.
@@ -2066,19 +2018,6 @@ fn has_cleanup_finalizer(replica_set: &ManifestWorkReplicaSet) -> bool {
         .finalizers()
         .iter()
         .any(|f| f == finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP)
-}
-
-/// What the work applier compares and patches of a work: labels, annotations, owner
-/// references and spec.
-fn work_view(work: &ManifestWork) -> serde_json::Value {
-    json!({
-        "metadata": {
-            "labels": work.metadata.labels,
-            "annotations": work.metadata.annotations,
-            "ownerReferences": work.metadata.owner_references,
-        },
-        "spec": work.spec,
-    })
 }
 
 /// The label selector of a replica set's works.
