@@ -175,12 +175,18 @@ async fn a_replica_set_that_does_not_decode_is_reported_once_and_stops_no_other(
          `1000000000000`, expected i32"
     );
     assert!(fanned_out(&hub.client, "bad").await.0.is_empty());
-    assert_eq!(
+    // The good one's status is written after its works: wait for it too.
+    let verified = || async {
         condition(&hub.client, "good", rc::CONDITION_PLACEMENT_VERIFIED)
             .await
-            .map(|c| (c.0, c.1)),
-        Some(("True".to_string(), rc::REASON_AS_EXPECTED.to_string()))
-    );
+            .map(|c| (c.0, c.1))
+    };
+    let expected = Some(("True".to_string(), rc::REASON_AS_EXPECTED.to_string()));
+    eventually(Duration::from_secs(30), || async {
+        verified().await == expected
+    })
+    .await;
+    assert_eq!(verified().await, expected);
     // Reported once: the watch brings the write back, and it is not written again (nor
     // retried: nothing changes while the object does not).
     tokio::time::sleep(Duration::from_secs(2)).await;
