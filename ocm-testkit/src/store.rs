@@ -471,10 +471,18 @@ impl Store {
             }),
         };
         let ns = Gvr::new("", "v1", "namespaces");
-        for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-            // Creating a fresh namespace in an empty store cannot fail.
-            let _ = store.create(&ns, "", obj, &WriteOptions::default());
+        {
+            // The namespaces every cluster starts with. Their bodies are constant and decode,
+            // so they skip the decoding a request body goes through; the write itself
+            // (defaults, validation, managed fields, history) is every create's.
+            let mut inner = store.write();
+            if let Ok(info) = inner.resolve(&ns) {
+                for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+                    let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+                    // Creating a fresh namespace in an empty store cannot fail.
+                    let _ = inner.create(&info, &ns, "", obj, &WriteOptions::default(), None);
+                }
+            }
         }
         store
     }
