@@ -222,11 +222,9 @@ async fn invalid_names_are_refused() {
     assert!(err.to_string().contains("must be a label value"), "{err}");
 }
 
-#[tokio::test]
-async fn applier_updates_and_deletes_and_skips_no_ops() {
-    let (hub, client) = setup(1).await;
-    let applier = WorkApplier::new(client.clone());
-    let mut work = ocm_api::builder::ManifestWorkBuilder::new("w", "cluster1")
+/// The work the applier tests write: one ConfigMap, labelled `team: x`.
+fn team_work() -> ManifestWork {
+    ocm_api::builder::ManifestWorkBuilder::new("w", "cluster1")
         .yaml(
             "cm.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n",
@@ -234,7 +232,14 @@ async fn applier_updates_and_deletes_and_skips_no_ops() {
         .unwrap()
         .label("team", "x")
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn applier_updates_and_deletes_and_skips_no_ops() {
+    let (hub, client) = setup(1).await;
+    let applier = WorkApplier::new(client.clone());
+    let mut work = team_work();
     let created = applier.apply(&work).await.unwrap();
     assert_eq!(created.labels()["team"], "x");
     // Another applier (no cache) also sees the live work as equal and writes nothing.
@@ -272,15 +277,7 @@ async fn applier_updates_and_deletes_and_skips_no_ops() {
 async fn applier_patches_from_the_live_work_as_upstream() {
     let (hub, client) = setup(1).await;
     let applier = WorkApplier::new(client.clone());
-    let mut work = ocm_api::builder::ManifestWorkBuilder::new("w", "cluster1")
-        .yaml(
-            "cm.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n",
-        )
-        .unwrap()
-        .label("team", "x")
-        .build()
-        .unwrap();
+    let mut work = team_work();
     applier.apply(&work).await.unwrap();
     let api: Api<ManifestWork> = Api::namespaced(client.clone(), "cluster1");
     api.patch(

@@ -6,6 +6,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::ListParams;
+use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::constants::addon as ac;
 use ocm_api::work::v1::{Manifest, ManifestConfigOption, ManifestWork};
 
@@ -255,24 +256,31 @@ impl AddonManager {
 
     /// The addon's works in its own namespace (deploy and hook works).
     /// (A work that does not decode is left out and logged.)
-    pub(super) async fn addon_works(
-        &self,
-        mca: &ocm_api::addon::v1beta1::ManagedClusterAddOn,
-    ) -> Result<Vec<ManifestWork>> {
+    pub(super) async fn addon_works(&self, mca: &ManagedClusterAddOn) -> Result<Vec<ManifestWork>> {
         let ns = mca.namespace().unwrap_or_default();
-        let api = read::api::<ManifestWork>(&self.client, Some(&ns));
-        let params = ListParams::default().labels(&format!(
+        let selector = format!(
             "{}={},!{}",
             ac::ADDON_LABEL,
             mca.name_any(),
             ac::ADDON_NAMESPACE_LABEL
-        ));
-        let (works, _) = self
-            .decoder
-            .list(&api, &params, KIND_WORK, || {
-                format!("list ManifestWorks of addon {ns}/{}", mca.name_any())
-            })
-            .await?;
+        );
+        self.list_works(Some(&ns), &selector, || {
+            format!("list ManifestWorks of addon {ns}/{}", mca.name_any())
+        })
+        .await
+    }
+
+    /// The ManifestWorks `selector` selects, in `namespace` or all namespaces; `what` names
+    /// the list in an error.
+    pub(super) async fn list_works(
+        &self,
+        namespace: Option<&str>,
+        selector: &str,
+        what: impl FnOnce() -> String,
+    ) -> Result<Vec<ManifestWork>> {
+        let api = read::api::<ManifestWork>(&self.client, namespace);
+        let params = ListParams::default().labels(selector);
+        let (works, _) = self.decoder.list(&api, &params, KIND_WORK, what).await?;
         Ok(works)
     }
 }

@@ -4,7 +4,6 @@
 //! whose hosting cluster is gone), the hosting works are cleaned up.
 
 use kube::ResourceExt;
-use kube::api::ListParams;
 use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::conditions::{self, ConditionStatus, NewCondition};
@@ -12,7 +11,7 @@ use ocm_api::constants::addon as ac;
 use ocm_api::work::v1::{Manifest, ManifestConfigOption, ManifestWork};
 
 use super::sync::{AddonSync, DeployContext, Rendered};
-use super::{AddonManager, KIND_CLUSTER, KIND_WORK};
+use super::{AddonManager, KIND_CLUSTER};
 use crate::Result;
 use crate::addon::agent::AgentAddonOptions;
 use crate::addon::works::{self, WorkTarget};
@@ -284,22 +283,18 @@ impl AddonManager {
         mca: &ManagedClusterAddOn,
     ) -> Result<Vec<ManifestWork>> {
         let ns = mca.namespace().unwrap_or_default();
-        let api = read::api::<ManifestWork>(&self.client, None);
-        let params = ListParams::default().labels(&format!(
+        let selector = format!(
             "{}={},{}={ns}",
             ac::ADDON_LABEL,
             mca.name_any(),
             ac::ADDON_NAMESPACE_LABEL
-        ));
-        let (works, _) = self
-            .decoder
-            .list(&api, &params, KIND_WORK, || {
-                format!(
-                    "list hosting ManifestWorks of addon {ns}/{}",
-                    mca.name_any()
-                )
-            })
-            .await?;
-        Ok(works)
+        );
+        self.list_works(None, &selector, || {
+            format!(
+                "list hosting ManifestWorks of addon {ns}/{}",
+                mca.name_any()
+            )
+        })
+        .await
     }
 }
