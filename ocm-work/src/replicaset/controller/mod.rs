@@ -439,37 +439,17 @@ impl ReplicaSetController {
         replica_set: &ManifestWorkReplicaSet,
     ) -> Result<ReconcileOutcome> {
         let namespace = replica_set.namespace().unwrap_or_default();
-        let name = replica_set.name_any();
         let api = read::api::<ManifestWorkReplicaSet>(&self.client, Some(&namespace));
         let mut outcome = ReconcileOutcome::default();
 
         if replica_set.metadata.deletion_timestamp.is_some() {
             return self.finalize(&api, replica_set).await;
         }
-        let with_finalizer;
-        let replica_set = if has_cleanup_finalizer(replica_set) {
-            // The cache has caught up with the finalizer (if this controller added it).
-            if let Some(uid) = &replica_set.metadata.uid {
-                self.finalizer_memory().remove(uid);
-            }
-            replica_set
-        } else if self.added_finalizer_over(replica_set) {
-            // A lagging cache's copy of a version this controller already patched.
-            let mut copy = replica_set.clone();
-            copy.finalizers_mut()
-                .push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
-            with_finalizer = copy;
-            &with_finalizer
-        } else {
-            match self.add_finalizer(&api, replica_set).await? {
-                Some(patched) => {
-                    with_finalizer = patched;
-                    &with_finalizer
-                }
-                // Deleted meanwhile: its next event finalizes it.
-                None => return Ok(outcome),
-            }
+        let Some(replica_set) = self.ensure_finalizer(&api, replica_set).await? else {
+            // Deleted meanwhile: its next event finalizes it.
+            return Ok(outcome);
         };
+        let replica_set = replica_set.as_ref();
 
         let before = replica_set.status.clone().unwrap_or_default();
         let mut new_status = before.clone();
@@ -536,26 +516,34 @@ impl ReplicaSetController {
             errors.push(e);
         }
         self.report_fields(&mut new_status, now).await;
-        if new_status != before {
-            let mut patch = json!({ "status": new_status });
-            // A merge patch keeps what it does not mention: a cleared abort is written as null.
-            if before.aborted_time.is_some() && new_status.aborted_time.is_none() {
-                patch["status"]["abortedTime"] = serde_json::Value::Null;
-            }
-            if before.feedback_aggregation.is_some() && new_status.feedback_aggregation.is_none() {
-                patch["status"]["feedbackAggregation"] = serde_json::Value::Null;
-            }
-            api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(|e| {
-                    Error::kube(
-                        format!("update status of ManifestWorkReplicaSet {namespace}/{name}"),
-                        e,
-                    )
-                })?;
-        }
+        write_status(&api, replica_set, &before, &new_status).await?;
         Error::aggregate(errors)?;
         Ok(outcome)
+    }
+
+    /// The replica set with the cleanup finalizer, added (a patch) when it is missing;
+    /// `None` when it was deleted meanwhile.
+    async fn ensure_finalizer<'a>(
+        &self,
+        api: &Api<RawObject>,
+        replica_set: &'a ManifestWorkReplicaSet,
+    ) -> Result<Option<std::borrow::Cow<'a, ManifestWorkReplicaSet>>> {
+        use std::borrow::Cow;
+        if has_cleanup_finalizer(replica_set) {
+            // The cache has caught up with the finalizer (if this controller added it).
+            if let Some(uid) = &replica_set.metadata.uid {
+                self.finalizer_memory().remove(uid);
+            }
+            return Ok(Some(Cow::Borrowed(replica_set)));
+        }
+        if self.added_finalizer_over(replica_set) {
+            // A lagging cache's copy of a version this controller already patched.
+            let mut copy = replica_set.clone();
+            copy.finalizers_mut()
+                .push(finalizers::MANIFEST_WORK_REPLICA_SET_CLEANUP.to_string());
+            return Ok(Some(Cow::Owned(copy)));
+        }
+        Ok(self.add_finalizer(api, replica_set).await?.map(Cow::Owned))
     }
 
     /// Runs the controller until `shutdown` completes: watches replica sets, their works,
@@ -824,6 +812,37 @@ impl IndexEntry {
             uses_variables,
         }
     }
+}
+
+/// Writes the status a pass computed when it differs from the one read, as a merge patch of
+/// the whole status (fields a pass clears are written as null, or the patch would keep them).
+async fn write_status(
+    api: &Api<RawObject>,
+    replica_set: &ManifestWorkReplicaSet,
+    before: &ManifestWorkReplicaSetStatus,
+    new_status: &ManifestWorkReplicaSetStatus,
+) -> Result<()> {
+    if new_status == before {
+        return Ok(());
+    }
+    let namespace = replica_set.namespace().unwrap_or_default();
+    let name = replica_set.name_any();
+    let mut patch = json!({ "status": new_status });
+    if before.aborted_time.is_some() && new_status.aborted_time.is_none() {
+        patch["status"]["abortedTime"] = serde_json::Value::Null;
+    }
+    if before.feedback_aggregation.is_some() && new_status.feedback_aggregation.is_none() {
+        patch["status"]["feedbackAggregation"] = serde_json::Value::Null;
+    }
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| {
+            Error::kube(
+                format!("update status of ManifestWorkReplicaSet {namespace}/{name}"),
+                e,
+            )
+        })?;
+    Ok(())
 }
 
 /// `Some(now)`: a read of the CRD that no watch keeps current.
