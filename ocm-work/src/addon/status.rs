@@ -234,25 +234,33 @@ pub fn probe_health(
         status.health_check = Some(HealthCheck { mode: Some(mode) });
     }
     let conds = status.conditions.get_or_insert_with(Vec::new);
+    if let Some(condition) = availability(prober, cluster, addon, conds, works, manifests) {
+        conditions::set(conds, condition, now);
+    }
+}
+
+/// The `Available` condition the health prober gives, or `None` to leave it as it is (a
+/// lease prober, works not applied yet, a cluster whose availability is unknown).
+fn availability(
+    prober: &HealthProber,
+    cluster: &ManagedCluster,
+    addon: &ManagedClusterAddOn,
+    conds: &[Condition],
+    works: &[ManifestWork],
+    manifests: &[Manifest],
+) -> Option<NewCondition> {
     match prober {
-        HealthProber::None | HealthProber::Lease => return,
+        HealthProber::None | HealthProber::Lease => return None,
         HealthProber::Work(None) => {
-            conditions::set(
-                conds,
-                available(
-                    ConditionStatus::True,
-                    ac::REASON_AVAILABLE_WORK_APPLIED,
-                    "Addon manifestWork is applied",
-                ),
-                now,
-            );
-            return;
+            return Some(available(
+                ConditionStatus::True,
+                ac::REASON_AVAILABLE_WORK_APPLIED,
+                "Addon manifestWork is applied",
+            ));
         }
         _ => {}
     }
-    if conditions::find(conds, ac::CONDITION_MANIFEST_APPLIED).is_none() {
-        return;
-    }
+    conditions::find(conds, ac::CONDITION_MANIFEST_APPLIED)?;
     let cluster_unknown = cluster
         .status
         .as_ref()
@@ -260,19 +268,28 @@ pub fn probe_health(
         .and_then(|c| conditions::find(c, cc::CONDITION_AVAILABLE))
         .is_some_and(|c| c.status == "Unknown");
     if cluster_unknown {
-        return;
+        return None;
     }
+    let manifest_conditions = match deploy_works_available(addon, works) {
+        Ok(found) => found,
+        Err(condition) => return Some(condition),
+    };
+    probe_availability(prober, cluster, addon, manifests, &manifest_conditions)
+}
+
+/// The manifest conditions of the addon's deploy works, once every one of them is
+/// `Available`; otherwise the `Available` condition that says which is not (or that there
+/// are none).
+fn deploy_works_available<'w>(
+    addon: &ManagedClusterAddOn,
+    works: &'w [ManifestWork],
+) -> Result<Vec<&'w ManifestCondition>, NewCondition> {
     if works.is_empty() {
-        conditions::set(
-            conds,
-            available(
-                ConditionStatus::Unknown,
-                ac::REASON_AVAILABLE_WORK_NOT_FOUND,
-                "Addon manifestWork is not found",
-            ),
-            now,
-        );
-        return;
+        return Err(available(
+            ConditionStatus::Unknown,
+            ac::REASON_AVAILABLE_WORK_NOT_FOUND,
+            "Addon manifestWork is not found",
+        ));
     }
     let prefix = names::deploy_work_prefix(&addon.metadata.name.clone().unwrap_or_default());
     let mut manifest_conditions: Vec<&ManifestCondition> = Vec::new();
@@ -292,28 +309,18 @@ pub fn probe_health(
             .and_then(|s| conditions::find(s.conditions(), wc::CONDITION_AVAILABLE));
         match cond {
             None => {
-                conditions::set(
-                    conds,
-                    available(
-                        ConditionStatus::Unknown,
-                        ac::REASON_AVAILABLE_WORK_NOT_APPLIED,
-                        "Addon manifestWork is not applied yet",
-                    ),
-                    now,
-                );
-                return;
+                return Err(available(
+                    ConditionStatus::Unknown,
+                    ac::REASON_AVAILABLE_WORK_NOT_APPLIED,
+                    "Addon manifestWork is not applied yet",
+                ));
             }
             Some(c) if c.status == "False" => {
-                conditions::set(
-                    conds,
-                    available(
-                        ConditionStatus::False,
-                        ac::REASON_AVAILABLE_WORK_NOT_APPLIED,
-                        c.message.clone(),
-                    ),
-                    now,
-                );
-                return;
+                return Err(available(
+                    ConditionStatus::False,
+                    ac::REASON_AVAILABLE_WORK_NOT_APPLIED,
+                    c.message.clone(),
+                ));
             }
             Some(_) => {}
         }
@@ -321,51 +328,47 @@ pub fn probe_health(
             manifest_conditions.extend(s.manifests().iter());
         }
     }
-    let Some((fields, checker)) = probe_fields(prober, manifests) else {
-        return;
-    };
+    Ok(manifest_conditions)
+}
+
+/// What the prober's fields say of the addon: no result yet, unavailable (the checker's
+/// error), or available; `None` when the prober probes nothing here.
+fn probe_availability(
+    prober: &HealthProber,
+    cluster: &ManagedCluster,
+    addon: &ManagedClusterAddOn,
+    manifests: &[Manifest],
+    manifest_conditions: &[&ManifestCondition],
+) -> Option<NewCondition> {
+    let (fields, checker) = probe_fields(prober, manifests)?;
     let results: Vec<FieldResult> = fields
         .iter()
-        .flat_map(|f| results_for(&f.resource_identifier, &manifest_conditions))
+        .flat_map(|f| results_for(&f.resource_identifier, manifest_conditions))
         .collect();
     if !fields.is_empty() && results.is_empty() {
-        conditions::set(
-            conds,
-            available(
-                ConditionStatus::Unknown,
-                ac::REASON_AVAILABLE_NO_PROBE_RESULT,
-                "Probe results are not returned",
-            ),
-            now,
-        );
-        return;
+        return Some(available(
+            ConditionStatus::Unknown,
+            ac::REASON_AVAILABLE_NO_PROBE_RESULT,
+            "Probe results are not returned",
+        ));
     }
     if let Some(checker) = checker
         && let Err(e) = checker(&results, cluster, addon)
     {
-        conditions::set(
-            conds,
-            available(
-                ConditionStatus::False,
-                ac::REASON_AVAILABLE_PROBE_UNAVAILABLE,
-                format!("Probe addon unavailable with err {e}"),
-            ),
-            now,
-        );
-        return;
+        return Some(available(
+            ConditionStatus::False,
+            ac::REASON_AVAILABLE_PROBE_UNAVAILABLE,
+            format!("Probe addon unavailable with err {e}"),
+        ));
     }
-    conditions::set(
-        conds,
-        available(
-            ConditionStatus::True,
-            ac::REASON_AVAILABLE_PROBE_AVAILABLE,
-            format!(
-                "{} add-on is available.",
-                addon.metadata.name.as_deref().unwrap_or("")
-            ),
+    Some(available(
+        ConditionStatus::True,
+        ac::REASON_AVAILABLE_PROBE_AVAILABLE,
+        format!(
+            "{} add-on is available.",
+            addon.metadata.name.as_deref().unwrap_or("")
         ),
-        now,
-    );
+    ))
 }
 
 /// Whether a work's config-spec-hash annotation matches the addon's desired configs

@@ -54,7 +54,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, Resource, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
@@ -559,127 +559,18 @@ impl ReplicaSetController {
             Controller::new_with(replica_sets, watcher::Config::default(), resource.clone());
         let store = controller.store();
         let index = Arc::new(ReplicaSetIndex::default());
-        let synced_store = store.clone();
-        let synced = self.synced.clone();
-        let listed = async move {
-            // Fails only once the controller (its store's writer) is gone.
-            if synced_store.wait_until_ready().await.is_ok()
-                && let Some(flag) = synced
-            {
-                flag.store(true, Ordering::SeqCst);
-            }
-        };
-        let works = ApiResource::erase::<ManifestWork>(&());
-        let decisions = ApiResource::erase::<PlacementDecision>(&());
-        let placements = ApiResource::erase::<Placement>(&());
-        let owner_resource = resource.clone();
-        let (decisions_store, decisions_index, decisions_resource) =
-            (store.clone(), index.clone(), resource.clone());
-        let (placements_store, placements_index, placements_resource) =
-            (store.clone(), index.clone(), resource.clone());
-        let controller = controller
-            .watches_with(
-                Api::<RawObject>::all_with(client.clone(), &works),
-                works,
-                watcher::Config::default().labels(labels::MANIFEST_WORK_REPLICA_SET),
-                move |work: RawObject| {
-                    let owner = read::labels(&work)
-                        .remove(labels::MANIFEST_WORK_REPLICA_SET)
-                        .unwrap_or_default();
-                    let parts: Vec<&str> = owner.split('.').collect();
-                    match parts.as_slice() {
-                        [namespace, name] => Some(
-                            ObjectRef::new_with(name, owner_resource.clone()).within(namespace),
-                        ),
-                        _ => None,
-                    }
-                },
-            )
-            .watches_with(
-                Api::<RawObject>::all_with(client.clone(), &decisions),
-                decisions,
-                watcher::Config::default().labels(labels::PLACEMENT),
-                move |decision: RawObject| {
-                    let placement = read::labels(&decision)
-                        .remove(labels::PLACEMENT)
-                        .unwrap_or_default();
-                    decisions_index.referencing(
-                        &decisions_store.state(),
-                        &decisions_resource,
-                        decision.meta().namespace.as_deref(),
-                        &placement,
-                    )
-                },
-            )
-            .watches_with(
-                Api::<RawObject>::all_with(client.clone(), &placements),
-                placements,
-                watcher::Config::default(),
-                move |placement: RawObject| {
-                    placements_index.referencing(
-                        &placements_store.state(),
-                        &placements_resource,
-                        placement.meta().namespace.as_deref(),
-                        placement.meta().name.as_deref().unwrap_or_default(),
-                    )
-                },
-            );
+        let listed = mark_synced(store.clone(), self.synced.clone());
+        let controller = watch_works(controller, &client, &resource);
+        let controller = watch_placements(controller, &client, &resource, &store, &index);
         // With an opt-in that needs fields of the extended CRD, the installed CRD is watched:
         // a change in what it keeps of them reconciles every replica set (their condition).
         let controller = if fields::opt_ins(self.rollback, self.feedback_aggregation).is_empty() {
             controller
         } else {
-            let this = self.clone();
-            let crd_store = store.clone();
-            let crd_resource = resource.clone();
-            let crds = ApiResource::erase::<CustomResourceDefinition>(&());
-            controller.watches_with(
-                Api::<RawObject>::all_with(client.clone(), &crds),
-                crds,
-                watcher::Config::default()
-                    .fields(&format!("metadata.name={}", fields::REPLICA_SET_CRD)),
-                move |crd: RawObject| {
-                    let learnt = ocm_api::k8s::json::with_stack(crd.depth(), || {
-                        this.decoder
-                            .decode::<CustomResourceDefinition>("CustomResourceDefinition", &crd)
-                            .is_ok_and(|crd| this.learn_crd(&crd, true))
-                    });
-                    if !learnt {
-                        return Vec::new();
-                    }
-                    crd_store
-                        .state()
-                        .iter()
-                        .map(|rs| ObjectRef::from_obj_with(rs.as_ref(), crd_resource.clone()))
-                        .collect::<Vec<_>>()
-                },
-            )
+            self.watch_installed_crd(controller, &client, &resource, &store)
         };
-        // With per-cluster values, a cluster's labels and claims feed its work: a change of
-        // them (not a heartbeat or a condition) reconciles every replica set whose template
-        // uses variables.
         let controller = if self.cluster_values {
-            let inputs = values::ClusterInputs::default();
-            let decoder = self.decoder.clone();
-            let clusters_store = store.clone();
-            let clusters_resource = resource.clone();
-            let clusters = ApiResource::erase::<ManagedCluster>(&());
-            controller.watches_with(
-                Api::<RawObject>::all_with(client, &clusters),
-                clusters,
-                watcher::Config::default(),
-                move |cluster: RawObject| {
-                    let changed = ocm_api::k8s::json::with_stack(cluster.depth(), || {
-                        decoder
-                            .decode::<ManagedCluster>("ManagedCluster", &cluster)
-                            .is_ok_and(|cluster| inputs.changed(&cluster))
-                    });
-                    if !changed {
-                        return Vec::new();
-                    }
-                    index.using_variables(&clusters_store.state(), &clusters_resource)
-                },
-            )
+            self.watch_cluster_inputs(controller, &client, &resource, &store, index)
         } else {
             controller
         };
@@ -709,6 +600,161 @@ impl ReplicaSetController {
             .for_each(|_| futures::future::ready(()));
         futures::future::join(controller, listed).await;
     }
+
+    /// The installed ManifestWorkReplicaSet CRD: a change in which opt-in fields it keeps
+    /// reconciles every replica set.
+    fn watch_installed_crd(
+        &self,
+        controller: Controller<RawObject>,
+        client: &Client,
+        resource: &ApiResource,
+        store: &Store<RawObject>,
+    ) -> Controller<RawObject> {
+        let this = self.clone();
+        let crd_store = store.clone();
+        let crd_resource = resource.clone();
+        let crds = ApiResource::erase::<CustomResourceDefinition>(&());
+        controller.watches_with(
+            Api::<RawObject>::all_with(client.clone(), &crds),
+            crds,
+            watcher::Config::default()
+                .fields(&format!("metadata.name={}", fields::REPLICA_SET_CRD)),
+            move |crd: RawObject| {
+                let learnt = ocm_api::k8s::json::with_stack(crd.depth(), || {
+                    this.decoder
+                        .decode::<CustomResourceDefinition>("CustomResourceDefinition", &crd)
+                        .is_ok_and(|crd| this.learn_crd(&crd, true))
+                });
+                if !learnt {
+                    return Vec::new();
+                }
+                crd_store
+                    .state()
+                    .iter()
+                    .map(|rs| ObjectRef::from_obj_with(rs.as_ref(), crd_resource.clone()))
+                    .collect::<Vec<_>>()
+            },
+        )
+    }
+
+    /// With per-cluster values, a cluster's labels and claims feed its work: a change of them
+    /// (not a heartbeat or a condition) reconciles every replica set whose template uses
+    /// variables.
+    fn watch_cluster_inputs(
+        &self,
+        controller: Controller<RawObject>,
+        client: &Client,
+        resource: &ApiResource,
+        store: &Store<RawObject>,
+        index: Arc<ReplicaSetIndex>,
+    ) -> Controller<RawObject> {
+        let inputs = values::ClusterInputs::default();
+        let decoder = self.decoder.clone();
+        let clusters_store = store.clone();
+        let clusters_resource = resource.clone();
+        let clusters = ApiResource::erase::<ManagedCluster>(&());
+        controller.watches_with(
+            Api::<RawObject>::all_with(client.clone(), &clusters),
+            clusters,
+            watcher::Config::default(),
+            move |cluster: RawObject| {
+                let changed = ocm_api::k8s::json::with_stack(cluster.depth(), || {
+                    decoder
+                        .decode::<ManagedCluster>("ManagedCluster", &cluster)
+                        .is_ok_and(|cluster| inputs.changed(&cluster))
+                });
+                if !changed {
+                    return Vec::new();
+                }
+                index.using_variables(&clusters_store.state(), &clusters_resource)
+            },
+        )
+    }
+}
+
+/// Sets `synced` once the controller's store has listed the replica sets (never, if the
+/// controller stops first).
+async fn mark_synced(store: Store<RawObject>, synced: Option<Arc<AtomicBool>>) {
+    // Fails only once the controller (its store's writer) is gone.
+    if store.wait_until_ready().await.is_ok()
+        && let Some(flag) = synced
+    {
+        flag.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The replica sets' works: a work's owner label names its replica set.
+fn watch_works(
+    controller: Controller<RawObject>,
+    client: &Client,
+    resource: &ApiResource,
+) -> Controller<RawObject> {
+    let owner_resource = resource.clone();
+    let works = ApiResource::erase::<ManifestWork>(&());
+    controller.watches_with(
+        Api::<RawObject>::all_with(client.clone(), &works),
+        works,
+        watcher::Config::default().labels(labels::MANIFEST_WORK_REPLICA_SET),
+        move |work: RawObject| {
+            let owner = read::labels(&work)
+                .remove(labels::MANIFEST_WORK_REPLICA_SET)
+                .unwrap_or_default();
+            let parts: Vec<&str> = owner.split('.').collect();
+            match parts.as_slice() {
+                [namespace, name] => {
+                    Some(ObjectRef::new_with(name, owner_resource.clone()).within(namespace))
+                }
+                _ => None,
+            }
+        },
+    )
+}
+
+/// PlacementDecisions and Placements: each reconciles the replica sets that name its
+/// placement.
+fn watch_placements(
+    controller: Controller<RawObject>,
+    client: &Client,
+    resource: &ApiResource,
+    store: &Store<RawObject>,
+    index: &Arc<ReplicaSetIndex>,
+) -> Controller<RawObject> {
+    let decisions = ApiResource::erase::<PlacementDecision>(&());
+    let placements = ApiResource::erase::<Placement>(&());
+    let (decisions_store, decisions_index, decisions_resource) =
+        (store.clone(), index.clone(), resource.clone());
+    let (placements_store, placements_index, placements_resource) =
+        (store.clone(), index.clone(), resource.clone());
+    controller
+        .watches_with(
+            Api::<RawObject>::all_with(client.clone(), &decisions),
+            decisions,
+            watcher::Config::default().labels(labels::PLACEMENT),
+            move |decision: RawObject| {
+                let placement = read::labels(&decision)
+                    .remove(labels::PLACEMENT)
+                    .unwrap_or_default();
+                decisions_index.referencing(
+                    &decisions_store.state(),
+                    &decisions_resource,
+                    decision.meta().namespace.as_deref(),
+                    &placement,
+                )
+            },
+        )
+        .watches_with(
+            Api::<RawObject>::all_with(client.clone(), &placements),
+            placements,
+            watcher::Config::default(),
+            move |placement: RawObject| {
+                placements_index.referencing(
+                    &placements_store.state(),
+                    &placements_resource,
+                    placement.meta().namespace.as_deref(),
+                    placement.meta().name.as_deref().unwrap_or_default(),
+                )
+            },
+        )
 }
 
 /// What the watches' mappers read of each replica set: the placements it names and whether
