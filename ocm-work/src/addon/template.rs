@@ -357,96 +357,153 @@ impl TemplateAddon {
     }
 }
 
+/// The registrations of a template addon's agent: upstream's default identity for each
+/// `kubeClient` registration, the template's subject (or the default one) for each
+/// `customSigner`.
+fn template_registrations(
+    cluster: &ManagedCluster,
+    addon: &ManagedClusterAddOn,
+    configs: &AddonConfigs,
+    addon_name: &str,
+    agent_name: &str,
+) -> Result<Vec<RegistrationConfig>, RenderError> {
+    let template = desired_template(addon, configs).map_err(|e| {
+        format!(
+            "CSRConfigurations failed to get addon template for addon {}/{addon_name}: {e}",
+            cluster.metadata.name.as_deref().unwrap_or("")
+        )
+    })?;
+    let cluster_name = cluster.metadata.name.clone().unwrap_or_default();
+    let mut out: Vec<RegistrationConfig> = Vec::new();
+    for r in template.spec.registration.iter().flatten() {
+        match &r.type_ {
+            RegistrationType::KubeClient => out.push(kube_client_registration(
+                names::default_user(&cluster_name, addon_name, agent_name),
+                names::default_groups(&cluster_name, addon_name),
+            )),
+            RegistrationType::CustomSigner => {
+                let Some(cs) = &r.custom_signer else { continue };
+                let (user, groups, units) = match &cs.subject {
+                    Some(s) => (
+                        s.user.clone(),
+                        s.groups.clone(),
+                        s.organization_unit.clone(),
+                    ),
+                    None => (
+                        Some(names::default_user(&cluster_name, addon_name, agent_name)),
+                        Some(names::default_groups(&cluster_name, addon_name)),
+                        None,
+                    ),
+                };
+                out.push(RegistrationConfig {
+                    type_: ocm_api::addon::v1beta1::RegistrationType::CustomSigner,
+                    kube_client: None,
+                    custom_signer: Some(CustomSignerConfig {
+                        signer_name: cs.signer_name.clone(),
+                        subject: Some(Subject {
+                            user,
+                            groups,
+                            organization_units: units,
+                        }),
+                    }),
+                });
+            }
+            // As upstream: a type this SDK does not know is logged and skipped.
+            other => tracing::info!(
+                addon = %addon_name,
+                type_ = %other,
+                "unsupported registration type"
+            ),
+        }
+    }
+    Ok(out)
+}
+
+/// The hub permissions the template's `kubeClient` registrations ask for.
+fn template_permissions(
+    addon: &ManagedClusterAddOn,
+    configs: &AddonConfigs,
+) -> Result<Vec<HubPermission>, RenderError> {
+    let template = desired_template(addon, configs)?;
+    let mut out = Vec::new();
+    for r in template.spec.registration.iter().flatten() {
+        if r.type_ != RegistrationType::KubeClient {
+            continue;
+        }
+        for p in r
+            .kube_client
+            .iter()
+            .flat_map(|k| k.hub_permissions.iter().flatten())
+        {
+            match p.type_ {
+                HubPermissionsBindingType::CurrentCluster => {
+                    let Some(c) = &p.current_cluster else {
+                        return Err("current cluster is required when the HubPermission type is CurrentCluster".into());
+                    };
+                    out.push(HubPermission::CurrentCluster {
+                        cluster_role: c.cluster_role_name.clone(),
+                    });
+                }
+                HubPermissionsBindingType::SingleNamespace => {
+                    let Some(s) = &p.single_namespace else {
+                        return Err("single namespace is required when the HubPermission type is SingleNamespace".into());
+                    };
+                    out.push(HubPermission::SingleNamespace {
+                        namespace: s.namespace.clone(),
+                        role_ref: serde_json::to_value(&s.role_ref)
+                            .and_then(serde_json::from_value)
+                            .map_err(|e| format!("invalid roleRef in hubPermissions: {e}"))?,
+                    });
+                }
+                // As upstream: a binding type this SDK does not know grants nothing.
+                _ => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The agent's namespace: the template's first Deployment's (else DaemonSet's) namespace,
+/// overridden by the AddOnDeploymentConfig's `agentInstallNamespace`.
+fn template_install_namespace(
+    addon: &ManagedClusterAddOn,
+    configs: &AddonConfigs,
+) -> Result<String, RenderError> {
+    let template = desired_template(addon, configs)?;
+    let mut deployment = None;
+    let mut daemonset = None;
+    for m in template.manifests() {
+        match (m.group(), m.kind()) {
+            (Some("apps"), Some("Deployment")) if deployment.is_none() => {
+                deployment = m.namespace().map(str::to_string);
+            }
+            (Some("apps"), Some("DaemonSet")) if daemonset.is_none() => {
+                daemonset = m.namespace().map(str::to_string);
+            }
+            _ => {}
+        }
+    }
+    let mut ns = deployment
+        .or(daemonset)
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| ac::DEFAULT_AGENT_INSTALL_NAMESPACE.to_string());
+    if let Some(adc) = configs.deployment_config()?
+        && let Some(n) = adc.spec.agent_install_namespace.filter(|n| !n.is_empty())
+    {
+        ns = n;
+    }
+    Ok(ns)
+}
+
 impl AgentAddon for TemplateAddon {
     fn options(&self) -> AgentAddonOptions {
         let addon_name = self.name.clone();
         let agent_name = self.agent_name();
         let registration = RegistrationOption::from_fn(Arc::new(move |cluster, addon, configs| {
-            let template = desired_template(addon, configs).map_err(|e| {
-                format!(
-                    "CSRConfigurations failed to get addon template for addon {}/{addon_name}: {e}",
-                    cluster.metadata.name.as_deref().unwrap_or("")
-                )
-            })?;
-            let cluster_name = cluster.metadata.name.clone().unwrap_or_default();
-            let mut out: Vec<RegistrationConfig> = Vec::new();
-            for r in template.spec.registration.iter().flatten() {
-                match &r.type_ {
-                    RegistrationType::KubeClient => out.push(kube_client_registration(
-                        names::default_user(&cluster_name, &addon_name, &agent_name),
-                        names::default_groups(&cluster_name, &addon_name),
-                    )),
-                    RegistrationType::CustomSigner => {
-                        let Some(cs) = &r.custom_signer else { continue };
-                        let (user, groups, units) = match &cs.subject {
-                            Some(s) => (s.user.clone(), s.groups.clone(), s.organization_unit.clone()),
-                            None => (
-                                Some(names::default_user(&cluster_name, &addon_name, &agent_name)),
-                                Some(names::default_groups(&cluster_name, &addon_name)),
-                                None,
-                            ),
-                        };
-                        out.push(RegistrationConfig {
-                            type_: ocm_api::addon::v1beta1::RegistrationType::CustomSigner,
-                            kube_client: None,
-                            custom_signer: Some(CustomSignerConfig {
-                                signer_name: cs.signer_name.clone(),
-                                subject: Some(Subject {
-                                    user,
-                                    groups,
-                                    organization_units: units,
-                                }),
-                            }),
-                        });
-                    }
-                    // As upstream: a type this SDK does not know is logged and skipped.
-                    other => tracing::info!(
-                        addon = %addon_name,
-                        type_ = %other,
-                        "unsupported registration type"
-                    ),
-                }
-            }
-            Ok(out)
+            template_registrations(cluster, addon, configs, &addon_name, &agent_name)
         }))
         .with_permissions_fn(Arc::new(|_, addon, configs| {
-            let template = desired_template(addon, configs)?;
-            let mut out = Vec::new();
-            for r in template.spec.registration.iter().flatten() {
-                if r.type_ != RegistrationType::KubeClient {
-                    continue;
-                }
-                for p in r
-                    .kube_client
-                    .iter()
-                    .flat_map(|k| k.hub_permissions.iter().flatten())
-                {
-                    match p.type_ {
-                        HubPermissionsBindingType::CurrentCluster => {
-                            let Some(c) = &p.current_cluster else {
-                                return Err("current cluster is required when the HubPermission type is CurrentCluster".into());
-                            };
-                            out.push(HubPermission::CurrentCluster {
-                                cluster_role: c.cluster_role_name.clone(),
-                            });
-                        }
-                        HubPermissionsBindingType::SingleNamespace => {
-                            let Some(s) = &p.single_namespace else {
-                                return Err("single namespace is required when the HubPermission type is SingleNamespace".into());
-                            };
-                            out.push(HubPermission::SingleNamespace {
-                                namespace: s.namespace.clone(),
-                                role_ref: serde_json::to_value(&s.role_ref)
-                                    .and_then(serde_json::from_value)
-                                    .map_err(|e| format!("invalid roleRef in hubPermissions: {e}"))?,
-                            });
-                        }
-                        // As upstream: a binding type this SDK does not know grants nothing.
-                        _ => {}
-                    }
-                }
-            }
-            Ok(out)
+            template_permissions(addon, configs)
         }));
         let mut options = AgentAddonOptions::new(self.name.clone())
             .with_health_prober(HealthProber::WorkloadAvailability)
@@ -454,32 +511,7 @@ impl AgentAddon for TemplateAddon {
             .with_supported_config(ConfigGvr::addon_template())
             .with_registration(registration)
             .with_config_check(true);
-        options.agent_install_namespace = Some(Arc::new(|addon, configs| {
-            let template = desired_template(addon, configs)?;
-            let mut deployment = None;
-            let mut daemonset = None;
-            for m in template.manifests() {
-                match (m.group(), m.kind()) {
-                    (Some("apps"), Some("Deployment")) if deployment.is_none() => {
-                        deployment = m.namespace().map(str::to_string);
-                    }
-                    (Some("apps"), Some("DaemonSet")) if daemonset.is_none() => {
-                        daemonset = m.namespace().map(str::to_string);
-                    }
-                    _ => {}
-                }
-            }
-            let mut ns = deployment
-                .or(daemonset)
-                .filter(|n| !n.is_empty())
-                .unwrap_or_else(|| ac::DEFAULT_AGENT_INSTALL_NAMESPACE.to_string());
-            if let Some(adc) = configs.deployment_config()?
-                && let Some(n) = adc.spec.agent_install_namespace.filter(|n| !n.is_empty())
-            {
-                ns = n;
-            }
-            Ok(ns)
-        }));
+        options.agent_install_namespace = Some(Arc::new(template_install_namespace));
         options
     }
 
