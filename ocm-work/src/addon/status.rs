@@ -446,63 +446,82 @@ pub fn update_progressing(
     works: &[ManifestWork],
     now: &Time,
 ) {
-    let supported = status.supported_configs.clone().unwrap_or_default();
+    if let Some(condition) = not_progressing(addon, status) {
+        conditions::set(
+            status.conditions.get_or_insert_with(Vec::new),
+            condition,
+            now,
+        );
+        return;
+    }
+    let (reason, message) = works_progress(addon, status, works);
+    set_progressing(status, reason, message, now);
+}
+
+/// Whether the addon runs in hosted mode (its hosting-cluster annotation is set).
+fn is_hosted(addon: &ManagedClusterAddOn) -> bool {
+    addon
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ac::HOSTING_CLUSTER_NAME_ANNOTATION))
+        .is_some_and(|h| !h.is_empty())
+}
+
+/// `Progressing=False` when the addon cannot progress yet: a config of a kind it does not
+/// support, or its manifests (or, hosted, its hosting manifests) not applied yet.
+fn not_progressing(
+    addon: &ManagedClusterAddOn,
+    status: &ManagedClusterAddOnStatus,
+) -> Option<NewCondition> {
+    let supported = status.supported_configs.as_deref().unwrap_or_default();
     for c in addon.spec.configs.iter().flatten() {
         let known = supported.iter().any(|s| {
             s.group.as_deref().unwrap_or("") == c.group.as_deref().unwrap_or("")
                 && s.resource == c.resource
         });
         if !known {
-            conditions::set(
-                status.conditions.get_or_insert_with(Vec::new),
-                NewCondition::new(
-                    ac::CONDITION_PROGRESSING,
-                    ConditionStatus::False,
-                    ac::REASON_PROGRESSING_CONFIGURATION_UNSUPPORTED,
-                    format!(
-                        "Configuration with gvr {}/{} is not supported for this addon",
-                        c.group.as_deref().unwrap_or(""),
-                        c.resource
-                    ),
+            return Some(NewCondition::new(
+                ac::CONDITION_PROGRESSING,
+                ConditionStatus::False,
+                ac::REASON_PROGRESSING_CONFIGURATION_UNSUPPORTED,
+                format!(
+                    "Configuration with gvr {}/{} is not supported for this addon",
+                    c.group.as_deref().unwrap_or(""),
+                    c.resource
                 ),
-                now,
-            );
-            return;
+            ));
         }
     }
-    let conds = status.conditions.clone().unwrap_or_default();
-    if conditions::find(&conds, ac::CONDITION_MANIFEST_APPLIED).is_none() {
-        conditions::set(
-            status.conditions.get_or_insert_with(Vec::new),
-            NewCondition::new(
-                ac::CONDITION_PROGRESSING,
-                ConditionStatus::False,
-                ac::REASON_WAITING_FOR_MANIFEST_APPLIED,
-                ac::MESSAGE_WAITING_FOR_MANIFEST_APPLIED,
-            ),
-            now,
-        );
-        return;
+    let conds = status.conditions.as_deref().unwrap_or_default();
+    if conditions::find(conds, ac::CONDITION_MANIFEST_APPLIED).is_none() {
+        return Some(NewCondition::new(
+            ac::CONDITION_PROGRESSING,
+            ConditionStatus::False,
+            ac::REASON_WAITING_FOR_MANIFEST_APPLIED,
+            ac::MESSAGE_WAITING_FOR_MANIFEST_APPLIED,
+        ));
     }
-    let hosting = addon
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(ac::HOSTING_CLUSTER_NAME_ANNOTATION))
-        .is_some_and(|h| !h.is_empty());
-    if hosting && conditions::find(&conds, ac::CONDITION_HOSTING_MANIFEST_APPLIED).is_none() {
-        conditions::set(
-            status.conditions.get_or_insert_with(Vec::new),
-            NewCondition::new(
-                ac::CONDITION_PROGRESSING,
-                ConditionStatus::False,
-                ac::REASON_WAITING_FOR_HOSTING_MANIFEST_APPLIED,
-                ac::MESSAGE_WAITING_FOR_HOSTING_MANIFEST_APPLIED,
-            ),
-            now,
-        );
-        return;
+    if is_hosted(addon) && conditions::find(conds, ac::CONDITION_HOSTING_MANIFEST_APPLIED).is_none()
+    {
+        return Some(NewCondition::new(
+            ac::CONDITION_PROGRESSING,
+            ConditionStatus::False,
+            ac::REASON_WAITING_FOR_HOSTING_MANIFEST_APPLIED,
+            ac::MESSAGE_WAITING_FOR_HOSTING_MANIFEST_APPLIED,
+        ));
     }
+    None
+}
+
+/// The `Progressing` reason and message the addon's works give: still progressing while one
+/// (hook works aside) is missing, carries other configs than the addon's, or is not ready.
+fn works_progress(
+    addon: &ManagedClusterAddOn,
+    status: &ManagedClusterAddOnStatus,
+    works: &[ManifestWork],
+) -> (&'static str, &'static str) {
+    let hosting = is_hosted(addon);
     // The addon's works in its namespace, and (hosted) those on the hosting cluster that
     // name its namespace.
     let addon_works: Vec<&ManifestWork> = works
@@ -517,8 +536,7 @@ pub fn update_progressing(
         })
         .collect();
     if addon_works.is_empty() {
-        set_progressing(status, ac::REASON_PROGRESSING, "no addon works", now);
-        return;
+        return (ac::REASON_PROGRESSING, "no addon works");
     }
     let hook = names::pre_delete_work_name(addon.metadata.name.as_deref().unwrap_or(""));
     for work in addon_works {
@@ -532,20 +550,13 @@ pub fn update_progressing(
             continue;
         }
         if !work_configs_match(work, status) {
-            set_progressing(
-                status,
-                ac::REASON_PROGRESSING,
-                "mca and work configs mismatch",
-                now,
-            );
-            return;
+            return (ac::REASON_PROGRESSING, "mca and work configs mismatch");
         }
         if !work_ready(work) {
-            set_progressing(status, ac::REASON_PROGRESSING, "work is not ready", now);
-            return;
+            return (ac::REASON_PROGRESSING, "work is not ready");
         }
     }
-    set_progressing(status, ac::REASON_PROGRESSING_COMPLETED, "", now);
+    (ac::REASON_PROGRESSING_COMPLETED, "")
 }
 
 /// Upstream's `meta.SetStatusCondition` on `HookManifestCompleted`.
