@@ -307,15 +307,7 @@ impl ReplicaSetController {
         // a failure that holds no slot (the engine's TimeOut status): it counts against
         // `maxFailures`, and within that the rollout goes on without it.
         if templates.clusters.is_some() {
-            for cluster in groups.clusters() {
-                if templates.get(cluster).is_none() {
-                    statuses.push(ClusterRolloutStatus::new(
-                        cluster,
-                        GroupKey::default(),
-                        RolloutStatus::TimeOut,
-                    ));
-                }
-            }
+            statuses.extend(unresolved_clusters(templates, &groups));
         }
         let strategy = placement_ref.rollout_strategy.clone().unwrap_or_default();
         let result = match RolloutHandler::new(&groups).rollout(&strategy, &statuses, now) {
@@ -344,37 +336,12 @@ impl ReplicaSetController {
             errors,
         )
         .await;
-        let selected = i64::from(
-            placement
-                .status
-                .as_ref()
-                .and_then(|s| s.number_of_selected_clusters)
-                .unwrap_or(0),
-        );
-        let decision_groups = placement
-            .status
-            .as_ref()
-            .and_then(|s| s.decision_groups.as_ref())
-            .map_or(0, Vec::len);
-        pass.selected += selected;
-        pass.summaries.push(PlacementSummary {
-            name: Some(placement_ref.name.clone()),
-            available_decision_groups: Some(status::available_decision_groups(
-                decision_groups,
-                existing.len(),
-                selected,
-            )),
-            summary: Some(ManifestWorkReplicaSetSummary {
-                desired_total: Some(selected),
-                updated: Some(if observed.count_updated {
-                    succeeded.len() as i64
-                } else {
-                    0
-                }),
-                ..summary_with_total(existing.len() as i64)
-            }),
-        });
-        pass.count += existing.len();
+        let updated = if observed.count_updated {
+            succeeded.len()
+        } else {
+            0
+        };
+        record_summary(pass, placement_ref, placement, existing.len(), updated);
         pass.succeeded += succeeded.len();
         true
     }
@@ -559,4 +526,62 @@ impl ReplicaSetController {
         }
         conditions::set(conditions, rolled_out, now_time);
     }
+}
+
+/// The selected clusters whose per-cluster values cannot be resolved, as rollout statuses
+/// that hold no slot (the engine's `TimeOut`): they count against `maxFailures`, and within
+/// that the rollout goes on without them.
+fn unresolved_clusters(
+    templates: &mut Templates,
+    groups: &ClusterGroups,
+) -> Vec<ClusterRolloutStatus> {
+    let mut out = Vec::new();
+    for cluster in groups.clusters() {
+        if templates.get(cluster).is_none() {
+            out.push(ClusterRolloutStatus::new(
+                cluster,
+                GroupKey::default(),
+                RolloutStatus::TimeOut,
+            ));
+        }
+    }
+    out
+}
+
+/// Adds a placement's summary to the pass: its selected clusters, its works (`existing`) and
+/// those up to date (`updated`).
+fn record_summary(
+    pass: &mut DeployPass,
+    placement_ref: &LocalPlacementReference,
+    placement: &Placement,
+    existing: usize,
+    updated: usize,
+) {
+    let selected = i64::from(
+        placement
+            .status
+            .as_ref()
+            .and_then(|s| s.number_of_selected_clusters)
+            .unwrap_or(0),
+    );
+    let decision_groups = placement
+        .status
+        .as_ref()
+        .and_then(|s| s.decision_groups.as_ref())
+        .map_or(0, Vec::len);
+    pass.selected += selected;
+    pass.summaries.push(PlacementSummary {
+        name: Some(placement_ref.name.clone()),
+        available_decision_groups: Some(status::available_decision_groups(
+            decision_groups,
+            existing,
+            selected,
+        )),
+        summary: Some(ManifestWorkReplicaSetSummary {
+            desired_total: Some(selected),
+            updated: Some(updated as i64),
+            ..summary_with_total(existing as i64)
+        }),
+    });
+    pass.count += existing;
 }
