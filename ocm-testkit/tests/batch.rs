@@ -5,12 +5,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use ocm_testkit::FakeCluster;
 use serde_json::{Value, json};
 
-fn api_err(e: kube::Error) -> kube::core::Status {
-    match e {
-        kube::Error::Api(s) => *s,
-        other => panic!("expected an API error, got {other:?}"),
-    }
-}
+use crate::support::api_status as api_err;
 
 /// The Job of the upstream "defaulting/immutable fields" documentation: no selector.
 fn pi() -> Value {

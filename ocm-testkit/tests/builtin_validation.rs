@@ -9,12 +9,7 @@ use kube::core::Status;
 use ocm_testkit::FakeCluster;
 use serde_json::{Value, json};
 
-fn status(e: kube::Error) -> Status {
-    match e {
-        kube::Error::Api(s) => *s,
-        other => panic!("expected an API error, got {other:?}"),
-    }
-}
+use crate::support::api_status as status;
 
 fn api(
     client: &kube::Client,

@@ -9,6 +9,8 @@ use kube::core::ObjectMeta;
 use ocm_testkit::{FakeCluster, ManualClock};
 use serde_json::json;
 
+use crate::support::api_status as api_err;
+
 fn cm(name: &str, data: &[(&str, &str)]) -> ConfigMap {
     ConfigMap {
         metadata: ObjectMeta {
@@ -21,13 +23,6 @@ fn cm(name: &str, data: &[(&str, &str)]) -> ConfigMap {
                 .collect(),
         ),
         ..Default::default()
-    }
-}
-
-fn api_err(e: kube::Error) -> kube::core::Status {
-    match e {
-        kube::Error::Api(s) => *s,
-        other => panic!("expected an API error, got {other:?}"),
     }
 }
 

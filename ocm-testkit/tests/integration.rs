@@ -32,6 +32,7 @@ mod scale;
 mod security;
 mod simulate;
 mod ssa;
+mod support;
 mod table;
 mod validation;
 mod watch;

@@ -6,12 +6,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use ocm_testkit::FakeCluster;
 use serde_json::{Value, json};
 
-fn status_of(e: kube::Error) -> kube::core::Status {
-    match e {
-        kube::Error::Api(s) => *s,
-        other => panic!("expected an API error, got {other:?}"),
-    }
-}
+use crate::support::api_status as status_of;
 
 #[tokio::test]
 async fn apply_creates_tracks_managers_conflicts_and_forces() {

@@ -435,30 +435,7 @@ fn validate_containers(
         if !seen.insert(name) {
             errs.duplicate(&p.child("name"), Bad::str(name));
         }
-        if let Some(l) = c.get("lifecycle").filter(|l| !l.is_null()) {
-            validate_lifecycle(l, grace, &p.child("lifecycle"), errs);
-        }
-        validate_probe(
-            c.get("livenessProbe"),
-            grace,
-            Probe::Liveness,
-            &p.child("livenessProbe"),
-            errs,
-        );
-        validate_probe(
-            c.get("readinessProbe"),
-            grace,
-            Probe::Readiness,
-            &p.child("readinessProbe"),
-            errs,
-        );
-        validate_probe(
-            c.get("startupProbe"),
-            grace,
-            Probe::Startup,
-            &p.child("startupProbe"),
-            errs,
-        );
+        validate_lifecycle_and_probes(c, grace, &p, errs);
         if c.get("restartPolicy").is_some_and(|r| !r.is_null()) {
             errs.forbidden(
                 &p.child("restartPolicy"),
@@ -467,6 +444,21 @@ fn validate_containers(
         }
     }
     host_port_conflicts(containers, path, errs);
+}
+
+/// A container's lifecycle hooks and its liveness, readiness and startup probes (regular
+/// containers, and init containers that restart as sidecars).
+fn validate_lifecycle_and_probes(c: &Value, grace: Option<i64>, p: &Path, errs: &mut Errors) {
+    if let Some(l) = c.get("lifecycle").filter(|l| !l.is_null()) {
+        validate_lifecycle(l, grace, &p.child("lifecycle"), errs);
+    }
+    for (field, probe) in [
+        ("livenessProbe", Probe::Liveness),
+        ("readinessProbe", Probe::Readiness),
+        ("startupProbe", Probe::Startup),
+    ] {
+        validate_probe(c.get(field), grace, probe, &p.child(field), errs);
+    }
 }
 
 /// `validateInitContainers`.
@@ -499,30 +491,7 @@ fn validate_init_containers(
         }
         host_port_conflicts(std::slice::from_ref(c), path, errs);
         if restart_always {
-            if let Some(l) = c.get("lifecycle").filter(|l| !l.is_null()) {
-                validate_lifecycle(l, grace, &p.child("lifecycle"), errs);
-            }
-            validate_probe(
-                c.get("livenessProbe"),
-                grace,
-                Probe::Liveness,
-                &p.child("livenessProbe"),
-                errs,
-            );
-            validate_probe(
-                c.get("readinessProbe"),
-                grace,
-                Probe::Readiness,
-                &p.child("readinessProbe"),
-                errs,
-            );
-            validate_probe(
-                c.get("startupProbe"),
-                grace,
-                Probe::Startup,
-                &p.child("startupProbe"),
-                errs,
-            );
+            validate_lifecycle_and_probes(c, grace, &p, errs);
         } else {
             for f in [
                 "lifecycle",
