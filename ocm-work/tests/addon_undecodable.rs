@@ -4,15 +4,14 @@
 //! server's 10,000) is installed like any other.
 
 use kube::api::{Api, ListParams, PostParams};
-use kube::core::ApiResource;
 use kube::{Client, Resource};
 use ocm_api::addon::v1beta1::ManagedClusterAddOn;
-use ocm_api::k8s::object::RawObject;
 use ocm_api::work::v1::ManifestWork;
 use ocm_work::addon::status::REASON_DECODE_FAILED;
 use serde_json::{Value, json};
 
 use crate::addon_support;
+use crate::support;
 
 use addon_support::Fleet;
 
@@ -100,20 +99,9 @@ async fn allow_numbered_config_names(client: &Client) {
         .unwrap();
 }
 
-fn raw_api<K: Resource<DynamicType = ()>>(
-    client: &Client,
-    namespace: Option<&str>,
-) -> Api<RawObject> {
-    let resource = ApiResource::erase::<K>(&());
-    match namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    }
-}
-
 /// The deploy works of `addon` in `cluster`, with how deeply each nests.
 async fn deploy_works(client: &Client, cluster: &str, addon: &str) -> Vec<(String, usize)> {
-    raw_api::<ManifestWork>(client, Some(cluster))
+    support::raw_api::<ManifestWork>(client, Some(cluster))
         .list(
             &ListParams::default()
                 .labels(&format!("open-cluster-management.io/addon-name={addon}")),
@@ -132,7 +120,7 @@ async fn progressing(
     cluster: &str,
     addon: &str,
 ) -> Option<(String, String, String)> {
-    let raw = raw_api::<ManagedClusterAddOn>(client, Some(cluster))
+    let raw = support::raw_api::<ManagedClusterAddOn>(client, Some(cluster))
         .get_opt(addon)
         .await
         .unwrap()?;

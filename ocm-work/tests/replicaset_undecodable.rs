@@ -57,17 +57,6 @@ async fn create_raw(client: &Client, body: String) {
         .expect("the hub takes the replica set");
 }
 
-fn raw_api<K: Resource<DynamicType = ()>>(
-    client: &Client,
-    namespace: Option<&str>,
-) -> Api<RawObject> {
-    let resource = ApiResource::erase::<K>(&());
-    match namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    }
-}
-
 /// Condition `type_` of replica set `name` as (status, reason, message), read from its JSON
 /// (the replica set may not decode, or be deep).
 async fn condition(client: &Client, name: &str, type_: &str) -> Option<(String, String, String)> {
@@ -81,7 +70,7 @@ async fn condition(client: &Client, name: &str, type_: &str) -> Option<(String, 
     struct Status {
         conditions: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
     }
-    let raw = raw_api::<ManifestWorkReplicaSet>(client, Some(NS))
+    let raw = support::raw_api::<ManifestWorkReplicaSet>(client, Some(NS))
         .get_opt(name)
         .await
         .unwrap()?;
@@ -96,7 +85,7 @@ async fn condition(client: &Client, name: &str, type_: &str) -> Option<(String, 
 
 /// The clusters with a work of replica set `name`, and how deeply the deepest of them nests.
 async fn fanned_out(client: &Client, name: &str) -> (Vec<String>, usize) {
-    let works = raw_api::<ManifestWork>(client, None)
+    let works = support::raw_api::<ManifestWork>(client, None)
         .list(&ListParams::default().labels(&format!(
             "{}={NS}.{name}",
             labels::MANIFEST_WORK_REPLICA_SET
@@ -193,7 +182,7 @@ async fn a_replica_set_that_does_not_decode_is_reported_once_and_stops_no_other(
     assert_eq!(status_writes(&hub.fake, "bad"), 1);
 
     // Fixed, it is reconciled like any other.
-    raw_api::<ManifestWorkReplicaSet>(&hub.client, Some(NS))
+    support::raw_api::<ManifestWorkReplicaSet>(&hub.client, Some(NS))
         .patch(
             "bad",
             &PatchParams::default(),
@@ -232,7 +221,7 @@ async fn a_replica_set_that_stopped_decoding_is_still_finalized() {
         .await,
         "fanned out"
     );
-    let api = raw_api::<ManifestWorkReplicaSet>(&hub.client, Some(NS));
+    let api = support::raw_api::<ManifestWorkReplicaSet>(&hub.client, Some(NS));
     api.patch(
         "rs",
         &PatchParams::default(),
@@ -263,7 +252,7 @@ async fn a_placement_that_does_not_decode_is_named_in_placement_verified() {
     let clusters = ["cluster1"];
     let hub = hub(&clusters).await;
     placement(&hub.client, "p", &[("", clusters.to_vec())]).await;
-    raw_api::<ocm_api::cluster::v1beta1::Placement>(&hub.client, Some(NS))
+    support::raw_api::<ocm_api::cluster::v1beta1::Placement>(&hub.client, Some(NS))
         .patch(
             "p",
             &PatchParams::default(),

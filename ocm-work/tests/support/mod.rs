@@ -169,3 +169,16 @@ pub fn describe(entries: &[JournalEntry]) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+/// An API of raw objects of `K`'s resource, in `namespace` or all namespaces, for tests that
+/// write or read objects the typed client would refuse.
+pub fn raw_api<K: kube::Resource<DynamicType = ()>>(
+    client: &Client,
+    namespace: Option<&str>,
+) -> Api<ocm_api::k8s::object::RawObject> {
+    let resource = kube::core::ApiResource::erase::<K>(&());
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
