@@ -3,13 +3,14 @@
 //! work applied, and resources no longer in the work are deleted ([`super::gc`]). A resource
 //! whose deletion was accepted stays listed until a later pass sees it gone, and meanwhile the
 //! work is applied again after [`PENDING_DELETION_RETRY_MIN`], doubling up to
-//! [`SYNC_RETRY_MAX`].
+//! [`SYNC_RETRY_MAX`](super::SYNC_RETRY_MAX).
 //!
 //! Resources an apply pass created or kept whose record failed to be written are remembered
 //! by the running agent (our addition), so a work that drops them before a record succeeds
 //! still gets them collected.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use kube::ResourceExt;
@@ -19,9 +20,8 @@ use ocm_api::work::v1::{
 };
 use serde_json::{Value, json};
 
-use super::{PENDING_DELETION_RETRY_MIN, SYNC_RETRY_MAX, WorkAgent, gc};
+use super::{PENDING_DELETION_RETRY_MIN, WorkAgent, gc};
 use crate::apply::engine::ManifestApply;
-use crate::cache::RetryBackoff;
 use crate::{Error, Result};
 
 /// What [`WorkAgent::track_applied_resources`] did.
@@ -33,37 +33,45 @@ pub(super) struct Tracked {
     pub(super) pending_deletion: bool,
 }
 
-impl WorkAgent {
-    pub(super) fn lock_unrecorded(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, Vec<AppliedManifestResourceMeta>>> {
-        self.unrecorded.lock().unwrap_or_else(|e| e.into_inner())
+/// Resources an apply pass created or kept whose AppliedManifestWork record failed to be
+/// written, by AppliedManifestWork name: the next bookkeeping pass counts them as tracked, so
+/// a work that drops them meanwhile still gets them collected.
+#[derive(Default)]
+pub(super) struct Unrecorded {
+    by_applied_work: Mutex<HashMap<String, Vec<AppliedManifestResourceMeta>>>,
+}
+
+impl Unrecorded {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Vec<AppliedManifestResourceMeta>>> {
+        self.by_applied_work
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The resources not yet recorded in the AppliedManifestWork `name`.
+    fn of(&self, name: &str) -> Vec<AppliedManifestResourceMeta> {
+        self.lock().get(name).cloned().unwrap_or_default()
+    }
+
+    /// Remembers `resources` as what the AppliedManifestWork `name` should have recorded.
+    fn keep(&self, name: String, resources: Vec<AppliedManifestResourceMeta>) {
+        self.lock().insert(name, resources);
+    }
+
+    /// Forgets what the AppliedManifestWork `name` has not recorded (it has now, or it is
+    /// gone).
+    pub(super) fn forget(&self, name: &str) {
+        self.lock().remove(name);
+    }
+}
+
+impl WorkAgent {
     /// When to apply `work_uid` again because resources of it are still being deleted
-    /// (`pending`), doubling from [`PENDING_DELETION_RETRY_MIN`] up to [`SYNC_RETRY_MAX`];
+    /// (`pending`), doubling from [`PENDING_DELETION_RETRY_MIN`] up to [`SYNC_RETRY_MAX`](super::SYNC_RETRY_MAX);
     /// `None` (and the backoff reset) once nothing is pending.
     pub(super) fn pending_deletion_retry(&self, work_uid: &str, pending: bool) -> Option<Duration> {
-        self.deletion_retry(work_uid, pending, PENDING_DELETION_RETRY_MIN)
-    }
-
-    /// The backoff behind [`WorkAgent::pending_deletion_retry`] and the finalization of
-    /// AppliedManifestWorks, for `uid` (a work's or an AppliedManifestWork's).
-    pub(super) fn deletion_retry(
-        &self,
-        uid: &str,
-        pending: bool,
-        min: Duration,
-    ) -> Option<Duration> {
-        let mut deleting = self.deleting.lock().unwrap_or_else(|e| e.into_inner());
-        if !pending {
-            deleting.remove(uid);
-            return None;
-        }
-        let backoff = deleting
-            .entry(uid.to_string())
-            .or_insert_with(|| RetryBackoff::new(min, SYNC_RETRY_MAX));
-        Some(backoff.next().unwrap_or(SYNC_RETRY_MAX))
+        self.memory
+            .deletion_retry(work_uid, pending, PENDING_DELETION_RETRY_MIN)
     }
 
     /// Updates `appliedResources` and deletes resources that left the work (upstream §4.3).
@@ -135,9 +143,7 @@ impl WorkAgent {
             .unwrap_or_default();
         // What an earlier pass applied but failed to record (our addition: upstream's agent
         // leaves such resources behind when the work drops them before a record succeeds).
-        if let Some(unrecorded) = self.lock_unrecorded().get(&amw_name) {
-            previous.extend(unrecorded.iter().cloned());
-        }
+        previous.extend(self.unrecorded.of(&amw_name));
         let gone = gc::untracked(&previous, &current);
         let owner_uid = amw.metadata.uid.clone().unwrap_or_default();
         let (pending, errors) = self.collect(&gone, &owner_uid).await;
@@ -174,8 +180,8 @@ impl WorkAgent {
                         // apply pass creates it again.
                         self.forget_applied(&name);
                     }
-                    self.lock_unrecorded()
-                        .insert(amw_name, new_status.applied_resources.unwrap_or_default());
+                    self.unrecorded
+                        .keep(amw_name, new_status.applied_resources.unwrap_or_default());
                     return Err(Error::kube(
                         format!("update status of AppliedManifestWork {name}"),
                         e,
@@ -185,7 +191,7 @@ impl WorkAgent {
             version = patched.metadata.resource_version.clone();
             self.remember_applied(&patched);
         }
-        self.lock_unrecorded().remove(&amw_name);
+        self.unrecorded.forget(&amw_name);
         gc::into_result(errors)?;
         Ok(Tracked {
             version,

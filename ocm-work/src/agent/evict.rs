@@ -47,7 +47,10 @@ impl WorkAgent {
             if amw.metadata.deletion_timestamp.is_some() {
                 let done = self.finalize_applied_manifest_work(&amw).await?;
                 let uid = amw.metadata.uid.clone().unwrap_or_default();
-                next = min_duration(next, self.deletion_retry(&uid, !done, FINALIZE_RETRY_MIN));
+                next = min_duration(
+                    next,
+                    self.memory.deletion_retry(&uid, !done, FINALIZE_RETRY_MIN),
+                );
                 continue;
             }
             let started = amw
@@ -87,7 +90,10 @@ impl WorkAgent {
             if let Some(deleting) = self.get_applied(&name).await? {
                 let done = self.finalize_applied_manifest_work(&deleting).await?;
                 let uid = deleting.metadata.uid.clone().unwrap_or_default();
-                next = min_duration(next, self.deletion_retry(&uid, !done, FINALIZE_RETRY_MIN));
+                next = min_duration(
+                    next,
+                    self.memory.deletion_retry(&uid, !done, FINALIZE_RETRY_MIN),
+                );
             }
         }
         Ok(next)

@@ -41,7 +41,7 @@ impl WorkAgent {
         let name = work.name_any();
         let amw_name = applied_manifest_work_name(&self.config.hub_hash, &name);
         // The AppliedManifestWork goes, and with it (owner references) what it never recorded.
-        self.lock_unrecorded().remove(&amw_name);
+        self.unrecorded.forget(&amw_name);
         let mut resource_version = work.metadata.resource_version.clone();
         let api = self.applied_works();
         let amw = self.get_applied(&amw_name).await?;
@@ -83,7 +83,10 @@ impl WorkAgent {
             if let Some(amw) = self.get_applied(&amw_name).await? {
                 let done = self.finalize_applied_manifest_work(&amw).await?;
                 let amw_uid = amw.metadata.uid.clone().unwrap_or_default();
-                if let Some(retry) = self.deletion_retry(&amw_uid, !done, FINALIZE_RETRY_MIN) {
+                if let Some(retry) = self
+                    .memory
+                    .deletion_retry(&amw_uid, !done, FINALIZE_RETRY_MIN)
+                {
                     return Ok(SyncOutcome {
                         requeue_after: Some(retry),
                         applied: false,
@@ -114,7 +117,8 @@ impl WorkAgent {
         }
         // Forget everything about the work.
         self.forget_work(&name);
-        self.forget_uid(work.metadata.uid.as_deref().unwrap_or_default());
+        self.memory
+            .forget_uid(work.metadata.uid.as_deref().unwrap_or_default());
         Ok(SyncOutcome::default())
     }
 

@@ -7,14 +7,19 @@
 //! and writes it once. The plan is pure; each step that does I/O lives in the file of the
 //! upstream controller it stands for:
 //!
-//! | step | where | upstream controller |
-//! |---|---|---|
-//! | decide what the sync does, and when again | [`plan`] (pure) | the work queues |
-//! | add the finalizer; finalize on deletion | `finalize.rs` | finalizer controllers |
-//! | AppliedManifestWork, apply the manifests | `apply.rs`, [`crate::apply`] | ManifestWork |
-//! | record `appliedResources`, collect the rest | `applied.rs`, [`gc`] | AppliedManifestWork |
-//! | read live objects, build the status | `status.rs`, [`StatusBuilder`] (pure) | available status |
-//! | evict records whose work is gone | `evict.rs` | unmanaged AppliedManifestWork |
+//! | step | where | upstream controller | state it keeps between syncs |
+//! |---|---|---|---|
+//! | decide what the sync does, and when again | [`plan`] (pure) | the work queues | none: it reads the memory below |
+//! | remember each work between syncs | `memory.rs`, `memo.rs` | — | `WorkMemory`: last apply, memo, deletion backoff, by uid |
+//! | add the finalizer; finalize on deletion | `finalize.rs` | finalizer controllers | none |
+//! | AppliedManifestWork, apply the manifests | `apply.rs`, [`crate::apply`] | ManifestWork | none |
+//! | record `appliedResources`, collect the rest | `applied.rs`, [`gc`] | AppliedManifestWork | `Unrecorded`: resources whose record failed |
+//! | read live objects, build the status | `status.rs`, [`StatusBuilder`] (pure) | available status | `WatchRegistry` (`watch.rs`): feedback watches |
+//! | evict records whose work is gone | `evict.rs` | unmanaged AppliedManifestWork | none |
+//! | queue, retry and log failed syncs | `run.rs`, `queue.rs` | the work queues | `SyncRetries`: backoff and last error |
+//!
+//! Each piece of state is a type of its stage's file with one lock inside, reached only through
+//! its methods; [`WorkAgent`] holds one of each, so clones of an agent share them.
 //!
 //! [`StatusBuilder`]: crate::status::StatusBuilder
 //!
@@ -101,23 +106,20 @@
 //! opposite behaviour (its informer fails as a whole and no work is synced while such an object
 //! exists); reporting and skipping is our addition.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use kube::api::{Patch, PatchParams};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use ocm_api::clock::{Clock, SystemClock};
-use ocm_api::work::v1::{AppliedManifestResourceMeta, AppliedManifestWork, ManifestWork};
+use ocm_api::work::v1::{AppliedManifestWork, ManifestWork};
 use ocm_feedback::FeedbackReader;
 use serde_json::json;
 
 use crate::apply::applier::Appliers;
 use crate::apply::engine::ApplyEngine;
-use crate::cache::{
-    DecodeFailure, ObjectCache, RawObject, RetryBackoff, STALE_WATCH_CHECK, SpokeObjects,
-};
+use crate::cache::{DecodeFailure, ObjectCache, RawObject, STALE_WATCH_CHECK, SpokeObjects};
 use crate::identity::applied_manifest_work_name;
 use crate::status::StatusBuilder;
 use crate::{Error, Result};
@@ -141,10 +143,12 @@ mod watch;
 pub use config::AgentConfig;
 pub use reconcile::{error_policy, reconcile};
 
+use applied::Unrecorded;
 use memo::SyncMemo;
-use memory::WorkIdentity;
+use memory::WorkMemory;
 use plan::{LastApply, Planner, SyncAction, SyncInput};
 use read::{list_decoded, undecodable};
+use run::SyncRetries;
 use watch::WatchRegistry;
 
 const KIND_MANIFEST_WORK: &str = "ManifestWork";
@@ -203,22 +207,17 @@ pub struct WorkAgent {
     engine: ApplyEngine,
     config: Arc<AgentConfig>,
     clock: Arc<dyn Clock>,
-    /// uid → when the work was last applied.
-    applied: Arc<Mutex<HashMap<String, LastApply>>>,
     caches: Arc<OnceLock<Caches>>,
-    watches: Arc<Mutex<WatchRegistry>>,
     executor_cache: Option<crate::executor::cache::ExecutorCache>,
-    memos: Arc<Mutex<HashMap<String, SyncMemo>>>,
-    /// Works whose last sync in [`WorkAgent::run`] failed: their retry backoff and last error.
-    retries: Arc<Mutex<HashMap<String, (RetryBackoff, String)>>>,
-    /// Resources an apply pass created or kept whose AppliedManifestWork record failed to be
-    /// written, by AppliedManifestWork name: the next bookkeeping pass counts them as tracked,
-    /// so a work that drops them meanwhile still gets them collected.
-    unrecorded: Arc<Mutex<HashMap<String, Vec<AppliedManifestResourceMeta>>>>,
-    /// Works (by uid) with resources pending deletion: when to look at them again.
-    deleting: Arc<Mutex<HashMap<String, RetryBackoff>>>,
-    /// Which work the agent's memory by uid stands for, by work name (see [`memory`]).
-    identities: Arc<Mutex<HashMap<String, WorkIdentity>>>,
+    // Each stage owns its state; the stage's file is the only one that reads it.
+    /// What the agent remembers about each work between syncs (`memory.rs`).
+    memory: Arc<WorkMemory>,
+    /// Which works watch which resources' feedback (`watch.rs`).
+    watches: Arc<WatchRegistry>,
+    /// Works whose last sync in [`WorkAgent::run`] failed (`run.rs`).
+    retries: Arc<SyncRetries>,
+    /// Resources applied but not yet recorded in their AppliedManifestWork (`applied.rs`).
+    unrecorded: Arc<Unrecorded>,
     metrics: Option<crate::runtime::metrics::AgentMetrics>,
 }
 
@@ -254,14 +253,11 @@ impl WorkAgent {
             spoke,
             config: Arc::new(config),
             clock: Arc::new(SystemClock),
-            applied: Arc::new(Mutex::new(HashMap::new())),
             caches: Arc::new(OnceLock::new()),
-            watches: Arc::new(Mutex::new(WatchRegistry::default())),
-            memos: Arc::new(Mutex::new(HashMap::new())),
-            retries: Arc::new(Mutex::new(HashMap::new())),
-            unrecorded: Arc::new(Mutex::new(HashMap::new())),
-            deleting: Arc::new(Mutex::new(HashMap::new())),
-            identities: Arc::new(Mutex::new(HashMap::new())),
+            memory: Arc::default(),
+            watches: Arc::default(),
+            retries: Arc::default(),
+            unrecorded: Arc::default(),
             metrics: None,
         }
     }
@@ -506,19 +502,19 @@ impl WorkAgent {
         // Read and plan.
         let input = SyncInput::new(work, Instant::now())
             .memo_holds(self.memo_holds(&uid, work, &amw_name))
-            .last_apply(self.last_apply(&uid));
+            .last_apply(self.memory.last_apply(&uid));
         let planner = self.planner();
         let plan = planner.plan(&input);
         match plan.action {
             SyncAction::Finalize => return self.finalize(work).await,
             SyncAction::AddFinalizer => {
                 // A work without the finalizer starts afresh (see [`memory`]).
-                self.forget_uid(&uid);
+                self.memory.forget_uid(&uid);
                 self.add_finalizer(work).await?;
             }
             SyncAction::Skip => {
                 if let Some(record) = plan.record_apply {
-                    self.lock_applied().insert(uid.clone(), record);
+                    self.memory.record_apply(&uid, record);
                 }
             }
             SyncAction::Apply | SyncAction::RefreshStatus | SyncAction::Nothing => {}
@@ -526,7 +522,7 @@ impl WorkAgent {
         if let Some(outcome) = plan.outcome {
             return Ok(outcome);
         }
-        self.lock_memos().remove(&uid);
+        self.memory.drop_memo(&uid);
 
         // Apply and record.
         let builder = StatusBuilder::new(generation, self.clock.now_time()).feedback_reader(
@@ -557,7 +553,7 @@ impl WorkAgent {
             _ => None,
         };
         let next_apply = applied_until
-            .or_else(|| self.last_apply(&uid))
+            .or_else(|| self.memory.last_apply(&uid))
             .map(|last| last.next);
         // Resources still being deleted bring the next sync forward even when a failed
         // manifest makes the next apply due at once (which alone waits for the status sync).
@@ -591,7 +587,7 @@ impl WorkAgent {
         }
         Error::aggregate(errors)?;
         if let Some(until) = applied_until {
-            self.lock_applied().insert(uid.clone(), until);
+            self.memory.record_apply(&uid, until);
         }
         // The memo stands for the status only when the refresh read every resource at the
         // version the apply pass left it.
@@ -600,8 +596,8 @@ impl WorkAgent {
             && memo::confirmed(&resources, &observed)
             && work.spec.executor.is_none()
         {
-            self.lock_memos().insert(
-                uid,
+            self.memory.keep_memo(
+                &uid,
                 SyncMemo {
                     generation,
                     work_version,
@@ -616,27 +612,12 @@ impl WorkAgent {
         })
     }
 
-    fn lock_applied(&self) -> std::sync::MutexGuard<'_, HashMap<String, LastApply>> {
-        self.applied.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// When the work `uid` was last applied.
-    fn last_apply(&self, uid: &str) -> Option<LastApply> {
-        self.lock_applied().get(uid).copied()
-    }
-
-    fn lock_memos(&self) -> std::sync::MutexGuard<'_, HashMap<String, SyncMemo>> {
-        self.memos.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Whether the memo of the last sync of `work` still holds (see [`memo`]).
     fn memo_holds(&self, uid: &str, work: &ManifestWork, amw: &str) -> bool {
         if !self.config.cached_reads || work.spec.executor.is_some() {
             return false;
         }
-        let memos = self.lock_memos();
-        memos
-            .get(uid)
-            .is_some_and(|m| m.holds(work, self.applied_cache(), amw))
+        self.memory
+            .memo_holds(uid, |m| m.holds(work, self.applied_cache(), amw))
     }
 }

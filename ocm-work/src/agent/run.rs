@@ -3,7 +3,7 @@
 //! Events about works the agent cannot decode.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use kube::Resource;
@@ -136,7 +136,7 @@ impl WorkAgent {
             Ok(Some(work)) => work,
             // Gone, or reported as undecodable: nothing to do until it changes.
             Ok(None) | Err(Error::Undecodable { .. }) => {
-                self.lock_retries().remove(name);
+                self.retries.forget(name);
                 return Ok(None);
             }
             Err(e) => return Err(e),
@@ -150,33 +150,18 @@ impl WorkAgent {
     /// up to [`SYNC_RETRY_MAX`]). The error is logged as a warning when it differs from the
     /// work's previous one, at debug level when it repeats.
     pub(super) fn sync_failed(&self, work: &str, error: &Error) -> Duration {
-        let mut retries = self.lock_retries();
-        let (backoff, last) = retries.entry(work.to_string()).or_insert_with(|| {
-            (
-                RetryBackoff::new(SYNC_RETRY_MIN, SYNC_RETRY_MAX),
-                String::new(),
-            )
-        });
-        let text = error.to_string();
-        let delay = backoff.next().unwrap_or(SYNC_RETRY_MAX);
-        if *last == text {
+        let (delay, repeated) = self.retries.failed(work, error.to_string());
+        if repeated {
             tracing::debug!(%error, work, cluster = %self.config.cluster_name, retry_in = ?delay, "ManifestWork sync failed again");
         } else {
             tracing::warn!(%error, work, cluster = %self.config.cluster_name, retry_in = ?delay, "ManifestWork sync failed");
-            *last = text;
         }
         delay
     }
 
-    pub(super) fn lock_retries(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, (RetryBackoff, String)>> {
-        self.retries.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Forgets the failures of `work` after a successful sync.
     pub(super) fn sync_succeeded(&self, work: &str) {
-        if self.lock_retries().remove(work).is_some() {
+        if self.retries.forget(work) {
             tracing::info!(work, cluster = %self.config.cluster_name, "ManifestWork synced again");
         }
     }
@@ -328,4 +313,38 @@ fn truncate_note(mut note: String) -> String {
         note.push_str("...");
     }
     note
+}
+
+/// The works whose last sync in [`WorkAgent::run`] failed: each one's retry backoff and last
+/// error (so that an error repeated is logged once).
+#[derive(Default)]
+pub(super) struct SyncRetries {
+    by_work: Mutex<HashMap<String, (RetryBackoff, String)>>,
+}
+
+impl SyncRetries {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, (RetryBackoff, String)>> {
+        self.by_work.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records that the sync of `work` failed with `error`: when to try again, and whether
+    /// the error is the same as the last one.
+    fn failed(&self, work: &str, error: String) -> (Duration, bool) {
+        let mut retries = self.lock();
+        let (backoff, last) = retries.entry(work.to_string()).or_insert_with(|| {
+            (
+                RetryBackoff::new(SYNC_RETRY_MIN, SYNC_RETRY_MAX),
+                String::new(),
+            )
+        });
+        let delay = backoff.next().unwrap_or(SYNC_RETRY_MAX);
+        let repeated = *last == error;
+        *last = error;
+        (delay, repeated)
+    }
+
+    /// Forgets the failures of `work`; whether it had any.
+    pub(super) fn forget(&self, work: &str) -> bool {
+        self.lock().remove(work).is_some()
+    }
 }

@@ -181,12 +181,8 @@ impl WorkAgent {
         (watched.then_some(key), version)
     }
 
-    fn watch_registry(&self) -> std::sync::MutexGuard<'_, super::watch::WatchRegistry> {
-        self.watches.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     pub(super) fn is_watched(&self, key: &str) -> bool {
-        self.watch_registry().is_watched(key)
+        self.watches.is_watched(key)
     }
 
     /// Registers `work`'s interest in the resource `key`; false when the informer limit is
@@ -201,7 +197,7 @@ impl WorkAgent {
         let Some(caches) = self.caches.get() else {
             return false;
         };
-        self.watch_registry().register(
+        self.watches.register(
             &caches.objects,
             self.config.max_feedback_watch,
             work,
@@ -214,7 +210,7 @@ impl WorkAgent {
     /// Drops `work`'s watch registrations other than `keep`; informers nobody needs any more
     /// stop unless cached reads use them.
     pub(super) fn retain_watches(&self, work: &str, keep: &HashSet<String>) {
-        let unused = self.watch_registry().retain(work, keep);
+        let unused = self.watches.retain(work, keep);
         if !self.config.cached_reads
             && let Some(caches) = self.caches.get()
         {
@@ -226,7 +222,7 @@ impl WorkAgent {
 
     /// The works watching the resource `key`.
     pub(super) fn watching_works(&self, key: &str) -> Vec<String> {
-        self.watch_registry().watching(key)
+        self.watches.watching(key)
     }
 }
 

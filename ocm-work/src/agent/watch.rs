@@ -7,6 +7,7 @@
 //! it.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::cache::{InformerKey, SpokeObjects};
 use crate::discovery::ResolvedResource;
@@ -22,24 +23,36 @@ pub(crate) fn watch_key(
     format!("{group}/{resource}/{version}/{namespace}/{name}")
 }
 
-/// Resources whose feedback is watched: `group/resource/version/namespace/name` → works.
+/// Resources whose feedback is watched, and by which works; shared by the status stage
+/// (which registers) and the informer listener (which asks who watches a resource).
 #[derive(Default)]
 pub(crate) struct WatchRegistry {
+    inner: Mutex<Registrations>,
+}
+
+/// `group/resource/version/namespace/name` → its informer and the works watching it; and how
+/// many watched resources each informer serves.
+#[derive(Default)]
+struct Registrations {
     works: HashMap<String, (InformerKey, BTreeSet<String>)>,
     informers: HashMap<InformerKey, usize>,
 }
 
 impl WatchRegistry {
+    fn lock(&self) -> MutexGuard<'_, Registrations> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Whether any work watches the resource `key`.
     pub(crate) fn is_watched(&self, key: &str) -> bool {
-        self.works.contains_key(key)
+        self.lock().works.contains_key(key)
     }
 
     /// Registers `work`'s interest in the resource `key`; false when the informer limit
     /// `max_informers` is reached or no informer can be started (the resource is then
     /// polled).
     pub(crate) fn register(
-        &mut self,
+        &self,
         objects: &SpokeObjects,
         max_informers: usize,
         work: &str,
@@ -48,19 +61,20 @@ impl WatchRegistry {
         namespace: &str,
     ) -> bool {
         let informer = InformerKey::of(resolved, namespace);
-        if let Some(entry) = self.works.get_mut(key) {
+        let mut registrations = self.lock();
+        if let Some(entry) = registrations.works.get_mut(key) {
             entry.1.insert(work.to_string());
             return true;
         }
-        let known = self.informers.contains_key(&informer);
-        if !known && self.informers.len() >= max_informers {
+        let known = registrations.informers.contains_key(&informer);
+        if !known && registrations.informers.len() >= max_informers {
             return false;
         }
         if objects.informer(resolved, namespace).is_none() {
             return false;
         }
-        *self.informers.entry(informer.clone()).or_default() += 1;
-        self.works.insert(
+        *registrations.informers.entry(informer.clone()).or_default() += 1;
+        registrations.works.insert(
             key.to_string(),
             (informer, BTreeSet::from([work.to_string()])),
         );
@@ -69,9 +83,10 @@ impl WatchRegistry {
 
     /// Drops `work`'s registrations other than `keep`; returns the informers nobody needs any
     /// more.
-    pub(crate) fn retain(&mut self, work: &str, keep: &HashSet<String>) -> Vec<InformerKey> {
+    pub(crate) fn retain(&self, work: &str, keep: &HashSet<String>) -> Vec<InformerKey> {
+        let mut registrations = self.lock();
         let mut emptied = Vec::new();
-        self.works.retain(|key, (informer, works)| {
+        registrations.works.retain(|key, (informer, works)| {
             if !keep.contains(key) {
                 works.remove(work);
             }
@@ -84,12 +99,12 @@ impl WatchRegistry {
         });
         let mut unused = Vec::new();
         for informer in emptied {
-            let left = self.informers.get_mut(&informer).map(|n| {
+            let left = registrations.informers.get_mut(&informer).map(|n| {
                 *n = n.saturating_sub(1);
                 *n
             });
             if left == Some(0) {
-                self.informers.remove(&informer);
+                registrations.informers.remove(&informer);
                 unused.push(informer);
             }
         }
@@ -98,7 +113,8 @@ impl WatchRegistry {
 
     /// The works watching the resource `key`.
     pub(crate) fn watching(&self, key: &str) -> Vec<String> {
-        self.works
+        self.lock()
+            .works
             .get(key)
             .map(|(_, works)| works.iter().cloned().collect())
             .unwrap_or_default()
