@@ -50,6 +50,8 @@
 //! * `cel`: the [`cel`] module, bounded compilation and evaluation of the CEL expressions users
 //!   write (placement CEL selectors, work condition rules, CRD validation rules), shared by the
 //!   other crates of the SDK.
+//! * `rounds`: the [`rounds`] module, the one round-based watch loop the SDK's whole-set
+//!   controllers run on (ocm-placement's controllers, ocm-work's addon manager and fan-out).
 //!
 //! # Versions
 //!
@@ -73,6 +75,9 @@ mod error;
 pub mod k8s;
 pub mod multicluster;
 pub mod repeats;
+#[cfg(feature = "rounds")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rounds")))]
+pub mod rounds;
 pub mod schema;
 mod string_enum;
 pub mod validation;

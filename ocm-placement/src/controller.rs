@@ -51,7 +51,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -638,9 +638,6 @@ impl PlacementController {
             let _ = placements.wait_until_ready().await;
             let _ = decisions.wait_until_ready().await;
             let _ = scores.wait_until_ready().await;
-            if let Some(flag) = &self.synced {
-                flag.store(true, Ordering::SeqCst);
-            }
         };
         let this = &self;
         let stores = (
@@ -654,6 +651,7 @@ impl PlacementController {
         watch::run_loop(
             vec![w1, w2, w3, w4, w5, w6],
             ready,
+            self.synced.as_deref(),
             shutdown,
             RESYNC_PERIOD,
             move || async move {
@@ -667,29 +665,13 @@ impl PlacementController {
                     scores: stores.5.state(),
                     undecodable_placements,
                 };
-                match this.reconcile_state(&state).await {
-                    Ok(outcome) => {
-                        this.said.forget("reconcile");
-                        if outcome.writes > 0 {
-                            tracing::debug!(writes = outcome.writes, "placements reconciled");
-                        }
-                        Round {
-                            requeue_after: outcome.requeue_after,
-                            retry: outcome.needs_retry,
-                        }
+                let result = this.reconcile_state(&state).await;
+                watch::round_of(&this.said, "placement", result, |outcome| {
+                    if outcome.writes > 0 {
+                        tracing::debug!(writes = outcome.writes, "placements reconciled");
                     }
-                    Err(error) => {
-                        if this.said.changed("reconcile", &error.to_string()) {
-                            tracing::warn!(%error, "placement reconcile failed");
-                        } else {
-                            tracing::debug!(%error, "placement reconcile failed again");
-                        }
-                        Round {
-                            requeue_after: None,
-                            retry: true,
-                        }
-                    }
-                }
+                    Round::requeue(outcome.requeue_after).retry(outcome.needs_retry)
+                })
             },
         )
         .await;

@@ -1,13 +1,15 @@
-//! Watch caches and the reconcile loop shared by the hub controllers. The caches and lists read
+//! Watch caches of the hub controllers, and how they run on the SDK's one round loop
+//! ([`ocm_api::rounds`]). The caches and lists read
 //! objects one at a time ([`RawObject`]), so one object that does not decode never stops a
 //! controller.
 
 use std::future::Future;
 use std::time::Duration;
 
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kube::api::{Api, ListParams};
@@ -16,6 +18,8 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, reflector as reflect, watcher};
 use kube::{Client, Resource};
 use ocm_api::k8s::object::{DecodeFailure, RawObject};
+use ocm_api::repeats::LastSaid;
+use ocm_api::rounds::RoundLoop;
 
 use crate::Error;
 
@@ -152,21 +156,21 @@ where
     Ok((objects, failures))
 }
 
-/// What one reconcile round asks of the loop.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Round {
-    /// Run again after this long at the latest.
-    pub(crate) requeue_after: Option<Duration>,
-    /// The round failed or asked for a retry: run again with exponential backoff.
-    pub(crate) retry: bool,
-}
+pub(crate) use ocm_api::rounds::Round;
 
-/// Runs `round` once the caches are `ready`, then again whenever `changes` report something
-/// (bursts are coalesced), when a round asks for it, and at least every `resync`, until
-/// `shutdown` completes.
+/// How long a burst of changes settles before the next round.
+const SETTLE: Duration = Duration::from_millis(20);
+
+/// Runs `round` on the SDK's one round loop ([`ocm_api::rounds`]) once the caches are `ready`
+/// (then sets `synced`, for a readiness probe), again whenever `changes` report something
+/// (bursts are coalesced), when a round asks for it (a little after the time it names, so
+/// that what it waits for has happened) or failed, and at least every `resync`, until
+/// `shutdown` completes. The caches are fed by a task of their own, so they stay current while
+/// a round runs.
 pub(crate) async fn run_loop<F, Fut>(
     changes: Vec<BoxStream<'static, ()>>,
     ready: impl Future<Output = ()>,
+    synced: Option<&AtomicBool>,
     shutdown: impl Future<Output = ()>,
     resync: Duration,
     mut round: F,
@@ -174,7 +178,7 @@ pub(crate) async fn run_loop<F, Fut>(
     F: FnMut() -> Fut,
     Fut: Future<Output = Round>,
 {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
+    let (tx, rx) = tokio::sync::mpsc::channel::<()>(1);
     let mut changes = futures::stream::select_all(changes);
     let pump = tokio::spawn(async move {
         while changes.next().await.is_some() {
@@ -183,31 +187,56 @@ pub(crate) async fn run_loop<F, Fut>(
     });
     let mut shutdown = std::pin::pin!(shutdown);
     tokio::select! {
-        _ = ready => {}
-        _ = &mut shutdown => { pump.abort(); return; }
+        () = ready => {}
+        () = &mut shutdown => { pump.abort(); return; }
     }
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let outcome = round().await;
-        let mut wait = resync;
-        if let Some(after) = outcome.requeue_after {
-            wait = wait.min(after + Duration::from_millis(10));
-        }
-        if outcome.retry {
-            wait = wait.min(backoff);
-            backoff = (backoff * 2).min(Duration::from_secs(60));
-        } else {
-            backoff = Duration::from_millis(100);
-        }
-        tokio::select! {
-            _ = rx.recv() => {
-                // Let a burst of changes settle, then reconcile once.
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                while rx.try_recv().is_ok() {}
-            }
-            _ = tokio::time::sleep(wait) => {}
-            _ = &mut shutdown => break,
-        }
+    if let Some(flag) = synced {
+        flag.store(true, Ordering::SeqCst);
     }
+    // The pump ends only when aborted: the loop ends with the shutdown.
+    let pumped = futures::stream::unfold(
+        rx,
+        |mut rx| async move { rx.recv().await.map(|()| ((), rx)) },
+    )
+    .chain(futures::stream::pending())
+    .boxed();
+    RoundLoop::new()
+        .settle(SETTLE)
+        .resync(resync)
+        .run(vec![pumped], shutdown, move || {
+            round().map(|r| {
+                Round::requeue(
+                    r.requeue_after
+                        .map(|after| after + Duration::from_millis(10)),
+                )
+                .retry(r.retry)
+            })
+        })
+        .await;
     pump.abort();
+}
+
+/// The round that a reconcile's `result` makes: `ok` of its outcome, or a failed round. A
+/// failure is logged as `"<what> reconcile failed"` at WARN when its message changed since the
+/// last round (in `said`), at DEBUG when it repeats.
+pub(crate) fn round_of<T>(
+    said: &LastSaid,
+    what: &str,
+    result: Result<T, Error>,
+    ok: impl FnOnce(T) -> Round,
+) -> Round {
+    match result {
+        Ok(outcome) => {
+            said.forget("reconcile");
+            ok(outcome)
+        }
+        Err(error) => {
+            if said.changed("reconcile", &error.to_string()) {
+                tracing::warn!(%error, "{what} reconcile failed");
+            } else {
+                tracing::debug!(%error, "{what} reconcile failed again");
+            }
+            Round::failed()
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! The hub inventory controller: the I/O shell around [`plan`](super::plan).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use kube::Client;
@@ -273,15 +273,13 @@ impl ClusterInventoryController {
             let _ = clusters.wait_until_ready().await;
             let _ = sets.wait_until_ready().await;
             let _ = bindings.wait_until_ready().await;
-            if let Some(flag) = &self.synced {
-                flag.store(true, Ordering::SeqCst);
-            }
         };
         let this = &self;
         let stores = (&clusters, &sets, &bindings);
         watch::run_loop(
             vec![w1, w2, w3],
             ready,
+            self.synced.as_deref(),
             shutdown,
             INVENTORY_RESYNC_PERIOD,
             move || async move {
@@ -290,26 +288,13 @@ impl ClusterInventoryController {
                     owned(stores.1.state()),
                     owned(stores.2.state()),
                 );
-                match this.reconcile_objects(&c, &s, &b).await {
-                    Ok(outcome) => {
-                        this.said.forget("reconcile");
-                        if outcome.writes > 0 {
-                            tracing::debug!(writes = outcome.writes, "inventory reconciled");
-                        }
-                        Round::default()
+                let result = this.reconcile_objects(&c, &s, &b).await;
+                watch::round_of(&this.said, "inventory", result, |outcome| {
+                    if outcome.writes > 0 {
+                        tracing::debug!(writes = outcome.writes, "inventory reconciled");
                     }
-                    Err(error) => {
-                        if this.said.changed("reconcile", &error.to_string()) {
-                            tracing::warn!(%error, "inventory reconcile failed");
-                        } else {
-                            tracing::debug!(%error, "inventory reconcile failed again");
-                        }
-                        Round {
-                            requeue_after: None,
-                            retry: true,
-                        }
-                    }
-                }
+                    Round::default()
+                })
             },
         )
         .await;

@@ -348,32 +348,17 @@ mod controller {
             watch::run_loop(
                 vec![w1, w2],
                 ready,
+                None,
                 shutdown,
                 Duration::from_secs(60),
                 move || async move {
                     let c: Vec<ManagedCluster> =
                         stores.0.state().iter().map(|a| (**a).clone()).collect();
                     let l: Vec<Lease> = stores.1.state().iter().map(|a| (**a).clone()).collect();
-                    match this.reconcile_objects(&c, &l).await {
-                        Ok(outcome) => {
-                            this.said.forget("reconcile");
-                            Round {
-                                requeue_after: outcome.next_expiry,
-                                retry: false,
-                            }
-                        }
-                        Err(error) => {
-                            if this.said.changed("reconcile", &error.to_string()) {
-                                tracing::warn!(%error, "cluster lease reconcile failed");
-                            } else {
-                                tracing::debug!(%error, "cluster lease reconcile failed again");
-                            }
-                            Round {
-                                requeue_after: None,
-                                retry: true,
-                            }
-                        }
-                    }
+                    let result = this.reconcile_objects(&c, &l).await;
+                    watch::round_of(&this.said, "cluster lease", result, |outcome| {
+                        Round::requeue(outcome.next_expiry)
+                    })
                 },
             )
             .await;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
@@ -288,15 +288,13 @@ impl ClusterProfileController {
             let _ = sets.wait_until_ready().await;
             let _ = bindings.wait_until_ready().await;
             let _ = profiles.wait_until_ready().await;
-            if let Some(flag) = &self.synced {
-                flag.store(true, Ordering::SeqCst);
-            }
         };
         let this = &self;
         let stores = (&clusters, &sets, &bindings, &profiles);
         watch::run_loop(
             vec![w1, w2, w3, w4],
             ready,
+            self.synced.as_deref(),
             shutdown,
             PROFILE_RESYNC_PERIOD,
             move || async move {
@@ -306,29 +304,15 @@ impl ClusterProfileController {
                     stores.2.state(),
                     stores.3.state(),
                 );
-                match this
+                let result = this
                     .reconcile_objects(&refs(&c), &refs(&s), &refs(&b), &refs(&p))
-                    .await
-                {
-                    Ok(outcome) => {
-                        this.said.forget("reconcile");
-                        if outcome.writes > 0 {
-                            tracing::debug!(writes = outcome.writes, "ClusterProfiles reconciled");
-                        }
-                        Round::default()
+                    .await;
+                watch::round_of(&this.said, "ClusterProfile", result, |outcome| {
+                    if outcome.writes > 0 {
+                        tracing::debug!(writes = outcome.writes, "ClusterProfiles reconciled");
                     }
-                    Err(error) => {
-                        if this.said.changed("reconcile", &error.to_string()) {
-                            tracing::warn!(%error, "ClusterProfile reconcile failed");
-                        } else {
-                            tracing::debug!(%error, "ClusterProfile reconcile failed again");
-                        }
-                        Round {
-                            requeue_after: None,
-                            retry: true,
-                        }
-                    }
-                }
+                    Round::default()
+                })
             },
         )
         .await;

@@ -1,7 +1,7 @@
 //! The SIG PlacementDecision controller: the I/O shell around [`plan`](super::plan).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use kube::Client;
@@ -195,44 +195,29 @@ impl SigPlacementDecisionController {
         let ready = async {
             let _ = ocm.wait_until_ready().await;
             let _ = sig.wait_until_ready().await;
-            if let Some(flag) = &self.synced {
-                flag.store(true, Ordering::SeqCst);
-            }
         };
         let this = &self;
         let stores = (&ocm, &sig);
         watch::run_loop(
             vec![w1, w2],
             ready,
+            self.synced.as_deref(),
             shutdown,
             SIG_RESYNC_PERIOD,
             move || async move {
                 let (ocm, sig) = (stores.0.state(), stores.1.state());
                 let ocm: Vec<&PlacementDecision> = ocm.iter().map(AsRef::as_ref).collect();
                 let sig: Vec<&SigPlacementDecision> = sig.iter().map(AsRef::as_ref).collect();
-                match this.reconcile_objects(&ocm, &sig).await {
-                    Ok(outcome) => {
-                        this.said.forget("reconcile");
-                        if outcome.writes > 0 {
-                            tracing::debug!(
-                                writes = outcome.writes,
-                                "SIG PlacementDecisions reconciled"
-                            );
-                        }
-                        Round::default()
+                let result = this.reconcile_objects(&ocm, &sig).await;
+                watch::round_of(&this.said, "SIG PlacementDecision", result, |outcome| {
+                    if outcome.writes > 0 {
+                        tracing::debug!(
+                            writes = outcome.writes,
+                            "SIG PlacementDecisions reconciled"
+                        );
                     }
-                    Err(error) => {
-                        if this.said.changed("reconcile", &error.to_string()) {
-                            tracing::warn!(%error, "SIG PlacementDecision reconcile failed");
-                        } else {
-                            tracing::debug!(%error, "SIG PlacementDecision reconcile failed again");
-                        }
-                        Round {
-                            requeue_after: None,
-                            retry: true,
-                        }
-                    }
-                }
+                    Round::default()
+                })
             },
         )
         .await;
