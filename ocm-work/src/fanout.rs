@@ -445,7 +445,7 @@ impl PlacementFanout {
         ];
         let this = &self;
         let render = render.as_ref();
-        watch::run_rounds(changes, Duration::ZERO, shutdown, move || async move {
+        ocm_api::rounds::run_rounds(changes, Duration::ZERO, shutdown, move || async move {
             match this.reconcile(render).await {
                 Ok(o) if !o.failed.is_empty() => {
                     tracing::warn!(owner = %this.owner, failed = ?o.failed, "fan-out round left clusters behind");

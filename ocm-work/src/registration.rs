@@ -463,7 +463,7 @@ impl ClusterClaimReporter {
             kube::runtime::watcher::Config::default(),
         );
         let this = &self;
-        watch::run_rounds(
+        ocm_api::rounds::run_rounds(
             vec![changes],
             Duration::from_millis(20),
             shutdown,

@@ -29,8 +29,8 @@ pub mod metrics;
 pub mod reconcile;
 pub mod server;
 pub mod shutdown;
-// The round-based watch loop of the hub writers, the addon manager and the registration
-// parts.
+// The watches of the hub writers, the addon manager and the registration parts (their
+// round loop is `ocm_api::rounds`).
 #[cfg_attr(not(any(feature = "hub", feature = "registration")), allow(dead_code))]
 pub(crate) mod watch;
 pub mod workqueue;

@@ -8,7 +8,7 @@
 //! ([`crate::fanout`]) and the ClusterClaim reporter ([`crate::registration`]). They watch
 //! through kube-runtime ([`changes`]: a `watcher` with kube-runtime's default backoff, so a
 //! watch that fails is retried with a growing delay instead of at once) and are driven by
-//! [`run_rounds`]. The watches read raw objects, which they never decode: an object that does
+//! [`ocm_api::rounds::run_rounds`]. The watches read raw objects, which they never decode: an object that does
 //! not decode (or nests deeper than `serde_json`'s 128 levels) is a change like any other, and
 //! the round reads each object on its own (`crate::read`).
 
@@ -24,5 +24,3 @@ use ocm_api::k8s::object::RawObject;
 pub(crate) fn changes(api: Api<RawObject>, config: watcher::Config) -> BoxStream<'static, ()> {
     watcher(api, config).default_backoff().map(|_| ()).boxed()
 }
-
-pub(crate) use ocm_api::rounds::run_rounds;

@@ -953,7 +953,7 @@ impl AddonManager {
             streams.push(watch::changes(api, watcher::Config::default()));
         }
         let this = &self;
-        watch::run_rounds(
+        ocm_api::rounds::run_rounds(
             streams,
             Duration::from_millis(100),
             shutdown,
