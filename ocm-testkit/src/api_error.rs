@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::registry::GroupResource;
+use crate::storage::registry::GroupResource;
 
 /// One entry of `status.details.causes`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,15 +8,15 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::auth::{Authn, Identity};
+use crate::validation::auth::{Authn, Identity};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
-use crate::fault::{FaultRule, Faults};
-use crate::field_validation::FieldValidation;
-use crate::http::{ServerOptions, ServerState, router};
-use crate::journal::Journal;
-use crate::registry::Gvr;
-use crate::store::{Store, StoreConfig, WriteOptions};
+use crate::simulators::fault::{FaultRule, Faults};
+use crate::validation::field_validation::FieldValidation;
+use crate::serving::http::{ServerOptions, ServerState, router};
+use crate::storage::journal::Journal;
+use crate::storage::registry::Gvr;
+use crate::storage::store::{Store, StoreConfig, WriteOptions};
 
 /// Configures a [`FakeCluster`].
 #[derive(Debug, Clone, Default)]
@@ -62,21 +62,21 @@ impl FakeClusterBuilder {
 
     /// Answer a plain watch from a resourceVersion this cluster has not issued yet as
     /// kube-apiserver does: keep it open and silent until the cluster reaches that version
-    /// (off by default: `410 Gone`, see [`crate::watch`]). What a client sees after its API
+    /// (off by default: `410 Gone`, see [`crate::storage::watch`]). What a client sees after its API
     /// server lost its state and counts again from lower versions.
     pub fn future_watches_wait(mut self, wait: bool) -> Self {
         self.store.future_watches_wait = wait;
         self
     }
 
-    /// Run the OCM hub's admission webhooks (see [`crate::webhook`]); off by default, on for
+    /// Run the OCM hub's admission webhooks (see [`crate::validation::webhook`]); off by default, on for
     /// [`FakeHub`](crate::FakeHub)'s hub.
-    pub fn hub_admission(mut self, admission: Option<crate::webhook::HubAdmission>) -> Self {
+    pub fn hub_admission(mut self, admission: Option<crate::validation::webhook::HubAdmission>) -> Self {
         self.store.hub_admission = admission;
         self
     }
 
-    pub(crate) fn hub_admission_settings(&self) -> Option<crate::webhook::HubAdmission> {
+    pub(crate) fn hub_admission_settings(&self) -> Option<crate::validation::webhook::HubAdmission> {
         self.store.hub_admission.clone()
     }
 
@@ -93,14 +93,14 @@ impl FakeClusterBuilder {
     }
 
     /// Authorize impersonated requests against the RBAC objects in the store (see
-    /// [`ServerOptions::enforce_impersonation`](crate::http::ServerOptions::enforce_impersonation)).
+    /// [`ServerOptions::enforce_impersonation`](crate::serving::http::ServerOptions::enforce_impersonation)).
     pub fn enforce_impersonation(mut self, enforce: bool) -> Self {
         self.server.enforce_impersonation = enforce;
         self
     }
 
     /// Authenticate and authorize every request as kube-apiserver does with token
-    /// authentication and RBAC (see [`crate::auth`]); off by default, when every request is
+    /// authentication and RBAC (see [`crate::validation::auth`]); off by default, when every request is
     /// served as a cluster administrator.
     ///
     /// The cluster gets the administrator [`Identity::admin`] (used by [`FakeCluster::client`]
@@ -141,7 +141,7 @@ impl FakeClusterBuilder {
     pub fn build(self) -> FakeCluster {
         let store = Arc::new(Store::new(self.store));
         let auth = self.identities.map(|ids| {
-            for (gvr, obj) in crate::auth::bootstrap_rbac() {
+            for (gvr, obj) in crate::validation::auth::bootstrap_rbac() {
                 if let Err(e) =
                     store.create(&gvr, "", obj, &WriteOptions::manager("kube-apiserver"))
                 {
@@ -155,7 +155,7 @@ impl FakeClusterBuilder {
             store,
             journal: Arc::new(Journal::with_capacity(
                 self.journal_capacity
-                    .unwrap_or(crate::journal::DEFAULT_JOURNAL_CAPACITY),
+                    .unwrap_or(crate::storage::journal::DEFAULT_JOURNAL_CAPACITY),
             )),
             faults: Arc::new(Faults::default()),
             options: self.server,
@@ -382,10 +382,10 @@ impl FakeCluster {
         // over TLS.
         let tls = self.state.auth.is_some();
         let task = if tls {
-            let listener = crate::tls::TlsListener::new(listener)?;
-            tokio::spawn(crate::serve::serve(listener, app))
+            let listener = crate::serving::tls::TlsListener::new(listener)?;
+            tokio::spawn(crate::serving::serve::serve(listener, app))
         } else {
-            tokio::spawn(crate::serve::serve(listener, app))
+            tokio::spawn(crate::serving::serve::serve(listener, app))
         };
         Ok(LoopbackServer {
             context: self.name.to_string(),
@@ -398,15 +398,15 @@ impl FakeCluster {
     /// Start simulating workload controllers (Deployments, StatefulSets,
     /// DaemonSets, Jobs report healthy status) until the handle is dropped.
     /// Must be called inside a Tokio runtime.
-    pub fn simulate_workloads(&self) -> crate::simulate::WorkloadSimulator {
-        crate::simulate::WorkloadSimulator::start(self.state.store.clone())
+    pub fn simulate_workloads(&self) -> crate::simulators::simulate::WorkloadSimulator {
+        crate::simulators::simulate::WorkloadSimulator::start(self.state.store.clone())
     }
 
     /// [`simulate_workloads`](Self::simulate_workloads), and also run each Deployment's
     /// Pods through a ReplicaSet as kube's controllers do, so that `kubectl get pod` and
-    /// `kubectl get replicaset` list them (see [`crate::simulate`]).
-    pub fn simulate_workloads_with_pods(&self) -> crate::simulate::WorkloadSimulator {
-        crate::simulate::WorkloadSimulator::start_with_pods(self.state.store.clone())
+    /// `kubectl get replicaset` list them (see [`crate::simulators::simulate`]).
+    pub fn simulate_workloads_with_pods(&self) -> crate::simulators::simulate::WorkloadSimulator {
+        crate::simulators::simulate::WorkloadSimulator::start_with_pods(self.state.store.clone())
     }
 
     /// Load objects from YAML (several documents allowed, lists expanded) or JSON, as forced
@@ -502,7 +502,7 @@ impl FakeCluster {
                 .unwrap_or_default()
                 .to_string();
             let schema = info.schema(version).cloned();
-            let dropped = crate::field_validation::unknown::drop_undeclared(
+            let dropped = crate::validation::field_validation::unknown::drop_undeclared(
                 &info,
                 version,
                 schema.as_deref(),
@@ -712,7 +712,7 @@ impl LoopbackServer {
     /// Write [`kubeconfig_yaml_as`](Self::kubeconfig_yaml_as) to `path`, readable and writable
     /// by its owner only.
     pub fn write_kubeconfig_as(&self, user: &str, path: impl AsRef<std::path::Path>) -> Result<()> {
-        crate::files::write_private(path, self.kubeconfig_yaml_as(user)?)?;
+        crate::fixtures::files::write_private(path, self.kubeconfig_yaml_as(user)?)?;
         Ok(())
     }
 
@@ -741,7 +741,7 @@ impl LoopbackServer {
         let ca = if self.auth.is_some() {
             format!(
                 "    certificate-authority-data: {}\n",
-                crate::tls::ca_data()
+                crate::serving::tls::ca_data()
             )
         } else {
             String::new()
@@ -768,7 +768,7 @@ impl LoopbackServer {
     /// Write the kubeconfig to `path`, readable and writable by its owner only (it holds the
     /// credentials, as `kubectl` keeps kubeconfigs).
     pub fn write_kubeconfig(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
-        crate::files::write_private(path, self.kubeconfig_yaml())?;
+        crate::fixtures::files::write_private(path, self.kubeconfig_yaml())?;
         Ok(())
     }
 
@@ -790,7 +790,7 @@ impl LoopbackServer {
         let mut config = kube::Config::new(url);
         config.default_namespace = "default".into();
         if self.auth.is_some() {
-            config.root_cert = Some(vec![crate::tls::ca_der()]);
+            config.root_cert = Some(vec![crate::serving::tls::ca_der()]);
         }
         if let Some(t) = token {
             let v = http::HeaderValue::from_str(&format!("Bearer {t}"))

@@ -248,83 +248,49 @@
 //!
 //! # Where things are
 //!
-//! For a change to how the fake answers, open:
+//! For a change to how the fake answers, open the folder of its concern; each folder's
+//! front page (`mod.rs`) maps its files:
 //!
-//! | what | where |
-//! |---|---|
-//! | the HTTP routes, request parsing, status codes | `http.rs` (routes), `serve.rs` (the loopback connection loop and Go's head limits), `query.rs` and `options.rs` (query options) |
-//! | decoding bodies (JSON, YAML, protobuf) and Go's decode errors | `decode.rs`, [`protobuf`], [`limits`] |
-//! | what happens to an object on a write | `admission.rs` (the order of the steps; CRD defaulting and pruning), `kinds/` (built-in defaults, strategies and validation; `kinds/meta.rs` for object metadata), `validation.rs` (CRD schema validation), `rules.rs` (CEL rules), [`field_validation`] (unknown and duplicate fields), [`webhook`] (the OCM hub's admission) |
-//! | storage, resource versions, watches | [`store`], [`watch`], `continue_token.rs`, `deletion.rs` (finalizers, garbage collection, namespaces) |
-//! | patches and server-side apply | [`patch`], `ssa.rs`, `fieldset.rs`, `schema.rs` (list and map semantics per field) |
-//! | discovery, OpenAPI, tables | `discovery.rs`, `openapi/`, `table.rs` and `printers.rs` |
-//! | the resources served | [`registry`], `builtin.rs` (the built-in kinds), `crd.rs`, `conversion.rs`, `ocm.rs` (the OCM CRDs of a hub) |
-//! | authentication and RBAC | [`auth`], `rbac.rs`, `tls.rs` |
-//! | the clusters themselves | `cluster.rs` ([`FakeCluster`]), [`fleet`], [`simulate`], `persist.rs`, [`fault`], [`journal`] |
+//! | concern | folder | what is in it |
+//! |---|---|---|
+//! | HTTP serving | `serving/` | routes and status codes ([`http`]), the loopback server, TLS, request options, discovery, OpenAPI, tables, [`protobuf`] |
+//! | the store | `storage/` | [`store`], [`watch`], deletion and garbage collection, [`patch`] and server-side apply, [`selector`], the served resources ([`registry`], built-in kinds, CRDs), [`journal`], [`limits`], persistence |
+//! | what is checked on the way in | `validation/` | body decoding, admission, built-in kinds (`kinds/`), CRD schemas and CEL rules, [`field_validation`], the hub's [`webhook`]s, [`auth`] and RBAC |
+//! | OCM fixtures and test helpers | `fixtures/` | [`FakeHub`], [`fleet`], [`files`], [`wait`], [`logs`] |
+//! | simulators | `simulators/` | workload controllers ([`simulate`]) and failures ([`fault`]) |
+//!
+//! At the top: `cluster.rs` ([`FakeCluster`], one store behind its three front doors),
+//! [`api_error`] and [`error`] (errors as the API server and as the crate report them) and
+//! [`clock`].
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod admission;
 pub mod api_error;
-pub mod auth;
-mod builtin;
 pub mod clock;
 mod cluster;
-mod continue_token;
-mod conversion;
-mod crd;
-mod decode;
-mod deletion;
-mod discovery;
 pub mod error;
-pub mod fault;
-pub mod field_validation;
-mod fieldset;
-pub mod files;
-pub mod fleet;
-mod format;
-pub(crate) mod frozen;
-pub mod http;
-pub mod journal;
-mod kinds;
-pub mod limits;
-pub mod logs;
-mod ocm;
-mod openapi;
-mod options;
-pub mod patch;
-mod persist;
-mod printers;
-pub mod protobuf;
-mod query;
-mod rbac;
-pub mod registry;
-mod rules;
-mod scale;
-mod schema;
-pub mod selector;
-mod serve;
-pub mod simulate;
-mod ssa;
-pub mod store;
-mod table;
-mod tls;
-mod uid;
+mod fixtures;
+mod serving;
+mod simulators;
+mod storage;
 mod validation;
-pub mod wait;
-pub mod watch;
-pub mod webhook;
+
+pub use fixtures::{files, fleet, logs, wait};
+pub use serving::{http, protobuf};
+pub use simulators::{fault, simulate};
+pub use storage::{journal, limits, patch, registry, selector, store, watch};
+pub use validation::{auth, field_validation, webhook};
 
 pub use api_error::{ApiError, ApiStatus, Cause};
 pub use auth::{Identity, UserInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use cluster::{AppliedYaml, FakeCluster, FakeClusterBuilder, LoopbackServer, UnknownField};
-pub use deletion::GarbageCollection;
+pub use storage::deletion::GarbageCollection;
 pub use error::{Error, Result};
 pub use fault::FaultRule;
 pub use field_validation::{FieldValidation, Warnings};
 pub use fleet::{Fleet, FleetBuilder, FleetCluster, Shutdown};
 pub use journal::{Journal, JournalEntry};
-pub use ocm::{
+pub use fixtures::ocm::{
     FakeHub, MANAGED_CLUSTER_KINDS, install_crds, install_extended_crds,
     install_managed_cluster_crds,
 };
