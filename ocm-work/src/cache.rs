@@ -893,138 +893,181 @@ where
                     .lock()
                     .unwrap_or_else(|e| e.into_inner()) = Some(Default::default());
             }
-            Event::InitApply(raw) => {
-                let (objects, failures) =
-                    buffer.get_or_insert_with(|| (HashMap::new(), Vec::new()));
-                match decode_one(raw, &decode, &shared) {
-                    Decoded::Object(mut object) => {
-                        // Stripped at once when the option is on (the list may be long);
-                        // checked again under the lock when the list is stored.
-                        if shared
-                            .strip_managed_fields
-                            .load(std::sync::atomic::Ordering::Relaxed)
-                        {
-                            object.clear_managed_fields();
-                        }
-                        upsert(objects, Arc::new(object));
-                    }
-                    Decoded::Skipped => {}
-                    Decoded::Failed(failure) => failures.push(failure),
-                }
-            }
-            Event::InitDone => {
-                let (mut fresh, failures) = buffer.take().unwrap_or_default();
-                let written = shared
-                    .written_during_list
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-                    .unwrap_or_default();
-                let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
-                if shared
-                    .strip_managed_fields
-                    .load(std::sync::atomic::Ordering::Relaxed)
-                {
-                    // Listed before the option was set: the list's objects are its own.
-                    for object in fresh.values_mut().flat_map(HashMap::values_mut) {
-                        if let Some(object) = Arc::get_mut(object) {
-                            object.clear_managed_fields();
-                        }
-                    }
-                }
-                // An object the caller wrote while the list was under way, in a newer version
-                // than the listed one of the same object (same uid), was written after the list
-                // was taken: keep the write. Anything else cached before the list is replaced,
-                // even by an older version: after a server lost its state, versions restart.
-                for key in &written {
-                    if let Some(listed) = fresh.get_mut(&key.0).and_then(|m| m.get_mut(&key.1))
-                        && let Some(current) = objects.get(&key.0).and_then(|m| m.get(&key.1))
-                        && current.uid() == listed.uid()
-                        && !not_older(listed.resource_version(), current.resource_version())
-                    {
-                        *listed = current.clone();
-                    }
-                }
-                for (ns, names) in &fresh {
-                    for (name, object) in names {
-                        let old = objects.get(ns).and_then(|m| m.get(name));
-                        if old.is_none_or(|o| o.resource_version() != object.resource_version()) {
-                            touched.push((ns.clone(), name.clone()));
-                        }
-                    }
-                }
-                for (ns, names) in objects.iter() {
-                    for name in names.keys() {
-                        if !fresh.get(ns).is_some_and(|m| m.contains_key(name)) {
-                            touched.push((ns.clone(), name.clone()));
-                        }
-                    }
-                }
-                *objects = fresh;
-                drop(objects);
-                record_failures(&shared, failures, true, what);
-                shared.synced.send_replace(true);
-            }
-            Event::Apply(raw) => match decode_one(raw, &decode, &shared) {
-                Decoded::Object(object) => {
-                    let key = (object.namespace().to_string(), object.name().to_string());
-                    let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
-                    if upsert(&mut objects, shared.prepare(object)) {
-                        drop(objects);
-                        forget_failure(&shared, &key.0, &key.1);
-                        touched.push(key);
-                    }
-                }
-                Decoded::Skipped => {}
-                Decoded::Failed(failure) => {
-                    // The cache holds only what decodes: an older version that did is dropped,
-                    // so nobody acts on a copy the server no longer has.
-                    let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
-                    if let Some(names) = objects.get_mut(&failure.namespace)
-                        && names.get(&failure.name).is_some_and(|current| {
-                            not_older(
-                                failure.resource_version.as_deref(),
-                                current.resource_version(),
-                            )
-                        })
-                    {
-                        names.remove(&failure.name);
-                        touched.push((failure.namespace.clone(), failure.name.clone()));
-                    }
-                    drop(objects);
-                    record_failures(&shared, vec![failure], false, what);
-                }
-            },
-            Event::Delete(raw) => {
-                let namespace = raw.meta().namespace.clone().unwrap_or_default();
-                let name = raw.meta().name.clone().unwrap_or_default();
-                let version = raw.meta().resource_version.clone();
-                forget_failure(&shared, &namespace, &name);
-                let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
-                if let Some(names) = objects.get_mut(&namespace)
-                    && names.get(&name).is_some_and(|current| {
-                        not_older(version.as_deref(), current.resource_version())
-                    })
-                {
-                    names.remove(&name);
-                    touched.push((namespace, name));
-                }
-            }
+            Event::InitApply(raw) => buffer_listed(&mut buffer, raw, &decode, &shared),
+            Event::InitDone => store_list(&shared, buffer.take(), what, &mut touched),
+            Event::Apply(raw) => apply_event(&shared, raw, &decode, what, &mut touched),
+            Event::Delete(raw) => delete_event(&shared, &raw, &mut touched),
         }
-        if !touched.is_empty() {
-            let listener = shared
-                .listener
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone();
-            if let Some(listener) = listener {
-                for (ns, name) in &touched {
-                    listener(ns, name);
-                }
+        notify(&shared, &touched);
+    }
+    Some(decode)
+}
+
+/// Keeps one object of a list under way in `buffer`, decoded, or its failure.
+fn buffer_listed<T: CacheEntry>(
+    buffer: &mut Option<(Objects<T>, Vec<DecodeFailure>)>,
+    raw: RawObject,
+    decode: &impl Decode<T>,
+    shared: &Shared<T>,
+) {
+    let (objects, failures) = buffer.get_or_insert_with(|| (HashMap::new(), Vec::new()));
+    match decode_one(raw, decode, shared) {
+        Decoded::Object(mut object) => {
+            // Stripped at once when the option is on (the list may be long);
+            // checked again under the lock when the list is stored.
+            if shared
+                .strip_managed_fields
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                object.clear_managed_fields();
+            }
+            upsert(objects, Arc::new(object));
+        }
+        Decoded::Skipped => {}
+        Decoded::Failed(failure) => failures.push(failure),
+    }
+}
+
+/// Replaces the cached objects with a finished list (`listed`), keeping the caller's writes
+/// made while the list was under way; pushes the keys that changed to `touched`, and marks
+/// the cache synced.
+fn store_list<T: CacheEntry>(
+    shared: &Shared<T>,
+    listed: Option<(Objects<T>, Vec<DecodeFailure>)>,
+    what: &str,
+    touched: &mut Vec<(String, String)>,
+) {
+    let (mut fresh, failures) = listed.unwrap_or_default();
+    let written = shared
+        .written_during_list
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default();
+    let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
+    if shared
+        .strip_managed_fields
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        // Listed before the option was set: the list's objects are its own.
+        for object in fresh.values_mut().flat_map(HashMap::values_mut) {
+            if let Some(object) = Arc::get_mut(object) {
+                object.clear_managed_fields();
             }
         }
     }
-    Some(decode)
+    // An object the caller wrote while the list was under way, in a newer version
+    // than the listed one of the same object (same uid), was written after the list
+    // was taken: keep the write. Anything else cached before the list is replaced,
+    // even by an older version: after a server lost its state, versions restart.
+    for key in &written {
+        if let Some(listed) = fresh.get_mut(&key.0).and_then(|m| m.get_mut(&key.1))
+            && let Some(current) = objects.get(&key.0).and_then(|m| m.get(&key.1))
+            && current.uid() == listed.uid()
+            && !not_older(listed.resource_version(), current.resource_version())
+        {
+            *listed = current.clone();
+        }
+    }
+    for (ns, names) in &fresh {
+        for (name, object) in names {
+            let old = objects.get(ns).and_then(|m| m.get(name));
+            if old.is_none_or(|o| o.resource_version() != object.resource_version()) {
+                touched.push((ns.clone(), name.clone()));
+            }
+        }
+    }
+    for (ns, names) in objects.iter() {
+        for name in names.keys() {
+            if !fresh.get(ns).is_some_and(|m| m.contains_key(name)) {
+                touched.push((ns.clone(), name.clone()));
+            }
+        }
+    }
+    *objects = fresh;
+    drop(objects);
+    record_failures(shared, failures, true, what);
+    shared.synced.send_replace(true);
+}
+
+/// Caches an added or modified object (or, when it does not decode, drops the older version
+/// that did and records the failure); pushes its key to `touched` when the cache changed.
+fn apply_event<T: CacheEntry>(
+    shared: &Shared<T>,
+    raw: RawObject,
+    decode: &impl Decode<T>,
+    what: &str,
+    touched: &mut Vec<(String, String)>,
+) {
+    match decode_one(raw, decode, shared) {
+        Decoded::Object(object) => {
+            let key = (object.namespace().to_string(), object.name().to_string());
+            let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
+            if upsert(&mut objects, shared.prepare(object)) {
+                drop(objects);
+                forget_failure(shared, &key.0, &key.1);
+                touched.push(key);
+            }
+        }
+        Decoded::Skipped => {}
+        Decoded::Failed(failure) => {
+            // The cache holds only what decodes: an older version that did is dropped,
+            // so nobody acts on a copy the server no longer has.
+            let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
+            if let Some(names) = objects.get_mut(&failure.namespace)
+                && names.get(&failure.name).is_some_and(|current| {
+                    not_older(
+                        failure.resource_version.as_deref(),
+                        current.resource_version(),
+                    )
+                })
+            {
+                names.remove(&failure.name);
+                touched.push((failure.namespace.clone(), failure.name.clone()));
+            }
+            drop(objects);
+            record_failures(shared, vec![failure], false, what);
+        }
+    }
+}
+
+/// Drops a deleted object, unless the cache holds a newer version of it; pushes its key to
+/// `touched` when it did.
+fn delete_event<T: CacheEntry>(
+    shared: &Shared<T>,
+    raw: &RawObject,
+    touched: &mut Vec<(String, String)>,
+) {
+    let namespace = raw.meta().namespace.clone().unwrap_or_default();
+    let name = raw.meta().name.clone().unwrap_or_default();
+    let version = raw.meta().resource_version.clone();
+    forget_failure(shared, &namespace, &name);
+    let mut objects = shared.objects.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(names) = objects.get_mut(&namespace)
+        && names
+            .get(&name)
+            .is_some_and(|current| not_older(version.as_deref(), current.resource_version()))
+    {
+        names.remove(&name);
+        touched.push((namespace, name));
+    }
+}
+
+/// Tells the cache's listener about the keys in `touched`.
+fn notify<T>(shared: &Shared<T>, touched: &[(String, String)]) {
+    if touched.is_empty() {
+        return;
+    }
+    let listener = shared
+        .listener
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if let Some(listener) = listener {
+        for (ns, name) in touched {
+            listener(ns, name);
+        }
+    }
 }
 
 /// The key of one spoke informer: resource (group/version/plural) and namespace.

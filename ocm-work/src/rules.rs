@@ -278,6 +278,23 @@ fn evaluate_value(
             }
         }
     }
+    let message = rule_message(rule, message_expression, object, result, budget);
+    condition(
+        ConditionStatus::from(result),
+        wc::REASON_CONDITION_RULE_EVALUATED,
+        message,
+    )
+}
+
+/// The message of an evaluated rule: its message expression's result (or its error), else
+/// its message, else upstream's `Manifest is [not] <condition>`.
+fn rule_message(
+    rule: &ConditionRule,
+    message_expression: Option<String>,
+    object: &Value,
+    result: bool,
+    budget: &mut i64,
+) -> String {
     let message = match message_expression {
         Some(expression) => match compile(&expression, &["object", "result"]) {
             // Upstream keeps the text before the first source line.
@@ -303,7 +320,7 @@ fn evaluate_value(
         },
         None => String::new(),
     };
-    let message = if !message.is_empty() {
+    if !message.is_empty() {
         message
     } else if let Some(m) = rule.message.clone().filter(|m| !m.is_empty()) {
         m
@@ -311,12 +328,7 @@ fn evaluate_value(
         format!("Manifest is {}", rule.condition)
     } else {
         format!("Manifest is not {}", rule.condition)
-    };
-    condition(
-        ConditionStatus::from(result),
-        wc::REASON_CONDITION_RULE_EVALUATED,
-        message,
-    )
+    }
 }
 
 #[cfg(test)]

@@ -512,6 +512,10 @@ fn desired_equal(addon: &DesiredConfigs, strategy: &DesiredConfigs, own: &[AddOn
 
 /// Plans the configuration rollout of one addon (upstream's configuration graph). `cma`'s
 /// status must already hold the default config references and install progressions.
+///
+/// The graph has a node per install strategy placement (a cluster belongs to the last
+/// placement that selects it) and one for the clusters of no placement, which take the
+/// default configs; each node rolls its clusters out with its strategy.
 pub fn plan(
     cma: &ClusterManagementAddOn,
     addons: &[ManagedClusterAddOn],
@@ -519,36 +523,7 @@ pub fn plan(
     now: Timestamp,
 ) -> Result<ConfigPlan, RolloutError> {
     let cma_status = cma.status.clone().unwrap_or_default();
-    let mut defaults_desired = DesiredConfigs::default();
-    for c in cma
-        .spec
-        .default_configs
-        .iter()
-        .flatten()
-        .filter(|c| usable_default(c))
-    {
-        let key = gr(&c.group, &c.resource);
-        let referent = (c.namespace.clone().unwrap_or_default(), c.name.clone());
-        if defaults_desired.position(&key, &referent).is_some() {
-            continue;
-        }
-        defaults_desired
-            .0
-            .entry(key)
-            .or_default()
-            .push((referent, String::new()));
-    }
-    for d in cma_status.default_config_references.iter().flatten() {
-        let Some(dc) = &d.desired_config else {
-            continue;
-        };
-        let key = gr(&d.group, &d.resource);
-        if let Some(i) = defaults_desired.position(&key, &referent_of(dc))
-            && let Some(list) = defaults_desired.0.get_mut(&key)
-        {
-            list[i].1 = hash_of(dc).to_string();
-        }
-    }
+    let defaults_desired = default_desired(cma, &cma_status);
 
     let mut nodes: Vec<Node<'_>> = Vec::new();
     let strategy_type = cma
@@ -564,57 +539,14 @@ pub fn plan(
             }) else {
                 continue;
             };
-            let mut desired = defaults_desired.clone();
-            let install_refs = progression.config_references.clone().unwrap_or_default();
-            desired.override_with(install_refs.iter().filter_map(|c| {
-                let d = c.desired_config.as_ref()?;
-                Some((
-                    gr(&c.group, &c.resource),
-                    referent_of(d),
-                    hash_of(d).to_string(),
-                ))
-            }));
-            let mut strategy = input.strategy.rollout_strategy.clone().unwrap_or_default();
-            if strategy.type_ == Some(RolloutType::Progressive) {
-                let mut progressive = strategy.progressive.clone().unwrap_or_default();
-                let unset = match &progressive.max_concurrency {
-                    None => true,
-                    Some(IntOrString::Int(0)) => true,
-                    Some(IntOrString::String(s)) => s.is_empty(),
-                    Some(_) => false,
-                };
-                if unset {
-                    progressive = RolloutProgressive {
-                        max_concurrency: input.clusters_per_decision_group.clone(),
-                        ..progressive
-                    };
-                }
-                strategy.progressive = Some(progressive);
-            }
-            let tracker = ClustersTracker::with_groups(
-                &input.strategy.namespace,
-                &input.strategy.name,
-                input.decisions.clone(),
-            );
-            let clusters = tracker.existing_cluster_groups_besides(&[]).clusters();
+            let node = Node::of_placement(input, progression, &defaults_desired);
+            // A cluster is configured by the last placement that selects it.
             for earlier in &mut nodes {
-                for c in &clusters {
+                for c in &node.clusters {
                     earlier.configured.remove(c);
                 }
             }
-            nodes.push(Node {
-                key: Some((
-                    input.strategy.namespace.clone(),
-                    input.strategy.name.clone(),
-                )),
-                strategy,
-                groups: Some(input.decisions.clone()),
-                desired,
-                children: BTreeMap::new(),
-                configured: clusters.clone(),
-                clusters,
-                result: RolloutResult::default(),
-            });
+            nodes.push(node);
         }
     }
     let mut defaults = Node {
@@ -640,9 +572,114 @@ pub fn plan(
     }
 
     for node in &mut nodes {
-        let groups = node.groups.clone().unwrap_or_default();
+        node.roll_out(now)?;
+    }
+    defaults.roll_out_defaults();
+    nodes.push(defaults);
+    Ok(ConfigPlan::of_nodes(&nodes))
+}
+
+/// The default configs of `cma` (`spec.defaultConfigs`, each once), with the spec hashes its
+/// status's `defaultConfigReferences` recorded.
+fn default_desired(
+    cma: &ClusterManagementAddOn,
+    cma_status: &ocm_api::addon::v1beta1::ClusterManagementAddOnStatus,
+) -> DesiredConfigs {
+    let mut desired = DesiredConfigs::default();
+    for c in cma
+        .spec
+        .default_configs
+        .iter()
+        .flatten()
+        .filter(|c| usable_default(c))
+    {
+        let key = gr(&c.group, &c.resource);
+        let referent = (c.namespace.clone().unwrap_or_default(), c.name.clone());
+        if desired.position(&key, &referent).is_some() {
+            continue;
+        }
+        desired
+            .0
+            .entry(key)
+            .or_default()
+            .push((referent, String::new()));
+    }
+    for d in cma_status.default_config_references.iter().flatten() {
+        let Some(dc) = &d.desired_config else {
+            continue;
+        };
+        let key = gr(&d.group, &d.resource);
+        if let Some(i) = desired.position(&key, &referent_of(dc))
+            && let Some(list) = desired.0.get_mut(&key)
+        {
+            list[i].1 = hash_of(dc).to_string();
+        }
+    }
+    desired
+}
+
+impl<'a> Node<'a> {
+    /// The node of one install strategy placement: the default configs overridden by the
+    /// progression's, and the placement's rollout strategy (a Progressive one without
+    /// `maxConcurrency` takes the placement's `clustersPerDecisionGroup`).
+    fn of_placement(
+        input: &PlacementInput,
+        progression: &InstallProgression,
+        defaults: &DesiredConfigs,
+    ) -> Self {
+        let mut desired = defaults.clone();
+        let install_refs = progression.config_references.clone().unwrap_or_default();
+        desired.override_with(install_refs.iter().filter_map(|c| {
+            let d = c.desired_config.as_ref()?;
+            Some((
+                gr(&c.group, &c.resource),
+                referent_of(d),
+                hash_of(d).to_string(),
+            ))
+        }));
+        let mut strategy = input.strategy.rollout_strategy.clone().unwrap_or_default();
+        if strategy.type_ == Some(RolloutType::Progressive) {
+            let mut progressive = strategy.progressive.clone().unwrap_or_default();
+            let unset = match &progressive.max_concurrency {
+                None => true,
+                Some(IntOrString::Int(0)) => true,
+                Some(IntOrString::String(s)) => s.is_empty(),
+                Some(_) => false,
+            };
+            if unset {
+                progressive = RolloutProgressive {
+                    max_concurrency: input.clusters_per_decision_group.clone(),
+                    ..progressive
+                };
+            }
+            strategy.progressive = Some(progressive);
+        }
+        let tracker = ClustersTracker::with_groups(
+            &input.strategy.namespace,
+            &input.strategy.name,
+            input.decisions.clone(),
+        );
+        let clusters = tracker.existing_cluster_groups_besides(&[]).clusters();
+        Node {
+            key: Some((
+                input.strategy.namespace.clone(),
+                input.strategy.name.clone(),
+            )),
+            strategy,
+            groups: Some(input.decisions.clone()),
+            desired,
+            children: BTreeMap::new(),
+            configured: clusters.clone(),
+            clusters,
+            result: RolloutResult::default(),
+        }
+    }
+
+    /// Rolls the node's clusters out with its strategy, by decision group.
+    fn roll_out(&mut self, now: Timestamp) -> Result<(), RolloutError> {
+        let groups = self.groups.clone().unwrap_or_default();
         let to_group = groups.cluster_to_group();
-        let statuses: Vec<ClusterRolloutStatus> = node
+        let statuses: Vec<ClusterRolloutStatus> = self
             .children
             .iter()
             .map(|(cluster, child)| {
@@ -655,87 +692,59 @@ pub fn plan(
                 s
             })
             .collect();
-        node.result = RolloutHandler::new(&groups.to_cluster_groups()).rollout(
-            &node.strategy,
+        self.result = RolloutHandler::new(&groups.to_cluster_groups()).rollout(
+            &self.strategy,
             &statuses,
             now,
         )?;
+        Ok(())
     }
-    let mut default_result = RolloutResult::default();
-    for (cluster, child) in &defaults.children {
-        if child.status != RolloutStatus::Succeeded {
-            let mut s = ClusterRolloutStatus::new(cluster, GroupKey::new("", 0), child.status);
-            s.last_transition_time = child.since;
-            default_result.clusters_to_rollout.push(s);
-        }
-    }
-    defaults.result = default_result;
-    nodes.push(defaults);
 
-    let mut out = ConfigPlan::default();
-    for node in &nodes {
-        let rollout: BTreeSet<&str> = node
-            .result
-            .clusters_to_rollout
-            .iter()
-            .map(|c| c.cluster_name.as_str())
-            .collect();
-        for (cluster, child) in &node.children {
-            if rollout.contains(cluster.as_str()) {
-                out.updates.insert(
-                    cluster.clone(),
-                    AddonConfigUpdate::Configure(merge_config_references(
-                        child.mca,
-                        &child.desired,
-                    )),
-                );
+    /// The default node rolls out every cluster not yet succeeded, at once.
+    fn roll_out_defaults(&mut self) {
+        let mut result = RolloutResult::default();
+        for (cluster, child) in &self.children {
+            if child.status != RolloutStatus::Succeeded {
+                let mut s = ClusterRolloutStatus::new(cluster, GroupKey::new("", 0), child.status);
+                s.last_transition_time = child.since;
+                result.clusters_to_rollout.push(s);
             }
         }
+        self.result = result;
     }
-    for node in &nodes {
-        for (cluster, child) in &node.children {
-            if out.updates.contains_key(cluster) {
-                continue;
-            }
-            match child.status {
-                RolloutStatus::ToApply => {
-                    out.updates.insert(cluster.clone(), AddonConfigUpdate::Wait);
-                }
-                RolloutStatus::Succeeded => {
-                    out.updates.insert(cluster.clone(), AddonConfigUpdate::Done);
-                }
-                _ => {}
-            }
-        }
-        if let Some(after) = node.result.recheck_after {
-            out.requeue_after = Some(out.requeue_after.map_or(after, |d| d.min(after)));
-        }
-        let Some(key) = &node.key else { continue };
-        let rollout: BTreeSet<&str> = node
-            .result
+
+    /// The clusters the node's rollout configures now.
+    fn rolling_out(&self) -> BTreeSet<&str> {
+        self.result
             .clusters_to_rollout
             .iter()
             .map(|c| c.cluster_name.as_str())
-            .collect();
+            .collect()
+    }
+
+    /// The `Progressing` condition of a placement node's install progression, and whether
+    /// it completed (upstream's counts and messages).
+    fn progressing(&self) -> (NewCondition, bool) {
+        let rollout = self.rolling_out();
         let counted = |status: RolloutStatus| {
-            node.children
+            self.children
                 .values()
                 .filter(|c| c.status == status)
                 .filter(|c| !rollout.contains(c.mca.namespace().unwrap_or_default().as_str()))
-                .filter(|c| desired_equal(&c.desired, &node.desired, &addon_own_configs(c.mca)))
+                .filter(|c| desired_equal(&c.desired, &self.desired, &addon_own_configs(c.mca)))
                 .count()
         };
-        let upgrading = node
+        let upgrading = self
             .children
             .keys()
             .filter(|c| rollout.contains(c.as_str()))
             .count();
         let done = counted(RolloutStatus::Succeeded);
         let failed = counted(RolloutStatus::Failed);
-        let timeout = node.result.clusters_timeout.len();
-        let total = node.clusters.len();
-        let configured = node.configured.len();
-        let (condition, completed) = if (configured == 0 && done == 0) || done != configured {
+        let timeout = self.result.clusters_timeout.len();
+        let total = self.clusters.len();
+        let configured = self.configured.len();
+        if (configured == 0 && done == 0) || done != configured {
             (
                 NewCondition::new(
                     ac::CONDITION_PROGRESSING,
@@ -760,10 +769,54 @@ pub fn plan(
                 ),
                 true,
             )
-        };
-        out.progressions.insert(key.clone(), (condition, completed));
+        }
     }
-    Ok(out)
+}
+
+impl ConfigPlan {
+    /// The plan of rolled-out `nodes`: clusters being rolled out are configured (the first
+    /// node that rolls a cluster out wins), the others wait or are done; the earliest
+    /// recheck; each placement node's progression.
+    fn of_nodes(nodes: &[Node<'_>]) -> Self {
+        let mut out = ConfigPlan::default();
+        for node in nodes {
+            let rollout = node.rolling_out();
+            for (cluster, child) in &node.children {
+                if rollout.contains(cluster.as_str()) {
+                    out.updates.insert(
+                        cluster.clone(),
+                        AddonConfigUpdate::Configure(merge_config_references(
+                            child.mca,
+                            &child.desired,
+                        )),
+                    );
+                }
+            }
+        }
+        for node in nodes {
+            for (cluster, child) in &node.children {
+                if out.updates.contains_key(cluster) {
+                    continue;
+                }
+                match child.status {
+                    RolloutStatus::ToApply => {
+                        out.updates.insert(cluster.clone(), AddonConfigUpdate::Wait);
+                    }
+                    RolloutStatus::Succeeded => {
+                        out.updates.insert(cluster.clone(), AddonConfigUpdate::Done);
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(after) = node.result.recheck_after {
+                out.requeue_after = Some(out.requeue_after.map_or(after, |d| d.min(after)));
+            }
+            if let Some(key) = &node.key {
+                out.progressions.insert(key.clone(), node.progressing());
+            }
+        }
+        out
+    }
 }
 
 /// Upstream's `mergeAddonConfig`: existing references still desired keep their last applied

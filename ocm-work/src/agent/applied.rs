@@ -85,56 +85,7 @@ impl WorkAgent {
         if amw.metadata.deletion_timestamp.is_some() {
             return Ok(Tracked::default());
         }
-        let mut current = Vec::new();
-        for r in results {
-            let (Some(resource), Some(version), Some(name)) =
-                (&r.meta.resource, &r.meta.version, &r.meta.name)
-            else {
-                continue;
-            };
-            let uid = match &r.outcome {
-                Ok(obj) => obj
-                    .pointer("/metadata/uid")
-                    .and_then(|u| u.as_str())
-                    .map(str::to_string),
-                Err(_) => None,
-            };
-            let uid = match uid {
-                Some(uid) => Some(uid),
-                None => {
-                    // ReadOnly or failed: record the live object's uid if it exists.
-                    let Some(resolved) = &r.resolved else {
-                        continue;
-                    };
-                    match self
-                        .engine
-                        .get_live(
-                            resolved,
-                            r.meta.namespace.as_deref().unwrap_or_default(),
-                            name,
-                        )
-                        .await
-                    {
-                        Ok(Some(live)) => live
-                            .pointer("/metadata/uid")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                        Ok(None) => continue,
-                        Err(e) => return Err(Error::kube(format!("get {resource} {name}"), e)),
-                    }
-                }
-            };
-            // Upstream writes `group` and `namespace` even when empty (core group,
-            // cluster-scoped), as its hub and tools read them.
-            current.push(AppliedManifestResourceMeta {
-                group: Some(r.meta.group.clone().unwrap_or_default()),
-                version: version.clone(),
-                resource: resource.clone(),
-                namespace: Some(r.meta.namespace.clone().unwrap_or_default()),
-                name: name.clone(),
-                uid,
-            });
-        }
+        let mut current = self.applied_now(results).await?;
         let amw_name = amw.name_any();
         let mut previous = amw
             .status
@@ -197,6 +148,66 @@ impl WorkAgent {
             version,
             pending_deletion,
         })
+    }
+
+    /// What `results` applied, as `appliedResources` entries: each manifest's resource with
+    /// the uid the apply returned, or (ReadOnly, failed) the live object's uid; a manifest
+    /// whose resource does not exist is left out.
+    async fn applied_now(
+        &self,
+        results: &[ManifestApply],
+    ) -> Result<Vec<AppliedManifestResourceMeta>> {
+        let mut current = Vec::new();
+        for r in results {
+            let (Some(resource), Some(version), Some(name)) =
+                (&r.meta.resource, &r.meta.version, &r.meta.name)
+            else {
+                continue;
+            };
+            let uid = match &r.outcome {
+                Ok(obj) => obj
+                    .pointer("/metadata/uid")
+                    .and_then(|u| u.as_str())
+                    .map(str::to_string),
+                Err(_) => None,
+            };
+            let uid = match uid {
+                Some(uid) => Some(uid),
+                None => {
+                    // ReadOnly or failed: record the live object's uid if it exists.
+                    let Some(resolved) = &r.resolved else {
+                        continue;
+                    };
+                    match self
+                        .engine
+                        .get_live(
+                            resolved,
+                            r.meta.namespace.as_deref().unwrap_or_default(),
+                            name,
+                        )
+                        .await
+                    {
+                        Ok(Some(live)) => live
+                            .pointer("/metadata/uid")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        Ok(None) => continue,
+                        Err(e) => return Err(Error::kube(format!("get {resource} {name}"), e)),
+                    }
+                }
+            };
+            // Upstream writes `group` and `namespace` even when empty (core group,
+            // cluster-scoped), as its hub and tools read them.
+            current.push(AppliedManifestResourceMeta {
+                group: Some(r.meta.group.clone().unwrap_or_default()),
+                version: version.clone(),
+                resource: resource.clone(),
+                namespace: Some(r.meta.namespace.clone().unwrap_or_default()),
+                name: name.clone(),
+                uid,
+            });
+        }
+        Ok(current)
     }
 
     /// Deletes `resources` owned by the AppliedManifestWork with uid `owner_uid` through the

@@ -13,7 +13,7 @@ use ocm_api::constants::finalizers;
 use ocm_api::work::v1::{AppliedManifestWork, AppliedManifestWorkSpec, ManifestWork};
 use serde_json::json;
 
-use super::memo::{MemoEntry, memo_resources};
+use super::memo::{PassMemo, memo_resources};
 use super::read::undecodable;
 use super::{KIND_APPLIED_MANIFEST_WORK, WorkAgent};
 use crate::apply::engine::{ApplyError, ManifestApply};
@@ -32,7 +32,7 @@ pub(super) struct ApplyPass {
     /// The inputs of a memo (the AppliedManifestWork's resource version and every resource's
     /// informer entry), when the whole pass read from synced informers and nothing is pending
     /// deletion.
-    pub(super) memo: Option<(String, Vec<(i32, MemoEntry)>)>,
+    pub(super) memo: Option<PassMemo>,
     /// Why recording the applied resources failed, if it did.
     pub(super) record_error: Option<Error>,
 }

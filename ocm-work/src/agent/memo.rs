@@ -15,6 +15,13 @@ use serde_json::Value;
 use crate::apply::engine::ManifestApply;
 use crate::cache::{CacheEntry, ObjectCache, SpokeObjects};
 
+/// What an apply pass leaves for a memo: the AppliedManifestWork's resource version, and each
+/// manifest's resource with its ordinal.
+pub(crate) type PassMemo = (String, Vec<(i32, MemoEntry)>);
+
+/// The resource version each manifest's resource was read at by a status refresh, by ordinal.
+pub(crate) type Observed = HashMap<i32, String>;
+
 /// One applied resource of a memo: its informer, namespace, name and resource version.
 pub(crate) type MemoEntry = (ObjectCache<Value>, String, String, String);
 
@@ -86,7 +93,7 @@ pub(crate) fn memo_resources(
 /// informer that had not caught up yet (its first list older than the apply, say) answered
 /// with an older copy or none, and a memo would keep that status until the resource changes
 /// again.
-pub(crate) fn confirmed(entries: &[(i32, MemoEntry)], observed: &HashMap<i32, String>) -> bool {
+pub(crate) fn confirmed(entries: &[(i32, MemoEntry)], observed: &Observed) -> bool {
     entries.iter().all(|(ordinal, (_, _, _, version))| {
         observed.get(ordinal).is_some_and(|seen| seen == version)
     })

@@ -573,43 +573,63 @@ impl WorkAgent {
             .await;
 
         // Write it once.
-        let mut work_version = work.metadata.resource_version.clone();
-        if Some(&status) != work.status.as_ref() {
-            let name = work.name_any();
-            let patch = json!({"metadata": {"uid": work.metadata.uid, "resourceVersion": work.metadata.resource_version}, "status": status});
-            let patched = self
-                .works()
-                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(|e| Error::kube(format!("update status of ManifestWork {name}"), e))?;
-            work_version = patched.metadata.resource_version.clone();
-            self.remember_work(&patched);
-        }
+        let work_version = self.write_status(work, &status).await?;
         Error::aggregate(errors)?;
         if let Some(until) = applied_until {
             self.memory.record_apply(&uid, until);
         }
-        // The memo stands for the status only when the refresh read every resource at the
-        // version the apply pass left it.
-        if let (Some((applied_work_version, resources)), Some(work_version)) =
-            (pass.and_then(|p| p.memo), work_version)
-            && memo::confirmed(&resources, &observed)
-            && work.spec.executor.is_none()
-        {
-            self.memory.keep_memo(
-                &uid,
-                SyncMemo {
-                    generation,
-                    work_version,
-                    applied_work_version,
-                    resources: resources.into_iter().map(|(_, entry)| entry).collect(),
-                },
-            );
+        if let (Some(memo), Some(work_version)) = (pass.and_then(|p| p.memo), work_version) {
+            self.keep_memo(work, work_version, memo, &observed);
         }
         Ok(SyncOutcome {
             requeue_after,
             applied: applied_until.is_some(),
         })
+    }
+
+    /// Writes `status` to `work` when it differs from the work's own (a merge patch guarded by
+    /// uid and resourceVersion); the work's resource version afterwards.
+    async fn write_status(
+        &self,
+        work: &ManifestWork,
+        status: &ocm_api::work::v1::ManifestWorkStatus,
+    ) -> Result<Option<String>> {
+        if Some(status) == work.status.as_ref() {
+            return Ok(work.metadata.resource_version.clone());
+        }
+        let name = work.name_any();
+        let patch = json!({"metadata": {"uid": work.metadata.uid, "resourceVersion": work.metadata.resource_version}, "status": status});
+        let patched = self
+            .works()
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| Error::kube(format!("update status of ManifestWork {name}"), e))?;
+        self.remember_work(&patched);
+        Ok(patched.metadata.resource_version.clone())
+    }
+
+    /// Keeps the memo of this sync of `work` (see [`memo`]): only when the status refresh
+    /// (`observed`) read every resource at the version the apply pass left it, and the work
+    /// has no executor.
+    fn keep_memo(
+        &self,
+        work: &ManifestWork,
+        work_version: String,
+        (applied_work_version, resources): memo::PassMemo,
+        observed: &memo::Observed,
+    ) {
+        if !memo::confirmed(&resources, observed) || work.spec.executor.is_some() {
+            return;
+        }
+        self.memory.keep_memo(
+            work.metadata.uid.as_deref().unwrap_or_default(),
+            SyncMemo {
+                generation: work.metadata.generation.unwrap_or(0),
+                work_version,
+                applied_work_version,
+                resources: resources.into_iter().map(|(_, entry)| entry).collect(),
+            },
+        );
     }
 
     /// Whether the memo of the last sync of `work` still holds (see [`memo`]).

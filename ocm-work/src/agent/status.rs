@@ -93,26 +93,9 @@ impl WorkAgent {
             return (None, None);
         }
         let key = watch_key(&group, &resource, &version, &namespace, &name);
-        // An entry without its kind (written by an agent that does not record it) is read
-        // by resource, as upstream reads every entry.
-        let resolved: Result<Cow<'_, ResolvedResource>, String> =
-            match known.and_then(|r| r.resolved.as_ref()) {
-                Some(resolved) => Ok(Cow::Borrowed(resolved)),
-                None if kind.is_empty() => self
-                    .engine
-                    .resolver()
-                    .resolve_resource(&group, &version, &resource)
-                    .await
-                    .map(Cow::Owned)
-                    .map_err(|e| e.to_string()),
-                None => self
-                    .engine
-                    .resolver()
-                    .resolve(&GroupVersionKind::gvk(&group, &version, &kind))
-                    .await
-                    .map(Cow::Owned)
-                    .map_err(|e| e.to_string()),
-            };
+        let resolved = self
+            .resolve_entry(known, &group, &version, &kind, &resource)
+            .await;
         let found;
         let config = match known {
             Some(r) => r.config.as_ref(),
@@ -132,20 +115,11 @@ impl WorkAgent {
         // The informers drop managedFields: rules that may read them get the object from the
         // API server.
         let whole = config.is_some_and(rules_may_read_managed_fields);
-        let live: Result<Option<Arc<Value>>, String> = match &resolved {
-            Ok(resolved) if whole => self
-                .engine
-                .reader()
-                .read(resolved, &namespace, &name, true)
-                .await
-                .map(|(live, _)| live)
-                .map_err(|e| e.to_string()),
-            Ok(resolved) => self
-                .engine
-                .reader()
-                .get_for_status(resolved, &namespace, &name, self.is_watched(&key))
-                .await
-                .map_err(|e| e.to_string()),
+        let live = match &resolved {
+            Ok(resolved) => {
+                self.read_for_status(resolved, &namespace, &name, whole, &key)
+                    .await
+            }
             Err(e) => Err(e.clone()),
         };
         let live = match live {
@@ -179,6 +153,62 @@ impl WorkAgent {
             .and_then(Value::as_str)
             .map(str::to_string);
         (watched.then_some(key), version)
+    }
+
+    /// The resource of a status entry: the apply pass's when it resolved it; otherwise by
+    /// kind, or (an entry without its kind, written by an agent that does not record it) by
+    /// resource, as upstream reads every entry.
+    async fn resolve_entry<'a>(
+        &self,
+        known: Option<&'a ManifestApply>,
+        group: &str,
+        version: &str,
+        kind: &str,
+        resource: &str,
+    ) -> Result<Cow<'a, ResolvedResource>, String> {
+        match known.and_then(|r| r.resolved.as_ref()) {
+            Some(resolved) => Ok(Cow::Borrowed(resolved)),
+            None if kind.is_empty() => self
+                .engine
+                .resolver()
+                .resolve_resource(group, version, resource)
+                .await
+                .map(Cow::Owned)
+                .map_err(|e| e.to_string()),
+            None => self
+                .engine
+                .resolver()
+                .resolve(&GroupVersionKind::gvk(group, version, kind))
+                .await
+                .map(Cow::Owned)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Reads a resource for its status: from the API server, whole, when its rules may read
+    /// `managedFields` (`whole`, which the informers drop); otherwise through the reader, from
+    /// an informer where there is one (the resource `key` watched or cached reads on).
+    async fn read_for_status(
+        &self,
+        resolved: &ResolvedResource,
+        namespace: &str,
+        name: &str,
+        whole: bool,
+        key: &str,
+    ) -> Result<Option<Arc<Value>>, String> {
+        let reader = self.engine.reader();
+        if whole {
+            reader
+                .read(resolved, namespace, name, true)
+                .await
+                .map(|(live, _)| live)
+                .map_err(|e| e.to_string())
+        } else {
+            reader
+                .get_for_status(resolved, namespace, name, self.is_watched(key))
+                .await
+                .map_err(|e| e.to_string())
+        }
     }
 
     pub(super) fn is_watched(&self, key: &str) -> bool {
