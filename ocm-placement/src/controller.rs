@@ -341,125 +341,24 @@ impl PlacementController {
             scheduled.map_err(|source| Error::schedule(format!("{namespace}/{name}"), source))?;
 
         // Bind: create or update every generated decision, delete the others.
-        let regarding = reference_to(placement);
-        let api: Api<PlacementDecision> = Api::namespaced(self.client.clone(), &namespace);
+        let bind = Binding {
+            api: Api::namespaced(self.client.clone(), &namespace),
+            regarding: reference_to(placement),
+            placement,
+            result: &result,
+        };
         let mut desired = result.placement_decisions(placement, snapshot);
-        // Scores in decisions (our addition): a change of scores or order alone waits for
-        // `scoreRateLimit` after the last score update.
-        let mut scores_changed = false;
-        let mut held_until = None;
-        if let Some(limit) = result.score_rate_limit {
-            let last = placement
-                .status
-                .as_ref()
-                .and_then(|s| s.last_score_update_time.as_ref())
-                .map(|t| t.0);
-            match decisions::score_update(&desired, existing, last, limit, now) {
-                ScoreUpdate::Hold { until } => {
-                    for want in &mut desired {
-                        if let Some(have) =
-                            existing.iter().find(|e| e.name_any() == want.name_any())
-                        {
-                            want.status = have.status.clone();
-                        }
-                    }
-                    held_until = Some(until);
-                }
-                ScoreUpdate::Write {
-                    scores_changed: changed,
-                } => scores_changed = changed,
-            }
-        }
+        let (scores_changed, held_until) =
+            hold_scores(&result, placement, existing, &mut desired, now);
         let mut keep = BTreeSet::new();
         for want in &desired {
-            let pd_name = want.name_any();
-            keep.insert(pd_name.clone());
-            let have = existing.iter().find(|d| d.name_any() == pd_name);
-            let status_of = |d: &PlacementDecision| {
-                d.status
-                    .as_ref()
-                    .map(|s| s.decisions.clone())
-                    .unwrap_or_default()
-            };
-            // The object as it is on the hub now: found in the cache, or created here.
-            let current: PlacementDecision = match have {
-                Some(h) => (*h).clone(),
-                None => {
-                    let mut create = want.clone();
-                    create.status = None;
-                    let created =
-                        api.create(&PostParams::default(), &create)
-                            .await
-                            .map_err(kube_error(format!(
-                                "create PlacementDecision {namespace}/{pd_name}"
-                            )))?;
-                    outcome.writes += 1;
-                    let note = format!(
-                        "Decision {pd_name} is created with placement {name} in namespace {namespace}"
-                    );
-                    let event = decision_event(
-                        EventType::Normal,
-                        "DecisionCreate",
-                        "DecisionCreated",
-                        note,
-                        &created,
-                    );
-                    outcome.events += self.publish(&event, &regarding, true).await;
-                    created
-                }
-            };
-            let have_status = status_of(&current);
-            if have_status != status_of(want) {
-                let patch = json!({ "status": { "decisions": status_of(want) } });
-                api.patch_status(&pd_name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map_err(kube_error(format!(
-                        "update PlacementDecision {namespace}/{pd_name}"
-                    )))?;
-                outcome.writes += 1;
-                outcome.events += self
-                    .decision_updated(placement, &regarding, &current, &result)
-                    .await;
-            } else if let Some(have) = have {
-                // Upstream replaces the labels: its patch sets the generated ones and removes
-                // every other label (the decision-group labels included, `""` and `"0"` when
-                // the placement declares no groups).
-                let want_labels = want.metadata.labels.clone().unwrap_or_default();
-                if let Some(labels) = label_patch(&want_labels, have.labels()) {
-                    let patch = json!({ "metadata": { "labels": labels } });
-                    api.patch(&pd_name, &PatchParams::default(), &Patch::Merge(&patch))
-                        .await
-                        .map_err(kube_error(format!(
-                            "label PlacementDecision {namespace}/{pd_name}"
-                        )))?;
-                    outcome.writes += 1;
-                }
-            }
+            keep.insert(want.name_any());
+            let have = existing.iter().find(|d| d.name_any() == want.name_any());
+            self.write_decision(&bind, want, have.copied(), &mut outcome)
+                .await?;
         }
         for stale in existing.iter().filter(|d| !keep.contains(&d.name_any())) {
-            let pd_name = stale.name_any();
-            match api.delete(&pd_name, &DeleteParams::default()).await {
-                Ok(_) => {
-                    outcome.writes += 1;
-                    let note = format!(
-                        "Decision {pd_name} is deleted with placement {name} in namespace {namespace}"
-                    );
-                    let event = decision_event(
-                        EventType::Normal,
-                        "DecisionDelete",
-                        "DecisionDeleted",
-                        note,
-                        stale,
-                    );
-                    outcome.events += self.publish(&event, &regarding, true).await;
-                }
-                Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(e) => {
-                    return Err(kube_error(format!(
-                        "delete PlacementDecision {namespace}/{pd_name}"
-                    ))(e));
-                }
-            }
+            self.delete_stale(&bind, stale, &mut outcome).await?;
         }
 
         // Status, only when it changed.
@@ -485,6 +384,115 @@ impl PlacementController {
         }
         outcome.needs_retry = result.status.code != StatusCode::Success;
         Ok(outcome)
+    }
+
+    /// Creates the decision `want` when it is missing (`have`), then brings its status (or,
+    /// with the status in line, its labels) to what the scheduler decided.
+    async fn write_decision(
+        &self,
+        bind: &Binding<'_>,
+        want: &PlacementDecision,
+        have: Option<&PlacementDecision>,
+        outcome: &mut PlacementOutcome,
+    ) -> Result<(), Error> {
+        let (namespace, name) = (bind.namespace(), bind.placement.name_any());
+        let pd_name = want.name_any();
+        let status_of = |d: &PlacementDecision| {
+            d.status
+                .as_ref()
+                .map(|s| s.decisions.clone())
+                .unwrap_or_default()
+        };
+        // The object as it is on the hub now: found in the cache, or created here.
+        let current: PlacementDecision = match have {
+            Some(h) => (*h).clone(),
+            None => {
+                let mut create = want.clone();
+                create.status = None;
+                let created = bind
+                    .api
+                    .create(&PostParams::default(), &create)
+                    .await
+                    .map_err(kube_error(format!(
+                        "create PlacementDecision {namespace}/{pd_name}"
+                    )))?;
+                outcome.writes += 1;
+                let note = format!(
+                    "Decision {pd_name} is created with placement {name} in namespace {namespace}"
+                );
+                let event = decision_event(
+                    EventType::Normal,
+                    "DecisionCreate",
+                    "DecisionCreated",
+                    note,
+                    &created,
+                );
+                outcome.events += self.publish(&event, &bind.regarding, true).await;
+                created
+            }
+        };
+        let have_status = status_of(&current);
+        if have_status != status_of(want) {
+            let patch = json!({ "status": { "decisions": status_of(want) } });
+            bind.api
+                .patch_status(&pd_name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(kube_error(format!(
+                    "update PlacementDecision {namespace}/{pd_name}"
+                )))?;
+            outcome.writes += 1;
+            outcome.events += self
+                .decision_updated(bind.placement, &bind.regarding, &current, bind.result)
+                .await;
+        } else if let Some(have) = have {
+            // Upstream replaces the labels: its patch sets the generated ones and removes
+            // every other label (the decision-group labels included, `""` and `"0"` when
+            // the placement declares no groups).
+            let want_labels = want.metadata.labels.clone().unwrap_or_default();
+            if let Some(labels) = label_patch(&want_labels, have.labels()) {
+                let patch = json!({ "metadata": { "labels": labels } });
+                bind.api
+                    .patch(&pd_name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map_err(kube_error(format!(
+                        "label PlacementDecision {namespace}/{pd_name}"
+                    )))?;
+                outcome.writes += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a decision the scheduler no longer generates.
+    async fn delete_stale(
+        &self,
+        bind: &Binding<'_>,
+        stale: &PlacementDecision,
+        outcome: &mut PlacementOutcome,
+    ) -> Result<(), Error> {
+        let (namespace, name) = (bind.namespace(), bind.placement.name_any());
+        let pd_name = stale.name_any();
+        match bind.api.delete(&pd_name, &DeleteParams::default()).await {
+            Ok(_) => {
+                outcome.writes += 1;
+                let note = format!(
+                    "Decision {pd_name} is deleted with placement {name} in namespace {namespace}"
+                );
+                let event = decision_event(
+                    EventType::Normal,
+                    "DecisionDelete",
+                    "DecisionDeleted",
+                    note,
+                    stale,
+                );
+                outcome.events += self.publish(&event, &bind.regarding, true).await;
+                Ok(())
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(e) => Err(kube_error(format!(
+                "delete PlacementDecision {namespace}/{pd_name}"
+            ))(e)),
+        }
     }
 
     /// Says in the `PlacementMisconfigured` condition of a Placement that cannot be decoded
@@ -675,6 +683,51 @@ impl PlacementController {
             },
         )
         .await;
+    }
+}
+
+/// What one reconcile writes its decisions with: the placement, its schedule, and where.
+struct Binding<'a> {
+    api: Api<PlacementDecision>,
+    regarding: ObjectReference,
+    placement: &'a Placement,
+    result: &'a ScheduleResult,
+}
+
+impl Binding<'_> {
+    fn namespace(&self) -> String {
+        self.placement.namespace().unwrap_or_default()
+    }
+}
+
+/// Scores in decisions (our addition): a change of scores or order alone waits for
+/// `scoreRateLimit` after the last score update; meanwhile `desired` keeps the statuses the
+/// decisions have. Returns whether the scores change now, and until when they are held.
+fn hold_scores(
+    result: &ScheduleResult,
+    placement: &Placement,
+    existing: &[&PlacementDecision],
+    desired: &mut [PlacementDecision],
+    now: Timestamp,
+) -> (bool, Option<Timestamp>) {
+    let Some(limit) = result.score_rate_limit else {
+        return (false, None);
+    };
+    let last = placement
+        .status
+        .as_ref()
+        .and_then(|s| s.last_score_update_time.as_ref())
+        .map(|t| t.0);
+    match decisions::score_update(desired, existing, last, limit, now) {
+        ScoreUpdate::Hold { until } => {
+            for want in desired.iter_mut() {
+                if let Some(have) = existing.iter().find(|e| e.name_any() == want.name_any()) {
+                    want.status = have.status.clone();
+                }
+            }
+            (false, Some(until))
+        }
+        ScoreUpdate::Write { scores_changed } => (scores_changed, None),
     }
 }
 

@@ -248,6 +248,9 @@ impl Scheduler {
         })
     }
 
+    /// Runs the scheduling pipeline: the filters, then the prioritizers, then the selection
+    /// (see the [module docs](self)). A stage that finds the placement misconfigured stops it,
+    /// with what the earlier stages recorded kept.
     fn run(
         &self,
         ctx: &PluginContext<'_>,
@@ -257,8 +260,6 @@ impl Scheduler {
         decided: &[ClusterId],
         now_ns: i128,
     ) -> Pipeline {
-        let placement = ctx.placement;
-        let snapshot = ctx.snapshot;
         let mut out = Pipeline {
             filter_records: Vec::new(),
             feasible: Vec::new(),
@@ -269,105 +270,130 @@ impl Scheduler {
             status: ScheduleStatus::success(),
             spread: None,
         };
+        let run = Run {
+            ctx,
+            namespace,
+            name,
+            decided,
+            now_ns,
+        };
+        if let Err(status) = self.run_stages(&run, candidates, &mut out) {
+            out.status = status;
+        }
+        out
+    }
+
+    fn run_stages(
+        &self,
+        run: &Run<'_>,
+        candidates: &[ClusterId],
+        out: &mut Pipeline,
+    ) -> std::result::Result<(), ScheduleStatus> {
+        let placement = run.ctx.placement;
+        let snapshot = run.ctx.snapshot;
         if let Some(message) = negative_number_of_clusters(placement) {
-            out.status = ScheduleStatus::new(StatusCode::Misconfigured, "", message);
-            return out;
+            return Err(ScheduleStatus::new(StatusCode::Misconfigured, "", message));
         }
 
-        // Predicate.
-        let predicates = placement.spec.predicates.as_deref().unwrap_or_default();
-        let mut survivors: Vec<ClusterId> = if predicates.is_empty() || candidates.is_empty() {
-            candidates.to_vec()
-        } else {
-            match predicate::compile(predicates, snapshot) {
-                Ok(compiled) => {
-                    let eval =
-                        predicate::PredicateEvaluator::new(&compiled, snapshot, self.cel_limits);
-                    candidates
-                        .iter()
-                        .copied()
-                        .filter(|id| eval.matches(*id))
-                        .collect()
-                }
-                Err(message) => {
-                    out.status =
-                        ScheduleStatus::new(StatusCode::Misconfigured, predicate::NAME, message);
-                    return out;
-                }
-            }
-        };
+        // Filters: each records the clusters left after it, under the names so far.
+        let mut survivors = self.predicate(run, candidates)?;
         let mut pipeline_name = predicate::NAME.to_string();
-        out.filter_records.push(FilterRecord {
-            name: pipeline_name.clone(),
-            clusters: survivors.clone(),
-        });
-
-        // TaintToleration.
+        out.record_filter(&pipeline_name, &survivors);
         let tolerations = placement.spec.tolerations.as_deref().unwrap_or_default();
         let compiled_tolerations = taint_toleration::compile(tolerations, &snapshot.symbols);
         if !survivors.is_empty() {
-            if let Err(message) = taint_toleration::validate(tolerations) {
-                out.status =
-                    ScheduleStatus::new(StatusCode::Misconfigured, taint_toleration::NAME, message);
-                return out;
-            }
-            survivors.retain(|id| {
-                let Some(entry) = snapshot.clusters.get(id.index()) else {
-                    return false;
-                };
-                if entry.taints.is_empty() {
-                    return true;
-                }
-                let in_decisions = decided.binary_search(id).is_ok();
-                matches!(
-                    taint_toleration::check(
-                        &entry.taints,
-                        &compiled_tolerations,
-                        in_decisions,
-                        now_ns
-                    ),
-                    Verdict::Tolerated { .. }
-                )
-            });
+            taint_toleration::validate(tolerations).map_err(|message| {
+                ScheduleStatus::new(StatusCode::Misconfigured, taint_toleration::NAME, message)
+            })?;
+            survivors.retain(|id| tolerated(run, &compiled_tolerations, *id));
         }
         pipeline_name.push(',');
         pipeline_name.push_str(taint_toleration::NAME);
-        out.filter_records.push(FilterRecord {
-            name: pipeline_name.clone(),
-            clusters: survivors.clone(),
-        });
-
-        // Custom filters.
+        out.record_filter(&pipeline_name, &survivors);
         for filter in &self.filters {
-            if let Err(message) = filter.validate(placement) {
-                out.status = ScheduleStatus::new(StatusCode::Misconfigured, filter.name(), message);
-                return out;
-            }
-            survivors.retain(|id| filter.keep(ctx, &ClusterView { snapshot, id: *id }));
+            filter.validate(placement).map_err(|message| {
+                ScheduleStatus::new(StatusCode::Misconfigured, filter.name(), message)
+            })?;
+            survivors.retain(|id| filter.keep(run.ctx, &ClusterView { snapshot, id: *id }));
             pipeline_name.push(',');
             pipeline_name.push_str(filter.name());
-            out.filter_records.push(FilterRecord {
-                name: pipeline_name.clone(),
-                clusters: survivors.clone(),
-            });
+            out.record_filter(&pipeline_name, &survivors);
         }
 
-        // Prioritizers.
-        let enabled = match policy::enabled(
-            placement.spec.prioritizer_policy.as_ref(),
-            &self.prioritizers,
-        ) {
-            Ok(e) => e,
-            Err(message) => {
-                out.status = ScheduleStatus::new(StatusCode::Misconfigured, "", message);
-                return out;
+        // Prioritizers, then the selection.
+        let totals = self.prioritize(run, &survivors, out)?;
+        // Sort by total descending, then name ascending (ids are in name order).
+        let mut scored: Vec<ScoredCluster> = survivors
+            .iter()
+            .zip(&totals)
+            .map(|(&cluster, &total)| ScoredCluster { cluster, total })
+            .collect();
+        sort_by_score(&mut scored);
+        self.select(placement, snapshot, &scored, out)?;
+        out.scores = scored;
+        out.feasible = survivors;
+
+        // Requeue: clusters of the existing decisions that are still tolerated.
+        for id in run.decided {
+            let Some(entry) = snapshot.clusters.get(id.index()) else {
+                continue;
+            };
+            if let Verdict::Tolerated { expires: Some(at) } =
+                taint_toleration::check(&entry.taints, &compiled_tolerations, true, run.now_ns)
+            {
+                out.requeue_at = Some(out.requeue_at.map_or(at, |r| r.min(at)));
             }
-        };
+        }
+        Ok(())
+    }
+
+    /// The candidates the placement's predicates select (all of them without predicates).
+    fn predicate(
+        &self,
+        run: &Run<'_>,
+        candidates: &[ClusterId],
+    ) -> std::result::Result<Vec<ClusterId>, ScheduleStatus> {
+        let snapshot = run.ctx.snapshot;
+        let predicates = run
+            .ctx
+            .placement
+            .spec
+            .predicates
+            .as_deref()
+            .unwrap_or_default();
+        if predicates.is_empty() || candidates.is_empty() {
+            return Ok(candidates.to_vec());
+        }
+        let compiled = predicate::compile(predicates, snapshot).map_err(|message| {
+            ScheduleStatus::new(StatusCode::Misconfigured, predicate::NAME, message)
+        })?;
+        let eval = predicate::PredicateEvaluator::new(&compiled, snapshot, self.cel_limits);
+        Ok(candidates
+            .iter()
+            .copied()
+            .filter(|id| eval.matches(*id))
+            .collect())
+    }
+
+    /// Scores `survivors` with every enabled prioritizer, recording each one's scores in
+    /// `out`; the weighted totals, in `survivors`' order.
+    fn prioritize(
+        &self,
+        run: &Run<'_>,
+        survivors: &[ClusterId],
+        out: &mut Pipeline,
+    ) -> std::result::Result<Vec<i64>, ScheduleStatus> {
+        let (ctx, snapshot) = (run.ctx, run.ctx.snapshot);
+        let enabled = policy::enabled(
+            ctx.placement.spec.prioritizer_policy.as_ref(),
+            &self.prioritizers,
+        )
+        .map_err(|message| ScheduleStatus::new(StatusCode::Misconfigured, "", message))?;
         let mut totals = vec![0i64; survivors.len()];
         for e in &enabled {
             let scores: Vec<Option<i64>> = match &e.kind {
-                Kind::Balance => balance::score_all(snapshot, namespace, name, &survivors),
-                Kind::Steady => steady::score_all(decided, &survivors),
+                Kind::Balance => balance::score_all(snapshot, run.namespace, run.name, survivors),
+                Kind::Steady => steady::score_all(run.decided, survivors),
                 Kind::Cpu => resource::score_all(
                     survivors
                         .iter()
@@ -380,7 +406,7 @@ impl Scheduler {
                 ),
                 Kind::AddOn { resource, score } => {
                     let (scores, warning) =
-                        addon::score_all(snapshot, resource, score, &survivors, now_ns);
+                        addon::score_all(snapshot, resource, score, survivors, run.now_ns);
                     if let Some(message) = warning {
                         out.status =
                             ScheduleStatus::new(StatusCode::Warning, e.kind.name(), message);
@@ -404,21 +430,24 @@ impl Scheduler {
                 scores,
             });
         }
+        Ok(totals)
+    }
 
-        // Sort by total descending, then name ascending (ids are in name order).
-        let mut scored: Vec<ScoredCluster> = survivors
-            .iter()
-            .zip(&totals)
-            .map(|(&cluster, &total)| ScoredCluster { cluster, total })
-            .collect();
-        sort_by_score(&mut scored);
-
+    /// Selects from the sorted `scored` clusters: the first `numberOfClusters` (all without
+    /// it), or with topology spread on (our addition) what its constraints allow.
+    fn select(
+        &self,
+        placement: &Placement,
+        snapshot: &Snapshot,
+        scored: &[ScoredCluster],
+        out: &mut Pipeline,
+    ) -> std::result::Result<(), ScheduleStatus> {
         let take = match placement.spec.number_of_clusters {
             None => scored.len(),
             Some(n) => usize::try_from(n).unwrap_or(0).min(scored.len()),
         };
         let spread = if self.topology_spread {
-            spread::select(placement, snapshot, &scored, take)
+            spread::select(placement, snapshot, scored, take)
         } else {
             Ok(None)
         };
@@ -429,26 +458,55 @@ impl Scheduler {
             }
             Ok(None) => out.selected = scored[..take].iter().map(|s| s.cluster).collect(),
             Err(message) => {
-                out.status = ScheduleStatus::new(StatusCode::Misconfigured, spread::NAME, message);
-                return out;
+                return Err(ScheduleStatus::new(
+                    StatusCode::Misconfigured,
+                    spread::NAME,
+                    message,
+                ));
             }
         }
-        out.scores = scored;
-        out.feasible = survivors;
-
-        // Requeue: clusters of the existing decisions that are still tolerated.
-        for id in decided {
-            let Some(entry) = snapshot.clusters.get(id.index()) else {
-                continue;
-            };
-            if let Verdict::Tolerated { expires: Some(at) } =
-                taint_toleration::check(&entry.taints, &compiled_tolerations, true, now_ns)
-            {
-                out.requeue_at = Some(out.requeue_at.map_or(at, |r| r.min(at)));
-            }
-        }
-        out
+        Ok(())
     }
+}
+
+/// What every stage of one scheduling run reads.
+struct Run<'a> {
+    ctx: &'a PluginContext<'a>,
+    namespace: &'a str,
+    name: &'a str,
+    /// The clusters of the placement's existing decisions, sorted.
+    decided: &'a [ClusterId],
+    now_ns: i128,
+}
+
+impl Pipeline {
+    /// Records the clusters left after the filters named `names`.
+    fn record_filter(&mut self, names: &str, survivors: &[ClusterId]) {
+        self.filter_records.push(FilterRecord {
+            name: names.to_string(),
+            clusters: survivors.to_vec(),
+        });
+    }
+}
+
+/// Whether cluster `id` tolerates its taints (a cluster of the existing decisions keeps
+/// `NoSelect` taints it tolerated for their `tolerationSeconds`).
+fn tolerated(
+    run: &Run<'_>,
+    tolerations: &[taint_toleration::CompiledToleration],
+    id: ClusterId,
+) -> bool {
+    let Some(entry) = run.ctx.snapshot.clusters.get(id.index()) else {
+        return false;
+    };
+    if entry.taints.is_empty() {
+        return true;
+    }
+    let in_decisions = run.decided.binary_search(&id).is_ok();
+    matches!(
+        taint_toleration::check(&entry.taints, tolerations, in_decisions, run.now_ns),
+        Verdict::Tolerated { .. }
+    )
 }
 
 /// Sorts by total descending, then id (= name) ascending.
