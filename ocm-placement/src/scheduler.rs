@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use ocm_api::cluster::v1beta1::{Placement, SortBy};
 use ocm_api::conditions::ConditionStatus;
 
-use crate::decisions::{self, build_groups, slice_groups};
+use crate::decisions::{self, DecisionGroup, DecisionSlice, build_groups, slice_groups};
 use crate::error::{Error, Result};
 use crate::plugins::taint_toleration::{self, Verdict};
 use crate::plugins::{
@@ -171,20 +171,8 @@ impl Scheduler {
         }
 
         // Decision groups and slices.
-        let strategy = placement
-            .spec
-            .decision_strategy
-            .as_ref()
-            .and_then(|d| d.group_strategy.as_ref());
-        // Scores in decisions (our addition): `sortBy: Score` orders the groups' clusters.
-        let by_score = self.decision_scores && placement.spec.sort_by == Some(SortBy::Score);
-        let (groups, group_error) = if by_score {
-            let ranked = decisions::score_order(&pipeline.selected, &pipeline.scores);
-            build_groups(strategy, &ranked, snapshot, true)
-        } else {
-            build_groups(strategy, &pipeline.selected, snapshot, false)
-        };
-        let (groups, slices) = slice_groups(name, groups);
+        let (groups, slices, group_error) =
+            self.decision_groups(placement, name, snapshot, &pipeline);
         let status = match group_error {
             Some(message) => ScheduleStatus::new(StatusCode::Misconfigured, "", message),
             None => pipeline.status,
@@ -204,19 +192,7 @@ impl Scheduler {
             satisfied.message = format!("{}: {message}", satisfied.message);
         }
         let mut misconfigured = status::misconfigured(&status);
-        let score_rate_limit = self.decision_scores.then(|| {
-            let limit = placement.spec.score_rate_limit.as_deref();
-            decisions::score_rate_limit(limit).unwrap_or_else(|message| {
-                if status.code != StatusCode::Misconfigured {
-                    misconfigured = status::misconfigured(&ScheduleStatus::new(
-                        StatusCode::Misconfigured,
-                        "",
-                        format!("{message}; the default 1m is used"),
-                    ));
-                }
-                decisions::DEFAULT_SCORE_RATE_LIMIT
-            })
-        });
+        let score_rate_limit = self.score_rate_limit(placement, &status, &mut misconfigured);
 
         let requeue_at = pipeline
             .requeue_at
@@ -245,6 +221,56 @@ impl Scheduler {
             misconfigured,
             spread: pipeline.spread,
             score_rate_limit,
+        })
+    }
+
+    /// The decision groups of the selected clusters (ordered by score with `sortBy: Score`,
+    /// our addition) and their PlacementDecision slices; a misconfigured group strategy's
+    /// message.
+    fn decision_groups(
+        &self,
+        placement: &Placement,
+        name: &str,
+        snapshot: &Snapshot,
+        pipeline: &Pipeline,
+    ) -> (Vec<DecisionGroup>, Vec<DecisionSlice>, Option<String>) {
+        let strategy = placement
+            .spec
+            .decision_strategy
+            .as_ref()
+            .and_then(|d| d.group_strategy.as_ref());
+        let by_score = self.decision_scores && placement.spec.sort_by == Some(SortBy::Score);
+        let (groups, group_error) = if by_score {
+            let ranked = decisions::score_order(&pipeline.selected, &pipeline.scores);
+            build_groups(strategy, &ranked, snapshot, true)
+        } else {
+            build_groups(strategy, &pipeline.selected, snapshot, false)
+        };
+        let (groups, slices) = slice_groups(name, groups);
+        (groups, slices, group_error)
+    }
+
+    /// With scores in decisions on (our addition), the placement's `scoreRateLimit`, or the
+    /// default 1m when it does not parse (then said in `misconfigured`, unless the placement
+    /// is misconfigured already).
+    fn score_rate_limit(
+        &self,
+        placement: &Placement,
+        status: &ScheduleStatus,
+        misconfigured: &mut ocm_api::conditions::NewCondition,
+    ) -> Option<Duration> {
+        self.decision_scores.then(|| {
+            let limit = placement.spec.score_rate_limit.as_deref();
+            decisions::score_rate_limit(limit).unwrap_or_else(|message| {
+                if status.code != StatusCode::Misconfigured {
+                    *misconfigured = status::misconfigured(&ScheduleStatus::new(
+                        StatusCode::Misconfigured,
+                        "",
+                        format!("{message}; the default 1m is used"),
+                    ));
+                }
+                decisions::DEFAULT_SCORE_RATE_LIMIT
+            })
         })
     }
 

@@ -874,144 +874,11 @@ impl SnapshotBuilder {
             })
             .collect();
 
-        let id_of = |name: &str| -> Option<ClusterId> {
-            names
-                .binary_search_by(|n| (**n).cmp(name))
-                .ok()
-                .and_then(|i| u32::try_from(i).ok())
-                .map(ClusterId)
-        };
-
-        // Cluster sets.
-        let mut sets = BTreeMap::new();
-        for (name, selector) in self.sets {
-            let members = match selector {
-                SetSelectorInput::Exclusive => {
-                    let value = symbols.lookup(&name);
-                    let ids = member_ids(&entries, &terminating, |e| {
-                        e.labels.get(set_label) == Some(value)
-                    });
-                    SetMembers::Members(ids)
-                }
-                SetSelectorInput::Labels(None) => SetMembers::Members(Vec::new()),
-                // Upstream's error for a selector type it does not know.
-                SetSelectorInput::Unknown(t) => {
-                    SetMembers::Invalid(format!("selectorType is not right: {t}"))
-                }
-                SetSelectorInput::Labels(Some(sel)) => {
-                    match SelectorSpec::from_label_selector(Some(&sel)) {
-                        Ok(spec) => {
-                            let compiled: CompiledSelector = spec.compile(&symbols);
-                            SetMembers::Members(member_ids(&entries, &terminating, |e| {
-                                compiled.matches(&e.labels)
-                            }))
-                        }
-                        Err(e) => SetMembers::Invalid(e),
-                    }
-                }
-            };
-            sets.insert(name, members);
-        }
-
-        let mut bindings: HashMap<String, Vec<String>> = HashMap::new();
-        for (ns, name) in self.bindings {
-            bindings.entry(ns).or_default().push(name);
-        }
-        for names in bindings.values_mut() {
-            names.sort();
-            names.dedup();
-        }
-
-        /// A score's items: names as written, or already interned in `symbols`.
-        enum Items {
-            Typed(Box<[(Box<str>, i32)]>),
-            Prepared(Arc<[(Sym, i32)]>),
-        }
-        type Row = (ClusterId, Option<i128>, Items);
-        let mut grouped: HashMap<String, Vec<Row>> = HashMap::new();
-        let mut group = |resource: &str, row: Row| match grouped.get_mut(resource) {
-            Some(rows) => rows.push(row),
-            None => {
-                grouped.insert(resource.to_string(), vec![row]);
-            }
-        };
-        for pending in self.scores {
-            match pending {
-                PendingScore::Typed(input) => {
-                    if let Some(id) = id_of(&input.namespace) {
-                        let row = (id, input.valid_until, Items::Typed(input.items));
-                        group(&input.resource, row);
-                    }
-                }
-                PendingScore::Prepared(p) => {
-                    if let Some(id) = id_of(symbols.resolve(p.namespace)) {
-                        let row = (id, p.valid_until(), Items::Prepared(p.items));
-                        group(symbols.resolve(p.resource), row);
-                    }
-                }
-            }
-        }
-        let mut scores: HashMap<String, ScoreTable> = HashMap::with_capacity(grouped.len());
-        for (resource, mut rows) in grouped {
-            // Stable sort, then keep the last of equal clusters: a later object replaces an
-            // earlier one of the same name.
-            rows.sort_by_key(|(id, ..)| *id);
-            let mut table = ScoreTable::default();
-            for (id, valid_until, items) in rows {
-                let start = u32::try_from(table.items.len()).unwrap_or(u32::MAX);
-                if table.clusters.last() == Some(&id) {
-                    table.clusters.pop();
-                    table.valid_until.pop();
-                    table.ranges.pop();
-                }
-                match items {
-                    Items::Typed(items) => table
-                        .items
-                        .extend(items.iter().map(|(n, v)| (symbols.intern(n), *v))),
-                    Items::Prepared(items) => table.items.extend(items.iter().copied()),
-                }
-                let end = u32::try_from(table.items.len()).unwrap_or(u32::MAX);
-                table.clusters.push(id);
-                table.valid_until.push(valid_until);
-                table.ranges.push((start, end));
-            }
-            scores.insert(resource, table);
-        }
-
-        // Decisions: clusters keep their ids; unknown names get ids after them.
-        let cluster_count = u32::try_from(entries.len()).unwrap_or(u32::MAX);
-        let mut phantom: HashMap<String, u32> = HashMap::new();
-        let mut decisions = Vec::with_capacity(self.decisions.len());
-        let mut decisions_by_placement: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        for (ns, placement, cluster_names) in self.decisions {
-            let slots: Box<[u32]> = cluster_names
-                .into_iter()
-                .map(|n| match id_of(&n) {
-                    Some(id) => id.0,
-                    None => {
-                        let next = cluster_count.saturating_add(
-                            u32::try_from(phantom.len()).unwrap_or(u32::MAX - cluster_count),
-                        );
-                        *phantom.entry(n).or_insert(next)
-                    }
-                })
-                .collect();
-            if let Some(p) = placement {
-                decisions_by_placement
-                    .entry((ns, p))
-                    .or_default()
-                    .push(decisions.len());
-            }
-            decisions.push(DecisionRecord { slots });
-        }
-        let mut decision_counts = vec![0u32; entries.len() + phantom.len()];
-        for record in &decisions {
-            for &slot in record.slots.iter() {
-                if let Some(c) = decision_counts.get_mut(slot as usize) {
-                    *c += 1;
-                }
-            }
-        }
+        let sets = set_members(self.sets, &symbols, set_label, &entries, &terminating);
+        let bindings = bindings_by_namespace(self.bindings);
+        let scores = score_tables(self.scores, &mut symbols, &names);
+        let (decisions, decisions_by_placement, decision_counts) =
+            decision_records(self.decisions, &names);
 
         Snapshot {
             cel_cache: Arc::new(crate::plugins::cel::CelCache::new(entries.len())),
@@ -1027,6 +894,187 @@ impl SnapshotBuilder {
             decision_counts,
         }
     }
+}
+
+/// The members of each cluster set: by the exclusive set label, or by the set's label
+/// selector (an invalid or unknown selector is the set's error).
+fn set_members(
+    inputs: Vec<(String, SetSelectorInput)>,
+    symbols: &Symbols,
+    set_label: Sym,
+    entries: &[ClusterEntry],
+    terminating: &[bool],
+) -> BTreeMap<String, SetMembers> {
+    let mut sets = BTreeMap::new();
+    for (name, selector) in inputs {
+        let members = match selector {
+            SetSelectorInput::Exclusive => {
+                let value = symbols.lookup(&name);
+                let ids = member_ids(entries, terminating, |e| {
+                    e.labels.get(set_label) == Some(value)
+                });
+                SetMembers::Members(ids)
+            }
+            SetSelectorInput::Labels(None) => SetMembers::Members(Vec::new()),
+            // Upstream's error for a selector type it does not know.
+            SetSelectorInput::Unknown(t) => {
+                SetMembers::Invalid(format!("selectorType is not right: {t}"))
+            }
+            SetSelectorInput::Labels(Some(sel)) => {
+                match SelectorSpec::from_label_selector(Some(&sel)) {
+                    Ok(spec) => {
+                        let compiled: CompiledSelector = spec.compile(symbols);
+                        SetMembers::Members(member_ids(entries, terminating, |e| {
+                            compiled.matches(&e.labels)
+                        }))
+                    }
+                    Err(e) => SetMembers::Invalid(e),
+                }
+            }
+        };
+        sets.insert(name, members);
+    }
+    sets
+}
+
+/// The ManagedClusterSetBindings' set names by namespace, sorted and without repeats.
+fn bindings_by_namespace(inputs: Vec<(String, String)>) -> HashMap<String, Vec<String>> {
+    let mut bindings: HashMap<String, Vec<String>> = HashMap::new();
+    for (ns, name) in inputs {
+        bindings.entry(ns).or_default().push(name);
+    }
+    for names in bindings.values_mut() {
+        names.sort();
+        names.dedup();
+    }
+
+    bindings
+}
+
+/// The cluster with name `name` in `names` (sorted).
+fn id_of(names: &[Box<str>], name: &str) -> Option<ClusterId> {
+    names
+        .binary_search_by(|n| (**n).cmp(name))
+        .ok()
+        .and_then(|i| u32::try_from(i).ok())
+        .map(ClusterId)
+}
+
+/// The AddOnPlacementScores as one table per score resource, rows by cluster (a later score
+/// of a cluster replaces an earlier one); scores of unknown clusters are left out.
+fn score_tables(
+    inputs: Vec<PendingScore>,
+    symbols: &mut Symbols,
+    names: &[Box<str>],
+) -> HashMap<String, ScoreTable> {
+    /// A score's items: names as written, or already interned in `symbols`.
+    enum Items {
+        Typed(Box<[(Box<str>, i32)]>),
+        Prepared(Arc<[(Sym, i32)]>),
+    }
+    type Row = (ClusterId, Option<i128>, Items);
+    let mut grouped: HashMap<String, Vec<Row>> = HashMap::new();
+    let mut group = |resource: &str, row: Row| match grouped.get_mut(resource) {
+        Some(rows) => rows.push(row),
+        None => {
+            grouped.insert(resource.to_string(), vec![row]);
+        }
+    };
+    for pending in inputs {
+        match pending {
+            PendingScore::Typed(input) => {
+                if let Some(id) = id_of(names, &input.namespace) {
+                    let row = (id, input.valid_until, Items::Typed(input.items));
+                    group(&input.resource, row);
+                }
+            }
+            PendingScore::Prepared(p) => {
+                if let Some(id) = id_of(names, symbols.resolve(p.namespace)) {
+                    let row = (id, p.valid_until(), Items::Prepared(p.items));
+                    group(symbols.resolve(p.resource), row);
+                }
+            }
+        }
+    }
+    let mut scores: HashMap<String, ScoreTable> = HashMap::with_capacity(grouped.len());
+    for (resource, mut rows) in grouped {
+        // Stable sort, then keep the last of equal clusters: a later object replaces an
+        // earlier one of the same name.
+        rows.sort_by_key(|(id, ..)| *id);
+        let mut table = ScoreTable::default();
+        for (id, valid_until, items) in rows {
+            let start = u32::try_from(table.items.len()).unwrap_or(u32::MAX);
+            if table.clusters.last() == Some(&id) {
+                table.clusters.pop();
+                table.valid_until.pop();
+                table.ranges.pop();
+            }
+            match items {
+                Items::Typed(items) => table
+                    .items
+                    .extend(items.iter().map(|(n, v)| (symbols.intern(n), *v))),
+                Items::Prepared(items) => table.items.extend(items.iter().copied()),
+            }
+            let end = u32::try_from(table.items.len()).unwrap_or(u32::MAX);
+            table.clusters.push(id);
+            table.valid_until.push(valid_until);
+            table.ranges.push((start, end));
+        }
+        scores.insert(resource, table);
+    }
+
+    scores
+}
+
+/// A snapshot's decision records, the records of each placement (by namespace and name) and
+/// the number of decisions naming each slot.
+type DecisionIndex = (
+    Vec<DecisionRecord>,
+    HashMap<(String, String), Vec<usize>>,
+    Vec<u32>,
+);
+
+/// The PlacementDecisions as slot records (clusters keep their ids; unknown names get ids
+/// after them), the records of each placement, and how many decisions name each slot.
+fn decision_records(
+    inputs: Vec<(String, Option<String>, Vec<String>)>,
+    names: &[Box<str>],
+) -> DecisionIndex {
+    let cluster_count = u32::try_from(names.len()).unwrap_or(u32::MAX);
+    let mut phantom: HashMap<String, u32> = HashMap::new();
+    let mut decisions = Vec::with_capacity(inputs.len());
+    let mut decisions_by_placement: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    for (ns, placement, cluster_names) in inputs {
+        let slots: Box<[u32]> = cluster_names
+            .into_iter()
+            .map(|n| match id_of(names, &n) {
+                Some(id) => id.0,
+                None => {
+                    let next = cluster_count.saturating_add(
+                        u32::try_from(phantom.len()).unwrap_or(u32::MAX - cluster_count),
+                    );
+                    *phantom.entry(n).or_insert(next)
+                }
+            })
+            .collect();
+        if let Some(p) = placement {
+            decisions_by_placement
+                .entry((ns, p))
+                .or_default()
+                .push(decisions.len());
+        }
+        decisions.push(DecisionRecord { slots });
+    }
+    let mut decision_counts = vec![0u32; names.len() + phantom.len()];
+    for record in &decisions {
+        for &slot in record.slots.iter() {
+            if let Some(c) = decision_counts.get_mut(slot as usize) {
+                *c += 1;
+            }
+        }
+    }
+
+    (decisions, decisions_by_placement, decision_counts)
 }
 
 fn member_ids(

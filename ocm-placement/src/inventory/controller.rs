@@ -7,8 +7,10 @@ use std::time::Duration;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use ocm_api::clock::{Clock, SystemClock};
-use ocm_api::cluster::v1::ManagedCluster;
-use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use ocm_api::cluster::v1::{ManagedCluster, Taint};
+use ocm_api::cluster::v1beta2::{
+    ManagedClusterSelector, ManagedClusterSet, ManagedClusterSetBinding,
+};
 use ocm_api::constants::{cluster as c, labels};
 use serde_json::json;
 
@@ -169,29 +171,7 @@ impl ClusterInventoryController {
                 taints,
                 resource_version,
             } => {
-                // The hub's mutating webhook stamps `timeAdded` on new and changed taints and
-                // refuses a client-set one, so those go without it, as upstream's taint
-                // controller sends them; unchanged taints keep theirs.
-                let before = known
-                    .iter()
-                    .find(|c| c.metadata.name.as_deref() == Some(cluster.as_str()))
-                    .map(|c| c.taints().to_vec())
-                    .unwrap_or_default();
-                let taints: Vec<_> = taints
-                    .into_iter()
-                    .map(|mut t| {
-                        let kept = before.iter().any(|b| {
-                            b.key == t.key
-                                && b.value.as_deref().unwrap_or_default()
-                                    == t.value.as_deref().unwrap_or_default()
-                                && b.effect == t.effect
-                        });
-                        if !kept {
-                            t.time_added = None;
-                        }
-                        t
-                    })
-                    .collect();
+                let taints = taints_to_send(known, &cluster, taints);
                 let mut patch = json!({"spec": {"taints": taints}});
                 if let Some(rv) = resource_version {
                     patch["metadata"] = json!({"resourceVersion": rv});
@@ -215,26 +195,8 @@ impl ClusterInventoryController {
                 }
             }
             InventoryChange::RestoreSetSelector { set, selector } => {
-                // A replace (not a merge patch) so that fields of a changed selector go away;
-                // the resourceVersion guards against overwriting a concurrent change.
-                let mut object = match sets
-                    .iter()
-                    .find(|s| s.metadata.name.as_deref() == Some(&set))
-                {
-                    Some(found) => found.clone(),
-                    None => set_api
-                        .get(&set)
-                        .await
-                        .map_err(kube_error(format!("get ManagedClusterSet {set}")))?,
-                };
-                object.spec.cluster_selector = Some(selector);
-                object.status = None;
-                set_api
-                    .replace(&set, &PostParams::default(), &object)
-                    .await
-                    .map_err(kube_error(format!(
-                        "restore selector of ManagedClusterSet {set}"
-                    )))?;
+                self.restore_selector(&set_api, sets, &set, selector)
+                    .await?;
             }
             InventoryChange::SetStatus { set, conditions } => {
                 let patch = json!({"status": {"conditions": conditions}});
@@ -260,6 +222,38 @@ impl ClusterInventoryController {
                     )))?;
             }
         }
+        Ok(())
+    }
+
+    /// Puts `selector` back on the ManagedClusterSet `set` (the cached copy, or read when
+    /// the cache has none).
+    async fn restore_selector(
+        &self,
+        set_api: &Api<ManagedClusterSet>,
+        sets: &[ManagedClusterSet],
+        set: &str,
+        selector: ManagedClusterSelector,
+    ) -> Result<(), Error> {
+        // A replace (not a merge patch) so that fields of a changed selector go away;
+        // the resourceVersion guards against overwriting a concurrent change.
+        let mut object = match sets
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some(set))
+        {
+            Some(found) => found.clone(),
+            None => set_api
+                .get(set)
+                .await
+                .map_err(kube_error(format!("get ManagedClusterSet {set}")))?,
+        };
+        object.spec.cluster_selector = Some(selector);
+        object.status = None;
+        set_api
+            .replace(set, &PostParams::default(), &object)
+            .await
+            .map_err(kube_error(format!(
+                "restore selector of ManagedClusterSet {set}"
+            )))?;
         Ok(())
     }
 
@@ -303,4 +297,30 @@ impl ClusterInventoryController {
 
 fn owned<K: Clone>(items: Vec<Arc<K>>) -> Vec<K> {
     items.iter().map(|a| K::clone(a)).collect()
+}
+
+/// The taints to send for `cluster`: the hub's mutating webhook stamps `timeAdded` on new and
+/// changed taints and refuses a client-set one, so those go without it, as upstream's taint
+/// controller sends them; unchanged taints (as `known` has them) keep theirs.
+fn taints_to_send(known: &[ManagedCluster], cluster: &str, taints: Vec<Taint>) -> Vec<Taint> {
+    let before = known
+        .iter()
+        .find(|c| c.metadata.name.as_deref() == Some(cluster))
+        .map(|c| c.taints().to_vec())
+        .unwrap_or_default();
+    taints
+        .into_iter()
+        .map(|mut t| {
+            let kept = before.iter().any(|b| {
+                b.key == t.key
+                    && b.value.as_deref().unwrap_or_default()
+                        == t.value.as_deref().unwrap_or_default()
+                    && b.effect == t.effect
+            });
+            if !kept {
+                t.time_added = None;
+            }
+            t
+        })
+        .collect()
 }
