@@ -634,6 +634,75 @@ pub(crate) fn select(
     if constraints.is_empty() {
         return Ok(None);
     }
+    let Domains {
+        mut groups,
+        names: domain_names,
+        without_key,
+    } = group_by_domains(&constraints, snapshot, scored);
+    let mut counts: Vec<Counts> = domain_names.iter().map(|d| Counts::new(d.len())).collect();
+    let hard_any = constraints.iter().any(|c| c.hard);
+    let available: usize = groups.left.iter().map(|&l| l as usize).sum();
+    let mut selected = Vec::with_capacity(wanted.min(available));
+    if !hard_any && wanted >= available {
+        // Everything is selected; soft constraints would only decide the order, which nothing
+        // downstream depends on (decisions are written in name order): keep the score order.
+        selected.extend(scored.iter().map(|s| s.cluster));
+        for g in 0..groups.len() {
+            for _ in 0..groups.left[g] {
+                for (i, c) in counts.iter_mut().enumerate() {
+                    c.add(groups.domains(g)[i]);
+                }
+            }
+        }
+    } else if groups.len() <= PLAIN_GROUPS {
+        plain_greedy(
+            &constraints,
+            &mut groups,
+            &mut counts,
+            wanted,
+            &mut selected,
+        );
+    } else {
+        greedy(
+            &constraints,
+            &mut groups,
+            &mut counts,
+            wanted,
+            &mut selected,
+        );
+    }
+    let stopped_short = selected.len() < wanted;
+    let reports = reports(
+        &constraints,
+        snapshot,
+        &groups,
+        &domain_names,
+        &without_key,
+        &counts,
+        stopped_short,
+    );
+    let outcome = SpreadOutcome {
+        constraints: reports,
+        wanted,
+        selected: selected.len(),
+    };
+    Ok(Some(Selection { selected, outcome }))
+}
+
+/// The clusters the hard constraints allow, grouped by their tuple of domains (one per
+/// constraint; domains numbered in order of first appearance, in score order); and per
+/// constraint, its domains' values and how many clusters lack its key.
+struct Domains {
+    groups: Groups,
+    names: Vec<Vec<Sym>>,
+    without_key: Vec<usize>,
+}
+
+fn group_by_domains(
+    constraints: &[Constraint],
+    snapshot: &Snapshot,
+    scored: &[ScoredCluster],
+) -> Domains {
     let n = constraints.len();
     // Domains of every constraint, numbered in order of first appearance among the clusters
     // the hard constraints allow.
@@ -685,41 +754,26 @@ pub(crate) fn select(
         }
         groups.push(&tuple, pos, s.cluster);
     }
-    let mut counts: Vec<Counts> = domain_names.iter().map(|d| Counts::new(d.len())).collect();
-    let hard_any = constraints.iter().any(|c| c.hard);
-    let available: usize = groups.left.iter().map(|&l| l as usize).sum();
-    let mut selected = Vec::with_capacity(wanted.min(available));
-    if !hard_any && wanted >= available {
-        // Everything is selected; soft constraints would only decide the order, which nothing
-        // downstream depends on (decisions are written in name order): keep the score order.
-        selected.extend(scored.iter().map(|s| s.cluster));
-        for g in 0..groups.len() {
-            for _ in 0..groups.left[g] {
-                for (i, c) in counts.iter_mut().enumerate() {
-                    c.add(groups.domains(g)[i]);
-                }
-            }
-        }
-    } else if groups.len() <= PLAIN_GROUPS {
-        plain_greedy(
-            &constraints,
-            &mut groups,
-            &mut counts,
-            wanted,
-            &mut selected,
-        );
-    } else {
-        greedy(
-            &constraints,
-            &mut groups,
-            &mut counts,
-            wanted,
-            &mut selected,
-        );
+    Domains {
+        groups,
+        names: domain_names,
+        without_key,
     }
-    let stopped_short = selected.len() < wanted;
-    // The hard constraints that stopped the selection: those a remaining cluster would break,
-    // and those that left out clusters without their key.
+}
+
+/// Each constraint's report: its domains' counts, clusters without its key, its skew, and
+/// (when the selection `stopped_short`) whether it is a hard constraint that stopped it, as
+/// one a remaining cluster would break or one that left out clusters without its key.
+fn reports(
+    constraints: &[Constraint],
+    snapshot: &Snapshot,
+    groups: &Groups,
+    domain_names: &[Vec<Sym>],
+    without_key: &[usize],
+    counts: &[Counts],
+    stopped_short: bool,
+) -> Vec<ConstraintReport> {
+    let n = constraints.len();
     let mut limiting = vec![false; n];
     if stopped_short {
         for g in (0..groups.len()).filter(|&g| groups.head(g).is_some()) {
@@ -735,7 +789,7 @@ pub(crate) fn select(
             }
         }
     }
-    let reports = constraints
+    constraints
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -760,13 +814,7 @@ pub(crate) fn select(
                 limited: limiting[i],
             }
         })
-        .collect();
-    let outcome = SpreadOutcome {
-        constraints: reports,
-        wanted,
-        selected: selected.len(),
-    };
-    Ok(Some(Selection { selected, outcome }))
+        .collect()
 }
 
 #[cfg(test)]

@@ -141,7 +141,25 @@ pub fn plan(
 ) -> InventoryPlan {
     let now = Time(Timestamp::from_second(now.as_second()).unwrap_or(now));
     let mut out = InventoryPlan::default();
+    let clusters = plan_clusters(clusters, options, &now, &mut out);
+    let sets = plan_well_known_sets(sets, options, &mut out);
+    if options.cluster_set_status {
+        plan_set_statuses(&sets, &clusters, &now, &mut out);
+    }
+    if options.binding_status {
+        plan_binding_statuses(bindings, &sets, &now, &mut out);
+    }
+    out
+}
 
+/// Labels clusters into the `default` set and sets their health taints; the clusters as
+/// they are after those writes.
+fn plan_clusters(
+    clusters: &[ManagedCluster],
+    options: &InventoryOptions,
+    now: &Time,
+    out: &mut InventoryPlan,
+) -> Vec<ManagedCluster> {
     let mut clusters: Vec<ManagedCluster> = clusters.to_vec();
     for cluster in &mut clusters {
         let mut relabelled = false;
@@ -156,7 +174,7 @@ pub fn plan(
                 });
         }
         if options.health_taints
-            && let Some(taints) = desired_health_taints(cluster, &now)
+            && let Some(taints) = desired_health_taints(cluster, now)
         {
             out.changes.push(InventoryChange::SetClusterTaints {
                 cluster: name_of(&cluster.metadata).to_string(),
@@ -171,7 +189,16 @@ pub fn plan(
             cluster.spec.taints = Some(taints);
         }
     }
+    clusters
+}
 
+/// Creates the `default` and `global` sets when missing and restores their selectors; the
+/// sets as they are after those writes.
+fn plan_well_known_sets(
+    sets: &[ManagedClusterSet],
+    options: &InventoryOptions,
+    out: &mut InventoryPlan,
+) -> Vec<ManagedClusterSet> {
     let mut sets: Vec<ManagedClusterSet> = sets.to_vec();
     if options.well_known_sets {
         for wanted in [default_cluster_set(), global_cluster_set()] {
@@ -196,52 +223,63 @@ pub fn plan(
             }
         }
     }
+    sets
+}
 
-    if options.cluster_set_status {
-        for set in &sets {
-            if set.metadata.deletion_timestamp.is_some() {
+/// Each set's `ClusterSetEmpty` condition.
+fn plan_set_statuses(
+    sets: &[ManagedClusterSet],
+    clusters: &[ManagedCluster],
+    now: &Time,
+    out: &mut InventoryPlan,
+) {
+    for set in sets {
+        if set.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let name = name_of(&set.metadata);
+        let count = match members(set, clusters) {
+            Ok(m) => m.len(),
+            Err(e) => {
+                out.errors.push(format!("ManagedClusterSet {name}: {e}"));
                 continue;
             }
-            let name = name_of(&set.metadata);
-            let count = match members(set, &clusters) {
-                Ok(m) => m.len(),
-                Err(e) => {
-                    out.errors.push(format!("ManagedClusterSet {name}: {e}"));
-                    continue;
-                }
-            };
-            let current = conditions_of(set.status.as_ref().and_then(|s| s.conditions.as_ref()));
-            let mut next = current.to_vec();
-            if conditions::set(&mut next, cluster_set_empty_condition(count), &now) {
-                out.changes.push(InventoryChange::SetStatus {
-                    set: name.to_string(),
-                    conditions: next,
-                });
-            }
+        };
+        let current = conditions_of(set.status.as_ref().and_then(|s| s.conditions.as_ref()));
+        let mut next = current.to_vec();
+        if conditions::set(&mut next, cluster_set_empty_condition(count), now) {
+            out.changes.push(InventoryChange::SetStatus {
+                set: name.to_string(),
+                conditions: next,
+            });
         }
     }
+}
 
-    if options.binding_status {
-        let existing: BTreeSet<&str> = sets.iter().map(|s| name_of(&s.metadata)).collect();
-        for binding in bindings {
-            if binding.metadata.deletion_timestamp.is_some() {
-                continue;
-            }
-            let target = binding.spec.cluster_set.as_deref().unwrap_or_default();
-            let bound = !target.is_empty() && existing.contains(target);
-            let current =
-                conditions_of(binding.status.as_ref().and_then(|s| s.conditions.as_ref()));
-            let mut next = current.to_vec();
-            if conditions::set(&mut next, bound_condition(bound), &now) {
-                out.changes.push(InventoryChange::BindingStatus {
-                    namespace: binding.metadata.namespace.clone().unwrap_or_default(),
-                    name: name_of(&binding.metadata).to_string(),
-                    conditions: next,
-                });
-            }
+/// Each binding's `Bound` condition.
+fn plan_binding_statuses(
+    bindings: &[ManagedClusterSetBinding],
+    sets: &[ManagedClusterSet],
+    now: &Time,
+    out: &mut InventoryPlan,
+) {
+    let existing: BTreeSet<&str> = sets.iter().map(|s| name_of(&s.metadata)).collect();
+    for binding in bindings {
+        if binding.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let target = binding.spec.cluster_set.as_deref().unwrap_or_default();
+        let bound = !target.is_empty() && existing.contains(target);
+        let current = conditions_of(binding.status.as_ref().and_then(|s| s.conditions.as_ref()));
+        let mut next = current.to_vec();
+        if conditions::set(&mut next, bound_condition(bound), now) {
+            out.changes.push(InventoryChange::BindingStatus {
+                namespace: binding.metadata.namespace.clone().unwrap_or_default(),
+                name: name_of(&binding.metadata).to_string(),
+                conditions: next,
+            });
         }
     }
-    out
 }
 
 #[cfg(test)]

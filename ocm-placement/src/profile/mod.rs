@@ -488,33 +488,48 @@ pub fn plan(
         let Some(cluster) = cluster_named(cluster_of(profile)) else {
             continue;
         };
-        let (status, problems) = profile_status(profile.status.as_ref(), cluster, now);
+        let (writes, problems) = profile_updates(profile, cluster, now);
         report(problems, &mut skipped);
-        let old =
-            serde_json::to_value(profile.status.clone().unwrap_or_default()).unwrap_or(Value::Null);
-        let new = serde_json::to_value(&status).unwrap_or(Value::Null);
-        if let Some(patch) = merge_patch(&old, &new) {
-            updates.push(ProfileChange::Status {
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                patch,
-            });
-        }
-        let have = profile.metadata.labels.clone().unwrap_or_default();
-        let missing: BTreeMap<String, String> = required_labels(cluster)
-            .into_iter()
-            .filter(|(k, v)| have.get(k) != Some(v))
-            .collect();
-        if !missing.is_empty() {
-            updates.push(ProfileChange::Labels {
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                labels: missing,
-            });
-        }
+        updates.extend(writes);
     }
     changes.extend(updates);
     ProfilePlan { changes, skipped }
+}
+
+/// The writes that bring the OCM ClusterProfile `profile` of `cluster` up to date (its
+/// status as a merge patch, its missing required labels), and the problems found on the way.
+fn profile_updates(
+    profile: &ClusterProfile,
+    cluster: &ManagedCluster,
+    now: &Time,
+) -> (Vec<ProfileChange>, Vec<String>) {
+    let namespace = profile.metadata.namespace.as_deref().unwrap_or_default();
+    let name = name_of(&profile.metadata);
+    let mut updates = Vec::new();
+    let (status, problems) = profile_status(profile.status.as_ref(), cluster, now);
+    let old =
+        serde_json::to_value(profile.status.clone().unwrap_or_default()).unwrap_or(Value::Null);
+    let new = serde_json::to_value(&status).unwrap_or(Value::Null);
+    if let Some(patch) = merge_patch(&old, &new) {
+        updates.push(ProfileChange::Status {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            patch,
+        });
+    }
+    let have = profile.metadata.labels.clone().unwrap_or_default();
+    let missing: BTreeMap<String, String> = required_labels(cluster)
+        .into_iter()
+        .filter(|(k, v)| have.get(k) != Some(v))
+        .collect();
+    if !missing.is_empty() {
+        updates.push(ProfileChange::Labels {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            labels: missing,
+        });
+    }
+    (updates, problems)
 }
 
 #[cfg(test)]
