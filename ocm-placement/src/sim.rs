@@ -438,34 +438,36 @@ impl SimInput {
         };
         let mut value = Value::Object(object);
         apply_schema_defaults(&mut value, schema);
-        let bad = |e: serde_json::Error| err(label.clone(), e.to_string());
-        match kind.as_str() {
+        self.keep_value(&kind, value)
+            .map_err(|e| err(label, e.to_string()))
+    }
+
+    /// Decodes `value`, an object of the served `kind`, and keeps it.
+    fn keep_value(&mut self, kind: &str, value: Value) -> Result<(), serde_json::Error> {
+        match kind {
             "ManagedCluster" => {
-                let cluster: ManagedCluster = serde_json::from_value(value).map_err(bad)?;
+                let cluster: ManagedCluster = serde_json::from_value(value)?;
                 self.clusters.push(PreparedCluster::new(
                     Arc::make_mut(&mut self.symbols),
                     cluster,
                     &mut Vec::new(),
                 ));
             }
-            "ManagedClusterSet" => self
-                .hub
-                .sets
-                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
+            "ManagedClusterSet" => self.hub.sets.push(Arc::new(serde_json::from_value(value)?)),
             "ManagedClusterSetBinding" => self
                 .hub
                 .bindings
-                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
+                .push(Arc::new(serde_json::from_value(value)?)),
             "Placement" => self
                 .hub
                 .placements
-                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
+                .push(Arc::new(serde_json::from_value(value)?)),
             "PlacementDecision" => self
                 .hub
                 .decisions
-                .push(Arc::new(serde_json::from_value(value).map_err(bad)?)),
+                .push(Arc::new(serde_json::from_value(value)?)),
             _ => {
-                let score = serde_json::from_value::<AddOnPlacementScore>(value).map_err(bad)?;
+                let score = serde_json::from_value::<AddOnPlacementScore>(value)?;
                 let symbols = Arc::make_mut(&mut self.symbols);
                 self.scores.push(PreparedScore::new(symbols, &score));
             }
@@ -841,25 +843,6 @@ impl SimInput {
         if first_error.is_some() {
             return;
         }
-        /// Keeps `object` (as `form` makes it) in `list` when it has the name (and
-        /// namespace) [`SimInput::add_document`] requires.
-        fn keep<K, T>(
-            list: &mut Vec<T>,
-            object: K,
-            meta: fn(&K) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-            form: impl FnOnce(K) -> T,
-            (source, index, kind): (&str, usize, &str),
-        ) -> Result<(), SimError> {
-            let m = meta(&object);
-            let name = m.name.as_deref().unwrap_or_default();
-            let namespace = m.namespace.as_deref().unwrap_or_default();
-            if !has_identity(kind, name, namespace) {
-                let position = format!("item {index}");
-                return check_identity(source, &position, kind, name, namespace).map(|_| ());
-            }
-            list.push(form(object));
-            Ok(())
-        }
         let hub = &mut self.hub;
         let at = |kind| (source, index, kind);
         let outcome = match decoded {
@@ -938,6 +921,26 @@ impl SimInput {
             *first_error = Some(e);
         }
     }
+}
+
+/// Keeps `object` (as `form` makes it) in `list` when it has the name (and
+/// namespace) [`SimInput::add_document`] requires.
+fn keep<K, T>(
+    list: &mut Vec<T>,
+    object: K,
+    meta: fn(&K) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    form: impl FnOnce(K) -> T,
+    (source, index, kind): (&str, usize, &str),
+) -> Result<(), SimError> {
+    let m = meta(&object);
+    let name = m.name.as_deref().unwrap_or_default();
+    let namespace = m.namespace.as_deref().unwrap_or_default();
+    if !has_identity(kind, name, namespace) {
+        let position = format!("item {index}");
+        return check_identity(source, &position, kind, name, namespace).map(|_| ());
+    }
+    list.push(form(object));
+    Ok(())
 }
 
 /// A string of an item's text: borrowed from it unless it had escapes.

@@ -499,17 +499,9 @@ fn plain_greedy(
     }
 }
 
-/// What [`plain_greedy`] does, for many groups. Groups are kept in buckets by [`CountKey`], each bucket ordered by the score position
-/// of its groups' next cluster, so a choice evaluates each bucket once and re-files only the
-/// groups that share a domain with the chosen cluster.
-fn greedy(
-    constraints: &[Constraint],
-    groups: &mut Groups,
-    counts: &mut [Counts],
-    wanted: usize,
-    selected: &mut Vec<ClusterId>,
-) {
-    // Groups per domain, per constraint, as offsets into one list.
+/// The groups in each domain, per constraint: one list of group numbers per constraint,
+/// and the offsets at which each domain's groups start in it (the last offset is the end).
+fn groups_by_domain(groups: &Groups, counts: &[Counts]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let mut offsets: Vec<Vec<u32>> = counts.iter().map(|c| vec![0; c.counts.len() + 1]).collect();
     for g in 0..groups.len() {
         for (i, d) in groups.domains(g).iter().enumerate() {
@@ -539,6 +531,20 @@ fn greedy(
             *at += 1;
         }
     }
+    (offsets, in_domain)
+}
+
+/// What [`plain_greedy`] does, for many groups. Groups are kept in buckets by [`CountKey`], each bucket ordered by the score position
+/// of its groups' next cluster, so a choice evaluates each bucket once and re-files only the
+/// groups that share a domain with the chosen cluster.
+fn greedy(
+    constraints: &[Constraint],
+    groups: &mut Groups,
+    counts: &mut [Counts],
+    wanted: usize,
+    selected: &mut Vec<ClusterId>,
+) {
+    let (offsets, in_domain) = groups_by_domain(groups, counts);
     let mut buckets: HashMap<CountKey, BTreeSet<(u32, u32)>> = HashMap::new();
     let mut keys: Vec<Option<CountKey>> = Vec::with_capacity(groups.len());
     for g in 0..groups.len() {

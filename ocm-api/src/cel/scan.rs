@@ -292,6 +292,9 @@ fn next_token(bytes: &[u8], i: usize) -> (Token, usize) {
 /// after it (so the parser may drop it), the whole expression is measured as if every
 /// bracket were left open: its nesting as the number of its opening brackets and conditionals,
 /// its levels as the sum of those of every group.
+// Long on purpose: one pass over the tokens, one match arm per token kind, and every arm
+// updates the same running state (open groups, nesting, what the previous token was, whether
+// a bracket may be dropped); split into functions, each would take all of it in and out.
 pub(crate) fn scan(source: &str, limits: &Limits) -> Result<Shape, ScanError> {
     let size = source.chars().count();
     if size > limits.code_points {

@@ -326,38 +326,7 @@ impl Placement {
             }
         }
         if let Some(spread) = &spec.spread_policy {
-            let terms = spread.spread_constraints.as_deref().unwrap_or_default();
-            if terms.len() > 8 {
-                errors.push(
-                    "spec.spreadPolicy.spreadConstraints",
-                    format!("must have at most 8 items, has {}", terms.len()),
-                );
-            }
-            for (i, term) in terms.iter().enumerate() {
-                let path = format!("spec.spreadPolicy.spreadConstraints[{i}]");
-                check_max_len(
-                    &mut errors,
-                    &format!("{path}.topologyKey"),
-                    &term.topology_key,
-                    316,
-                );
-                check_pattern(
-                    &mut errors,
-                    &format!("{path}.topologyKey"),
-                    &term.topology_key,
-                    is_qualified_name(&term.topology_key),
-                    super::v1beta1::TOPOLOGY_KEY_PATTERN,
-                );
-                if let Some(skew) = term.max_skew {
-                    check_range(
-                        &mut errors,
-                        &format!("{path}.maxSkew"),
-                        skew.into(),
-                        1,
-                        i64::MAX,
-                    );
-                }
-            }
+            check_spread_policy(&mut errors, spread);
         }
         if let Some(group) = spec
             .decision_strategy
@@ -393,6 +362,37 @@ impl Placement {
             );
         }
         errors.into_result("Placement", &self.name_any())
+    }
+}
+
+/// The CRD's constraints on a spread policy: at most 8 constraints, each with a qualified
+/// `topologyKey` of at most 316 characters and a `maxSkew` of at least 1.
+fn check_spread_policy(errors: &mut FieldErrors, spread: &super::v1beta1::SpreadPolicy) {
+    let terms = spread.spread_constraints.as_deref().unwrap_or_default();
+    if terms.len() > 8 {
+        errors.push(
+            "spec.spreadPolicy.spreadConstraints",
+            format!("must have at most 8 items, has {}", terms.len()),
+        );
+    }
+    for (i, term) in terms.iter().enumerate() {
+        let path = format!("spec.spreadPolicy.spreadConstraints[{i}]");
+        check_max_len(
+            errors,
+            &format!("{path}.topologyKey"),
+            &term.topology_key,
+            316,
+        );
+        check_pattern(
+            errors,
+            &format!("{path}.topologyKey"),
+            &term.topology_key,
+            is_qualified_name(&term.topology_key),
+            super::v1beta1::TOPOLOGY_KEY_PATTERN,
+        );
+        if let Some(skew) = term.max_skew {
+            check_range(errors, &format!("{path}.maxSkew"), skew.into(), 1, i64::MAX);
+        }
     }
 }
 

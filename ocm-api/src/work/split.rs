@@ -128,26 +128,7 @@ impl WorkSplitter {
         template: &WorkTemplate,
         existing: &[ManifestWork],
     ) -> Result<SplitWorks> {
-        // The wanted manifests by key; a later duplicate replaces an earlier one, in place.
-        let mut order: Vec<ManifestKey> = Vec::new();
-        let mut required: BTreeMap<ManifestKey, Manifest> = BTreeMap::new();
-        for (i, m) in manifests.iter().enumerate() {
-            let key = manifest_key(m).ok_or_else(|| Error::ManifestKey {
-                index: i,
-                message: "got empty kind/version from object".into(),
-            })?;
-            let size = manifests_size(std::slice::from_ref(m));
-            if size > self.limit {
-                return Err(Error::ManifestTooLarge {
-                    manifest: describe(&key),
-                    size,
-                    limit: self.limit,
-                });
-            }
-            if required.insert(key.clone(), m.clone()).is_none() {
-                order.push(key);
-            }
-        }
+        let (order, mut required) = self.required(manifests)?;
 
         let mut updated: Vec<(ManifestWork, usize)> = Vec::new();
         let mut used_names: BTreeSet<String> = BTreeSet::new();
@@ -231,6 +212,35 @@ impl WorkSplitter {
             }
         }
         Ok(out)
+    }
+
+    /// The wanted manifests by key, and the keys in input order; a later duplicate replaces
+    /// an earlier one, in place. A manifest without a kind or version, or larger than the
+    /// limit, is an error.
+    fn required(
+        &self,
+        manifests: &[Manifest],
+    ) -> Result<(Vec<ManifestKey>, BTreeMap<ManifestKey, Manifest>)> {
+        let mut order: Vec<ManifestKey> = Vec::new();
+        let mut required: BTreeMap<ManifestKey, Manifest> = BTreeMap::new();
+        for (i, m) in manifests.iter().enumerate() {
+            let key = manifest_key(m).ok_or_else(|| Error::ManifestKey {
+                index: i,
+                message: "got empty kind/version from object".into(),
+            })?;
+            let size = manifests_size(std::slice::from_ref(m));
+            if size > self.limit {
+                return Err(Error::ManifestTooLarge {
+                    manifest: describe(&key),
+                    size,
+                    limit: self.limit,
+                });
+            }
+            if required.insert(key.clone(), m.clone()).is_none() {
+                order.push(key);
+            }
+        }
+        Ok((order, required))
     }
 
     fn init_work(&self, mut meta: ObjectMeta, template: &WorkTemplate) -> ManifestWork {

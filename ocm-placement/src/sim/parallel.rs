@@ -155,74 +155,7 @@ pub(super) fn scan(
                     plans: &plans,
                     taking: Some(taking),
                 };
-                let mut scratch = Vec::new();
-                for (seq, mut batch) in rx {
-                    // The batch's strings are interned in this thread's `Taken` table, as
-                    // they are decoded.
-                    take::with_taken(|t| {
-                        t.symbols = std::mem::take(&mut batch.symbols);
-                        t.symbols.clear();
-                    });
-                    // Checked once for the batch, so that each item is read as text rather
-                    // than bytes whose every string is checked again.
-                    let text = std::str::from_utf8(&batch.text).ok();
-                    let items = batch
-                        .ranges()
-                        .map(|range| {
-                            let item = batch.text.get(range.clone()).unwrap_or_default();
-                            take::with_taken(|t| {
-                                t.parts();
-                            });
-                            let defaults = defaulting::applied();
-                            let decoded = match text.and_then(|t| t.get(range)) {
-                                Some(item) => seed.decode_str(item),
-                                None => seed.decode_slice(item),
-                            };
-                            (item, decoded, defaulting::applied() != defaults)
-                        })
-                        .map(|(item, decoded, defaulted)| match decoded {
-                            Ok(Decoded::Cluster(c)) => {
-                                // The item's own text is kept when it says all the object
-                                // holds; else the object is written out.
-                                let own = !defaulted
-                                    && compact::cluster_text(item, &mut scratch).is_some();
-                                let text = own.then(|| scratch.as_slice().into());
-                                Ok(Decoded::Prepared(take::with_taken(|t| {
-                                    let taken = t.parts();
-                                    PreparedCluster::from_taken(
-                                        &mut t.symbols,
-                                        c,
-                                        taken,
-                                        text,
-                                        &mut scratch,
-                                    )
-                                })))
-                            }
-                            Ok(Decoded::Score(s)) => {
-                                Ok(Decoded::PreparedScore(take::with_taken(|t| {
-                                    PreparedScore::new(&mut t.symbols, &s)
-                                })))
-                            }
-                            Ok(decoded) => Ok(decoded),
-                            Err(_) => Err(
-                                match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
-                                    Ok(_) => Failure::Type,
-                                    Err(_) => Failure::Malformed,
-                                },
-                            ),
-                        })
-                        .collect();
-                    let symbols = take::with_taken(|t| std::mem::take(&mut t.symbols));
-                    batch.clear();
-                    let decodings = Decodings {
-                        items,
-                        symbols,
-                        spare: batch,
-                    };
-                    if done.send((seq, decodings)).is_err() {
-                        return;
-                    }
-                }
+                decode_batches(&seed, rx, &done);
             });
             queues.push(tx);
         }
@@ -286,4 +219,74 @@ pub(super) fn scan(
         }
         stream::Scan::Done(head)
     })
+}
+
+/// A decoding thread: decodes the batches `rx` hands it with `seed`, each item's strings
+/// interned in the thread's table, clusters and scores prepared for the scheduler, and sends
+/// each batch's decodings to `done` (with the batch's buffers back for reuse) until `rx` is
+/// closed or `done` is gone.
+fn decode_batches(
+    seed: &DecodeSeed<'_>,
+    rx: mpsc::Receiver<(usize, Batch)>,
+    done: &mpsc::Sender<(usize, Decodings)>,
+) {
+    let mut scratch = Vec::new();
+    for (seq, mut batch) in rx {
+        // The batch's strings are interned in this thread's `Taken` table, as
+        // they are decoded.
+        take::with_taken(|t| {
+            t.symbols = std::mem::take(&mut batch.symbols);
+            t.symbols.clear();
+        });
+        // Checked once for the batch, so that each item is read as text rather
+        // than bytes whose every string is checked again.
+        let text = std::str::from_utf8(&batch.text).ok();
+        let items = batch
+            .ranges()
+            .map(|range| {
+                let item = batch.text.get(range.clone()).unwrap_or_default();
+                take::with_taken(|t| {
+                    t.parts();
+                });
+                let defaults = defaulting::applied();
+                let decoded = match text.and_then(|t| t.get(range)) {
+                    Some(item) => seed.decode_str(item),
+                    None => seed.decode_slice(item),
+                };
+                (item, decoded, defaulting::applied() != defaults)
+            })
+            .map(|(item, decoded, defaulted)| match decoded {
+                Ok(Decoded::Cluster(c)) => {
+                    // The item's own text is kept when it says all the object
+                    // holds; else the object is written out.
+                    let own = !defaulted && compact::cluster_text(item, &mut scratch).is_some();
+                    let text = own.then(|| scratch.as_slice().into());
+                    Ok(Decoded::Prepared(take::with_taken(|t| {
+                        let taken = t.parts();
+                        PreparedCluster::from_taken(&mut t.symbols, c, taken, text, &mut scratch)
+                    })))
+                }
+                Ok(Decoded::Score(s)) => Ok(Decoded::PreparedScore(take::with_taken(|t| {
+                    PreparedScore::new(&mut t.symbols, &s)
+                }))),
+                Ok(decoded) => Ok(decoded),
+                Err(_) => Err(
+                    match serde_json::from_slice::<serde::de::IgnoredAny>(item) {
+                        Ok(_) => Failure::Type,
+                        Err(_) => Failure::Malformed,
+                    },
+                ),
+            })
+            .collect();
+        let symbols = take::with_taken(|t| std::mem::take(&mut t.symbols));
+        batch.clear();
+        let decodings = Decodings {
+            items,
+            symbols,
+            spare: batch,
+        };
+        if done.send((seq, decodings)).is_err() {
+            return;
+        }
+    }
 }

@@ -10,6 +10,9 @@ use crate::k8s::gojson;
 /// of each number must fit 63 bits, the fraction keeps the digits that fit (the rest are read
 /// and ignored) and is scaled by the unit in `float64`, and the total must fit an `i64` of
 /// nanoseconds. Negative durations are rejected (rollout times cannot be negative).
+// Long on purpose: the parse follows Go's `time.ParseDuration` step by step (sign, whole part,
+// fraction, unit, overflow checks in its order), so that every input gets Go's answer; kept in
+// one piece to be read side by side with it.
 pub fn parse_go_duration(input: &str) -> Result<Duration, RolloutError> {
     let invalid = || {
         RolloutError::Duration(format!(

@@ -981,6 +981,9 @@ impl Compiler {
         !open
     }
 
+    // Long on purpose: one arm per CEL operator and function the native evaluator compiles,
+    // in the order of the CEL specification's tables; anything else falls back to the
+    // interpreter at the end.
     fn call(&mut self, id: u64, call: &CallExpr) -> Option<Node> {
         let args = call.args.as_slice();
         let name = call.func_name.as_str();
@@ -1424,6 +1427,8 @@ impl<'a> Eval<'a> {
         }
     }
 
+    // Long on purpose: one arm per node kind of the compiled program, each a line or a few;
+    // the match is the table of what every node evaluates to.
     fn eval(&mut self, node: &'a Node) -> R<V<'a>> {
         match node {
             Node::Const(l) => Ok(match l {
@@ -1648,6 +1653,8 @@ impl<'a> Eval<'a> {
         v
     }
 
+    // Long on purpose: one arm per kind of cluster read, sharing the accessors defined at the
+    // top (labels, annotations, capacity, allocatable, claims).
     fn read_now(&mut self, i: usize) -> R<V<'a>> {
         let source: ClusterRef<'a> = self.input.cluster;
         let cluster = || source.object().ok_or(Failed);
