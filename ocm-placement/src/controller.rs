@@ -65,7 +65,6 @@ use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
-use ocm_api::constants::labels;
 use serde_json::json;
 
 use crate::decisions::{self, ScoreUpdate};
@@ -214,15 +213,7 @@ impl PlacementController {
     pub async fn reconcile_one(&self, placement: &Placement) -> Result<PlacementOutcome, Error> {
         let state = HubState::list(&self.client).await?;
         let snapshot = state.snapshot();
-        let existing: Vec<&PlacementDecision> = state
-            .decisions
-            .iter()
-            .filter(|d| {
-                d.namespace() == placement.namespace()
-                    && d.labels().get(labels::PLACEMENT) == Some(&placement.name_any())
-            })
-            .map(AsRef::as_ref)
-            .collect();
+        let existing = state.decisions_of(placement);
         let now = self.clock.now();
         let mut outcome = self.reconcile(placement, &snapshot, &existing, now).await?;
         if let Some(expiry) = state.next_score_expiry(now) {
@@ -276,15 +267,7 @@ impl PlacementController {
             }
         }
         for placement in &state.placements {
-            let existing: Vec<&PlacementDecision> = state
-                .decisions
-                .iter()
-                .filter(|d| {
-                    d.namespace() == placement.namespace()
-                        && d.labels().get(labels::PLACEMENT) == Some(&placement.name_any())
-                })
-                .map(AsRef::as_ref)
-                .collect();
+            let existing = state.decisions_of(placement);
             let span = tracing::info_span!(
                 "schedule",
                 placement = %format!("{}/{}", placement.namespace().unwrap_or_default(), placement.name_any())

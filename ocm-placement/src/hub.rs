@@ -63,6 +63,25 @@ impl HubState {
         builder
     }
 
+    /// The PlacementDecisions of `placement` (in its namespace, labelled with its name).
+    pub fn decisions_of(&self, placement: &Placement) -> Vec<&PlacementDecision> {
+        let namespace = placement.metadata.namespace.as_deref();
+        let name = Some(placement.metadata.name.as_deref().unwrap_or_default());
+        self.decisions
+            .iter()
+            .filter(|d| {
+                d.metadata.namespace.as_deref() == namespace
+                    && d.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(ocm_api::constants::labels::PLACEMENT))
+                        .map(String::as_str)
+                        == name
+            })
+            .map(AsRef::as_ref)
+            .collect()
+    }
+
     /// The earliest AddOnPlacementScore `validUntil` after `now`, if any.
     pub fn next_score_expiry(&self, now: Timestamp) -> Option<Timestamp> {
         self.scores
