@@ -273,26 +273,13 @@ impl PlacementFanout {
         if !placement.finalizers.contains(&fin) {
             let mut list = placement.finalizers.clone();
             list.push(fin.clone());
-            let patch = json!({"metadata": {
-                "resourceVersion": placement.resource_version,
-                "finalizers": list,
-            }});
-            placements
-                .patch(
-                    &self.placement,
-                    &PatchParams::default(),
-                    &Patch::Merge(&patch),
-                )
-                .await
-                .map_err(|e| {
-                    Error::kube(
-                        format!(
-                            "add finalizer to Placement {}/{}",
-                            self.namespace, self.placement
-                        ),
-                        e,
-                    )
-                })?;
+            self.patch_finalizers(
+                &placements,
+                &placement.resource_version,
+                &list,
+                "add finalizer to",
+            )
+            .await?;
         }
 
         let decisions = read::api::<PlacementDecision>(&self.client, Some(&self.namespace));
@@ -375,28 +362,44 @@ impl PlacementFanout {
             && p.finalizers.iter().any(|f| f == fin)
         {
             let rest: Vec<&String> = p.finalizers.iter().filter(|f| *f != fin).collect();
-            let patch = json!({"metadata": {
-                "resourceVersion": p.resource_version,
-                "finalizers": rest,
-            }});
-            placements
-                .patch(
-                    &self.placement,
-                    &PatchParams::default(),
-                    &Patch::Merge(&patch),
-                )
-                .await
-                .map_err(|e| {
-                    Error::kube(
-                        format!(
-                            "remove finalizer from Placement {}/{}",
-                            self.namespace, self.placement
-                        ),
-                        e,
-                    )
-                })?;
+            self.patch_finalizers(
+                placements,
+                &p.resource_version,
+                &rest,
+                "remove finalizer from",
+            )
+            .await?;
         }
         Ok(outcome)
+    }
+
+    /// Sets the Placement's finalizers to `finalizers`, guarded by `resource_version`;
+    /// `action` names the change in the error ("add finalizer to").
+    async fn patch_finalizers<T: serde::Serialize>(
+        &self,
+        placements: &Api<RawObject>,
+        resource_version: &Option<String>,
+        finalizers: &[T],
+        action: &str,
+    ) -> Result<()> {
+        let patch = json!({"metadata": {
+            "resourceVersion": resource_version,
+            "finalizers": finalizers,
+        }});
+        placements
+            .patch(
+                &self.placement,
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .map_err(|e| {
+                Error::kube(
+                    format!("{action} Placement {}/{}", self.namespace, self.placement),
+                    e,
+                )
+            })?;
+        Ok(())
     }
 
     fn work_for(&self, cluster: &str, spec: ManifestWorkSpec) -> ManifestWork {
