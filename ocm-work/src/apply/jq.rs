@@ -617,7 +617,7 @@ fn guarded_fromjson<'a>(input: &Val) -> ValXs<'a, Val> {
         Ok(text) => text,
         Err(e) => return box_once(Err(Exn::from(e))),
     };
-    if json_nesting(&text) > MAX_FROMJSON_DEPTH {
+    if ocm_api::k8s::json::nesting_depth(&text) > MAX_FROMJSON_DEPTH {
         return box_once(Err(Exn::from(jaq_core::Error::str(format!(
             "cannot parse JSON nested more than {MAX_FROMJSON_DEPTH} levels deep"
         )))));
@@ -633,32 +633,6 @@ fn guarded_fromjson<'a>(input: &Val) -> ValXs<'a, Val> {
         })
         .collect();
     Box::new(values.into_iter())
-}
-
-/// The deepest bracket nesting of a JSON text (strings skipped), read without recursion.
-fn json_nesting(text: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &c in text {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
 }
 
 /// A readable description of jaq's load (lex, parse or import) errors.
