@@ -16,20 +16,20 @@ use tokio::time::Instant;
 
 use crate::api_error::ApiError;
 use crate::serving::discovery;
-use crate::simulators::fault::Faults;
-use crate::validation::field_validation::{self, FieldValidation, Warnings};
-use crate::storage::journal::{Journal, JournalEntry};
 use crate::serving::openapi;
 use crate::serving::options;
-use crate::storage::patch::PatchKind;
 use crate::serving::query::Query;
+use crate::serving::table;
+use crate::simulators::fault::Faults;
+use crate::storage::journal::{Journal, JournalEntry};
+use crate::storage::patch::PatchKind;
 use crate::storage::registry::{Gvr, ResourceInfo};
 use crate::storage::selector::{FieldSelector, LabelSelector};
 use crate::storage::store::{
     DeleteOptions, DeleteOutcome, Entry, ListOptions, Propagation, Store, WriteOptions, meta_str,
 };
-use crate::serving::table;
 use crate::storage::watch::{EventType, Subscription, WatchOptions};
+use crate::validation::field_validation::{self, FieldValidation, Warnings};
 
 /// Tunables of the HTTP front door.
 #[derive(Debug, Clone)]
@@ -399,7 +399,9 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     let mut user: Option<crate::validation::auth::UserInfo> = None;
     let denied = match &st.auth {
         Some(authn) => match authn.authenticate(&parts.headers).and_then(|requester| {
-            crate::validation::auth::impersonate(requester, &parts.headers, |u, r| st.store.allows(u, r))
+            crate::validation::auth::impersonate(requester, &parts.headers, |u, r| {
+                st.store.allows(u, r)
+            })
         }) {
             Err(e) => Some(e),
             Ok(u) => {
@@ -414,7 +416,10 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
             // (for SelfSubjectAccessReviews and admission), and with enforcement on it is
             // authorized as that user too.
             if let Ok(u) = crate::validation::auth::impersonate(
-                crate::validation::auth::UserInfo::new("admin", vec![crate::validation::auth::SYSTEM_MASTERS.into()]),
+                crate::validation::auth::UserInfo::new(
+                    "admin",
+                    vec![crate::validation::auth::SYSTEM_MASTERS.into()],
+                ),
                 &parts.headers,
                 |_, _| true,
             ) && parts.headers.contains_key("impersonate-user")
@@ -435,7 +440,8 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
             (Err(e), close) => {
                 let mut r = error_response(&e);
                 if close {
-                    r.extensions_mut().insert(crate::serving::serve::DropConnection);
+                    r.extensions_mut()
+                        .insert(crate::serving::serve::DropConnection);
                 }
                 r
             }
@@ -543,7 +549,10 @@ impl Ctx<'_> {
             return Ok(Value::Null);
         }
         // kubectl's typed writes (`create <kind>` generators, `run`, `expose`) send protobuf.
-        if self.content_type.starts_with(crate::serving::protobuf::CONTENT_TYPE) {
+        if self
+            .content_type
+            .starts_with(crate::serving::protobuf::CONTENT_TYPE)
+        {
             return crate::serving::protobuf::decode(self.body).map_err(|e| {
                 let message = e.to_string();
                 if message.contains("not supported") {
@@ -580,7 +589,10 @@ impl Ctx<'_> {
     /// syntax error. Returns the object and the paths of keys a JSON body names twice.
     fn check_media_type(&self) -> Result<(), ApiError> {
         match media_type(self.content_type).as_str() {
-            "" | "application/json" | "application/yaml" | crate::serving::protobuf::CONTENT_TYPE => Ok(()),
+            ""
+            | "application/json"
+            | "application/yaml"
+            | crate::serving::protobuf::CONTENT_TYPE => Ok(()),
             _ => Err(ApiError::new(
                 415,
                 "UnsupportedMediaType",
@@ -612,12 +624,14 @@ impl Ctx<'_> {
                         crate::validation::decode::summarize(self.body)
                     )));
                 }
-                field_validation::parse_json_as(&crate::validation::decode::go_utf8(self.body), root)
-                    .map_err(|e| ApiError::bad_request(format!("json parse error: {e}")))
+                field_validation::parse_json_as(
+                    &crate::validation::decode::go_utf8(self.body),
+                    root,
+                )
+                .map_err(|e| ApiError::bad_request(format!("json parse error: {e}")))
             }
-            "application/yaml" => {
-                crate::validation::decode::yaml_body(kind, self.body).map(|v| (v, Vec::new(), Vec::new()))
-            }
+            "application/yaml" => crate::validation::decode::yaml_body(kind, self.body)
+                .map(|v| (v, Vec::new(), Vec::new())),
             crate::serving::protobuf::CONTENT_TYPE => crate::serving::protobuf::decode(self.body)
                 .map(|v| (v, Vec::new(), Vec::new()))
                 .map_err(|e| {
@@ -1096,9 +1110,13 @@ fn scale_request(
             let scale_info = scale::scale_info();
             let scale_gvr = Gvr::new("autoscaling", "v1", "scales");
             let (body, _) = ctx.object_body("Scale")?;
-            crate::validation::decode::type_meta(&scale_info, &scale_gvr, &body, ctx.body, |g, v, k| {
-                g == "autoscaling" && v == "v1" && k == "Scale"
-            })?;
+            crate::validation::decode::type_meta(
+                &scale_info,
+                &scale_gvr,
+                &body,
+                ctx.body,
+                |g, v, k| g == "autoscaling" && v == "v1" && k == "Scale",
+            )?;
             body
         }
         "patch" => {
@@ -1123,8 +1141,12 @@ fn scale_request(
             ));
         }
     };
-    if let Some(e) = crate::validation::decode::type_error(&crate::storage::scale::scale_info(), &wanted) {
-        return Err(crate::validation::decode::cannot_handle("Scale", "v1", "Scale", &e.go));
+    if let Some(e) =
+        crate::validation::decode::type_error(&crate::storage::scale::scale_info(), &wanted)
+    {
+        return Err(crate::validation::decode::cannot_handle(
+            "Scale", "v1", "Scale", &e.go,
+        ));
     }
     if let Some(n) = wanted
         .pointer("/metadata/name")

@@ -12,7 +12,6 @@ use tokio::sync::mpsc;
 
 use crate::api_error::{ApiError, ApiResult, Cause};
 use crate::clock::{Clock, SystemClock, format_time};
-use crate::validation::field_validation::{FieldValidation, Warnings};
 use crate::storage::frozen::Frozen;
 use crate::storage::patch::{self, PatchKind};
 use crate::storage::registry::{GroupResource, Gvr, Registry, ResourceInfo};
@@ -21,6 +20,7 @@ use crate::storage::selector::{FieldSelector, LabelSelector};
 use crate::storage::ssa::{self, Writer};
 use crate::storage::uid::UidGenerator;
 use crate::storage::watch::{EventType, StoredEvent, Subscription, WatchOptions, WatcherSlot};
+use crate::validation::field_validation::{FieldValidation, Warnings};
 
 /// The receiving end of a multi-resource watch.
 type EventReceiver = mpsc::UnboundedReceiver<Arc<StoredEvent>>;
@@ -621,9 +621,12 @@ impl Store {
                     .as_deref()
                     .filter(|rv| !rv.is_empty() && *rv != "0")
                 {
-                    let wanted = crate::serving::options::list_resource_version(Some(rv))?.unwrap_or(0);
+                    let wanted =
+                        crate::serving::options::list_resource_version(Some(rv))?.unwrap_or(0);
                     if wanted > inner.rv {
-                        return Err(crate::storage::watch::too_large_resource_version(wanted, inner.rv));
+                        return Err(crate::storage::watch::too_large_resource_version(
+                            wanted, inner.rv,
+                        ));
                     }
                 }
                 (inner.rv, None)
@@ -1003,7 +1006,11 @@ impl Store {
     }
 
     /// Whether `user` may do what `req` asks, by the RBAC objects in the store.
-    pub(crate) fn allows(&self, user: &crate::validation::auth::UserInfo, req: &crate::validation::auth::Request) -> bool {
+    pub(crate) fn allows(
+        &self,
+        user: &crate::validation::auth::UserInfo,
+        req: &crate::validation::auth::Request,
+    ) -> bool {
         user.is_master() || self.read().allows(user, req)
     }
 
@@ -1723,7 +1730,9 @@ impl Inner {
         }
         let obj = self.to_storage(info, obj)?;
         if obj == **stored_current {
-            return Ok(crate::storage::conversion::convert_for_read(info, &obj, &gvr.version).into_owned());
+            return Ok(
+                crate::storage::conversion::convert_for_read(info, &obj, &gvr.version).into_owned(),
+            );
         }
         crate::storage::limits::check_object_size(&obj)?;
         let terminating = obj.pointer("/metadata/deletionTimestamp").is_some();
@@ -1736,7 +1745,10 @@ impl Inner {
                 Some(stored_current.clone()),
             );
             let gone = self.remove_object(&gr, key, &last);
-            return Ok(crate::storage::conversion::convert_for_read(info, &gone, &gvr.version).into_owned());
+            return Ok(
+                crate::storage::conversion::convert_for_read(info, &gone, &gvr.version)
+                    .into_owned(),
+            );
         }
         let stored = self.commit(
             &gr,
