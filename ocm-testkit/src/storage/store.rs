@@ -759,125 +759,7 @@ impl Store {
         opts: &WriteOptions,
     ) -> ApiResult<(Value, bool)> {
         self.on_stack(ocm_api::k8s::json::value_depth(body), || {
-        let mut inner = self.write();
-        let info = inner.resolve(gvr)?;
-        let gr = info.storage_resource();
-        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
-        let stored = inner.lookup(&gr, &key);
-        // Patches apply to the object as seen in the request's version.
-        let current = match &stored {
-            Some(s) => Some(match crate::storage::conversion::convert(&info, s, &gvr.version)? {
-                std::borrow::Cow::Borrowed(_) => s.clone(),
-                std::borrow::Cow::Owned(v) => Arc::new(v),
-            }),
-            None => None,
-        };
-        let schema = info.schema(&gvr.version).cloned();
-        let shape = Shape::root(schema.as_deref());
-        let now = format_time(inner.config.clock.now());
-        let api_version = gvr.api_version();
-        let writer = Writer {
-            manager: opts.manager_name(),
-            api_version: &api_version,
-            time: &now,
-            subresource: opts.sub(),
-        };
-        if kind == PatchKind::Apply {
-            let mut applied = body.clone();
-            if !applied.is_object() {
-                return Err(ApiError::bad_request("apply patches must be objects"));
-            }
-            // The field manager applies objects of the endpoint's kind and version only.
-            let said = |k: &str| applied.get(k).and_then(Value::as_str).unwrap_or_default();
-            if said("apiVersion") != api_version || said("kind") != info.kind {
-                let (group, version) = match said("apiVersion").rsplit_once('/') {
-                    Some((g, v)) => (g, v),
-                    None => ("", said("apiVersion")),
-                };
-                return Err(ApiError::bad_request(format!(
-                    "invalid object type: {group}/{version}, Kind={}",
-                    said("kind")
-                )));
-            }
-            if let Some(m) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
-                if m.contains_key("managedFields") {
-                    return Err(ApiError::bad_request("metadata.managedFields must be nil"));
-                }
-                if m.get("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| n != name)
-                {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({}) does not match the name on the URL ({name})",
-                        m.get("name").and_then(Value::as_str).unwrap_or_default()
-                    )));
-                }
-            }
-            if let Some(e) = crate::validation::decode::type_error(&info, &applied) {
-                return Err(crate::validation::decode::apply_type_error(&info, gvr, &applied, &e));
-            }
-            crate::validation::field_validation::check_apply(&info, gvr, &applied, schema.as_deref())?;
-            if opts.sub() == "status" {
-                scrub_for_subresource(&mut applied, &info, "status", current.as_deref());
-            } else if info.status_subresource {
-                // The applier neither sets nor owns status through the main resource.
-                if let Some(m) = applied.as_object_mut() {
-                    m.remove("status");
-                }
-            }
-            return match current {
-                None => {
-                    if opts.sub() == "status" {
-                        return Err(ApiError::not_found(&gr, name));
-                    }
-                    let mut obj = applied.clone();
-                    meta_mut(&mut obj).insert("name".into(), json!(name));
-                    let merged = ssa::apply(None, &applied, &shape, &writer, opts.force)?;
-                    let managed = merged.pointer("/metadata/managedFields").cloned();
-                    let created = inner.create(&info, gvr, namespace, obj, opts, managed)?;
-                    Ok((created, true))
-                }
-                Some(cur) => {
-                    let merged = ssa::apply(Some(&cur), &applied, &shape, &writer, opts.force)?;
-                    let stored = stored.unwrap_or(cur);
-                    let out =
-                        inner.update(&info, gvr, &key, &stored, merged, opts, UpdateKind::Apply)?;
-                    Ok((out, false))
-                }
-            };
-        }
-        let cur = current.ok_or_else(|| ApiError::not_found(&gr, name))?;
-        let mut patched = match kind {
-            PatchKind::Json => patch::json_patch(&cur, body)?,
-            PatchKind::Merge => patch::merge_patch(&cur, body),
-            PatchKind::Strategic => {
-                if info.crd_name.is_some() {
-                    return Err(ApiError::unsupported_patch_type(false));
-                }
-                patch::strategic_merge(&cur, body, &shape)?
-            }
-            PatchKind::Apply => cur.as_ref().clone(),
-        };
-        if let Some(e) = crate::validation::decode::type_error(&info, &patched) {
-            return Err(if kind == PatchKind::Strategic {
-                crate::validation::decode::strategic_patch_type_error(body, &e)
-            } else {
-                crate::validation::decode::patch_type_error(&patched, &e)
-            });
-        }
-        let checked = crate::validation::field_validation::check_patch(
-            &info,
-            gvr,
-            kind,
-            body,
-            &mut patched,
-            schema.as_deref(),
-            opts,
-        )?;
-        let opts = checked.as_ref().unwrap_or(opts);
-        let stored = stored.unwrap_or(cur);
-        let out = inner.update(&info, gvr, &key, &stored, patched, opts, UpdateKind::Patch)?;
-        Ok((out, false))
+            self.write().patch(gvr, namespace, name, kind, body, opts)
         })
     }
 
@@ -1432,6 +1314,95 @@ fn bump_generation(info: &ResourceInfo, obj: &mut Value, current: &Value) {
     }
 }
 
+/// What a patch works on: the resource, the object's key, and the object as stored and
+/// as the request's version sees it (both missing when there is none yet).
+struct PatchTarget<'a> {
+    info: Arc<ResourceInfo>,
+    gvr: &'a Gvr,
+    namespace: &'a str,
+    key: ObjectKey,
+    stored: Option<Arc<Value>>,
+    current: Option<Arc<Value>>,
+}
+
+/// Refuse an apply body that is no object, is of another kind or version than the
+/// endpoint's, sets managed fields, names another object, or has fields of the wrong
+/// type or unknown to the schema.
+fn check_apply_body(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    api_version: &str,
+    name: &str,
+    applied: &Value,
+    schema: Option<&Value>,
+) -> ApiResult<()> {
+    if !applied.is_object() {
+        return Err(ApiError::bad_request("apply patches must be objects"));
+    }
+    // The field manager applies objects of the endpoint's kind and version only.
+    let said = |k: &str| applied.get(k).and_then(Value::as_str).unwrap_or_default();
+    if said("apiVersion") != api_version || said("kind") != info.kind {
+        let (group, version) = match said("apiVersion").rsplit_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", said("apiVersion")),
+        };
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {group}/{version}, Kind={}",
+            said("kind")
+        )));
+    }
+    if let Some(m) = applied.get("metadata").and_then(Value::as_object) {
+        if m.contains_key("managedFields") {
+            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+        }
+        if m.get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n != name)
+        {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                m.get("name").and_then(Value::as_str).unwrap_or_default()
+            )));
+        }
+    }
+    if let Some(e) = crate::validation::decode::type_error(info, applied) {
+        return Err(crate::validation::decode::apply_type_error(
+            info, gvr, applied, &e,
+        ));
+    }
+    crate::validation::field_validation::check_apply(info, gvr, applied, schema)
+}
+
+/// `cur` with a JSON, merge or strategic merge patch `body` applied, refused when the
+/// result has fields of the wrong type (strategic merge is for built-in kinds only).
+fn patched_object(
+    info: &ResourceInfo,
+    kind: PatchKind,
+    cur: &Value,
+    body: &Value,
+    shape: &Shape<'_>,
+) -> ApiResult<Value> {
+    let patched = match kind {
+        PatchKind::Json => patch::json_patch(cur, body)?,
+        PatchKind::Merge => patch::merge_patch(cur, body),
+        PatchKind::Strategic => {
+            if info.crd_name.is_some() {
+                return Err(ApiError::unsupported_patch_type(false));
+            }
+            patch::strategic_merge(cur, body, shape)?
+        }
+        PatchKind::Apply => cur.clone(),
+    };
+    if let Some(e) = crate::validation::decode::type_error(info, &patched) {
+        return Err(if kind == PatchKind::Strategic {
+            crate::validation::decode::strategic_patch_type_error(body, &e)
+        } else {
+            crate::validation::decode::patch_type_error(&patched, &e)
+        });
+    }
+    Ok(patched)
+}
+
 /// Drop what a write to the main resource or to `status` may not change.
 fn scrub_for_subresource(obj: &mut Value, info: &ResourceInfo, sub: &str, current: Option<&Value>) {
     let Some(m) = obj.as_object_mut() else { return };
@@ -1744,6 +1715,137 @@ impl Inner {
                 namespace,
             )),
             _ => Ok(()),
+        }
+    }
+
+    /// [`Store::patch`] under the write lock: server-side apply goes its own way; the
+    /// other kinds patch the object as the request's version sees it, then update it.
+    fn patch(
+        &mut self,
+        gvr: &Gvr,
+        namespace: &str,
+        name: &str,
+        kind: PatchKind,
+        body: &Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<(Value, bool)> {
+        let target = self.patch_target(gvr, namespace, name)?;
+        let info = &target.info;
+        let schema = info.schema(&gvr.version).cloned();
+        let shape = Shape::root(schema.as_deref());
+        let now = format_time(self.config.clock.now());
+        let api_version = gvr.api_version();
+        let writer = Writer {
+            manager: opts.manager_name(),
+            api_version: &api_version,
+            time: &now,
+            subresource: opts.sub(),
+        };
+        if kind == PatchKind::Apply {
+            let mut applied = body.clone();
+            check_apply_body(info, gvr, &api_version, name, &applied, schema.as_deref())?;
+            if opts.sub() == "status" {
+                scrub_for_subresource(&mut applied, info, "status", target.current.as_deref());
+            } else if info.status_subresource {
+                // The applier neither sets nor owns status through the main resource.
+                if let Some(m) = applied.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+            return self.apply_checked(target, applied, &shape, &writer, opts);
+        }
+        let PatchTarget {
+            info,
+            key,
+            stored,
+            current,
+            ..
+        } = target;
+        let cur = current.ok_or_else(|| ApiError::not_found(&info.storage_resource(), name))?;
+        let mut patched = patched_object(&info, kind, &cur, body, &shape)?;
+        let checked = crate::validation::field_validation::check_patch(
+            &info,
+            gvr,
+            kind,
+            body,
+            &mut patched,
+            schema.as_deref(),
+            opts,
+        )?;
+        let opts = checked.as_ref().unwrap_or(opts);
+        let stored = stored.unwrap_or(cur);
+        let out = self.update(&info, gvr, &key, &stored, patched, opts, UpdateKind::Patch)?;
+        Ok((out, false))
+    }
+
+    /// What a patch of `name` works on: its resource, its key, and the object as stored
+    /// and as the request's version sees it.
+    fn patch_target<'a>(
+        &self,
+        gvr: &'a Gvr,
+        namespace: &'a str,
+        name: &str,
+    ) -> ApiResult<PatchTarget<'a>> {
+        let info = self.resolve(gvr)?;
+        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
+        let stored = self.lookup(&info.storage_resource(), &key);
+        // Patches apply to the object as seen in the request's version.
+        let current = match &stored {
+            Some(s) => Some(
+                match crate::storage::conversion::convert(&info, s, &gvr.version)? {
+                    std::borrow::Cow::Borrowed(_) => s.clone(),
+                    std::borrow::Cow::Owned(v) => Arc::new(v),
+                },
+            ),
+            None => None,
+        };
+        Ok(PatchTarget {
+            info,
+            gvr,
+            namespace,
+            key,
+            stored,
+            current,
+        })
+    }
+
+    /// Finish a server-side apply of the checked `applied`: create the object when it is
+    /// missing (not through `status`), else merge `applied` into it and update it.
+    fn apply_checked(
+        &mut self,
+        target: PatchTarget<'_>,
+        applied: Value,
+        shape: &Shape<'_>,
+        writer: &Writer<'_>,
+        opts: &WriteOptions,
+    ) -> ApiResult<(Value, bool)> {
+        let PatchTarget {
+            info,
+            gvr,
+            namespace,
+            key,
+            stored,
+            current,
+        } = target;
+        match current {
+            None => {
+                if opts.sub() == "status" {
+                    return Err(ApiError::not_found(&info.storage_resource(), &key.name));
+                }
+                let mut obj = applied.clone();
+                meta_mut(&mut obj).insert("name".into(), json!(key.name));
+                let merged = ssa::apply(None, &applied, shape, writer, opts.force)?;
+                let managed = merged.pointer("/metadata/managedFields").cloned();
+                let created = self.create(&info, gvr, namespace, obj, opts, managed)?;
+                Ok((created, true))
+            }
+            Some(cur) => {
+                let merged = ssa::apply(Some(&cur), &applied, shape, writer, opts.force)?;
+                let stored = stored.unwrap_or(cur);
+                let out =
+                    self.update(&info, gvr, &key, &stored, merged, opts, UpdateKind::Apply)?;
+                Ok((out, false))
+            }
         }
     }
 
