@@ -243,6 +243,8 @@ pub(crate) fn validate_pod_template(
 type Volumes = BTreeMap<String, bool>;
 
 /// `ValidatePodSpec`.
+// Long on purpose: it follows kube-apiserver's ValidatePodSpec field by field, so that its
+// causes come out in kube's order; kept whole, it can be read side by side with kube's.
 pub(crate) fn validate_pod_spec(spec: &Value, path: &Path, opts: PodOpts, errs: &mut Errors) {
     let grace = get_i64(spec, "terminationGracePeriodSeconds");
     if grace.is_none() {

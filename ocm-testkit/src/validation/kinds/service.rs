@@ -718,6 +718,8 @@ fn validate_non_special_ip(ip: &str, path: &Path, errs: &mut Errors) {
 }
 
 /// `ValidateService`.
+// Long on purpose: it follows kube-apiserver's ValidateService check by check, so that its
+// causes come out in kube's order; kept whole, it can be read side by side with kube's.
 pub(crate) fn validate_service(svc: &Value, errs: &mut Errors) {
     meta::validate_core_object_meta(svc, true, meta::dns1035_label, errs);
     let spec = svc.get("spec").unwrap_or(&Value::Null);
