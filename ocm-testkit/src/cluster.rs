@@ -8,15 +8,15 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::validation::auth::{Authn, Identity};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
-use crate::simulators::fault::{FaultRule, Faults};
-use crate::validation::field_validation::FieldValidation;
 use crate::serving::http::{ServerOptions, ServerState, router};
+use crate::simulators::fault::{FaultRule, Faults};
 use crate::storage::journal::Journal;
 use crate::storage::registry::Gvr;
 use crate::storage::store::{Store, StoreConfig, WriteOptions};
+use crate::validation::auth::{Authn, Identity};
+use crate::validation::field_validation::FieldValidation;
 
 /// Configures a [`FakeCluster`].
 #[derive(Debug, Clone, Default)]
@@ -71,12 +71,17 @@ impl FakeClusterBuilder {
 
     /// Run the OCM hub's admission webhooks (see [`crate::validation::webhook`]); off by default, on for
     /// [`FakeHub`](crate::FakeHub)'s hub.
-    pub fn hub_admission(mut self, admission: Option<crate::validation::webhook::HubAdmission>) -> Self {
+    pub fn hub_admission(
+        mut self,
+        admission: Option<crate::validation::webhook::HubAdmission>,
+    ) -> Self {
         self.store.hub_admission = admission;
         self
     }
 
-    pub(crate) fn hub_admission_settings(&self) -> Option<crate::validation::webhook::HubAdmission> {
+    pub(crate) fn hub_admission_settings(
+        &self,
+    ) -> Option<crate::validation::webhook::HubAdmission> {
         self.store.hub_admission.clone()
     }
 

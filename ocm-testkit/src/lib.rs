@@ -284,21 +284,21 @@ pub use api_error::{ApiError, ApiStatus, Cause};
 pub use auth::{Identity, UserInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use cluster::{AppliedYaml, FakeCluster, FakeClusterBuilder, LoopbackServer, UnknownField};
-pub use storage::deletion::GarbageCollection;
 pub use error::{Error, Result};
 pub use fault::FaultRule;
 pub use field_validation::{FieldValidation, Warnings};
-pub use fleet::{Fleet, FleetBuilder, FleetCluster, Shutdown};
-pub use journal::{Journal, JournalEntry};
 pub use fixtures::ocm::{
     FakeHub, MANAGED_CLUSTER_KINDS, install_crds, install_extended_crds,
     install_managed_cluster_crds,
 };
+pub use fleet::{Fleet, FleetBuilder, FleetCluster, Shutdown};
+pub use journal::{Journal, JournalEntry};
 pub use patch::PatchKind;
 pub use registry::ScaleSubresource;
 pub use registry::{GroupResource, Gvr, PrinterColumn, Registry, ResourceInfo};
 pub use selector::{FieldSelector, LabelSelector};
 pub use simulate::{WorkloadSimulator, settle_workloads};
+pub use storage::deletion::GarbageCollection;
 pub use store::{
     DEFAULT_WATCH_HISTORY, DeleteOptions, DeleteOutcome, ListOptions, ObjectKey, ObjectList,
     Propagation, Store, StoreConfig, WriteOptions,

@@ -16,20 +16,20 @@ use tokio::time::Instant;
 
 use crate::api_error::ApiError;
 use crate::serving::discovery;
-use crate::simulators::fault::Faults;
-use crate::validation::field_validation::{self, FieldValidation, Warnings};
-use crate::storage::journal::{Journal, JournalEntry};
 use crate::serving::openapi;
 use crate::serving::options;
-use crate::storage::patch::PatchKind;
 use crate::serving::query::Query;
+use crate::serving::table;
+use crate::simulators::fault::Faults;
+use crate::storage::journal::{Journal, JournalEntry};
+use crate::storage::patch::PatchKind;
 use crate::storage::registry::{Gvr, ResourceInfo};
 use crate::storage::selector::{FieldSelector, LabelSelector};
 use crate::storage::store::{
     DeleteOptions, DeleteOutcome, Entry, ListOptions, Propagation, Store, WriteOptions, meta_str,
 };
-use crate::serving::table;
 use crate::storage::watch::{EventType, Subscription, WatchOptions};
+use crate::validation::field_validation::{self, FieldValidation, Warnings};
 
 /// Tunables of the HTTP front door.
 #[derive(Debug, Clone)]
@@ -337,6 +337,8 @@ fn impersonation_denied(
     (!st.store.allows(&user, &req)).then(|| req.forbidden(&user))
 }
 
+/// Serve one request: parse it, note it for the journal, apply any fault rule, decide
+/// who asks and whether they may, then answer it (or the refusal) and journal the status.
 async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
@@ -347,24 +349,78 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
     let query = Query::parse(Some(&raw_query));
     let target = parse_path(&path);
     let verb = verb_for(&parts.method, &target, &query);
-    let header = |name: header::HeaderName| {
-        parts
-            .headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_string()
-    };
-    let accept = header(header::ACCEPT);
-    let if_none_match = header(header::IF_NONE_MATCH);
-    let content_type = header(header::CONTENT_TYPE);
-    let user_agent = header(header::USER_AGENT);
     let journaling = st.journal.is_enabled();
+    let mut entry = journal_entry(&verb, &parts.method, &path, &raw_query, &target);
+    let fault = st.faults.check(
+        &verb,
+        entry.resource.as_deref(),
+        entry.namespace.as_deref(),
+        entry.name.as_deref(),
+    );
+    if let Some(f) = &fault
+        && let Some(d) = f.delay
+    {
+        tokio::time::sleep(d).await;
+    }
+    let (user, denied) = requester(&st, &parts.headers, &target, &verb, &path);
+    let drop_watch_after = fault.as_ref().and_then(|f| f.drop_watch_after);
+    let response = match fault.and_then(|f| f.error).or(denied) {
+        Some(e) => error_response(&e),
+        None => match read_body(body, st.options.max_body_bytes).await {
+            (Err(e), close) => {
+                let mut r = error_response(&e);
+                if close {
+                    r.extensions_mut()
+                        .insert(crate::serving::serve::DropConnection);
+                }
+                r
+            }
+            (Ok(bytes), _) => {
+                let header = |name| header_text(&parts.headers, name);
+                let ctx = Ctx {
+                    user: user.as_ref(),
+                    st: &st,
+                    query: &query,
+                    accept: &header(header::ACCEPT),
+                    if_none_match: &header(header::IF_NONE_MATCH),
+                    content_type: &header(header::CONTENT_TYPE),
+                    user_agent: &header(header::USER_AGENT),
+                    body: &bytes,
+                    drop_watch_after,
+                };
+                dispatch_on_stack(&ctx, &parts.method, &target, &verb)
+            }
+        },
+    };
+    if journaling {
+        entry.status = response.status().as_u16();
+        st.journal.record(entry);
+    }
+    response
+}
+
+/// The value of the request header `name` as text (empty when missing or not text).
+fn header_text(headers: &http::HeaderMap, name: header::HeaderName) -> String {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The journal's record of a request, its status still to be filled in.
+fn journal_entry(
+    verb: &str,
+    method: &Method,
+    path: &str,
+    raw_query: &str,
+    target: &Target,
+) -> JournalEntry {
     let mut entry = JournalEntry {
-        verb: verb.clone(),
-        method: parts.method.as_str().to_string(),
-        path: path.clone(),
-        query: raw_query.clone(),
+        verb: verb.to_string(),
+        method: method.as_str().to_string(),
+        path: path.to_string(),
+        query: raw_query.to_string(),
         group: String::new(),
         resource: None,
         subresource: None,
@@ -377,7 +433,7 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
         namespace,
         name,
         sub,
-    } = &target
+    } = target
     {
         entry.group = gvr.group.clone();
         entry.resource = Some(gvr.resource.clone());
@@ -385,89 +441,63 @@ async fn handle(State(st): State<Arc<ServerState>>, req: Request) -> Response {
         entry.name = name.clone();
         entry.subresource = sub.clone();
     }
-    let fault = st.faults.check(
-        &verb,
-        entry.resource.as_deref(),
-        entry.namespace.as_deref(),
-        entry.name.as_deref(),
-    );
-    if let Some(f) = &fault
-        && let Some(d) = f.delay
-    {
-        tokio::time::sleep(d).await;
-    }
-    let mut user: Option<crate::validation::auth::UserInfo> = None;
-    let denied = match &st.auth {
-        Some(authn) => match authn.authenticate(&parts.headers).and_then(|requester| {
-            crate::validation::auth::impersonate(requester, &parts.headers, |u, r| st.store.allows(u, r))
+    entry
+}
+
+/// Who makes the request (when authenticated or impersonated by the administrator), and
+/// the error refusing it when authentication fails or the user may not do it.
+fn requester(
+    st: &ServerState,
+    headers: &http::HeaderMap,
+    target: &Target,
+    verb: &str,
+    path: &str,
+) -> (Option<crate::validation::auth::UserInfo>, Option<ApiError>) {
+    match &st.auth {
+        Some(authn) => match authn.authenticate(headers).and_then(|requester| {
+            crate::validation::auth::impersonate(requester, headers, |u, r| st.store.allows(u, r))
         }) {
-            Err(e) => Some(e),
+            Err(e) => (None, Some(e)),
             Ok(u) => {
-                let req = auth_request(&target, &verb, &path);
+                let req = auth_request(target, verb, path);
                 let denied = (!st.store.allows(&u, &req)).then(|| req.forbidden(&u));
-                user = Some(u);
-                denied
+                (Some(u), denied)
             }
         },
         None => {
             // The administrator may impersonate anyone: the request then acts as that user
             // (for SelfSubjectAccessReviews and admission), and with enforcement on it is
             // authorized as that user too.
+            let mut user = None;
             if let Ok(u) = crate::validation::auth::impersonate(
-                crate::validation::auth::UserInfo::new("admin", vec![crate::validation::auth::SYSTEM_MASTERS.into()]),
-                &parts.headers,
+                crate::validation::auth::UserInfo::new(
+                    "admin",
+                    vec![crate::validation::auth::SYSTEM_MASTERS.into()],
+                ),
+                headers,
                 |_, _| true,
-            ) && parts.headers.contains_key("impersonate-user")
+            ) && headers.contains_key("impersonate-user")
             {
                 user = Some(u);
             }
-            if st.options.enforce_impersonation {
-                impersonation_denied(&st, &parts.headers, &target, &verb, &path)
+            let denied = if st.options.enforce_impersonation {
+                impersonation_denied(st, headers, target, verb, path)
             } else {
                 None
-            }
+            };
+            (user, denied)
         }
-    };
-    let drop_watch_after = fault.as_ref().and_then(|f| f.drop_watch_after);
-    let response = match fault.and_then(|f| f.error).or(denied) {
-        Some(e) => error_response(&e),
-        None => match read_body(body, st.options.max_body_bytes).await {
-            (Err(e), close) => {
-                let mut r = error_response(&e);
-                if close {
-                    r.extensions_mut().insert(crate::serving::serve::DropConnection);
-                }
-                r
-            }
-            (Ok(bytes), _) => {
-                let ctx = Ctx {
-                    user: user.as_ref(),
-                    st: &st,
-                    query: &query,
-                    accept: &accept,
-                    if_none_match: &if_none_match,
-                    content_type: &content_type,
-                    user_agent: &user_agent,
-                    body: &bytes,
-                    drop_watch_after,
-                };
-                // A body or a stored object nested deeper than a thread's stack takes is handled
-                // on a stack grown to fit it (kube-apiserver takes 10,000 levels).
-                let depth = ocm_api::k8s::json::nesting_depth(&bytes).max(st.store.deepest());
-                ocm_api::k8s::json::with_stack(depth, || {
-                    match dispatch(&ctx, &parts.method, &target, &verb) {
-                        Ok(r) => r,
-                        Err(e) => error_response(&e),
-                    }
-                })
-            }
-        },
-    };
-    if journaling {
-        entry.status = response.status().as_u16();
-        st.journal.record(entry);
     }
-    response
+}
+
+/// Dispatch the request on a stack deep enough for its body and the deepest stored
+/// object (kube-apiserver takes 10,000 levels of nesting), answering errors as Status.
+fn dispatch_on_stack(ctx: &Ctx<'_>, method: &Method, target: &Target, verb: &str) -> Response {
+    let depth = ocm_api::k8s::json::nesting_depth(ctx.body).max(ctx.st.store.deepest());
+    ocm_api::k8s::json::with_stack(depth, || match dispatch(ctx, method, target, verb) {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    })
 }
 
 /// How much of a refused body Go's HTTP server still reads after the handler, to keep the
@@ -543,7 +573,10 @@ impl Ctx<'_> {
             return Ok(Value::Null);
         }
         // kubectl's typed writes (`create <kind>` generators, `run`, `expose`) send protobuf.
-        if self.content_type.starts_with(crate::serving::protobuf::CONTENT_TYPE) {
+        if self
+            .content_type
+            .starts_with(crate::serving::protobuf::CONTENT_TYPE)
+        {
             return crate::serving::protobuf::decode(self.body).map_err(|e| {
                 let message = e.to_string();
                 if message.contains("not supported") {
@@ -580,7 +613,10 @@ impl Ctx<'_> {
     /// syntax error. Returns the object and the paths of keys a JSON body names twice.
     fn check_media_type(&self) -> Result<(), ApiError> {
         match media_type(self.content_type).as_str() {
-            "" | "application/json" | "application/yaml" | crate::serving::protobuf::CONTENT_TYPE => Ok(()),
+            ""
+            | "application/json"
+            | "application/yaml"
+            | crate::serving::protobuf::CONTENT_TYPE => Ok(()),
             _ => Err(ApiError::new(
                 415,
                 "UnsupportedMediaType",
@@ -612,12 +648,14 @@ impl Ctx<'_> {
                         crate::validation::decode::summarize(self.body)
                     )));
                 }
-                field_validation::parse_json_as(&crate::validation::decode::go_utf8(self.body), root)
-                    .map_err(|e| ApiError::bad_request(format!("json parse error: {e}")))
+                field_validation::parse_json_as(
+                    &crate::validation::decode::go_utf8(self.body),
+                    root,
+                )
+                .map_err(|e| ApiError::bad_request(format!("json parse error: {e}")))
             }
-            "application/yaml" => {
-                crate::validation::decode::yaml_body(kind, self.body).map(|v| (v, Vec::new(), Vec::new()))
-            }
+            "application/yaml" => crate::validation::decode::yaml_body(kind, self.body)
+                .map(|v| (v, Vec::new(), Vec::new())),
             crate::serving::protobuf::CONTENT_TYPE => crate::serving::protobuf::decode(self.body)
                 .map(|v| (v, Vec::new(), Vec::new()))
                 .map_err(|e| {
@@ -709,6 +747,8 @@ impl Ctx<'_> {
     }
 }
 
+/// Route a parsed request to its answer: version, health, discovery, OpenAPI, a
+/// resource, or kube's answers for paths it does not serve.
 fn dispatch(
     ctx: &Ctx<'_>,
     method: &Method,
@@ -724,35 +764,18 @@ fn dispatch(
         }
         Ok(json_response(StatusCode::OK, &v))
     };
-    let not_found = || {
-        ApiError::new(
-            404,
-            "NotFound",
-            "the server could not find the requested resource",
-        )
-    };
     match target {
         Target::Version => get_only(discovery::version()),
         Target::Health => Ok(json_bytes(StatusCode::OK, b"ok".to_vec(), "text/plain")),
         Target::CoreVersions => {
             if discovery::wants_aggregated(ctx.accept) {
-                let doc = discovery::aggregated(&store.registry(), true);
-                return Ok(json_bytes(
-                    StatusCode::OK,
-                    serde_json::to_vec(&doc).unwrap_or_default(),
-                    discovery::AGGREGATED_CONTENT_TYPE,
-                ));
+                return Ok(aggregated_discovery(store, true));
             }
             get_only(discovery::core_versions())
         }
         Target::Groups => {
             if discovery::wants_aggregated(ctx.accept) {
-                let doc = discovery::aggregated(&store.registry(), false);
-                return Ok(json_bytes(
-                    StatusCode::OK,
-                    serde_json::to_vec(&doc).unwrap_or_default(),
-                    discovery::AGGREGATED_CONTENT_TYPE,
-                ));
+                return Ok(aggregated_discovery(store, false));
             }
             get_only(discovery::group_list(&store.registry()))
         }
@@ -770,18 +793,7 @@ fn dispatch(
             if method != Method::GET {
                 return get_only(Value::Null);
             }
-            let req = openapi::Request {
-                accept: ctx.accept,
-                if_none_match: ctx.if_none_match,
-                hash: ctx.query.get("hash"),
-            };
-            let reg = store.registry();
-            match target {
-                Target::OpenApiV2 => Ok(openapi::serve_v2(&reg, &req)),
-                Target::OpenApiRoot => Ok(openapi::serve_v3_root(&reg, &req)),
-                Target::OpenApi(gv) => openapi::serve_v3(&reg, gv, &req).ok_or_else(not_found),
-                _ => Err(not_found()),
-            }
+            openapi_document(ctx, target)
         }
         Target::Unknown => Ok(page_not_found()),
         // Under a served group version, the API's router answers with a Status.
@@ -794,28 +806,77 @@ fn dispatch(
             namespace,
             name,
             sub,
-        } => {
-            if !serves(&store.registry(), &gvr.group, &gvr.version) {
-                return Ok(page_not_found());
-            }
-            let info = store.resolve(gvr)?;
-            if namespace.is_some() && !info.namespaced {
-                return Err(not_found());
-            }
-            if let Some(s) = sub {
-                let known = s == "status" && info.status_subresource
-                    || s == "scale" && info.scale.is_some()
-                    || s == "finalize" && info.plural == "namespaces";
-                if !known {
-                    return Err(not_found());
-                }
-            }
-            let ns = namespace.as_deref().unwrap_or_default();
-            resource_request(ctx, &info, gvr, ns, name.as_deref(), sub.as_ref(), verb)
-        }
+        } => resource_target(ctx, gvr, namespace.as_deref(), name.as_deref(), sub, verb),
     }
 }
 
+/// The Status kube-apiserver answers for a path it routes but finds nothing at.
+fn not_found() -> ApiError {
+    ApiError::new(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+}
+
+/// The aggregated discovery document of the core group (`core`) or of the named groups.
+fn aggregated_discovery(store: &Store, core: bool) -> Response {
+    let doc = discovery::aggregated(&store.registry(), core);
+    json_bytes(
+        StatusCode::OK,
+        serde_json::to_vec(&doc).unwrap_or_default(),
+        discovery::AGGREGATED_CONTENT_TYPE,
+    )
+}
+
+/// A GET of an OpenAPI document: v2, the v3 index, or one group version's v3.
+fn openapi_document(ctx: &Ctx<'_>, target: &Target) -> Result<Response, ApiError> {
+    let req = openapi::Request {
+        accept: ctx.accept,
+        if_none_match: ctx.if_none_match,
+        hash: ctx.query.get("hash"),
+    };
+    let reg = ctx.st.store.registry();
+    match target {
+        Target::OpenApiV2 => Ok(openapi::serve_v2(&reg, &req)),
+        Target::OpenApiRoot => Ok(openapi::serve_v3_root(&reg, &req)),
+        Target::OpenApi(gv) => openapi::serve_v3(&reg, gv, &req).ok_or_else(not_found),
+        _ => Err(not_found()),
+    }
+}
+
+/// A request under a resource path: 404 unless its group version is served, its
+/// namespace fits the resource's scope and its subresource exists; then answer it.
+fn resource_target(
+    ctx: &Ctx<'_>,
+    gvr: &Gvr,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    sub: &Option<String>,
+    verb: &str,
+) -> Result<Response, ApiError> {
+    let store = &ctx.st.store;
+    if !serves(&store.registry(), &gvr.group, &gvr.version) {
+        return Ok(page_not_found());
+    }
+    let info = store.resolve(gvr)?;
+    if namespace.is_some() && !info.namespaced {
+        return Err(not_found());
+    }
+    if let Some(s) = sub {
+        let known = s == "status" && info.status_subresource
+            || s == "scale" && info.scale.is_some()
+            || s == "finalize" && info.plural == "namespaces";
+        if !known {
+            return Err(not_found());
+        }
+    }
+    let ns = namespace.unwrap_or_default();
+    resource_request(ctx, &info, gvr, ns, name, sub.as_ref(), verb)
+}
+
+/// Answer a request for the resource `info` (at `gvr`, in namespace `ns` or all of them
+/// when empty): the scale subresource has its own handler, the rest go by verb.
 fn resource_request(
     ctx: &Ctx<'_>,
     info: &Arc<ResourceInfo>,
@@ -825,228 +886,308 @@ fn resource_request(
     sub: Option<&String>,
     verb: &str,
 ) -> Result<Response, ApiError> {
-    let store = &ctx.st.store;
-    let api_version = gvr.api_version();
     let sub = sub.filter(|s| s.as_str() != "finalize");
     if let (Some("scale"), Some(sc), Some(name)) = (sub.map(String::as_str), &info.scale, name) {
         return scale_request(ctx, info, sc, gvr, ns, name, verb);
     }
-    let gr = info.group_resource();
     match (verb, name) {
-        ("get", Some(name)) => {
-            options::read_resource_version(ctx.query.get("resourceVersion"))?;
-            let entry = store.get_entry(gvr, ns, name)?;
-            if table::wants_table(ctx.accept) {
-                let obj = entry.value();
-                let rv = meta_str(&obj, "resourceVersion")
-                    .and_then(|r| r.parse().ok())
-                    .unwrap_or(0);
-                let columns = store.crd_columns(info, &gvr.version);
-                let t = table::table(
-                    info,
-                    columns.as_deref(),
-                    &table_objects(info, &gvr.version, vec![obj]),
-                    rv,
-                    None,
-                    ctx.query.get("includeObject").unwrap_or("Metadata"),
-                    store.now(),
-                );
-                return Ok(json_response(StatusCode::OK, &t));
-            }
-            Ok(json_body(
-                StatusCode::OK,
-                encode(&entry, info, &gvr.version),
-            ))
-        }
-        ("list", None) => {
-            let opts = ctx.list_options(info, &gvr.version, false)?;
-            let list = store.list_entries(gvr, (!ns.is_empty()).then_some(ns), &opts)?;
-            if table::wants_table(ctx.accept) {
-                let objs: Vec<Arc<Value>> = list.entries.iter().map(Entry::value).collect();
-                let columns = store.crd_columns(info, &gvr.version);
-                let t = table::table(
-                    info,
-                    columns.as_deref(),
-                    &table_objects(info, &gvr.version, objs),
-                    list.resource_version,
-                    list.continue_token.as_deref(),
-                    ctx.query.get("includeObject").unwrap_or("Metadata"),
-                    store.now(),
-                );
-                return Ok(json_response(StatusCode::OK, &t));
-            }
-            let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
-            if let Some(c) = &list.continue_token {
-                meta["continue"] = json!(c);
-            }
-            if let Some(n) = list.remaining_item_count {
-                meta["remainingItemCount"] = json!(n);
-            }
-            let mut buf = Vec::with_capacity(256);
-            buf.extend_from_slice(b"{\"kind\":");
-            let _ = serde_json::to_writer(&mut buf, &format!("{}List", info.kind));
-            buf.extend_from_slice(b",\"apiVersion\":");
-            let _ = serde_json::to_writer(&mut buf, &api_version);
-            buf.extend_from_slice(b",\"metadata\":");
-            let _ = serde_json::to_writer(&mut buf, &meta);
-            buf.extend_from_slice(b",\"items\":[");
-            // Each item is written straight into the body (no copy of it on the side).
-            for (i, entry) in list.entries.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                encode_into(&mut buf, entry, info, &gvr.version);
-            }
-            buf.extend_from_slice(b"]}");
-            Ok(json_bytes(StatusCode::OK, buf, "application/json"))
-        }
-        ("watch", None) => {
-            let lo = ctx.list_options(info, &gvr.version, true)?;
-            let opts = WatchOptions {
-                label_selector: lo.label_selector,
-                field_selector: lo.field_selector,
-                resource_version: ctx.query.get("resourceVersion").map(str::to_string),
-                send_initial_events: ctx.query.flag("sendInitialEvents"),
-            };
-            let sub = store.watch(gvr, (!ns.is_empty()).then_some(ns), opts)?;
-            let timeout = watch_timeout(ctx.query.int("timeoutSeconds")?);
-            let render = Render {
-                api_version,
-                version: gvr.version.clone(),
-                info: info.clone(),
-                table: table::wants_table(ctx.accept).then(|| TableRender {
-                    info: info.clone(),
-                    columns: ctx.st.store.crd_columns(info, &gvr.version),
-                    include: ctx
-                        .query
-                        .get("includeObject")
-                        .unwrap_or("Metadata")
-                        .to_string(),
-                    store: ctx.st.store.clone(),
-                    headers_sent: std::sync::atomic::AtomicBool::new(false),
-                }),
-            };
-            Ok(watch_response(
-                ctx.st.store.clone(),
-                sub,
-                info,
-                render,
-                timeout,
-                ctx.query.flag("allowWatchBookmarks"),
-                ctx.st.options.bookmark_interval,
-                ctx.drop_watch_after,
-            ))
-        }
-        ("create", None) => {
-            if gr.group == "authorization.k8s.io" {
-                let out = store.review_as(gvr, ns, ctx.body_json()?, ctx.user)?;
-                return Ok(json_response(StatusCode::CREATED, &out));
-            }
-            ctx.check_media_type()?;
-            let mut opts = ctx.write_options(None, options::Write::Create)?;
-            let root = field_validation::unknown::builtin_root(info, &gvr.version);
-            let (body, dups, unknown) = ctx.object_body_as(&info.kind, root)?;
-            opts.duplicate_fields = dups;
-            opts.unknown_fields = unknown;
-            let out = store.create_decoded(gvr, ns, body, &opts, Some(ctx.body))?;
-            Ok(with_warnings(
-                json_response(StatusCode::CREATED, &out),
-                &opts.warnings,
-            ))
-        }
-        ("update", Some(name)) => {
-            ctx.check_media_type()?;
-            let mut opts = ctx.write_options(sub, options::Write::Update)?;
-            let root = field_validation::unknown::builtin_root(info, &gvr.version)
-                .filter(|_| sub.is_none());
-            let (body, dups, unknown) = ctx.object_body_as(&info.kind, root)?;
-            opts.duplicate_fields = dups;
-            opts.unknown_fields = unknown;
-            let out = store.update_decoded(gvr, ns, name, body, &opts, Some(ctx.body))?;
-            Ok(with_warnings(
-                json_response(StatusCode::OK, &out),
-                &opts.warnings,
-            ))
-        }
-        ("patch", Some(name)) => {
-            // The route takes the patch types only (go-restful answers anything else); the
-            // handler then refuses strategic merge patches of custom resources.
-            let kind = PatchKind::from_content_type(ctx.content_type).ok_or_else(|| {
-                ApiError::new(415, "UnsupportedMediaType", "415: Unsupported Media Type")
-            })?;
-            if kind == PatchKind::Strategic && info.crd_name.is_some() {
-                return Err(ApiError::unsupported_patch_type(false));
-            }
-            let write = if kind == PatchKind::Apply {
-                options::Write::Apply
-            } else {
-                options::Write::Patch
-            };
-            let mut opts = ctx.write_options(sub, write)?;
-            let body = match kind {
-                PatchKind::Apply => ctx.body_json()?,
-                // The other patch types are JSON, refused as each patcher words it.
-                _ => {
-                    if let Err(e) = crate::validation::decode::go_scan(ctx.body) {
-                        return Err(ApiError::bad_request(match kind {
-                            PatchKind::Json => format!("error decoding patch: {e}"),
-                            PatchKind::Merge => "Invalid JSON Patch".to_string(),
-                            _ => e,
-                        }));
-                    }
-                    let (body, dups) =
-                        field_validation::parse_json(&crate::validation::decode::go_utf8(ctx.body))
-                            .map_err(|e| ApiError::bad_request(e.to_string()))?;
-                    opts.duplicate_fields = dups;
-                    body
-                }
-            };
-            let (out, created) = store.patch(gvr, ns, name, kind, &body, &opts)?;
-            let code = if created {
-                StatusCode::CREATED
-            } else {
-                StatusCode::OK
-            };
-            Ok(with_warnings(json_response(code, &out), &opts.warnings))
-        }
-        ("delete", Some(name)) => {
-            let opts = delete_options(ctx)?;
-            match store.delete(gvr, ns, name, &opts)? {
-                DeleteOutcome::Pending(obj) => Ok(json_response(StatusCode::OK, &obj)),
-                DeleteOutcome::Deleted(obj) => {
-                    let mut details = json!({"name": name, "kind": gr.resource});
-                    if !gr.group.is_empty() {
-                        details["group"] = json!(gr.group);
-                    }
-                    if let Some(uid) = meta_str(&obj, "uid") {
-                        details["uid"] = json!(uid);
-                    }
-                    Ok(json_response(
-                        StatusCode::OK,
-                        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                "status": "Success", "details": details}),
-                    ))
-                }
-            }
-        }
-        ("deletecollection", None) => {
-            let lo = ctx.list_options(info, &gvr.version, false)?;
-            let opts = delete_options(ctx)?;
-            let items = store.delete_collection(gvr, (!ns.is_empty()).then_some(ns), &lo, &opts)?;
-            Ok(json_response(
-                StatusCode::OK,
-                &json!({
-                    "kind": format!("{}List", info.kind),
-                    "apiVersion": api_version,
-                    "metadata": {"resourceVersion": store.resource_version().to_string()},
-                    "items": items,
-                }),
-            ))
-        }
+        ("get", Some(name)) => get_object(ctx, info, gvr, ns, name),
+        ("list", None) => list_objects(ctx, info, gvr, ns),
+        ("watch", None) => watch_objects(ctx, info, gvr, ns),
+        ("create", None) => create_object(ctx, info, gvr, ns),
+        ("update", Some(name)) => update_object(ctx, info, gvr, ns, name, sub),
+        ("patch", Some(name)) => patch_object(ctx, info, gvr, ns, name, sub),
+        ("delete", Some(name)) => delete_object(ctx, info, gvr, ns, name),
+        ("deletecollection", None) => delete_collection(ctx, info, gvr, ns),
         _ => Err(ApiError::method_not_allowed(
             "the server does not allow this method on the requested resource",
         )),
     }
+}
+
+/// GET of one object, as JSON or (when asked for) as a Table.
+fn get_object(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+    name: &str,
+) -> Result<Response, ApiError> {
+    let store = &ctx.st.store;
+    options::read_resource_version(ctx.query.get("resourceVersion"))?;
+    let entry = store.get_entry(gvr, ns, name)?;
+    if table::wants_table(ctx.accept) {
+        let obj = entry.value();
+        let rv = meta_str(&obj, "resourceVersion")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(0);
+        let columns = store.crd_columns(info, &gvr.version);
+        let t = table::table(
+            info,
+            columns.as_deref(),
+            &table_objects(info, &gvr.version, vec![obj]),
+            rv,
+            None,
+            ctx.query.get("includeObject").unwrap_or("Metadata"),
+            store.now(),
+        );
+        return Ok(json_response(StatusCode::OK, &t));
+    }
+    Ok(json_body(
+        StatusCode::OK,
+        encode(&entry, info, &gvr.version),
+    ))
+}
+
+/// A list of the objects (in `ns`, or all when empty), as a List or (when asked for) a
+/// Table; the List's items are written straight into the body.
+fn list_objects(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+) -> Result<Response, ApiError> {
+    let store = &ctx.st.store;
+    let api_version = gvr.api_version();
+    let opts = ctx.list_options(info, &gvr.version, false)?;
+    let list = store.list_entries(gvr, (!ns.is_empty()).then_some(ns), &opts)?;
+    if table::wants_table(ctx.accept) {
+        let objs: Vec<Arc<Value>> = list.entries.iter().map(Entry::value).collect();
+        let columns = store.crd_columns(info, &gvr.version);
+        let t = table::table(
+            info,
+            columns.as_deref(),
+            &table_objects(info, &gvr.version, objs),
+            list.resource_version,
+            list.continue_token.as_deref(),
+            ctx.query.get("includeObject").unwrap_or("Metadata"),
+            store.now(),
+        );
+        return Ok(json_response(StatusCode::OK, &t));
+    }
+    let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
+    if let Some(c) = &list.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = list.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    let mut buf = Vec::with_capacity(256);
+    buf.extend_from_slice(b"{\"kind\":");
+    let _ = serde_json::to_writer(&mut buf, &format!("{}List", info.kind));
+    buf.extend_from_slice(b",\"apiVersion\":");
+    let _ = serde_json::to_writer(&mut buf, &api_version);
+    buf.extend_from_slice(b",\"metadata\":");
+    let _ = serde_json::to_writer(&mut buf, &meta);
+    buf.extend_from_slice(b",\"items\":[");
+    // Each item is written straight into the body (no copy of it on the side).
+    for (i, entry) in list.entries.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        encode_into(&mut buf, entry, info, &gvr.version);
+    }
+    buf.extend_from_slice(b"]}");
+    Ok(json_bytes(StatusCode::OK, buf, "application/json"))
+}
+
+/// A watch of the objects (in `ns`, or all when empty), streamed as JSON events or as
+/// Table rows.
+fn watch_objects(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+) -> Result<Response, ApiError> {
+    let store = &ctx.st.store;
+    let api_version = gvr.api_version();
+    let lo = ctx.list_options(info, &gvr.version, true)?;
+    let opts = WatchOptions {
+        label_selector: lo.label_selector,
+        field_selector: lo.field_selector,
+        resource_version: ctx.query.get("resourceVersion").map(str::to_string),
+        send_initial_events: ctx.query.flag("sendInitialEvents"),
+    };
+    let sub = store.watch(gvr, (!ns.is_empty()).then_some(ns), opts)?;
+    let timeout = watch_timeout(ctx.query.int("timeoutSeconds")?);
+    let render = Render {
+        api_version,
+        version: gvr.version.clone(),
+        info: info.clone(),
+        table: table::wants_table(ctx.accept).then(|| TableRender {
+            info: info.clone(),
+            columns: ctx.st.store.crd_columns(info, &gvr.version),
+            include: ctx
+                .query
+                .get("includeObject")
+                .unwrap_or("Metadata")
+                .to_string(),
+            store: ctx.st.store.clone(),
+            headers_sent: std::sync::atomic::AtomicBool::new(false),
+        }),
+    };
+    Ok(watch_response(
+        ctx.st.store.clone(),
+        sub,
+        info,
+        render,
+        timeout,
+        ctx.query.flag("allowWatchBookmarks"),
+        ctx.st.options.bookmark_interval,
+        ctx.drop_watch_after,
+    ))
+}
+
+/// POST of a new object (an access review is answered, not stored).
+fn create_object(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+) -> Result<Response, ApiError> {
+    let store = &ctx.st.store;
+    if info.group == "authorization.k8s.io" {
+        let out = store.review_as(gvr, ns, ctx.body_json()?, ctx.user)?;
+        return Ok(json_response(StatusCode::CREATED, &out));
+    }
+    ctx.check_media_type()?;
+    let mut opts = ctx.write_options(None, options::Write::Create)?;
+    let root = field_validation::unknown::builtin_root(info, &gvr.version);
+    let (body, dups, unknown) = ctx.object_body_as(&info.kind, root)?;
+    opts.duplicate_fields = dups;
+    opts.unknown_fields = unknown;
+    let out = store.create_decoded(gvr, ns, body, &opts, Some(ctx.body))?;
+    Ok(with_warnings(
+        json_response(StatusCode::CREATED, &out),
+        &opts.warnings,
+    ))
+}
+
+/// PUT of an object, or of its `sub`resource.
+fn update_object(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+    name: &str,
+    sub: Option<&String>,
+) -> Result<Response, ApiError> {
+    ctx.check_media_type()?;
+    let mut opts = ctx.write_options(sub, options::Write::Update)?;
+    let root =
+        field_validation::unknown::builtin_root(info, &gvr.version).filter(|_| sub.is_none());
+    let (body, dups, unknown) = ctx.object_body_as(&info.kind, root)?;
+    opts.duplicate_fields = dups;
+    opts.unknown_fields = unknown;
+    let out = ctx
+        .st
+        .store
+        .update_decoded(gvr, ns, name, body, &opts, Some(ctx.body))?;
+    Ok(with_warnings(
+        json_response(StatusCode::OK, &out),
+        &opts.warnings,
+    ))
+}
+
+/// PATCH of an object, or of its `sub`resource, of the patch type its content type names
+/// (201 when a server-side apply creates it).
+fn patch_object(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+    name: &str,
+    sub: Option<&String>,
+) -> Result<Response, ApiError> {
+    // The route takes the patch types only (go-restful answers anything else); the
+    // handler then refuses strategic merge patches of custom resources.
+    let kind = PatchKind::from_content_type(ctx.content_type)
+        .ok_or_else(|| ApiError::new(415, "UnsupportedMediaType", "415: Unsupported Media Type"))?;
+    if kind == PatchKind::Strategic && info.crd_name.is_some() {
+        return Err(ApiError::unsupported_patch_type(false));
+    }
+    let write = if kind == PatchKind::Apply {
+        options::Write::Apply
+    } else {
+        options::Write::Patch
+    };
+    let mut opts = ctx.write_options(sub, write)?;
+    let body = match kind {
+        PatchKind::Apply => ctx.body_json()?,
+        // The other patch types are JSON, refused as each patcher words it.
+        _ => {
+            if let Err(e) = crate::validation::decode::go_scan(ctx.body) {
+                return Err(ApiError::bad_request(match kind {
+                    PatchKind::Json => format!("error decoding patch: {e}"),
+                    PatchKind::Merge => "Invalid JSON Patch".to_string(),
+                    _ => e,
+                }));
+            }
+            let (body, dups) =
+                field_validation::parse_json(&crate::validation::decode::go_utf8(ctx.body))
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            opts.duplicate_fields = dups;
+            body
+        }
+    };
+    let (out, created) = ctx.st.store.patch(gvr, ns, name, kind, &body, &opts)?;
+    let code = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(with_warnings(json_response(code, &out), &opts.warnings))
+}
+
+/// DELETE of an object: the object while finalizers hold it, else a Success Status.
+fn delete_object(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+    name: &str,
+) -> Result<Response, ApiError> {
+    let opts = delete_options(ctx)?;
+    match ctx.st.store.delete(gvr, ns, name, &opts)? {
+        DeleteOutcome::Pending(obj) => Ok(json_response(StatusCode::OK, &obj)),
+        DeleteOutcome::Deleted(obj) => {
+            let gr = info.group_resource();
+            let mut details = json!({"name": name, "kind": gr.resource});
+            if !gr.group.is_empty() {
+                details["group"] = json!(gr.group);
+            }
+            if let Some(uid) = meta_str(&obj, "uid") {
+                details["uid"] = json!(uid);
+            }
+            Ok(json_response(
+                StatusCode::OK,
+                &json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                        "status": "Success", "details": details}),
+            ))
+        }
+    }
+}
+
+/// DELETE of the selected objects (in `ns`, or all when empty), answering their list.
+fn delete_collection(
+    ctx: &Ctx<'_>,
+    info: &Arc<ResourceInfo>,
+    gvr: &Gvr,
+    ns: &str,
+) -> Result<Response, ApiError> {
+    let store = &ctx.st.store;
+    let lo = ctx.list_options(info, &gvr.version, false)?;
+    let opts = delete_options(ctx)?;
+    let items = store.delete_collection(gvr, (!ns.is_empty()).then_some(ns), &lo, &opts)?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({
+            "kind": format!("{}List", info.kind),
+            "apiVersion": gvr.api_version(),
+            "metadata": {"resourceVersion": store.resource_version().to_string()},
+            "items": items,
+        }),
+    ))
 }
 
 /// The media type of a `Content-Type` header, without parameters, lower-cased.
@@ -1096,9 +1237,13 @@ fn scale_request(
             let scale_info = scale::scale_info();
             let scale_gvr = Gvr::new("autoscaling", "v1", "scales");
             let (body, _) = ctx.object_body("Scale")?;
-            crate::validation::decode::type_meta(&scale_info, &scale_gvr, &body, ctx.body, |g, v, k| {
-                g == "autoscaling" && v == "v1" && k == "Scale"
-            })?;
+            crate::validation::decode::type_meta(
+                &scale_info,
+                &scale_gvr,
+                &body,
+                ctx.body,
+                |g, v, k| g == "autoscaling" && v == "v1" && k == "Scale",
+            )?;
             body
         }
         "patch" => {
@@ -1123,8 +1268,12 @@ fn scale_request(
             ));
         }
     };
-    if let Some(e) = crate::validation::decode::type_error(&crate::storage::scale::scale_info(), &wanted) {
-        return Err(crate::validation::decode::cannot_handle("Scale", "v1", "Scale", &e.go));
+    if let Some(e) =
+        crate::validation::decode::type_error(&crate::storage::scale::scale_info(), &wanted)
+    {
+        return Err(crate::validation::decode::cannot_handle(
+            "Scale", "v1", "Scale", &e.go,
+        ));
     }
     if let Some(n) = wanted
         .pointer("/metadata/name")

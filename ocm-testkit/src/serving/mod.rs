@@ -13,7 +13,6 @@
 //! | `table.rs`, `printers.rs` | `Table` responses and the columns of built-in kinds |
 //! | [`protobuf`] | protobuf request bodies |
 
-
 pub(crate) mod continue_token;
 pub(crate) mod discovery;
 pub mod http;

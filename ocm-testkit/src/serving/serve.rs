@@ -237,6 +237,31 @@ where
 {
     let head = String::from_utf8_lossy(&buf[..end]).into_owned();
     let rest = buf.split_off(end);
+    let (request, framing) = request_head(&head);
+    let body = read_request_body(&mut io, rest, framing).await?;
+    let response = match request.body(Body::from(body)) {
+        Ok(req) => app.oneshot(req).await.unwrap_or_else(|e| match e {}),
+        Err(e) => {
+            let mut r = http::Response::new(Body::from(format!("400 Bad Request: {e}")));
+            *r.status_mut() = http::StatusCode::BAD_REQUEST;
+            r
+        }
+    };
+    if response.extensions().get::<DropConnection>().is_some() {
+        return Err(DropConnection.to_string());
+    }
+    write_chunked_response(&mut io, response).await
+}
+
+/// How a request's body is framed: chunked, or by its `Content-Length` (none: empty).
+struct BodyFraming {
+    length: Option<usize>,
+    chunked: bool,
+}
+
+/// The request a head (request line and header lines) describes, still without its
+/// body, and how that body is framed.
+fn request_head(head: &str) -> (http::request::Builder, BodyFraming) {
     let mut lines = head.split("\r\n");
     let mut request_line = lines.next().unwrap_or_default().split(' ');
     let (method, target) = (
@@ -249,52 +274,64 @@ where
         .method(method)
         .uri(path)
         .extension(LongQuery(query.to_string()));
-    let mut length = None;
-    let mut chunked = false;
+    let mut framing = BodyFraming {
+        length: None,
+        chunked: false,
+    };
     for line in lines.filter(|l| !l.is_empty()) {
         let Some((name, value)) = line.split_once(':') else {
             continue;
         };
         let value = value.trim();
         if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse::<usize>().ok();
+            framing.length = value.parse::<usize>().ok();
         }
         if name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked") {
-            chunked = true;
+            framing.chunked = true;
         }
         request = request.header(name.trim(), value);
     }
-    // One byte past the API server's body limit is enough for the router to refuse it.
+    (request, framing)
+}
+
+/// Read the request body after the `rest` already read with its head, up to one byte
+/// past the API server's body limit (enough for the router to refuse it).
+async fn read_request_body<IO>(
+    io: &mut IO,
+    rest: Vec<u8>,
+    framing: BodyFraming,
+) -> Result<Vec<u8>, String>
+where
+    IO: AsyncRead + Unpin,
+{
     let limit = crate::storage::limits::MAX_REQUEST_BODY_BYTES + 1;
-    let body = if chunked {
-        read_chunked(&mut io, rest, limit)
+    if framing.chunked {
+        return Ok(read_chunked(io, rest, limit)
             .await
-            .ok_or("a malformed chunked body")?
-    } else {
-        let want = length.unwrap_or(0).min(limit);
-        let mut body = rest;
-        while body.len() < want {
-            let mut chunk = vec![0u8; (want - body.len()).min(64 * 1024)];
-            let n = io.read(&mut chunk).await.map_err(|e| e.to_string())?;
-            if n == 0 {
-                break;
-            }
-            body.extend_from_slice(&chunk[..n]);
-        }
-        body.truncate(want);
-        body
-    };
-    let response = match request.body(Body::from(body)) {
-        Ok(req) => app.oneshot(req).await.unwrap_or_else(|e| match e {}),
-        Err(e) => {
-            let mut r = http::Response::new(Body::from(format!("400 Bad Request: {e}")));
-            *r.status_mut() = http::StatusCode::BAD_REQUEST;
-            r
-        }
-    };
-    if response.extensions().get::<DropConnection>().is_some() {
-        return Err(DropConnection.to_string());
+            .ok_or("a malformed chunked body")?);
     }
+    let want = framing.length.unwrap_or(0).min(limit);
+    let mut body = rest;
+    while body.len() < want {
+        let mut chunk = vec![0u8; (want - body.len()).min(64 * 1024)];
+        let n = io.read(&mut chunk).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    body.truncate(want);
+    Ok(body)
+}
+
+/// Write `response` as HTTP/1.1 with a chunked body, then shut the connection down.
+async fn write_chunked_response<IO>(
+    io: &mut IO,
+    response: http::Response<Body>,
+) -> Result<(), String>
+where
+    IO: AsyncWrite + Unpin,
+{
     let (parts, mut body) = response.into_parts();
     let mut head = format!(
         "HTTP/1.1 {} {}\r\n",

@@ -12,7 +12,6 @@
 //! | [`registry`], `builtin.rs`, `crd.rs`, `conversion.rs`, `scale.rs` | the resources served and their subresources |
 //! | [`journal`], [`limits`], `persist.rs` | the request journal, size limits, saving to disk |
 
-
 pub(crate) mod builtin;
 pub(crate) mod conversion;
 pub(crate) mod crd;

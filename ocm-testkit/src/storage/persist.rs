@@ -35,8 +35,8 @@ use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
 
 use crate::api_error::ApiError;
-use crate::storage::crd::resource_from_crd;
 use crate::error::{Error, Result};
+use crate::storage::crd::resource_from_crd;
 use crate::storage::registry::{GroupResource, Registry};
 use crate::storage::store::{Entry, ObjectKey, Store, meta_str, owner_uids};
 use crate::storage::uid::UidGenerator;

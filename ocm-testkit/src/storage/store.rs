@@ -12,7 +12,6 @@ use tokio::sync::mpsc;
 
 use crate::api_error::{ApiError, ApiResult, Cause};
 use crate::clock::{Clock, SystemClock, format_time};
-use crate::validation::field_validation::{FieldValidation, Warnings};
 use crate::storage::frozen::Frozen;
 use crate::storage::patch::{self, PatchKind};
 use crate::storage::registry::{GroupResource, Gvr, Registry, ResourceInfo};
@@ -21,6 +20,7 @@ use crate::storage::selector::{FieldSelector, LabelSelector};
 use crate::storage::ssa::{self, Writer};
 use crate::storage::uid::UidGenerator;
 use crate::storage::watch::{EventType, StoredEvent, Subscription, WatchOptions, WatcherSlot};
+use crate::validation::field_validation::{FieldValidation, Warnings};
 
 /// The receiving end of a multi-resource watch.
 type EventReceiver = mpsc::UnboundedReceiver<Arc<StoredEvent>>;
@@ -621,9 +621,12 @@ impl Store {
                     .as_deref()
                     .filter(|rv| !rv.is_empty() && *rv != "0")
                 {
-                    let wanted = crate::serving::options::list_resource_version(Some(rv))?.unwrap_or(0);
+                    let wanted =
+                        crate::serving::options::list_resource_version(Some(rv))?.unwrap_or(0);
                     if wanted > inner.rv {
-                        return Err(crate::storage::watch::too_large_resource_version(wanted, inner.rv));
+                        return Err(crate::storage::watch::too_large_resource_version(
+                            wanted, inner.rv,
+                        ));
                     }
                 }
                 (inner.rv, None)
@@ -756,125 +759,7 @@ impl Store {
         opts: &WriteOptions,
     ) -> ApiResult<(Value, bool)> {
         self.on_stack(ocm_api::k8s::json::value_depth(body), || {
-        let mut inner = self.write();
-        let info = inner.resolve(gvr)?;
-        let gr = info.storage_resource();
-        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
-        let stored = inner.lookup(&gr, &key);
-        // Patches apply to the object as seen in the request's version.
-        let current = match &stored {
-            Some(s) => Some(match crate::storage::conversion::convert(&info, s, &gvr.version)? {
-                std::borrow::Cow::Borrowed(_) => s.clone(),
-                std::borrow::Cow::Owned(v) => Arc::new(v),
-            }),
-            None => None,
-        };
-        let schema = info.schema(&gvr.version).cloned();
-        let shape = Shape::root(schema.as_deref());
-        let now = format_time(inner.config.clock.now());
-        let api_version = gvr.api_version();
-        let writer = Writer {
-            manager: opts.manager_name(),
-            api_version: &api_version,
-            time: &now,
-            subresource: opts.sub(),
-        };
-        if kind == PatchKind::Apply {
-            let mut applied = body.clone();
-            if !applied.is_object() {
-                return Err(ApiError::bad_request("apply patches must be objects"));
-            }
-            // The field manager applies objects of the endpoint's kind and version only.
-            let said = |k: &str| applied.get(k).and_then(Value::as_str).unwrap_or_default();
-            if said("apiVersion") != api_version || said("kind") != info.kind {
-                let (group, version) = match said("apiVersion").rsplit_once('/') {
-                    Some((g, v)) => (g, v),
-                    None => ("", said("apiVersion")),
-                };
-                return Err(ApiError::bad_request(format!(
-                    "invalid object type: {group}/{version}, Kind={}",
-                    said("kind")
-                )));
-            }
-            if let Some(m) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
-                if m.contains_key("managedFields") {
-                    return Err(ApiError::bad_request("metadata.managedFields must be nil"));
-                }
-                if m.get("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| n != name)
-                {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({}) does not match the name on the URL ({name})",
-                        m.get("name").and_then(Value::as_str).unwrap_or_default()
-                    )));
-                }
-            }
-            if let Some(e) = crate::validation::decode::type_error(&info, &applied) {
-                return Err(crate::validation::decode::apply_type_error(&info, gvr, &applied, &e));
-            }
-            crate::validation::field_validation::check_apply(&info, gvr, &applied, schema.as_deref())?;
-            if opts.sub() == "status" {
-                scrub_for_subresource(&mut applied, &info, "status", current.as_deref());
-            } else if info.status_subresource {
-                // The applier neither sets nor owns status through the main resource.
-                if let Some(m) = applied.as_object_mut() {
-                    m.remove("status");
-                }
-            }
-            return match current {
-                None => {
-                    if opts.sub() == "status" {
-                        return Err(ApiError::not_found(&gr, name));
-                    }
-                    let mut obj = applied.clone();
-                    meta_mut(&mut obj).insert("name".into(), json!(name));
-                    let merged = ssa::apply(None, &applied, &shape, &writer, opts.force)?;
-                    let managed = merged.pointer("/metadata/managedFields").cloned();
-                    let created = inner.create(&info, gvr, namespace, obj, opts, managed)?;
-                    Ok((created, true))
-                }
-                Some(cur) => {
-                    let merged = ssa::apply(Some(&cur), &applied, &shape, &writer, opts.force)?;
-                    let stored = stored.unwrap_or(cur);
-                    let out =
-                        inner.update(&info, gvr, &key, &stored, merged, opts, UpdateKind::Apply)?;
-                    Ok((out, false))
-                }
-            };
-        }
-        let cur = current.ok_or_else(|| ApiError::not_found(&gr, name))?;
-        let mut patched = match kind {
-            PatchKind::Json => patch::json_patch(&cur, body)?,
-            PatchKind::Merge => patch::merge_patch(&cur, body),
-            PatchKind::Strategic => {
-                if info.crd_name.is_some() {
-                    return Err(ApiError::unsupported_patch_type(false));
-                }
-                patch::strategic_merge(&cur, body, &shape)?
-            }
-            PatchKind::Apply => cur.as_ref().clone(),
-        };
-        if let Some(e) = crate::validation::decode::type_error(&info, &patched) {
-            return Err(if kind == PatchKind::Strategic {
-                crate::validation::decode::strategic_patch_type_error(body, &e)
-            } else {
-                crate::validation::decode::patch_type_error(&patched, &e)
-            });
-        }
-        let checked = crate::validation::field_validation::check_patch(
-            &info,
-            gvr,
-            kind,
-            body,
-            &mut patched,
-            schema.as_deref(),
-            opts,
-        )?;
-        let opts = checked.as_ref().unwrap_or(opts);
-        let stored = stored.unwrap_or(cur);
-        let out = inner.update(&info, gvr, &key, &stored, patched, opts, UpdateKind::Patch)?;
-        Ok((out, false))
+            self.write().patch(gvr, namespace, name, kind, body, opts)
         })
     }
 
@@ -1003,7 +888,11 @@ impl Store {
     }
 
     /// Whether `user` may do what `req` asks, by the RBAC objects in the store.
-    pub(crate) fn allows(&self, user: &crate::validation::auth::UserInfo, req: &crate::validation::auth::Request) -> bool {
+    pub(crate) fn allows(
+        &self,
+        user: &crate::validation::auth::UserInfo,
+        req: &crate::validation::auth::Request,
+    ) -> bool {
         user.is_master() || self.read().allows(user, req)
     }
 
@@ -1137,6 +1026,381 @@ impl ApiError {
         self.message = message;
         self
     }
+}
+
+/// The 422 a custom resource gets for a body naming another `kind`.
+fn crd_kind_invalid(info: &ResourceInfo, name: &str, kind: &str) -> ApiError {
+    ApiError::invalid(
+        &info.kind,
+        &info.group,
+        name,
+        vec![Cause {
+            reason: "FieldValueInvalid".into(),
+            message: format!(
+                "Invalid value: {}: must be {}",
+                ocm_api::k8s::gojson::quote(kind),
+                info.kind
+            ),
+            field: "kind".into(),
+        }],
+    )
+}
+
+/// Refuse a create body that is no object or names a kind other than the endpoint's.
+fn check_create_kind(info: &ResourceInfo, gvr: &Gvr, obj: &Value) -> ApiResult<()> {
+    if !obj.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request was not a JSON object",
+        ));
+    }
+    if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+        && kind != info.kind
+        && info.crd_name.is_some()
+    {
+        return Err(crd_kind_invalid(
+            info,
+            meta_str(obj, "name").unwrap_or_default(),
+            kind,
+        ));
+    }
+    if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+        && kind != info.kind
+    {
+        return Err(ApiError::bad_request(format!(
+                "the API version in the data ({}) does not match the expected API version ({})",
+                obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default(),
+                gvr.api_version()
+            ))
+            .with_message(format!(
+                "{} in version \"{}\" cannot be handled as a {}: no kind \"{kind}\" is registered for version \"{}\"",
+                info.kind,
+                gvr.version,
+                info.kind,
+                gvr.api_version()
+            )));
+    }
+    Ok(())
+}
+
+/// Set a new object's type meta to the endpoint's and its namespace to the request's
+/// (none for a cluster-scoped resource), refusing a body that names another namespace.
+fn place_new_object(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    namespace: &str,
+    obj: &mut Value,
+) -> ApiResult<()> {
+    let m = obj
+        .as_object_mut()
+        .ok_or_else(|| ApiError::bad_request("not an object"))?;
+    m.insert("apiVersion".into(), json!(gvr.api_version()));
+    m.insert("kind".into(), json!(info.kind));
+    let body_ns = meta_str(obj, "namespace").map(str::to_string);
+    let meta = meta_mut(obj);
+    if info.namespaced {
+        if let Some(bns) = body_ns.filter(|b| !b.is_empty())
+            && !namespace.is_empty()
+            && bns != namespace
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        if namespace.is_empty() {
+            return Err(ApiError::bad_request(
+                "the server could not find the requested resource: a namespace is required",
+            ));
+        }
+        meta.insert("namespace".into(), json!(namespace));
+    } else {
+        meta.remove("namespace");
+    }
+    Ok(())
+}
+
+/// Give a new object its name, uid and creation time, drop the metadata only the server
+/// sets later, start its generation, and drop its status when that is a subresource.
+fn stamp_new_meta(info: &ResourceInfo, obj: &mut Value, name: &str, uid: String, now: &str) {
+    let meta = meta_mut(obj);
+    meta.insert("name".into(), json!(name));
+    meta.insert("uid".into(), json!(uid));
+    meta.insert("creationTimestamp".into(), json!(now));
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    meta.remove("resourceVersion");
+    meta.remove("selfLink");
+    meta.remove("managedFields");
+    if info.tracks_generation {
+        meta.insert("generation".into(), json!(1));
+    } else {
+        meta.remove("generation");
+    }
+    if info.status_subresource
+        && let Some(m) = obj.as_object_mut()
+    {
+        m.remove("status");
+    }
+}
+
+/// Record the writer of `opts` in `obj`'s managed fields as owning what it set, compared
+/// with `prior` (none for a create), at `now` and through `subresource`.
+fn record_manager(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    prior: Option<&Value>,
+    obj: &mut Value,
+    opts: &WriteOptions,
+    now: &str,
+    subresource: &str,
+) {
+    let schema = info.schema(&gvr.version).cloned();
+    let shape = Shape::root(schema.as_deref());
+    let api_version = gvr.api_version();
+    ssa::record_update(
+        prior,
+        obj,
+        &shape,
+        &Writer {
+            manager: opts.manager_name(),
+            api_version: &api_version,
+            time: now,
+            subresource,
+        },
+    );
+}
+
+/// Refuse an update body that does not fit its target: a status write to a resource
+/// without that subresource, a body that is no object, another kind, name or namespace,
+/// or a resourceVersion other than the current one.
+fn check_update_body(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    key: &ObjectKey,
+    current: &Value,
+    obj: &Value,
+    sub: &str,
+) -> ApiResult<()> {
+    if sub == "status" && !info.status_subresource {
+        return Err(ApiError::not_found(&info.storage_resource(), &key.name));
+    }
+    if !obj.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request was not a JSON object",
+        ));
+    }
+    if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+        && sub.is_empty()
+        && kind != info.kind
+        && info.crd_name.is_some()
+    {
+        return Err(crd_kind_invalid(info, &key.name, kind));
+    }
+    if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+        && sub.is_empty()
+        && kind != info.kind
+    {
+        return Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: no kind \"{kind}\" is registered for version \"{}\"",
+            info.kind,
+            gvr.version,
+            info.kind,
+            gvr.api_version()
+        )));
+    }
+    if let Some(n) = meta_str(obj, "name").filter(|n| !n.is_empty())
+        && n != key.name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({})",
+            key.name
+        )));
+    }
+    if info.namespaced
+        && let Some(n) = meta_str(obj, "namespace").filter(|n| !n.is_empty())
+        && n != key.namespace
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    if let Some(rv) = meta_str(obj, "resourceVersion").filter(|r| !r.is_empty()) {
+        // The storage layer parses the version first: one that is no number is its
+        // error, passed on as a 500.
+        if let Some(e) = crate::serving::options::parse_uint_error(rv) {
+            return Err(ApiError::new(500, "", e));
+        }
+        if Some(rv) != meta_str(current, "resourceVersion") {
+            return Err(ApiError::conflict(&info.storage_resource(), &key.name));
+        }
+    }
+    Ok(())
+}
+
+/// Put back the parts of the body an update may not change: everything but status for a
+/// status write, status for a main-resource write (unless applied); and the type meta.
+fn carry_over_body(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    obj: &mut Value,
+    current: &Value,
+    sub: &str,
+    kind: UpdateKind,
+) {
+    if sub == "status" {
+        let status = obj.get("status").cloned();
+        *obj = current.clone();
+        if let Some(m) = obj.as_object_mut() {
+            match status {
+                Some(s) => m.insert("status".into(), s),
+                None => m.remove("status"),
+            };
+        }
+    } else if kind != UpdateKind::Apply {
+        scrub_for_subresource(obj, info, "", Some(current));
+    }
+    if let Some(m) = obj.as_object_mut() {
+        m.insert("apiVersion".into(), json!(gvr.api_version()));
+        m.insert("kind".into(), json!(info.kind));
+    }
+}
+
+/// Put back the metadata only the server sets (all of it for a status write), keep an
+/// apply's merged managed fields, and drop `selfLink` and an empty finalizer list.
+fn carry_over_meta(obj: &mut Value, current: &Value, sub: &str, applied_managed: Option<Value>) {
+    let cur_meta = meta(current).cloned().unwrap_or_default();
+    let meta = meta_mut(obj);
+    for f in [
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "resourceVersion",
+        "managedFields",
+    ] {
+        match cur_meta.get(f) {
+            Some(v) => meta.insert(f.into(), v.clone()),
+            None => meta.remove(f),
+        };
+    }
+    if sub == "status" {
+        // Status writes keep every other metadata field as it was.
+        *meta = cur_meta.clone();
+    }
+    if let Some(mf) = applied_managed {
+        meta.insert("managedFields".into(), mf);
+    }
+    meta.remove("selfLink");
+    if let Some(Value::Array(a)) = meta.get("finalizers")
+        && a.is_empty()
+    {
+        meta.remove("finalizers");
+    }
+}
+
+/// Bump the generation of a resource that tracks it when the update changes its spec
+/// (everything but metadata, and status when that is a subresource).
+fn bump_generation(info: &ResourceInfo, obj: &mut Value, current: &Value) {
+    if info.tracks_generation
+        && spec_part(obj, info.status_subresource) != spec_part(current, info.status_subresource)
+    {
+        let g = current
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        meta_mut(obj).insert("generation".into(), json!(g + 1));
+    }
+}
+
+/// What a patch works on: the resource, the object's key, and the object as stored and
+/// as the request's version sees it (both missing when there is none yet).
+struct PatchTarget<'a> {
+    info: Arc<ResourceInfo>,
+    gvr: &'a Gvr,
+    namespace: &'a str,
+    key: ObjectKey,
+    stored: Option<Arc<Value>>,
+    current: Option<Arc<Value>>,
+}
+
+/// Refuse an apply body that is no object, is of another kind or version than the
+/// endpoint's, sets managed fields, names another object, or has fields of the wrong
+/// type or unknown to the schema.
+fn check_apply_body(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    api_version: &str,
+    name: &str,
+    applied: &Value,
+    schema: Option<&Value>,
+) -> ApiResult<()> {
+    if !applied.is_object() {
+        return Err(ApiError::bad_request("apply patches must be objects"));
+    }
+    // The field manager applies objects of the endpoint's kind and version only.
+    let said = |k: &str| applied.get(k).and_then(Value::as_str).unwrap_or_default();
+    if said("apiVersion") != api_version || said("kind") != info.kind {
+        let (group, version) = match said("apiVersion").rsplit_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", said("apiVersion")),
+        };
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {group}/{version}, Kind={}",
+            said("kind")
+        )));
+    }
+    if let Some(m) = applied.get("metadata").and_then(Value::as_object) {
+        if m.contains_key("managedFields") {
+            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+        }
+        if m.get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n != name)
+        {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                m.get("name").and_then(Value::as_str).unwrap_or_default()
+            )));
+        }
+    }
+    if let Some(e) = crate::validation::decode::type_error(info, applied) {
+        return Err(crate::validation::decode::apply_type_error(
+            info, gvr, applied, &e,
+        ));
+    }
+    crate::validation::field_validation::check_apply(info, gvr, applied, schema)
+}
+
+/// `cur` with a JSON, merge or strategic merge patch `body` applied, refused when the
+/// result has fields of the wrong type (strategic merge is for built-in kinds only).
+fn patched_object(
+    info: &ResourceInfo,
+    kind: PatchKind,
+    cur: &Value,
+    body: &Value,
+    shape: &Shape<'_>,
+) -> ApiResult<Value> {
+    let patched = match kind {
+        PatchKind::Json => patch::json_patch(cur, body)?,
+        PatchKind::Merge => patch::merge_patch(cur, body),
+        PatchKind::Strategic => {
+            if info.crd_name.is_some() {
+                return Err(ApiError::unsupported_patch_type(false));
+            }
+            patch::strategic_merge(cur, body, shape)?
+        }
+        PatchKind::Apply => cur.clone(),
+    };
+    if let Some(e) = crate::validation::decode::type_error(info, &patched) {
+        return Err(if kind == PatchKind::Strategic {
+            crate::validation::decode::strategic_patch_type_error(body, &e)
+        } else {
+            crate::validation::decode::patch_type_error(&patched, &e)
+        });
+    }
+    Ok(patched)
 }
 
 /// Drop what a write to the main resource or to `status` may not change.
@@ -1359,6 +1623,8 @@ impl Inner {
         obj
     }
 
+    /// Create `obj` in `namespace` (with `managed_fields` from a server-side apply, if any):
+    /// check its kind, place and name it, stamp its server-set metadata, admit it, store it.
     pub(crate) fn create(
         &mut self,
         info: &Arc<ResourceInfo>,
@@ -1369,132 +1635,16 @@ impl Inner {
         managed_fields: Option<Value>,
     ) -> ApiResult<Value> {
         let gr = info.storage_resource();
-        if !obj.is_object() {
-            return Err(ApiError::bad_request(
-                "the body of the request was not a JSON object",
-            ));
-        }
-        if let Some(kind) = obj.get("kind").and_then(Value::as_str)
-            && kind != info.kind
-            && info.crd_name.is_some()
-        {
-            return Err(ApiError::invalid(
-                &info.kind,
-                &info.group,
-                meta_str(&obj, "name").unwrap_or_default(),
-                vec![Cause {
-                    reason: "FieldValueInvalid".into(),
-                    message: format!(
-                        "Invalid value: {}: must be {}",
-                        ocm_api::k8s::gojson::quote(kind),
-                        info.kind
-                    ),
-                    field: "kind".into(),
-                }],
-            ));
-        }
-        if let Some(kind) = obj.get("kind").and_then(Value::as_str)
-            && kind != info.kind
-        {
-            return Err(ApiError::bad_request(format!(
-                    "the API version in the data ({}) does not match the expected API version ({})",
-                    obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default(),
-                    gvr.api_version()
-                ))
-                .with_message(format!(
-                    "{} in version \"{}\" cannot be handled as a {}: no kind \"{kind}\" is registered for version \"{}\"",
-                    info.kind,
-                    gvr.version,
-                    info.kind,
-                    gvr.api_version()
-                )));
-        }
-        let m = obj
-            .as_object_mut()
-            .ok_or_else(|| ApiError::bad_request("not an object"))?;
-        m.insert("apiVersion".into(), json!(gvr.api_version()));
-        m.insert("kind".into(), json!(info.kind));
-        let body_ns = meta_str(&obj, "namespace").map(str::to_string);
-        let meta = meta_mut(&mut obj);
-        if info.namespaced {
-            if let Some(bns) = body_ns.filter(|b| !b.is_empty())
-                && !namespace.is_empty()
-                && bns != namespace
-            {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                ));
-            }
-            if namespace.is_empty() {
-                return Err(ApiError::bad_request(
-                    "the server could not find the requested resource: a namespace is required",
-                ));
-            }
-            meta.insert("namespace".into(), json!(namespace));
-        } else {
-            meta.remove("namespace");
-        }
-        let mut name = meta
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        if name.is_empty() {
-            let prefix = meta
-                .get("generateName")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            // Without either, validation reports the missing name.
-            while !prefix.is_empty() {
-                let candidate = format!("{prefix}{}", self.uidgen.name_suffix());
-                let k = ObjectKey::new(if info.namespaced { namespace } else { "" }, &candidate);
-                if !self.contains(&gr, &k) {
-                    name = candidate;
-                    break;
-                }
-            }
-        }
+        check_create_kind(info, gvr, &obj)?;
+        place_new_object(info, gvr, namespace, &mut obj)?;
+        let name = self.name_for_new(info, &gr, namespace, &obj);
         let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, &name);
         if info.namespaced {
-            match self.namespace_state(namespace) {
-                Some(ns) if ns.pointer("/metadata/deletionTimestamp").is_some() => {
-                    return Err(ApiError::forbidden(format!(
-                        "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
-                        gr
-                    ))
-                    .with_target_pub(&gr, &name));
-                }
-                None if self.config.strict_namespaces => {
-                    return Err(ApiError::not_found(
-                        &GroupResource::new("", "namespaces"),
-                        namespace,
-                    ));
-                }
-                _ => {}
-            }
+            self.check_namespace_open(&gr, namespace, &name)?;
         }
         let now = self.now();
         let uid = self.uidgen.uid();
-        let meta = meta_mut(&mut obj);
-        meta.insert("name".into(), json!(name));
-        meta.insert("uid".into(), json!(uid));
-        meta.insert("creationTimestamp".into(), json!(now));
-        meta.remove("deletionTimestamp");
-        meta.remove("deletionGracePeriodSeconds");
-        meta.remove("resourceVersion");
-        meta.remove("selfLink");
-        meta.remove("managedFields");
-        if info.tracks_generation {
-            meta.insert("generation".into(), json!(1));
-        } else {
-            meta.remove("generation");
-        }
-        if info.status_subresource
-            && let Some(m) = obj.as_object_mut()
-        {
-            m.remove("status");
-        }
+        stamp_new_meta(info, &mut obj, &name, uid, &now);
         self.admit_new(info, gvr, &mut obj, opts)?;
         // Validation comes first, as kube-apiserver validates before it stores.
         if self.contains(&gr, &key) {
@@ -1505,22 +1655,7 @@ impl Inner {
             Some(mf) => {
                 meta_mut(&mut obj).insert("managedFields".into(), mf);
             }
-            None => {
-                let schema = info.schema(&gvr.version).cloned();
-                let shape = Shape::root(schema.as_deref());
-                let api_version = gvr.api_version();
-                ssa::record_update(
-                    None,
-                    &mut obj,
-                    &shape,
-                    &Writer {
-                        manager: opts.manager_name(),
-                        api_version: &api_version,
-                        time: &now,
-                        subresource: "",
-                    },
-                );
-            }
+            None => record_manager(info, gvr, None, &mut obj, opts, &now, ""),
         }
         crate::validation::kinds::fill_created_status(info, &mut obj);
         if opts.dry_run {
@@ -1532,11 +1667,196 @@ impl Inner {
         Ok(crate::storage::conversion::convert_for_read(info, &stored, &gvr.version).into_owned())
     }
 
+    /// The name a new object gets: its own, or else one made from its `generateName`
+    /// that no object of `gr` in `namespace` has yet (empty when it has neither).
+    fn name_for_new(
+        &mut self,
+        info: &ResourceInfo,
+        gr: &GroupResource,
+        namespace: &str,
+        obj: &Value,
+    ) -> String {
+        let meta = meta(obj);
+        let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str);
+        let name = field("name").unwrap_or_default();
+        if !name.is_empty() {
+            return name.to_string();
+        }
+        let prefix = field("generateName").unwrap_or_default();
+        // Without either, validation reports the missing name.
+        while !prefix.is_empty() {
+            let candidate = format!("{prefix}{}", self.uidgen.name_suffix());
+            let k = ObjectKey::new(if info.namespaced { namespace } else { "" }, &candidate);
+            if !self.contains(gr, &k) {
+                return candidate;
+            }
+        }
+        String::new()
+    }
+
+    /// Refuse a create in a namespace that is being deleted, or (with strict namespaces)
+    /// in one that does not exist.
+    fn check_namespace_open(
+        &self,
+        gr: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> ApiResult<()> {
+        match self.namespace_state(namespace) {
+            Some(ns) if ns.pointer("/metadata/deletionTimestamp").is_some() => {
+                Err(ApiError::forbidden(format!(
+                    "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                    gr
+                ))
+                .with_target_pub(gr, name))
+            }
+            None if self.config.strict_namespaces => Err(ApiError::not_found(
+                &GroupResource::new("", "namespaces"),
+                namespace,
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Store::patch`] under the write lock: server-side apply goes its own way; the
+    /// other kinds patch the object as the request's version sees it, then update it.
+    fn patch(
+        &mut self,
+        gvr: &Gvr,
+        namespace: &str,
+        name: &str,
+        kind: PatchKind,
+        body: &Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<(Value, bool)> {
+        let target = self.patch_target(gvr, namespace, name)?;
+        let info = &target.info;
+        let schema = info.schema(&gvr.version).cloned();
+        let shape = Shape::root(schema.as_deref());
+        let now = format_time(self.config.clock.now());
+        let api_version = gvr.api_version();
+        let writer = Writer {
+            manager: opts.manager_name(),
+            api_version: &api_version,
+            time: &now,
+            subresource: opts.sub(),
+        };
+        if kind == PatchKind::Apply {
+            let mut applied = body.clone();
+            check_apply_body(info, gvr, &api_version, name, &applied, schema.as_deref())?;
+            if opts.sub() == "status" {
+                scrub_for_subresource(&mut applied, info, "status", target.current.as_deref());
+            } else if info.status_subresource {
+                // The applier neither sets nor owns status through the main resource.
+                if let Some(m) = applied.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+            return self.apply_checked(target, applied, &shape, &writer, opts);
+        }
+        let PatchTarget {
+            info,
+            key,
+            stored,
+            current,
+            ..
+        } = target;
+        let cur = current.ok_or_else(|| ApiError::not_found(&info.storage_resource(), name))?;
+        let mut patched = patched_object(&info, kind, &cur, body, &shape)?;
+        let checked = crate::validation::field_validation::check_patch(
+            &info,
+            gvr,
+            kind,
+            body,
+            &mut patched,
+            schema.as_deref(),
+            opts,
+        )?;
+        let opts = checked.as_ref().unwrap_or(opts);
+        let stored = stored.unwrap_or(cur);
+        let out = self.update(&info, gvr, &key, &stored, patched, opts, UpdateKind::Patch)?;
+        Ok((out, false))
+    }
+
+    /// What a patch of `name` works on: its resource, its key, and the object as stored
+    /// and as the request's version sees it.
+    fn patch_target<'a>(
+        &self,
+        gvr: &'a Gvr,
+        namespace: &'a str,
+        name: &str,
+    ) -> ApiResult<PatchTarget<'a>> {
+        let info = self.resolve(gvr)?;
+        let key = ObjectKey::new(if info.namespaced { namespace } else { "" }, name);
+        let stored = self.lookup(&info.storage_resource(), &key);
+        // Patches apply to the object as seen in the request's version.
+        let current = match &stored {
+            Some(s) => Some(
+                match crate::storage::conversion::convert(&info, s, &gvr.version)? {
+                    std::borrow::Cow::Borrowed(_) => s.clone(),
+                    std::borrow::Cow::Owned(v) => Arc::new(v),
+                },
+            ),
+            None => None,
+        };
+        Ok(PatchTarget {
+            info,
+            gvr,
+            namespace,
+            key,
+            stored,
+            current,
+        })
+    }
+
+    /// Finish a server-side apply of the checked `applied`: create the object when it is
+    /// missing (not through `status`), else merge `applied` into it and update it.
+    fn apply_checked(
+        &mut self,
+        target: PatchTarget<'_>,
+        applied: Value,
+        shape: &Shape<'_>,
+        writer: &Writer<'_>,
+        opts: &WriteOptions,
+    ) -> ApiResult<(Value, bool)> {
+        let PatchTarget {
+            info,
+            gvr,
+            namespace,
+            key,
+            stored,
+            current,
+        } = target;
+        match current {
+            None => {
+                if opts.sub() == "status" {
+                    return Err(ApiError::not_found(&info.storage_resource(), &key.name));
+                }
+                let mut obj = applied.clone();
+                meta_mut(&mut obj).insert("name".into(), json!(key.name));
+                let merged = ssa::apply(None, &applied, shape, writer, opts.force)?;
+                let managed = merged.pointer("/metadata/managedFields").cloned();
+                let created = self.create(&info, gvr, namespace, obj, opts, managed)?;
+                Ok((created, true))
+            }
+            Some(cur) => {
+                let merged = ssa::apply(Some(&cur), &applied, shape, writer, opts.force)?;
+                let stored = stored.unwrap_or(cur);
+                let out =
+                    self.update(&info, gvr, &key, &stored, merged, opts, UpdateKind::Apply)?;
+                Ok((out, false))
+            }
+        }
+    }
+
     /// `obj` converted to the storage version of `info` (its preferred version).
     fn to_storage(&self, info: &ResourceInfo, obj: Value) -> ApiResult<Value> {
         crate::storage::conversion::to_storage(info, obj)
     }
 
+    /// Write `obj` over `current` (a PUT, a patch's result or an apply's merge): check the
+    /// body against the target, put back what the write may not change, admit it, record
+    /// its manager, and store it when it changes anything.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn update(
         &mut self,
@@ -1548,7 +1868,6 @@ impl Inner {
         opts: &WriteOptions,
         kind: UpdateKind,
     ) -> ApiResult<Value> {
-        let gr = info.storage_resource();
         let sub = opts.sub();
         // The write is made to the object as seen in the request's version; it is stored in
         // the storage version.
@@ -1562,156 +1881,24 @@ impl Inner {
                     &view
                 }
             };
-        if sub == "status" && !info.status_subresource {
-            return Err(ApiError::not_found(&gr, &key.name));
-        }
-        if !obj.is_object() {
-            return Err(ApiError::bad_request(
-                "the body of the request was not a JSON object",
-            ));
-        }
-        if let Some(kind) = obj.get("kind").and_then(Value::as_str)
-            && sub.is_empty()
-            && kind != info.kind
-            && info.crd_name.is_some()
-        {
-            return Err(ApiError::invalid(
-                &info.kind,
-                &info.group,
-                &key.name,
-                vec![Cause {
-                    reason: "FieldValueInvalid".into(),
-                    message: format!(
-                        "Invalid value: {}: must be {}",
-                        ocm_api::k8s::gojson::quote(kind),
-                        info.kind
-                    ),
-                    field: "kind".into(),
-                }],
-            ));
-        }
-        if let Some(kind) = obj.get("kind").and_then(Value::as_str)
-            && sub.is_empty()
-            && kind != info.kind
-        {
-            return Err(ApiError::bad_request(format!(
-                "{} in version \"{}\" cannot be handled as a {}: no kind \"{kind}\" is registered for version \"{}\"",
-                info.kind,
-                gvr.version,
-                info.kind,
-                gvr.api_version()
-            )));
-        }
-        if let Some(n) = meta_str(&obj, "name").filter(|n| !n.is_empty())
-            && n != key.name
-        {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({n}) does not match the name on the URL ({})",
-                key.name
-            )));
-        }
-        if info.namespaced
-            && let Some(n) = meta_str(&obj, "namespace").filter(|n| !n.is_empty())
-            && n != key.namespace
-        {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
-        if let Some(rv) = meta_str(&obj, "resourceVersion").filter(|r| !r.is_empty()) {
-            // The storage layer parses the version first: one that is no number is its
-            // error, passed on as a 500.
-            if let Some(e) = crate::serving::options::parse_uint_error(rv) {
-                return Err(ApiError::new(500, "", e));
-            }
-            if Some(rv) != meta_str(current, "resourceVersion") {
-                return Err(ApiError::conflict(&gr, &key.name));
-            }
-        }
+        check_update_body(info, gvr, key, current, &obj, sub)?;
         // Start from the body, then put back what this write may not change.
         let incoming_managed = obj.pointer("/metadata/managedFields").cloned();
         let applied_managed = (kind == UpdateKind::Apply)
             .then(|| incoming_managed.clone())
             .flatten();
-        if sub == "status" {
-            let status = obj.get("status").cloned();
-            obj = current.as_ref().clone();
-            if let Some(m) = obj.as_object_mut() {
-                match status {
-                    Some(s) => m.insert("status".into(), s),
-                    None => m.remove("status"),
-                };
-            }
-        } else if kind != UpdateKind::Apply {
-            scrub_for_subresource(&mut obj, info, "", Some(current));
-        }
-        if let Some(m) = obj.as_object_mut() {
-            m.insert("apiVersion".into(), json!(gvr.api_version()));
-            m.insert("kind".into(), json!(info.kind));
-        }
-        let cur_meta = meta(current).cloned().unwrap_or_default();
-        let meta = meta_mut(&mut obj);
-        for f in [
-            "name",
-            "namespace",
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-            "resourceVersion",
-            "managedFields",
-        ] {
-            match cur_meta.get(f) {
-                Some(v) => meta.insert(f.into(), v.clone()),
-                None => meta.remove(f),
-            };
-        }
-        if sub == "status" {
-            // Status writes keep every other metadata field as it was.
-            *meta = cur_meta.clone();
-        }
-        if let Some(mf) = applied_managed {
-            meta.insert("managedFields".into(), mf);
-        }
-        meta.remove("selfLink");
-        if let Some(Value::Array(a)) = meta.get("finalizers")
-            && a.is_empty()
-        {
-            meta.remove("finalizers");
-        }
+        carry_over_body(info, gvr, &mut obj, current, sub, kind);
+        carry_over_meta(&mut obj, current, sub, applied_managed);
         // Admission (defaulting included) comes first, so that a write differing
         // only in defaulted fields is no spec change.
         self.admit_update(info, gvr, &mut obj, current, opts)?;
-        if info.tracks_generation
-            && spec_part(&obj, info.status_subresource)
-                != spec_part(current, info.status_subresource)
-        {
-            let g = current
-                .pointer("/metadata/generation")
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
-            meta_mut(&mut obj).insert("generation".into(), json!(g + 1));
-        }
+        bump_generation(info, &mut obj, current);
         let now = self.now();
         if kind != UpdateKind::Apply {
             if incoming_managed == Some(Value::Array(Vec::new())) {
                 meta_mut(&mut obj).remove("managedFields");
             } else {
-                let schema = info.schema(&gvr.version).cloned();
-                let shape = Shape::root(schema.as_deref());
-                let api_version = gvr.api_version();
-                ssa::record_update(
-                    Some(current),
-                    &mut obj,
-                    &shape,
-                    &Writer {
-                        manager: opts.manager_name(),
-                        api_version: &api_version,
-                        time: &now,
-                        subresource: sub,
-                    },
-                );
+                record_manager(info, gvr, Some(current), &mut obj, opts, &now, sub);
             }
         }
         // A write that changes nothing does not produce a new resourceVersion.
@@ -1721,9 +1908,26 @@ impl Inner {
         if opts.dry_run {
             return Ok(obj);
         }
+        self.store_update(info, gvr, key, stored_current, obj)
+    }
+
+    /// Store the updated `obj` over `stored_current` in the storage version (nothing when
+    /// that leaves it unchanged), removing it when it is terminating and no finalizer is
+    /// left; answers the stored object as a read of the request's version sees it.
+    fn store_update(
+        &mut self,
+        info: &Arc<ResourceInfo>,
+        gvr: &Gvr,
+        key: &ObjectKey,
+        stored_current: &Arc<Value>,
+        obj: Value,
+    ) -> ApiResult<Value> {
+        let gr = info.storage_resource();
         let obj = self.to_storage(info, obj)?;
         if obj == **stored_current {
-            return Ok(crate::storage::conversion::convert_for_read(info, &obj, &gvr.version).into_owned());
+            return Ok(
+                crate::storage::conversion::convert_for_read(info, &obj, &gvr.version).into_owned(),
+            );
         }
         crate::storage::limits::check_object_size(&obj)?;
         let terminating = obj.pointer("/metadata/deletionTimestamp").is_some();
@@ -1736,7 +1940,10 @@ impl Inner {
                 Some(stored_current.clone()),
             );
             let gone = self.remove_object(&gr, key, &last);
-            return Ok(crate::storage::conversion::convert_for_read(info, &gone, &gvr.version).into_owned());
+            return Ok(
+                crate::storage::conversion::convert_for_read(info, &gone, &gvr.version)
+                    .into_owned(),
+            );
         }
         let stored = self.commit(
             &gr,

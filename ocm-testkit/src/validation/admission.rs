@@ -18,13 +18,13 @@ use serde_json::{Map, Value, json};
 
 use crate::api_error::{ApiError, ApiResult, Cause};
 use crate::storage::crd::{established_status, resource_from_crd};
+use crate::storage::registry::{GroupResource, Gvr, ResourceInfo};
+use crate::storage::store::{Inner, ObjectKey, WriteOptions, meta_mut};
+use crate::storage::watch::EventType;
+use crate::validation::custom::validate_object;
 use crate::validation::field_validation::report::{Decoding, report};
 use crate::validation::field_validation::unknown::drop_unknown;
 use crate::validation::kinds;
-use crate::storage::registry::{GroupResource, Gvr, ResourceInfo};
-use crate::storage::store::{Inner, ObjectKey, WriteOptions, meta_mut};
-use crate::validation::custom::validate_object;
-use crate::storage::watch::EventType;
 
 fn is_crd(info: &ResourceInfo) -> bool {
     info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions"

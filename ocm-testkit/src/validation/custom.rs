@@ -172,6 +172,8 @@ fn walk(
     ocm_api::k8s::json::descend(|| walk_level(v, schema, path, old, out, rules))
 }
 
+/// One level of [`walk`]: skip an unchanged value, check its type, enum and the limits of
+/// its JSON kind, walk its items or properties, then run its CEL rules.
 fn walk_level(
     v: &Value,
     schema: &Value,
@@ -184,6 +186,27 @@ fn walk_level(
     if old == Some(v) && !path.is_empty() {
         return;
     }
+    if null_or_mistyped(v, schema, path, out) {
+        return;
+    }
+    check_enum(v, schema, path, out);
+    match v {
+        Value::String(s) => check_string(s, schema, path, out),
+        Value::Number(n) => check_number(n, schema, path, out),
+        Value::Array(items) => walk_array(items, schema, path, old, out, rules.as_deref_mut()),
+        Value::Object(m) => walk_object(m, schema, path, old, out, rules.as_deref_mut()),
+        _ => {}
+    }
+    if let Some(rule_causes) = rules
+        && schema.get("x-kubernetes-validations").is_some()
+    {
+        rules::check(v, schema, path, old, rule_causes);
+    }
+}
+
+/// Whether `v` is null or not of the schema's type, which ends its checks; the cause (none
+/// for an allowed null or the root) goes to `out`.
+fn null_or_mistyped(v: &Value, schema: &Value, path: &str, out: &mut Vec<Cause>) -> bool {
     let int_or_string = schema
         .get("x-kubernetes-int-or-string")
         .and_then(Value::as_bool)
@@ -207,7 +230,7 @@ fn walk_level(
                 ),
             ));
         }
-        return;
+        return true;
     }
     let actual = json_type(v);
     if let Some(want) = schema.get("type").and_then(Value::as_str) {
@@ -221,9 +244,14 @@ fn walk_level(
                     ),
                 ),
             );
-            return;
+            return true;
         }
     }
+    false
+}
+
+/// A value not among the schema's `enum` values.
+fn check_enum(v: &Value, schema: &Value, path: &str, out: &mut Vec<Cause>) {
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
         && !allowed.contains(v)
     {
@@ -244,210 +272,238 @@ fn walk_level(
             ),
         ));
     }
-    let num = |k: &str| schema.get(k).and_then(Value::as_f64);
-    let flag = |k: &str| schema.get(k).and_then(Value::as_bool).unwrap_or(false);
-    match v {
-        Value::String(s) => {
-            let len = s.chars().count() as f64;
-            if let Some(m) = num("maxLength").filter(|m| len > *m) {
-                let unit = if m == 1.0 { "byte" } else { "bytes" };
-                out.push(cause(
-                    "FieldValueTooLong",
-                    path,
-                    format!("Too long: may not be more than {} {unit}", go_number(m)),
-                ));
-            }
-            if let Some(m) = num("minLength").filter(|m| len < *m) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should be at least {} chars long",
-                        quote(s),
-                        go_number(m)
-                    ),
-                ));
-            }
-            if let Some(p) = schema.get("pattern").and_then(Value::as_str)
-                && let Some(re) = regex(p)
-                && !re.is_match(s)
-            {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should match '{p}'",
-                        quote(s)
-                    ),
-                ));
-            }
-            if let Some(f) = schema.get("format").and_then(Value::as_str)
-                && !format::valid(f, s)
-            {
-                out.push(cause(
-                    "FieldValueTypeInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {q}: {path} in body must be of type {f}: {q}",
-                        q = quote(s)
-                    ),
-                ));
-            }
-        }
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or_default();
-            if let Some(m) = num("maximum") {
-                let (bad, how) = if flag("exclusiveMaximum") {
-                    (x >= m, "less than")
-                } else {
-                    (x > m, "less than or equal to")
-                };
-                if bad {
-                    out.push(cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {n}: {path} in body should be {how} {}",
-                            go_number(m)
-                        ),
-                    ));
-                }
-            }
-            if let Some(m) = num("minimum") {
-                let (bad, how) = if flag("exclusiveMinimum") {
-                    (x <= m, "greater than")
-                } else {
-                    (x < m, "greater than or equal to")
-                };
-                if bad {
-                    out.push(cause(
-                        "FieldValueInvalid",
-                        path,
-                        format!(
-                            "Invalid value: {n}: {path} in body should be {how} {}",
-                            go_number(m)
-                        ),
-                    ));
-                }
-            }
-            if let Some(m) = num("multipleOf").filter(|m| *m > 0.0)
-                && (x / m).fract().abs() > 1e-9
-            {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {n}: {path} in body should be a multiple of {}",
-                        go_number(m)
-                    ),
-                ));
-            }
-        }
-        Value::Array(items) => {
-            let n = items.len() as f64;
-            if let Some(m) = num("maxItems").filter(|m| n > *m) {
-                out.push(cause(
-                    "FieldValueTooMany",
-                    path,
-                    format!(
-                        "Too many: {}: must have at most {} {}",
-                        items.len(),
-                        go_number(m),
-                        items_word(m)
-                    ),
-                ));
-            }
-            if let Some(m) = num("minItems").filter(|m| n < *m) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should have at least {} items",
-                        items.len(),
-                        go_number(m)
-                    ),
-                ));
-            }
-            if let Some(is) = schema.get("items") {
-                for (i, it) in items.iter().enumerate() {
-                    let o = old_item(old, schema, it);
-                    walk(
-                        it,
-                        is,
-                        &format!("{path}[{i}]"),
-                        o,
-                        out,
-                        rules.as_deref_mut(),
-                    );
-                }
-            }
-        }
-        Value::Object(m) => {
-            let join = |k: &str| {
-                if path.is_empty() {
-                    k.to_string()
-                } else {
-                    format!("{path}.{k}")
-                }
-            };
-            let count = m.len() as f64;
-            if let Some(max) = num("maxProperties").filter(|x| count > *x) {
-                out.push(cause(
-                    "FieldValueTooMany",
-                    path,
-                    format!(
-                        "Too many: {}: must have at most {} {}",
-                        m.len(),
-                        go_number(max),
-                        items_word(max)
-                    ),
-                ));
-            }
-            if let Some(min) = num("minProperties").filter(|x| count < *x) {
-                out.push(cause(
-                    "FieldValueInvalid",
-                    path,
-                    format!(
-                        "Invalid value: {}: {path} in body should have at least {} properties",
-                        m.len(),
-                        go_number(min)
-                    ),
-                ));
-            }
-            if let Some(req) = schema.get("required").and_then(Value::as_array) {
-                for r in req.iter().filter_map(Value::as_str) {
-                    if !m.contains_key(r) {
-                        out.push(cause(
-                            "FieldValueRequired",
-                            &join(r),
-                            "Required value".into(),
-                        ));
-                    }
-                }
-            }
-            let props = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
-            for (k, child) in m {
-                if path.is_empty() && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                    continue;
-                }
-                if let Some(cs) = props.and_then(|p| p.get(k)).or(additional) {
-                    walk(
-                        child,
-                        cs,
-                        &join(k),
-                        old_field(old, k),
-                        out,
-                        rules.as_deref_mut(),
-                    );
-                }
-            }
-        }
-        _ => {}
+}
+
+/// A string's length, pattern and format.
+fn check_string(s: &str, schema: &Value, path: &str, out: &mut Vec<Cause>) {
+    let num = |k: &str| schema_num(schema, k);
+    let len = s.chars().count() as f64;
+    if let Some(m) = num("maxLength").filter(|m| len > *m) {
+        let unit = if m == 1.0 { "byte" } else { "bytes" };
+        out.push(cause(
+            "FieldValueTooLong",
+            path,
+            format!("Too long: may not be more than {} {unit}", go_number(m)),
+        ));
     }
-    if let Some(rule_causes) = rules
-        && schema.get("x-kubernetes-validations").is_some()
+    if let Some(m) = num("minLength").filter(|m| len < *m) {
+        out.push(cause(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should be at least {} chars long",
+                quote(s),
+                go_number(m)
+            ),
+        ));
+    }
+    if let Some(p) = schema.get("pattern").and_then(Value::as_str)
+        && let Some(re) = regex(p)
+        && !re.is_match(s)
     {
-        rules::check(v, schema, path, old, rule_causes);
+        out.push(cause(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should match '{p}'",
+                quote(s)
+            ),
+        ));
     }
+    if let Some(f) = schema.get("format").and_then(Value::as_str)
+        && !format::valid(f, s)
+    {
+        out.push(cause(
+            "FieldValueTypeInvalid",
+            path,
+            format!(
+                "Invalid value: {q}: {path} in body must be of type {f}: {q}",
+                q = quote(s)
+            ),
+        ));
+    }
+}
+
+/// A number's bounds and divisor.
+fn check_number(n: &serde_json::Number, schema: &Value, path: &str, out: &mut Vec<Cause>) {
+    let num = |k: &str| schema_num(schema, k);
+    let flag = |k: &str| schema_flag(schema, k);
+    let x = n.as_f64().unwrap_or_default();
+    if let Some(m) = num("maximum") {
+        let (bad, how) = if flag("exclusiveMaximum") {
+            (x >= m, "less than")
+        } else {
+            (x > m, "less than or equal to")
+        };
+        if bad {
+            out.push(cause(
+                "FieldValueInvalid",
+                path,
+                format!(
+                    "Invalid value: {n}: {path} in body should be {how} {}",
+                    go_number(m)
+                ),
+            ));
+        }
+    }
+    if let Some(m) = num("minimum") {
+        let (bad, how) = if flag("exclusiveMinimum") {
+            (x <= m, "greater than")
+        } else {
+            (x < m, "greater than or equal to")
+        };
+        if bad {
+            out.push(cause(
+                "FieldValueInvalid",
+                path,
+                format!(
+                    "Invalid value: {n}: {path} in body should be {how} {}",
+                    go_number(m)
+                ),
+            ));
+        }
+    }
+    if let Some(m) = num("multipleOf").filter(|m| *m > 0.0)
+        && (x / m).fract().abs() > 1e-9
+    {
+        out.push(cause(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {n}: {path} in body should be a multiple of {}",
+                go_number(m)
+            ),
+        ));
+    }
+}
+
+/// An array's length, then each item against the schema's `items`.
+fn walk_array(
+    items: &[Value],
+    schema: &Value,
+    path: &str,
+    old: Option<&Value>,
+    out: &mut Vec<Cause>,
+    mut rules: Option<&mut Vec<Cause>>,
+) {
+    let num = |k: &str| schema_num(schema, k);
+    let n = items.len() as f64;
+    if let Some(m) = num("maxItems").filter(|m| n > *m) {
+        out.push(cause(
+            "FieldValueTooMany",
+            path,
+            format!(
+                "Too many: {}: must have at most {} {}",
+                items.len(),
+                go_number(m),
+                items_word(m)
+            ),
+        ));
+    }
+    if let Some(m) = num("minItems").filter(|m| n < *m) {
+        out.push(cause(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should have at least {} items",
+                items.len(),
+                go_number(m)
+            ),
+        ));
+    }
+    if let Some(is) = schema.get("items") {
+        for (i, it) in items.iter().enumerate() {
+            let o = old_item(old, schema, it);
+            walk(
+                it,
+                is,
+                &format!("{path}[{i}]"),
+                o,
+                out,
+                rules.as_deref_mut(),
+            );
+        }
+    }
+}
+
+/// An object's property count and required properties, then each property (but the
+/// root's type meta and metadata) against its schema or `additionalProperties`.
+fn walk_object(
+    m: &serde_json::Map<String, Value>,
+    schema: &Value,
+    path: &str,
+    old: Option<&Value>,
+    out: &mut Vec<Cause>,
+    mut rules: Option<&mut Vec<Cause>>,
+) {
+    let num = |k: &str| schema_num(schema, k);
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    let count = m.len() as f64;
+    if let Some(max) = num("maxProperties").filter(|x| count > *x) {
+        out.push(cause(
+            "FieldValueTooMany",
+            path,
+            format!(
+                "Too many: {}: must have at most {} {}",
+                m.len(),
+                go_number(max),
+                items_word(max)
+            ),
+        ));
+    }
+    if let Some(min) = num("minProperties").filter(|x| count < *x) {
+        out.push(cause(
+            "FieldValueInvalid",
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should have at least {} properties",
+                m.len(),
+                go_number(min)
+            ),
+        ));
+    }
+    if let Some(req) = schema.get("required").and_then(Value::as_array) {
+        for r in req.iter().filter_map(Value::as_str) {
+            if !m.contains_key(r) {
+                out.push(cause(
+                    "FieldValueRequired",
+                    &join(r),
+                    "Required value".into(),
+                ));
+            }
+        }
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+    for (k, child) in m {
+        if path.is_empty() && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        if let Some(cs) = props.and_then(|p| p.get(k)).or(additional) {
+            walk(
+                child,
+                cs,
+                &join(k),
+                old_field(old, k),
+                out,
+                rules.as_deref_mut(),
+            );
+        }
+    }
+}
+
+/// A number the schema sets under `k`.
+fn schema_num(schema: &Value, k: &str) -> Option<f64> {
+    schema.get(k).and_then(Value::as_f64)
+}
+
+/// Whether the schema sets the flag `k`.
+fn schema_flag(schema: &Value, k: &str) -> bool {
+    schema.get(k).and_then(Value::as_bool).unwrap_or(false)
 }

@@ -92,35 +92,80 @@ pub(crate) fn type_meta(
     is_builtin_kind: impl Fn(&str, &str, &str) -> bool,
 ) -> Result<(String, String), ApiError> {
     let Some(obj) = body.as_object() else {
-        let what = match body {
-            Value::Array(_) => "array",
-            Value::String(_) => "string",
-            Value::Number(_) => "number",
-            Value::Bool(_) => "bool",
-            _ => "null",
-        };
-        // `null` decodes as an empty object of a built-in kind; a custom resource names no kind.
-        if what == "null" && info.crd_name.is_none() {
-            return Ok((info.kind.clone(), gvr.version.clone()));
-        }
-        if what == "null" {
-            return Err(unrecognized(
-                &info.kind,
-                &format!(
-                    "Object 'Kind' is missing in '{}'",
-                    String::from_utf8_lossy(raw)
-                ),
-                raw,
-            ));
-        }
+        return non_object_type_meta(info, gvr, body, raw);
+    };
+    check_type_meta_types(info, obj, raw)?;
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    // schema.FromAPIVersionAndKind: an unparsable apiVersion counts as none.
+    let (group, version) = match api_version.split('/').collect::<Vec<_>>().as_slice() {
+        [""] => (String::new(), String::new()),
+        [v] => (String::new(), v.to_string()),
+        [g, v] if !g.is_empty() => (g.to_string(), v.to_string()),
+        _ => (String::new(), String::new()),
+    };
+    let url_api_version = gvr.api_version();
+    if info.crd_name.is_some() {
+        return custom_type_meta(info, api_version, kind, version, &url_api_version, raw);
+    }
+    builtin_type_meta(
+        info,
+        gvr,
+        kind,
+        group,
+        version,
+        &url_api_version,
+        is_builtin_kind,
+    )
+}
+
+/// [`type_meta`] of a body that is no JSON object: `null` is an empty object of a
+/// built-in kind; anything else (and `null` for a custom resource) is refused.
+fn non_object_type_meta(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    body: &Value,
+    raw: &[u8],
+) -> Result<(String, String), ApiError> {
+    let what = match body {
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        _ => "null",
+    };
+    // `null` decodes as an empty object of a built-in kind; a custom resource names no kind.
+    if what == "null" && info.crd_name.is_none() {
+        return Ok((info.kind.clone(), gvr.version.clone()));
+    }
+    if what == "null" {
         return Err(unrecognized(
             &info.kind,
             &format!(
-                "couldn't get version/kind; json parse error: json: cannot unmarshal {what} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+                "Object 'Kind' is missing in '{}'",
+                String::from_utf8_lossy(raw)
             ),
             raw,
         ));
-    };
+    }
+    Err(unrecognized(
+        &info.kind,
+        &format!(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal {what} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+        ),
+        raw,
+    ))
+}
+
+/// Refuse a body whose `apiVersion` or `kind` is there but neither a string nor null.
+fn check_type_meta_types(
+    info: &ResourceInfo,
+    obj: &serde_json::Map<String, Value>,
+    raw: &[u8],
+) -> Result<(), ApiError> {
     for key in ["apiVersion", "kind"] {
         if let Some(v) = obj.get(key)
             && !v.is_string()
@@ -136,38 +181,48 @@ pub(crate) fn type_meta(
             ));
         }
     }
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    // schema.FromAPIVersionAndKind: an unparsable apiVersion counts as none.
-    let (mut group, mut version) = match api_version.split('/').collect::<Vec<_>>().as_slice() {
-        [""] => (String::new(), String::new()),
-        [v] => (String::new(), v.to_string()),
-        [g, v] if !g.is_empty() => (g.to_string(), v.to_string()),
-        _ => (String::new(), String::new()),
-    };
-    let url_api_version = gvr.api_version();
-    if info.crd_name.is_some() {
-        // Unstructured decoding: `kind` is required, `apiVersion` is not defaulted.
-        if kind.is_empty() {
-            return Err(unrecognized(
-                &info.kind,
-                &format!(
-                    "Object 'Kind' is missing in '{}'",
-                    String::from_utf8_lossy(raw)
-                ),
-                raw,
-            ));
-        }
-        if api_version != url_api_version {
-            return Err(ApiError::bad_request(format!(
-                "the API version in the data ({api_version}) does not match the expected API version ({url_api_version})"
-            )));
-        }
-        return Ok((kind.to_string(), version));
+    Ok(())
+}
+
+/// [`type_meta`] for a custom resource, decoded unstructured: `kind` is required and
+/// `apiVersion` must be the endpoint's (it is not defaulted).
+fn custom_type_meta(
+    info: &ResourceInfo,
+    api_version: &str,
+    kind: &str,
+    version: String,
+    url_api_version: &str,
+    raw: &[u8],
+) -> Result<(String, String), ApiError> {
+    if kind.is_empty() {
+        return Err(unrecognized(
+            &info.kind,
+            &format!(
+                "Object 'Kind' is missing in '{}'",
+                String::from_utf8_lossy(raw)
+            ),
+            raw,
+        ));
     }
+    if api_version != url_api_version {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({url_api_version})"
+        )));
+    }
+    Ok((kind.to_string(), version))
+}
+
+/// [`type_meta`] for a built-in kind: the body's group, version and kind, defaulted from
+/// the endpoint (gvkWithDefaults), must be the endpoint's; else the decoder's error.
+fn builtin_type_meta(
+    info: &ResourceInfo,
+    gvr: &Gvr,
+    kind: &str,
+    mut group: String,
+    mut version: String,
+    url_api_version: &str,
+    is_builtin_kind: impl Fn(&str, &str, &str) -> bool,
+) -> Result<(String, String), ApiError> {
     // gvkWithDefaults against the endpoint's kind.
     let kind = if kind.is_empty() {
         info.kind.as_str()

@@ -12,7 +12,6 @@
 //! | [`webhook`] | the OCM hub's admission webhooks |
 //! | [`auth`], `rbac.rs` | authentication, and authorization from RBAC objects |
 
-
 pub(crate) mod admission;
 pub mod auth;
 pub(crate) mod custom;

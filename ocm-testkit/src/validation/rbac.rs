@@ -13,10 +13,10 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::api_error::{ApiError, ApiResult};
-use crate::validation::auth::{Request, UserInfo};
 use crate::storage::registry::{GroupResource, ResourceInfo};
 use crate::storage::selector::LabelSelector;
 use crate::storage::store::Inner;
+use crate::validation::auth::{Request, UserInfo};
 
 pub(crate) const RBAC: &str = "rbac.authorization.k8s.io";
 
@@ -134,7 +134,11 @@ impl Inner {
                 Arc::new(
                     self.objects
                         .get(&GroupResource::new(RBAC, resource))
-                        .map(|m| m.values().map(crate::storage::store::Entry::value).collect())
+                        .map(|m| {
+                            m.values()
+                                .map(crate::storage::store::Entry::value)
+                                .collect()
+                        })
                         .unwrap_or_default(),
                 )
             })

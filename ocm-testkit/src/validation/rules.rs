@@ -159,47 +159,60 @@ pub(crate) fn check(
                 });
                 continue;
             }
-            Outcome::Fail => {
-                let from_expression = r
-                    .get("messageExpression")
-                    .and_then(Value::as_str)
-                    .and_then(program_for_message)
-                    .zip(ctx)
-                    .and_then(|(p, ctx)| match p.evaluate(&ctx, &mut budget) {
-                        Ok(cel::Value::String(s)) if !s.trim().is_empty() => {
-                            Some(s.as_ref().clone())
-                        }
-                        _ => None,
-                    });
-                from_expression
-                    .or_else(|| {
-                        r.get("message")
-                            .and_then(Value::as_str)
-                            .filter(|m| !m.is_empty())
-                            .map(str::to_string)
-                    })
-                    .unwrap_or_else(|| format!("failed rule: {source}"))
-            }
+            Outcome::Fail => failure_message(r, source, ctx, &mut budget),
         };
-        let reason = r
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("FieldValueInvalid");
-        let message = match reason {
-            "FieldValueForbidden" => format!("Forbidden: {detail}"),
-            "FieldValueRequired" => format!("Required value: {detail}"),
-            "FieldValueDuplicate" => format!("Duplicate value: \"{type_name}\""),
-            _ => format!("Invalid value: \"{type_name}\": {detail}"),
-        };
-        let reason = match reason {
-            "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate" => reason,
-            _ => "FieldValueInvalid",
-        };
-        out.push(Cause {
-            reason: reason.into(),
-            message,
-            field,
+        out.push(rule_cause(r, type_name, &detail, field));
+    }
+}
+
+/// The message of a failed rule `r`: its `messageExpression` evaluated in `ctx` when that
+/// gives a non-blank string, else its `message`, else the rule's source.
+fn failure_message(
+    r: &Value,
+    source: &str,
+    ctx: Option<Context<'static, 'static>>,
+    budget: &mut Budget,
+) -> String {
+    let from_expression = r
+        .get("messageExpression")
+        .and_then(Value::as_str)
+        .and_then(program_for_message)
+        .zip(ctx)
+        .and_then(|(p, ctx)| match p.evaluate(&ctx, budget) {
+            Ok(cel::Value::String(s)) if !s.trim().is_empty() => Some(s.as_ref().clone()),
+            _ => None,
         });
+    from_expression
+        .or_else(|| {
+            r.get("message")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| format!("failed rule: {source}"))
+}
+
+/// The cause a failed rule `r` reports at `field`: its `reason` (forbidden, required or
+/// duplicate; anything else is invalid) with the message kube words for it.
+fn rule_cause(r: &Value, type_name: &str, detail: &str, field: String) -> Cause {
+    let reason = r
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or("FieldValueInvalid");
+    let message = match reason {
+        "FieldValueForbidden" => format!("Forbidden: {detail}"),
+        "FieldValueRequired" => format!("Required value: {detail}"),
+        "FieldValueDuplicate" => format!("Duplicate value: \"{type_name}\""),
+        _ => format!("Invalid value: \"{type_name}\": {detail}"),
+    };
+    let reason = match reason {
+        "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate" => reason,
+        _ => "FieldValueInvalid",
+    };
+    Cause {
+        reason: reason.into(),
+        message,
+        field,
     }
 }
 

@@ -44,9 +44,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Value, json};
 
 use crate::api_error::ApiError;
-use crate::validation::auth::{Request, ResourceRequest, UserInfo};
 use crate::storage::registry::{Gvr, ResourceInfo};
 use crate::storage::store::{Inner, WriteOptions};
+use crate::validation::auth::{Request, ResourceRequest, UserInfo};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta2::ManagedClusterSetBinding;
 use ocm_api::constants::{groups, labels};

@@ -59,50 +59,7 @@ fn unfold(v: &mut Value, form: Form) {
         };
         let preserve = flag(s, "x-kubernetes-preserve-unknown-fields");
         if form == Form::V2 {
-            for junctor in ["allOf", "anyOf", "oneOf", "not"] {
-                s.remove(junctor);
-            }
-            // Required properties that may be null are not required for kubectl.
-            let nullable: Vec<String> = s
-                .get("properties")
-                .and_then(Value::as_object)
-                .map(|p| {
-                    p.iter()
-                        .filter(|(_, c)| c.get("nullable").and_then(Value::as_bool) == Some(true))
-                        .map(|(k, _)| k.clone())
-                        .collect()
-                })
-                .unwrap_or_default();
-            if let Some(Value::Array(req)) = s.get_mut("required") {
-                req.retain(|r| !r.as_str().is_some_and(|r| nullable.iter().any(|n| n == r)));
-            }
-            if s.get("additionalProperties")
-                .and_then(|a| a.get("nullable"))
-                .and_then(Value::as_bool)
-                == Some(true)
-            {
-                s.remove("required");
-            }
-            if flag(s, "nullable") {
-                s.remove("type");
-                s.remove("nullable");
-                s.remove("items");
-                s.remove("properties");
-            }
-            if preserve {
-                s.remove("items");
-                s.remove("properties");
-            }
-            let ty = s.get("type").and_then(Value::as_str).unwrap_or_default();
-            if (ty == "array" && !s.contains_key("items")) || (preserve && ty == "object") {
-                s.remove("type");
-            }
-            if s.get("required")
-                .and_then(Value::as_array)
-                .is_some_and(Vec::is_empty)
-            {
-                s.remove("required");
-            }
+            fold_for_v2(s, preserve);
         } else if flag(s, "x-kubernetes-int-or-string")
             && !s.contains_key("anyOf")
             && !s.contains_key("allOf")
@@ -113,51 +70,112 @@ fn unfold(v: &mut Value, form: Form) {
             );
         }
         if flag(s, "x-kubernetes-embedded-resource") && !(form == Form::V2 && preserve) {
-            let props = s
-                .entry("properties")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Some(p) = props.as_object_mut() {
-                p.insert(
-                    "apiVersion".into(),
-                    json!({"description": EMBEDDED_API_VERSION, "type": "string"}),
-                );
-                p.insert(
-                    "kind".into(),
-                    json!({"description": EMBEDDED_KIND, "type": "string"}),
-                );
-                p.insert("metadata".into(), metadata_property());
-            }
-            let req = s
-                .entry("required")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Some(r) = req.as_array_mut() {
-                for k in ["kind", "apiVersion"] {
-                    if !r.iter().any(|x| x == k) {
-                        r.push(json!(k));
-                    }
-                }
-            }
+            add_embedded_resource_fields(s);
         }
-        let embedded_metadata = flag(s, "x-kubernetes-embedded-resource");
-        if let Some(Value::Object(props)) = s.get_mut("properties") {
-            for (k, child) in props.iter_mut() {
-                if embedded_metadata && k == "metadata" {
-                    continue;
-                }
-                unfold(child, form);
-            }
-        }
-        for key in ["items", "additionalProperties", "not"] {
-            if let Some(child) = s.get_mut(key).filter(|c| c.is_object()) {
-                unfold(child, form);
-            }
-        }
-        for key in ["allOf", "anyOf", "oneOf"] {
-            if let Some(Value::Array(children)) = s.get_mut(key) {
-                children.iter_mut().for_each(|c| unfold(c, form));
-            }
-        }
+        unfold_children(s, form);
     })
+}
+
+/// Drop from a node what Swagger 2 (and kubectl reading it) cannot take: junctors,
+/// nullable required properties, types and children of nullable or preserving nodes.
+fn fold_for_v2(s: &mut Map<String, Value>, preserve: bool) {
+    for junctor in ["allOf", "anyOf", "oneOf", "not"] {
+        s.remove(junctor);
+    }
+    // Required properties that may be null are not required for kubectl.
+    let nullable: Vec<String> = s
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.iter()
+                .filter(|(_, c)| c.get("nullable").and_then(Value::as_bool) == Some(true))
+                .map(|(k, _)| k.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(Value::Array(req)) = s.get_mut("required") {
+        req.retain(|r| !r.as_str().is_some_and(|r| nullable.iter().any(|n| n == r)));
+    }
+    if s.get("additionalProperties")
+        .and_then(|a| a.get("nullable"))
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        s.remove("required");
+    }
+    if flag(s, "nullable") {
+        s.remove("type");
+        s.remove("nullable");
+        s.remove("items");
+        s.remove("properties");
+    }
+    if preserve {
+        s.remove("items");
+        s.remove("properties");
+    }
+    let ty = s.get("type").and_then(Value::as_str).unwrap_or_default();
+    if (ty == "array" && !s.contains_key("items")) || (preserve && ty == "object") {
+        s.remove("type");
+    }
+    if s.get("required")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
+        s.remove("required");
+    }
+}
+
+/// Give an embedded resource's node the `apiVersion`, `kind` and `metadata` properties,
+/// the first two required.
+fn add_embedded_resource_fields(s: &mut Map<String, Value>) {
+    let props = s
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(p) = props.as_object_mut() {
+        p.insert(
+            "apiVersion".into(),
+            json!({"description": EMBEDDED_API_VERSION, "type": "string"}),
+        );
+        p.insert(
+            "kind".into(),
+            json!({"description": EMBEDDED_KIND, "type": "string"}),
+        );
+        p.insert("metadata".into(), metadata_property());
+    }
+    let req = s
+        .entry("required")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Some(r) = req.as_array_mut() {
+        for k in ["kind", "apiVersion"] {
+            if !r.iter().any(|x| x == k) {
+                r.push(json!(k));
+            }
+        }
+    }
+}
+
+/// Unfold the children of a node: its properties (but an embedded resource's metadata),
+/// items, additional properties and junctors.
+fn unfold_children(s: &mut Map<String, Value>, form: Form) {
+    let embedded_metadata = flag(s, "x-kubernetes-embedded-resource");
+    if let Some(Value::Object(props)) = s.get_mut("properties") {
+        for (k, child) in props.iter_mut() {
+            if embedded_metadata && k == "metadata" {
+                continue;
+            }
+            unfold(child, form);
+        }
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(child) = s.get_mut(key).filter(|c| c.is_object()) {
+            unfold(child, form);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(children)) = s.get_mut(key) {
+            children.iter_mut().for_each(|c| unfold(c, form));
+        }
+    }
 }
 
 /// The definition of a custom resource kind in one of its versions.

@@ -104,6 +104,8 @@ impl Collector {
     }
 }
 
+/// Generate the built-in definitions: collect the schemas of the built-in kinds, publish
+/// them as Swagger 2 definitions, add list definitions and index them all by kind.
 fn generate() -> Builtins {
     let mut settings = SchemaSettings::draft2020_12();
     settings.definitions_path = "/definitions".into();
@@ -112,68 +114,91 @@ fn generate() -> Builtins {
         generator: settings.into_generator(),
         kinds: Vec::new(),
     };
-    // Every kind in `crate::storage::builtin`'s table (a test checks that none is missing), plus the
-    // scale subresource's kind.
-    c.kind::<api::core::v1::Namespace>("", "v1", "Namespace");
-    c.kind::<api::core::v1::ConfigMap>("", "v1", "ConfigMap");
-    c.kind::<api::core::v1::Secret>("", "v1", "Secret");
-    c.kind::<api::core::v1::ServiceAccount>("", "v1", "ServiceAccount");
-    c.kind::<api::core::v1::Service>("", "v1", "Service");
-    c.kind::<api::core::v1::Pod>("", "v1", "Pod");
-    c.kind::<api::core::v1::Node>("", "v1", "Node");
-    c.kind::<api::core::v1::Event>("", "v1", "Event");
-    c.kind::<api::core::v1::PersistentVolumeClaim>("", "v1", "PersistentVolumeClaim");
-    c.kind::<api::core::v1::Endpoints>("", "v1", "Endpoints");
-    c.kind::<api::core::v1::ResourceQuota>("", "v1", "ResourceQuota");
-    c.kind::<api::apps::v1::Deployment>("apps", "v1", "Deployment");
-    c.kind::<api::apps::v1::ReplicaSet>("apps", "v1", "ReplicaSet");
-    c.kind::<api::apps::v1::StatefulSet>("apps", "v1", "StatefulSet");
-    c.kind::<api::apps::v1::DaemonSet>("apps", "v1", "DaemonSet");
-    c.kind::<api::apps::v1::ControllerRevision>("apps", "v1", "ControllerRevision");
-    c.kind::<api::batch::v1::Job>("batch", "v1", "Job");
-    c.kind::<api::batch::v1::CronJob>("batch", "v1", "CronJob");
-    let rbac = "rbac.authorization.k8s.io";
-    c.kind::<api::rbac::v1::Role>(rbac, "v1", "Role");
-    c.kind::<api::rbac::v1::ClusterRole>(rbac, "v1", "ClusterRole");
-    c.kind::<api::rbac::v1::RoleBinding>(rbac, "v1", "RoleBinding");
-    c.kind::<api::rbac::v1::ClusterRoleBinding>(rbac, "v1", "ClusterRoleBinding");
-    c.kind::<apiext::CustomResourceDefinition>(
-        "apiextensions.k8s.io",
-        "v1",
-        "CustomResourceDefinition",
-    );
-    c.kind::<api::coordination::v1::Lease>("coordination.k8s.io", "v1", "Lease");
-    c.kind::<api::events::v1::Event>("events.k8s.io", "v1", "Event");
-    c.kind::<api::policy::v1::PodDisruptionBudget>("policy", "v1", "PodDisruptionBudget");
-    c.kind::<api::scheduling::v1::PriorityClass>("scheduling.k8s.io", "v1", "PriorityClass");
-    c.kind::<api::networking::v1::Ingress>("networking.k8s.io", "v1", "Ingress");
-    c.kind::<api::networking::v1::NetworkPolicy>("networking.k8s.io", "v1", "NetworkPolicy");
-    let authz = "authorization.k8s.io";
-    c.kind::<api::authorization::v1::SubjectAccessReview>(authz, "v1", "SubjectAccessReview");
-    c.kind::<api::authorization::v1::LocalSubjectAccessReview>(
-        authz,
-        "v1",
-        "LocalSubjectAccessReview",
-    );
-    c.kind::<api::authorization::v1::SelfSubjectAccessReview>(
-        authz,
-        "v1",
-        "SelfSubjectAccessReview",
-    );
-    c.kind::<api::autoscaling::v1::Scale>("autoscaling", "v1", "Scale");
-    // What every resource's operations and custom resources refer to.
-    c.support::<meta::ObjectMeta>();
-    c.support::<meta::ListMeta>();
-    c.support::<meta::Status>();
-    c.support::<meta::DeleteOptions>();
-    c.support::<meta::Patch>();
-
+    c.builtin_kinds();
     let raw = c.generator.take_definitions(true);
     let mut definitions = Map::new();
     for (name, schema) in raw {
         let published = publish(&name, schema);
         definitions.insert(name, published);
     }
+    let kinds = index_kinds(&mut definitions, c.kinds);
+    if let Some(Value::Object(status)) = definitions.get_mut(STATUS) {
+        status.insert(
+            "x-kubernetes-group-version-kind".into(),
+            gvk("", "v1", "Status"),
+        );
+    }
+    Builtins { definitions, kinds }
+}
+
+impl Collector {
+    /// Collect the schema of every built-in kind and of what their operations refer to.
+    fn builtin_kinds(&mut self) {
+        let c = self;
+        // Every kind in `crate::storage::builtin`'s table (a test checks that none is missing), plus the
+        // scale subresource's kind.
+        c.kind::<api::core::v1::Namespace>("", "v1", "Namespace");
+        c.kind::<api::core::v1::ConfigMap>("", "v1", "ConfigMap");
+        c.kind::<api::core::v1::Secret>("", "v1", "Secret");
+        c.kind::<api::core::v1::ServiceAccount>("", "v1", "ServiceAccount");
+        c.kind::<api::core::v1::Service>("", "v1", "Service");
+        c.kind::<api::core::v1::Pod>("", "v1", "Pod");
+        c.kind::<api::core::v1::Node>("", "v1", "Node");
+        c.kind::<api::core::v1::Event>("", "v1", "Event");
+        c.kind::<api::core::v1::PersistentVolumeClaim>("", "v1", "PersistentVolumeClaim");
+        c.kind::<api::core::v1::Endpoints>("", "v1", "Endpoints");
+        c.kind::<api::core::v1::ResourceQuota>("", "v1", "ResourceQuota");
+        c.kind::<api::apps::v1::Deployment>("apps", "v1", "Deployment");
+        c.kind::<api::apps::v1::ReplicaSet>("apps", "v1", "ReplicaSet");
+        c.kind::<api::apps::v1::StatefulSet>("apps", "v1", "StatefulSet");
+        c.kind::<api::apps::v1::DaemonSet>("apps", "v1", "DaemonSet");
+        c.kind::<api::apps::v1::ControllerRevision>("apps", "v1", "ControllerRevision");
+        c.kind::<api::batch::v1::Job>("batch", "v1", "Job");
+        c.kind::<api::batch::v1::CronJob>("batch", "v1", "CronJob");
+        let rbac = "rbac.authorization.k8s.io";
+        c.kind::<api::rbac::v1::Role>(rbac, "v1", "Role");
+        c.kind::<api::rbac::v1::ClusterRole>(rbac, "v1", "ClusterRole");
+        c.kind::<api::rbac::v1::RoleBinding>(rbac, "v1", "RoleBinding");
+        c.kind::<api::rbac::v1::ClusterRoleBinding>(rbac, "v1", "ClusterRoleBinding");
+        c.kind::<apiext::CustomResourceDefinition>(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+        );
+        c.kind::<api::coordination::v1::Lease>("coordination.k8s.io", "v1", "Lease");
+        c.kind::<api::events::v1::Event>("events.k8s.io", "v1", "Event");
+        c.kind::<api::policy::v1::PodDisruptionBudget>("policy", "v1", "PodDisruptionBudget");
+        c.kind::<api::scheduling::v1::PriorityClass>("scheduling.k8s.io", "v1", "PriorityClass");
+        c.kind::<api::networking::v1::Ingress>("networking.k8s.io", "v1", "Ingress");
+        c.kind::<api::networking::v1::NetworkPolicy>("networking.k8s.io", "v1", "NetworkPolicy");
+        let authz = "authorization.k8s.io";
+        c.kind::<api::authorization::v1::SubjectAccessReview>(authz, "v1", "SubjectAccessReview");
+        c.kind::<api::authorization::v1::LocalSubjectAccessReview>(
+            authz,
+            "v1",
+            "LocalSubjectAccessReview",
+        );
+        c.kind::<api::authorization::v1::SelfSubjectAccessReview>(
+            authz,
+            "v1",
+            "SelfSubjectAccessReview",
+        );
+        c.kind::<api::autoscaling::v1::Scale>("autoscaling", "v1", "Scale");
+        // What every resource's operations and custom resources refer to.
+        c.support::<meta::ObjectMeta>();
+        c.support::<meta::ListMeta>();
+        c.support::<meta::Status>();
+        c.support::<meta::DeleteOptions>();
+        c.support::<meta::Patch>();
+    }
+}
+
+/// Mark each collected kind's definition with its group, version and kind, add the
+/// definitions of their lists, and index both by group, version and kind.
+fn index_kinds(
+    definitions: &mut Map<String, Value>,
+    collected: Vec<((String, String, String), String)>,
+) -> KindIndex {
     let mut kinds = KindIndex::new();
     let mut index = |group: &str, version: &str, kind: String, name: String| {
         kinds
@@ -183,7 +208,7 @@ fn generate() -> Builtins {
             .or_default()
             .insert(kind, name);
     };
-    for ((group, version, kind), name) in c.kinds {
+    for ((group, version, kind), name) in collected {
         if let Some(Value::Object(def)) = definitions.get_mut(&name) {
             def.insert(
                 "x-kubernetes-group-version-kind".into(),
@@ -200,13 +225,7 @@ fn generate() -> Builtins {
         }
         index(&group, &version, kind, name);
     }
-    if let Some(Value::Object(status)) = definitions.get_mut(STATUS) {
-        status.insert(
-            "x-kubernetes-group-version-kind".into(),
-            gvk("", "v1", "Status"),
-        );
-    }
-    Builtins { definitions, kinds }
+    kinds
 }
 
 /// `x-kubernetes-group-version-kind` as definitions carry it (a list of one).

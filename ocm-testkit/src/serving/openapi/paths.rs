@@ -305,110 +305,32 @@ pub(crate) fn resource_paths(
     out: &mut Map<String, Value>,
 ) {
     let group = info.group.as_str();
-    let names = Names {
-        group,
-        version,
-        kind: &info.kind,
-        namespaced: info.namespaced,
+    let paths = ResourcePaths {
+        info,
+        names: Names {
+            group,
+            version,
+            kind: &info.kind,
+            namespaced: info.namespaced,
+        },
+        gvk: (group, version, info.kind.as_str()),
+        kind,
+        list,
+        article: if info.kind.starts_with(['A', 'E', 'I', 'O', 'U']) {
+            "an"
+        } else {
+            "a"
+        },
     };
-    let gvk = (group, version, info.kind.as_str());
     let prefix = gv_prefix(group, version);
     let collection = if info.namespaced {
         format!("{prefix}/namespaces/{{namespace}}/{}", info.plural)
     } else {
         format!("{prefix}/{}", info.plural)
     };
-    let can = |verb: &str| info.verbs.iter().any(|v| v == verb);
-    let namespace_parameter = || {
-        path_parameter(
-            "namespace",
-            "object name and auth scope, such as for teams and projects",
-        )
-    };
-    let name_parameter = |what: &str| path_parameter("name", &format!("name of the {what}"));
-    let strategic = info.crd_name.is_none();
-    let patch_types = || {
-        let mut types = vec![
-            "application/json-patch+json",
-            "application/merge-patch+json",
-        ];
-        if strategic {
-            types.push("application/strategic-merge-patch+json");
-        }
-        types.push("application/apply-patch+yaml");
-        types
-    };
-    let article = if info.kind.starts_with(['A', 'E', 'I', 'O', 'U']) {
-        "an"
-    } else {
-        "a"
-    };
 
     // The collection.
-    let mut item = Map::new();
-    if can("list") {
-        item.insert(
-            "get".into(),
-            operation(
-                &names,
-                Op {
-                    action: "list",
-                    id_verb: "list",
-                    description: format!("list or watch objects of kind {}", info.kind),
-                    gvk,
-                    parameters: list_parameters(false),
-                    consumes: vec!["*/*"],
-                    responses: vec![("200", "OK", list.map(str::to_string))],
-                },
-                false,
-                "",
-            ),
-        );
-    }
-    if can("create") {
-        item.insert(
-            "post".into(),
-            operation(
-                &names,
-                Op {
-                    action: "post",
-                    id_verb: "create",
-                    description: format!("create {article} {}", info.kind),
-                    gvk,
-                    parameters: write_parameters(kind, false),
-                    consumes: vec!["*/*"],
-                    responses: vec![
-                        ("200", "OK", Some(kind.to_string())),
-                        ("201", "Created", Some(kind.to_string())),
-                        ("202", "Accepted", Some(kind.to_string())),
-                    ],
-                },
-                false,
-                "",
-            ),
-        );
-    }
-    if can("deletecollection") {
-        let mut parameters = vec![body(DELETE_OPTIONS, false)];
-        parameters.extend(list_parameters(true));
-        item.insert(
-            "delete".into(),
-            operation(
-                &names,
-                Op {
-                    action: "deletecollection",
-                    id_verb: "deleteCollection",
-                    description: format!("delete collection of {}", info.kind),
-                    gvk,
-                    parameters,
-                    consumes: vec!["*/*"],
-                    responses: vec![("200", "OK", Some(STATUS.to_string()))],
-                },
-                false,
-                "",
-            ),
-        );
-    }
+    let mut item = paths.collection_operations();
     if !item.is_empty() {
         let mut parameters = Vec::new();
         if info.namespaced {
@@ -420,30 +342,15 @@ pub(crate) fn resource_paths(
     }
 
     // Every namespace at once.
-    if info.namespaced && can("list") {
+    if info.namespaced && paths.can("list") {
         let mut item = Map::new();
-        item.insert(
-            "get".into(),
-            operation(
-                &names,
-                Op {
-                    action: "list",
-                    id_verb: "list",
-                    description: format!("list or watch objects of kind {}", info.kind),
-                    gvk,
-                    parameters: list_parameters(false),
-                    consumes: vec!["*/*"],
-                    responses: vec![("200", "OK", list.map(str::to_string))],
-                },
-                true,
-                "",
-            ),
-        );
+        item.insert("get".into(), paths.list_operation(true));
         item.insert("parameters".into(), json!([pretty()]));
         out.insert(format!("{prefix}/{}", info.plural), Value::Object(item));
     }
 
     // One object, and its subresources.
+    let gvk = paths.gvk;
     let mut subresources: Vec<(&str, (&str, &str, &str), &str)> = vec![("", gvk, kind)];
     if info.status_subresource {
         subresources.push(("status", gvk, kind));
@@ -452,17 +359,159 @@ pub(crate) fn resource_paths(
         subresources.push(("scale", ("autoscaling", "v1", "Scale"), SCALE));
     }
     for (sub, sub_gvk, schema) in subresources {
+        let mut item = paths.object_operations(sub, sub_gvk, schema);
+        if item.is_empty() {
+            continue;
+        }
+        let what = if sub == "scale" { "Scale" } else { &info.kind };
+        let mut parameters = vec![path_parameter("name", &format!("name of the {what}"))];
+        if info.namespaced {
+            parameters.push(namespace_parameter());
+        }
+        parameters.push(pretty());
+        item.insert("parameters".into(), Value::Array(parameters));
+        let path = if sub.is_empty() {
+            format!("{collection}/{{name}}")
+        } else {
+            format!("{collection}/{{name}}/{sub}")
+        };
+        out.insert(path, Value::Object(item));
+    }
+}
+
+/// The `namespace` path parameter.
+fn namespace_parameter() -> Value {
+    path_parameter(
+        "namespace",
+        "object name and auth scope, such as for teams and projects",
+    )
+}
+
+/// A resource version whose paths are being written: what its operations share.
+struct ResourcePaths<'a> {
+    info: &'a ResourceInfo,
+    names: Names<'a>,
+    gvk: (&'a str, &'a str, &'a str),
+    /// The definition of the kind.
+    kind: &'a str,
+    /// The definition of the kind's list, if it has one.
+    list: Option<&'a str>,
+    /// `a` or `an`, before the kind's name.
+    article: &'static str,
+}
+
+impl ResourcePaths<'_> {
+    /// Whether the resource serves `verb`.
+    fn can(&self, verb: &str) -> bool {
+        self.info.verbs.iter().any(|v| v == verb)
+    }
+
+    /// The patch types the resource takes (strategic merge for built-in kinds only).
+    fn patch_types(&self) -> Vec<&'static str> {
+        let mut types = vec![
+            "application/json-patch+json",
+            "application/merge-patch+json",
+        ];
+        if self.info.crd_name.is_none() {
+            types.push("application/strategic-merge-patch+json");
+        }
+        types.push("application/apply-patch+yaml");
+        types
+    }
+
+    /// The list (or watch) operation, of one namespace or of all of them.
+    fn list_operation(&self, all_namespaces: bool) -> Value {
+        operation(
+            &self.names,
+            Op {
+                action: "list",
+                id_verb: "list",
+                description: format!("list or watch objects of kind {}", self.info.kind),
+                gvk: self.gvk,
+                parameters: list_parameters(false),
+                consumes: vec!["*/*"],
+                responses: vec![("200", "OK", self.list.map(str::to_string))],
+            },
+            all_namespaces,
+            "",
+        )
+    }
+
+    /// The operations on the collection the resource serves: list, create, delete all.
+    fn collection_operations(&self) -> Map<String, Value> {
+        let (info, kind) = (self.info, self.kind);
+        let mut item = Map::new();
+        if self.can("list") {
+            item.insert("get".into(), self.list_operation(false));
+        }
+        if self.can("create") {
+            item.insert(
+                "post".into(),
+                operation(
+                    &self.names,
+                    Op {
+                        action: "post",
+                        id_verb: "create",
+                        description: format!("create {} {}", self.article, info.kind),
+                        gvk: self.gvk,
+                        parameters: write_parameters(kind, false),
+                        consumes: vec!["*/*"],
+                        responses: vec![
+                            ("200", "OK", Some(kind.to_string())),
+                            ("201", "Created", Some(kind.to_string())),
+                            ("202", "Accepted", Some(kind.to_string())),
+                        ],
+                    },
+                    false,
+                    "",
+                ),
+            );
+        }
+        if self.can("deletecollection") {
+            let mut parameters = vec![body(DELETE_OPTIONS, false)];
+            parameters.extend(list_parameters(true));
+            item.insert(
+                "delete".into(),
+                operation(
+                    &self.names,
+                    Op {
+                        action: "deletecollection",
+                        id_verb: "deleteCollection",
+                        description: format!("delete collection of {}", info.kind),
+                        gvk: self.gvk,
+                        parameters,
+                        consumes: vec!["*/*"],
+                        responses: vec![("200", "OK", Some(STATUS.to_string()))],
+                    },
+                    false,
+                    "",
+                ),
+            );
+        }
+        item
+    }
+
+    /// The operations the resource serves on one object (`sub` empty) or on its
+    /// subresource `sub` of kind `sub_gvk` (definition `schema`): read, replace, patch,
+    /// and for the object itself delete.
+    fn object_operations(
+        &self,
+        sub: &str,
+        sub_gvk: (&str, &str, &str),
+        schema: &str,
+    ) -> Map<String, Value> {
+        let info = self.info;
         let mut item = Map::new();
         let of = if sub.is_empty() {
             String::new()
         } else {
             format!(" {sub} of")
         };
-        if can("get") {
+        if self.can("get") {
             item.insert(
                 "get".into(),
                 operation(
-                    &names,
+                    &self.names,
                     Op {
                         action: "get",
                         id_verb: "read",
@@ -477,11 +526,11 @@ pub(crate) fn resource_paths(
                 ),
             );
         }
-        if can("update") {
+        if self.can("update") {
             item.insert(
                 "put".into(),
                 operation(
-                    &names,
+                    &self.names,
                     Op {
                         action: "put",
                         id_verb: "replace",
@@ -499,18 +548,18 @@ pub(crate) fn resource_paths(
                 ),
             );
         }
-        if can("patch") {
+        if self.can("patch") {
             item.insert(
                 "patch".into(),
                 operation(
-                    &names,
+                    &self.names,
                     Op {
                         action: "patch",
                         id_verb: "patch",
                         description: format!("partially update{of} the specified {}", info.kind),
                         gvk: sub_gvk,
                         parameters: write_parameters(schema, true),
-                        consumes: patch_types(),
+                        consumes: self.patch_types(),
                         responses: vec![
                             ("200", "OK", Some(schema.to_string())),
                             ("201", "Created", Some(schema.to_string())),
@@ -521,16 +570,16 @@ pub(crate) fn resource_paths(
                 ),
             );
         }
-        if sub.is_empty() && can("delete") {
+        if sub.is_empty() && self.can("delete") {
             item.insert(
                 "delete".into(),
                 operation(
-                    &names,
+                    &self.names,
                     Op {
                         action: "delete",
                         id_verb: "delete",
-                        description: format!("delete {article} {}", info.kind),
-                        gvk,
+                        description: format!("delete {} {}", self.article, info.kind),
+                        gvk: self.gvk,
                         parameters: delete_parameters(),
                         consumes: vec!["*/*"],
                         responses: vec![
@@ -543,25 +592,7 @@ pub(crate) fn resource_paths(
                 ),
             );
         }
-        if item.is_empty() {
-            continue;
-        }
-        let mut parameters = vec![name_parameter(if sub == "scale" {
-            "Scale"
-        } else {
-            &info.kind
-        })];
-        if info.namespaced {
-            parameters.push(namespace_parameter());
-        }
-        parameters.push(pretty());
-        item.insert("parameters".into(), Value::Array(parameters));
-        let path = if sub.is_empty() {
-            format!("{collection}/{{name}}")
-        } else {
-            format!("{collection}/{{name}}/{sub}")
-        };
-        out.insert(path, Value::Object(item));
+        item
     }
 }
 

@@ -558,6 +558,7 @@ pub(crate) fn validate_replicaset_status_update(new: &Value, old: &Value, errs: 
 // StatefulSet
 // ---------------------------------------------------------------------------------------
 
+/// `ValidateStatefulSetSpec`.
 fn validate_statefulset_spec(sts: &Value, errs: &mut Errors) {
     let s = spec(sts);
     let path = Path::new("spec");
@@ -570,69 +571,7 @@ fn validate_statefulset_spec(sts: &Value, errs: &mut Errors) {
             "must be 'OrderedReady' or 'Parallel'",
         ),
     }
-    let strategy = s.get("updateStrategy").unwrap_or(&Value::Null);
-    let up = path.child("updateStrategy");
-    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
-    match get_str(strategy, "type") {
-        "" => errs.required(&up, ""),
-        "OnDelete" => {
-            if let Some(r) = rolling {
-                errs.invalid(
-                    &up.child("rollingUpdate"),
-                    Bad::Json(go_struct(&[
-                        (
-                            "Partition",
-                            Some(get_i64(r, "partition").unwrap_or(0).to_string()),
-                        ),
-                        (
-                            "MaxUnavailable",
-                            Some(int_or_string_or_null(r.get("maxUnavailable"))),
-                        ),
-                    ])),
-                    "only allowed for updateStrategy 'RollingUpdate'",
-                );
-            }
-        }
-        "RollingUpdate" => {
-            if let Some(r) = rolling {
-                let rp = up.child("rollingUpdate");
-                nonneg(r, "partition", &rp, errs);
-                if let Some(mu) = r.get("maxUnavailable").filter(|m| !m.is_null()) {
-                    let mp = rp.child("maxUnavailable");
-                    positive_int_or_percent(Some(mu), &mp, errs);
-                    if int_or_percent_value(Some(mu)) == 0 {
-                        errs.invalid(&mp, Bad::Json(int_or_string(Some(mu))), "cannot be 0");
-                    }
-                    not_more_than_100_percent(Some(mu), &mp, errs);
-                }
-            }
-        }
-        _ => errs.invalid(
-            &up,
-            Bad::Json(go_struct(&[
-                ("Type", Some(json_str(get_str(strategy, "type")))),
-                (
-                    "RollingUpdate",
-                    Some(rolling.map_or_else(
-                        || "null".to_string(),
-                        |r| {
-                            go_struct(&[
-                                (
-                                    "Partition",
-                                    Some(get_i64(r, "partition").unwrap_or(0).to_string()),
-                                ),
-                                (
-                                    "MaxUnavailable",
-                                    Some(int_or_string_or_null(r.get("maxUnavailable"))),
-                                ),
-                            ])
-                        },
-                    )),
-                ),
-            ])),
-            "must be 'RollingUpdate' or 'OnDelete'",
-        ),
-    }
+    validate_update_strategy(s, &path, errs);
     if let Some(p) = s
         .get("persistentVolumeClaimRetentionPolicy")
         .filter(|p| !p.is_null())
@@ -697,6 +636,65 @@ fn validate_statefulset_spec(sts: &Value, errs: &mut Errors) {
         );
     }
     restart_always_and_no_deadline(template, &tpath, "StatefulSet", errs);
+}
+
+/// A StatefulSet's `updateStrategy`: a known type, and rolling update settings only for
+/// `RollingUpdate`, with a non-negative partition and a positive `maxUnavailable`.
+fn validate_update_strategy(s: &Value, path: &Path, errs: &mut Errors) {
+    let strategy = s.get("updateStrategy").unwrap_or(&Value::Null);
+    let up = path.child("updateStrategy");
+    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    match get_str(strategy, "type") {
+        "" => errs.required(&up, ""),
+        "OnDelete" => {
+            if let Some(r) = rolling {
+                errs.invalid(
+                    &up.child("rollingUpdate"),
+                    Bad::Json(rolling_update_struct(r)),
+                    "only allowed for updateStrategy 'RollingUpdate'",
+                );
+            }
+        }
+        "RollingUpdate" => {
+            if let Some(r) = rolling {
+                let rp = up.child("rollingUpdate");
+                nonneg(r, "partition", &rp, errs);
+                if let Some(mu) = r.get("maxUnavailable").filter(|m| !m.is_null()) {
+                    let mp = rp.child("maxUnavailable");
+                    positive_int_or_percent(Some(mu), &mp, errs);
+                    if int_or_percent_value(Some(mu)) == 0 {
+                        errs.invalid(&mp, Bad::Json(int_or_string(Some(mu))), "cannot be 0");
+                    }
+                    not_more_than_100_percent(Some(mu), &mp, errs);
+                }
+            }
+        }
+        _ => errs.invalid(
+            &up,
+            Bad::Json(go_struct(&[
+                ("Type", Some(json_str(get_str(strategy, "type")))),
+                (
+                    "RollingUpdate",
+                    Some(rolling.map_or_else(|| "null".to_string(), rolling_update_struct)),
+                ),
+            ])),
+            "must be 'RollingUpdate' or 'OnDelete'",
+        ),
+    }
+}
+
+/// A rolling update's settings as kube prints the Go struct in its messages.
+fn rolling_update_struct(r: &Value) -> String {
+    go_struct(&[
+        (
+            "Partition",
+            Some(get_i64(r, "partition").unwrap_or(0).to_string()),
+        ),
+        (
+            "MaxUnavailable",
+            Some(int_or_string_or_null(r.get("maxUnavailable"))),
+        ),
+    ])
 }
 
 /// `ValidateStatefulSet`.

@@ -735,7 +735,22 @@ pub(crate) fn validate_pod_update(new: &Value, old: &Value, errs: &mut Errors) {
     if ns == os {
         return;
     }
-    // Munge the fields an update may change back to their old values, then compare.
+    // Put back what an update may change, then compare.
+    let munged = munged_pod_spec(ns, os);
+    if &munged != os {
+        errs.forbidden(
+            &spec_path,
+            &format!(
+                "pod updates may not change fields other than {UPDATABLE_POD_FIELDS}\n{}",
+                spec_diff(os, &munged)
+            ),
+        );
+    }
+}
+
+/// The new pod spec `ns` with the fields a pod update may change put back to their old
+/// values in `os` (so that any difference left is a forbidden change).
+fn munged_pod_spec(ns: &Value, os: &Value) -> Value {
     let mut munged = ns.clone();
     if let Some(m) = munged.as_object_mut() {
         for list in ["containers", "initContainers"] {
@@ -767,15 +782,7 @@ pub(crate) fn validate_pod_update(new: &Value, old: &Value, errs: &mut Errors) {
             m.insert("terminationGracePeriodSeconds".into(), v.clone());
         }
     }
-    if &munged != os {
-        errs.forbidden(
-            &spec_path,
-            &format!(
-                "pod updates may not change fields other than {UPDATABLE_POD_FIELDS}\n{}",
-                spec_diff(os, &munged)
-            ),
-        );
-    }
+    munged
 }
 
 /// CPU and memory of a container's resources may change; put the old ones back.

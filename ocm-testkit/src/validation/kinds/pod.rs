@@ -243,6 +243,8 @@ pub(crate) fn validate_pod_template(
 type Volumes = BTreeMap<String, bool>;
 
 /// `ValidatePodSpec`.
+// Long on purpose: it follows kube-apiserver's ValidatePodSpec field by field, so that its
+// causes come out in kube's order; kept whole, it can be read side by side with kube's.
 pub(crate) fn validate_pod_spec(spec: &Value, path: &Path, opts: PodOpts, errs: &mut Errors) {
     let grace = get_i64(spec, "terminationGracePeriodSeconds");
     if grace.is_none() {
@@ -1076,6 +1078,7 @@ fn key_to_path(kp: &Value, path: &Path, errs: &mut Errors) {
     file_mode(get_i64(kp, "mode"), &path.child("mode"), errs);
 }
 
+/// `validateVolumeSource`: exactly one source, and that source's fields.
 fn validate_volume_source(v: &Value, path: &Path, errs: &mut Errors) {
     let mut count = 0;
     for (key, at) in VOLUME_SOURCES {
@@ -1096,111 +1099,118 @@ fn validate_volume_source(v: &Value, path: &Path, errs: &mut Errors) {
             continue;
         }
         count += 1;
-        let sp = path.child(at);
-        match *key {
-            "emptyDir" => {
-                if let Some(l) = src.get("sizeLimit").and_then(Value::as_str)
-                    && ocm_api::k8s::quantity::approximate_f64(l).is_some_and(|q| q < 0.0)
-                {
-                    errs.forbidden(
-                        &sp.child("sizeLimit"),
-                        "SizeLimit field must be a valid resource quantity",
-                    );
-                }
-            }
-            "hostPath" => {
-                let p = get_str(src, "path");
-                if p.is_empty() {
-                    errs.required(&sp.child("path"), "");
-                } else {
-                    no_backsteps(p, &sp.child("path"), errs);
-                    if let Some(t) = src.get("type").and_then(Value::as_str)
-                        && !matches!(
-                            t,
-                            "" | "DirectoryOrCreate"
-                                | "Directory"
-                                | "FileOrCreate"
-                                | "File"
-                                | "Socket"
-                                | "CharDevice"
-                                | "BlockDevice"
-                        )
-                    {
-                        errs.not_supported(
-                            &sp.child("type"),
-                            Bad::Json(super::field::json_str(t)),
-                            &[
-                                "",
-                                "BlockDevice",
-                                "CharDevice",
-                                "Directory",
-                                "DirectoryOrCreate",
-                                "File",
-                                "FileOrCreate",
-                                "Socket",
-                            ],
-                        );
-                    }
-                }
-            }
-            "secret" | "configMap" => {
-                let name_key = if *key == "secret" {
-                    "secretName"
-                } else {
-                    "name"
-                };
-                if get_str(src, name_key).is_empty() {
-                    errs.required(&sp.child(name_key), "");
-                }
-                file_mode(get_i64(src, "defaultMode"), &sp.child("defaultMode"), errs);
-                for (j, kp) in arr(src, "items").iter().enumerate() {
-                    key_to_path(kp, &sp.child("items").index(j), errs);
-                }
-            }
-            "persistentVolumeClaim" if get_str(src, "claimName").is_empty() => {
-                errs.required(&sp.child("claimName"), "");
-            }
-            "nfs" => {
-                let p = get_str(src, "path");
-                if get_str(src, "server").is_empty() {
-                    errs.required(&sp.child("server"), "");
-                }
-                if p.is_empty() {
-                    errs.required(&sp.child("path"), "");
-                }
-                if !p.starts_with('/') {
-                    errs.invalid(&sp.child("path"), Bad::str(p), "must be an absolute path");
-                }
-            }
-            "downwardAPI" => {
-                file_mode(get_i64(src, "defaultMode"), &sp.child("defaultMode"), errs);
-                for f in arr(src, "items") {
-                    downward_api_file(f, &sp, errs);
-                }
-            }
-            "projected" => {
-                file_mode(get_i64(src, "defaultMode"), &sp.child("defaultMode"), errs);
-                validate_projection(src, &sp, errs);
-            }
-            "csi" => {
-                let d = get_str(src, "driver");
-                let dp = sp.child("driver");
-                if d.is_empty() {
-                    errs.required(&dp, "");
-                }
-                if d.len() > 63 {
-                    errs.too_long(&dp, 63);
-                }
-                errs.invalid_each(&dp, d, names::dns1123_subdomain_errors(&d.to_lowercase()));
-            }
-            "ephemeral" if src.get("volumeClaimTemplate").is_none_or(Value::is_null) => {
-                errs.required(&sp.child("volumeClaimTemplate"), "");
-            }
-            _ => {}
-        }
+        validate_source_fields(key, src, &path.child(at), errs);
     }
     if count == 0 {
         errs.required(path, "must specify a volume type");
+    }
+}
+
+/// The fields of the volume source `key` (`src`, at `sp`), each source as kube checks it.
+fn validate_source_fields(key: &str, src: &Value, sp: &Path, errs: &mut Errors) {
+    match key {
+        "emptyDir" => {
+            if let Some(l) = src.get("sizeLimit").and_then(Value::as_str)
+                && ocm_api::k8s::quantity::approximate_f64(l).is_some_and(|q| q < 0.0)
+            {
+                errs.forbidden(
+                    &sp.child("sizeLimit"),
+                    "SizeLimit field must be a valid resource quantity",
+                );
+            }
+        }
+        "hostPath" => validate_host_path_source(src, sp, errs),
+        "secret" | "configMap" => {
+            let name_key = if key == "secret" {
+                "secretName"
+            } else {
+                "name"
+            };
+            if get_str(src, name_key).is_empty() {
+                errs.required(&sp.child(name_key), "");
+            }
+            file_mode(get_i64(src, "defaultMode"), &sp.child("defaultMode"), errs);
+            for (j, kp) in arr(src, "items").iter().enumerate() {
+                key_to_path(kp, &sp.child("items").index(j), errs);
+            }
+        }
+        "persistentVolumeClaim" if get_str(src, "claimName").is_empty() => {
+            errs.required(&sp.child("claimName"), "");
+        }
+        "nfs" => {
+            let p = get_str(src, "path");
+            if get_str(src, "server").is_empty() {
+                errs.required(&sp.child("server"), "");
+            }
+            if p.is_empty() {
+                errs.required(&sp.child("path"), "");
+            }
+            if !p.starts_with('/') {
+                errs.invalid(&sp.child("path"), Bad::str(p), "must be an absolute path");
+            }
+        }
+        "downwardAPI" => {
+            file_mode(get_i64(src, "defaultMode"), &sp.child("defaultMode"), errs);
+            for f in arr(src, "items") {
+                downward_api_file(f, sp, errs);
+            }
+        }
+        "projected" => {
+            file_mode(get_i64(src, "defaultMode"), &sp.child("defaultMode"), errs);
+            validate_projection(src, sp, errs);
+        }
+        "csi" => {
+            let d = get_str(src, "driver");
+            let dp = sp.child("driver");
+            if d.is_empty() {
+                errs.required(&dp, "");
+            }
+            if d.len() > 63 {
+                errs.too_long(&dp, 63);
+            }
+            errs.invalid_each(&dp, d, names::dns1123_subdomain_errors(&d.to_lowercase()));
+        }
+        "ephemeral" if src.get("volumeClaimTemplate").is_none_or(Value::is_null) => {
+            errs.required(&sp.child("volumeClaimTemplate"), "");
+        }
+        _ => {}
+    }
+}
+
+/// A `hostPath` source: a path without backsteps, and a known type.
+fn validate_host_path_source(src: &Value, sp: &Path, errs: &mut Errors) {
+    let p = get_str(src, "path");
+    if p.is_empty() {
+        errs.required(&sp.child("path"), "");
+    } else {
+        no_backsteps(p, &sp.child("path"), errs);
+        if let Some(t) = src.get("type").and_then(Value::as_str)
+            && !matches!(
+                t,
+                "" | "DirectoryOrCreate"
+                    | "Directory"
+                    | "FileOrCreate"
+                    | "File"
+                    | "Socket"
+                    | "CharDevice"
+                    | "BlockDevice"
+            )
+        {
+            errs.not_supported(
+                &sp.child("type"),
+                Bad::Json(super::field::json_str(t)),
+                &[
+                    "",
+                    "BlockDevice",
+                    "CharDevice",
+                    "Directory",
+                    "DirectoryOrCreate",
+                    "File",
+                    "FileOrCreate",
+                    "Socket",
+                ],
+            );
+        }
     }
 }
 

@@ -560,6 +560,8 @@ fn validate_service_port(
     }
 }
 
+/// The cluster IPs of a service other than ExternalName: `clusterIPs` starting with
+/// `clusterIP`, known IP families, valid IPs (at most one per family, as `ipFamilies` says).
 fn validate_cluster_ip_fields(spec: &Value, errs: &mut Errors) {
     if service_type(spec) == "ExternalName" {
         return;
@@ -585,26 +587,7 @@ fn validate_cluster_ip_fields(spec: &Value, errs: &mut Errors) {
             "must be empty when `clusterIP` is not specified",
         );
     }
-    let mut seen = BTreeSet::new();
-    for (i, f) in arr(spec, "ipFamilies").iter().enumerate() {
-        let f = f.as_str().unwrap_or_default();
-        let fp = sp.child("ipFamilies").index(i);
-        if f != "IPv4" && f != "IPv6" {
-            errs.not_supported(&fp, Bad::Json(json_str(f)), &["IPv4", "IPv6"]);
-        }
-        if !seen.insert(f) {
-            errs.duplicate(&fp, Bad::Json(json_str(f)));
-        }
-    }
-    if let Some(p) = spec.get("ipFamilyPolicy").and_then(Value::as_str)
-        && !matches!(p, "SingleStack" | "PreferDualStack" | "RequireDualStack")
-    {
-        errs.not_supported(
-            &sp.child("ipFamilyPolicy"),
-            Bad::Json(json_str(p)),
-            &["PreferDualStack", "RequireDualStack", "SingleStack"],
-        );
-    }
+    validate_ip_families(spec, &sp, errs);
     let mut invalid_ips = false;
     for (i, v) in ips.iter().enumerate() {
         let v = v.as_str().unwrap_or_default();
@@ -668,6 +651,30 @@ fn validate_cluster_ip_fields(spec: &Value, errs: &mut Errors) {
     }
 }
 
+/// A service's `ipFamilies` (known and unique) and `ipFamilyPolicy` (known).
+fn validate_ip_families(spec: &Value, sp: &Path, errs: &mut Errors) {
+    let mut seen = BTreeSet::new();
+    for (i, f) in arr(spec, "ipFamilies").iter().enumerate() {
+        let f = f.as_str().unwrap_or_default();
+        let fp = sp.child("ipFamilies").index(i);
+        if f != "IPv4" && f != "IPv6" {
+            errs.not_supported(&fp, Bad::Json(json_str(f)), &["IPv4", "IPv6"]);
+        }
+        if !seen.insert(f) {
+            errs.duplicate(&fp, Bad::Json(json_str(f)));
+        }
+    }
+    if let Some(p) = spec.get("ipFamilyPolicy").and_then(Value::as_str)
+        && !matches!(p, "SingleStack" | "PreferDualStack" | "RequireDualStack")
+    {
+        errs.not_supported(
+            &sp.child("ipFamilyPolicy"),
+            Bad::Json(json_str(p)),
+            &["PreferDualStack", "RequireDualStack", "SingleStack"],
+        );
+    }
+}
+
 fn validate_non_special_ip(ip: &str, path: &Path, errs: &mut Errors) {
     let Ok(addr) = ip.parse::<IpAddr>() else {
         return;
@@ -711,6 +718,8 @@ fn validate_non_special_ip(ip: &str, path: &Path, errs: &mut Errors) {
 }
 
 /// `ValidateService`.
+// Long on purpose: it follows kube-apiserver's ValidateService check by check, so that its
+// causes come out in kube's order; kept whole, it can be read side by side with kube's.
 pub(crate) fn validate_service(svc: &Value, errs: &mut Errors) {
     meta::validate_core_object_meta(svc, true, meta::dns1035_label, errs);
     let spec = svc.get("spec").unwrap_or(&Value::Null);
