@@ -86,10 +86,12 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
-    /// Controllers and consumer: a Kubernetes API call failed.
+    /// Controllers and consumer: a Kubernetes API call failed. Shown as `<action>: <the
+    /// server's message>` ([`ocm_api::k8s::status::text`]), not kube's `Debug` dump of the
+    /// `Status`; the kube error stays available as the source.
     #[cfg(feature = "controller")]
     #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
-    #[error("{action}: {source}")]
+    #[error("{action}: {}", describe_kube(source))]
     Kube {
         /// What was being done.
         action: String,
@@ -109,6 +111,15 @@ impl Error {
             placement: placement.into(),
             source: Box::new(source),
         }
+    }
+}
+
+/// A kube error as people read it: an API error as the server's message.
+#[cfg(feature = "controller")]
+fn describe_kube(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => ocm_api::k8s::status::text(status),
+        other => other.to_string(),
     }
 }
 

@@ -9,6 +9,25 @@
 //! assert_eq!(reason(&err), Some("NotFound"));
 //! ```
 
+/// `error` as people read it: an API error as the server's message (as Go's
+/// `StatusError.Error()` gives it to upstream's controllers; see [`ocm_api::k8s::status`]),
+/// never kube's `Debug` dump of the `Status`; any other error as kube displays it. The crate's
+/// [`Error`](crate::Error) shows kube errors this way, and so does everything it writes into
+/// conditions and Events.
+///
+/// ```
+/// let status = kube::core::Status::failure(r#"namespaces "x" not found"#, "NotFound").with_code(404);
+/// let err = kube::Error::Api(Box::new(status));
+/// assert_eq!(ocm_work::api_errors::describe(&err), r#"namespaces "x" not found"#);
+/// assert!(!err.to_string().starts_with("namespaces")); // kube's own Display: "ApiError: … (Status { … })"
+/// ```
+pub fn describe(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => ocm_api::k8s::status::text(status),
+        other => other.to_string(),
+    }
+}
+
 /// The `reason` of an API error (`NotFound`, `AlreadyExists`, `Conflict`, …), if the error came
 /// from the API server.
 pub fn reason(error: &kube::Error) -> Option<&str> {

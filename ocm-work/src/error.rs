@@ -6,8 +6,9 @@ use ocm_api::cluster::v1alpha1::RolloutError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A Kubernetes API call failed.
-    #[error("{action}: {source}")]
+    /// A Kubernetes API call failed. Shown as `<action>: <the server's message>` (see
+    /// [`crate::api_errors::describe`]); the kube error stays available as the source.
+    #[error("{action}: {}", crate::api_errors::describe(source))]
     Kube {
         /// What was being done, e.g. `create ManifestWork cluster1/mwrs-x`.
         action: String,
@@ -128,3 +129,31 @@ impl Error {
 
 /// The result type of `ocm-work`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An API error shows as what was being done and the server's message: not kube's
+    /// `Display`, which ends in a `Debug` dump of the whole `Status`.
+    #[test]
+    fn kube_errors_show_the_servers_message() {
+        let status = kube::core::Status::failure(
+            r#"manifestworks.work.open-cluster-management.io "w" is forbidden: User "u" cannot create resource "manifestworks""#,
+            "Forbidden",
+        )
+        .with_code(403);
+        let error = Error::kube(
+            "create ManifestWork cluster1/w",
+            kube::Error::Api(Box::new(status)),
+        );
+        assert_eq!(
+            error.to_string(),
+            r#"create ManifestWork cluster1/w: manifestworks.work.open-cluster-management.io "w" is forbidden: User "u" cannot create resource "manifestworks""#
+        );
+        assert!(
+            std::error::Error::source(&error).is_some(),
+            "the kube error stays the source"
+        );
+    }
+}

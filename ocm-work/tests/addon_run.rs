@@ -81,6 +81,14 @@ async fn failing_and_slow_writes_are_retried_and_do_not_hold_back_others() {
         "{}",
         c.message
     );
+    // People read the message with `kubectl describe`: it carries the server's message, never
+    // kube's Debug dump of the Status.
+    assert!(
+        c.message.ends_with(": injected fault (500)"),
+        "{}",
+        c.message
+    );
+    assert!(!c.message.contains("Status {"), "{}", c.message);
     assert!(fleet.work("cluster2", "addon-b-deploy-0").await.is_some());
     let out = fleet.rounds(3).await;
     assert_eq!(

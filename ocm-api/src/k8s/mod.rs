@@ -19,6 +19,8 @@
 //!   time so that one object that does not decode is one failure, not a failed list.
 //! * [`quantity`]: parsing resource quantities the way `resource.ParseQuantity` does, and
 //!   `AsApproximateFloat64` to the last bit.
+//! * [`status`]: an API server's error answer as people read it (its message, not kube's
+//!   `Debug` dump of it).
 //! * [`yaml`]: YAML document streams (markers, empty documents, document numbers in errors)
 //!   and `List` expansion, as `kubectl apply -f` reads a file.
 //!
@@ -32,4 +34,5 @@ pub mod labels;
 pub mod names;
 pub mod object;
 pub mod quantity;
+pub mod status;
 pub mod yaml;

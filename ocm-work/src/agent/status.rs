@@ -202,12 +202,12 @@ impl WorkAgent {
                 .read(resolved, namespace, name, true)
                 .await
                 .map(|(live, _)| live)
-                .map_err(|e| e.to_string())
+                .map_err(|e| crate::api_errors::describe(&e))
         } else {
             reader
                 .get_for_status(resolved, namespace, name, self.is_watched(key))
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(|e| crate::api_errors::describe(&e))
         }
     }
 

@@ -777,10 +777,7 @@ impl AddonManager {
                 self.decoder.fit(obj.depth()).await;
                 obj.to_value()
             }
-            Err(e) => Err(match &e {
-                kube::Error::Api(status) => status.message.clone(),
-                other => other.to_string(),
-            }),
+            Err(e) => Err(crate::api_errors::describe(&e)),
         }
     }
 
