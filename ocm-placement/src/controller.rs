@@ -602,7 +602,7 @@ impl PlacementController {
             Ok(()) => 1,
             Err(error) => {
                 tracing::warn!(
-                    %error,
+                    error = %crate::error::describe_kube(&error),
                     reason = %event.reason,
                     namespace = regarding.namespace.as_deref().unwrap_or_default(),
                     name = regarding.name.as_deref().unwrap_or_default(),

@@ -116,7 +116,7 @@ impl Error {
 
 /// A kube error as people read it: an API error as the server's message.
 #[cfg(feature = "controller")]
-fn describe_kube(error: &kube::Error) -> String {
+pub(crate) fn describe_kube(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) => ocm_api::k8s::status::text(status),
         other => other.to_string(),

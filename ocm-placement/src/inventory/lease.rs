@@ -329,7 +329,7 @@ mod controller {
                 secondary: None,
             };
             if let Err(e) = self.recorder.publish(&event, &reference).await {
-                tracing::warn!(cluster = %name, error = %e, "cannot record the AvailableUnknown event");
+                tracing::warn!(cluster = %name, error = %crate::error::describe_kube(&e), "cannot record the AvailableUnknown event");
             }
             Ok(())
         }

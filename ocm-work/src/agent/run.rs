@@ -296,7 +296,7 @@ impl WorkAgent {
             .publish(&event, &reference)
             .await
         {
-            tracing::debug!(%error, work = %failure.name, "cannot record the Event of an undecodable ManifestWork");
+            tracing::debug!(error = %crate::api_errors::describe(&error), work = %failure.name, "cannot record the Event of an undecodable ManifestWork");
         }
     }
 }

@@ -483,7 +483,11 @@ impl LeaderElector {
         lease.spec = Some(record::released(&spec, Timestamp::now()));
         match self.api.replace(name, &PostParams::default(), &lease).await {
             Ok(_) => tracing::info!(lease = %name, "released the Lease"),
-            Err(error) => tracing::warn!(%error, lease = %name, "cannot release the Lease"),
+            Err(error) => tracing::warn!(
+                error = %crate::api_errors::describe(&error),
+                lease = %name,
+                "cannot release the Lease"
+            ),
         }
     }
 }
