@@ -145,3 +145,70 @@ async fn run_reacts_to_events() {
         .expect("stops")
         .unwrap();
 }
+
+/// An addon that cannot start says why: in its outcome, and in one WARN line from `run` (not
+/// one per round), whether the hub has no ClusterManagementAddOn of its name or does not serve
+/// the kind at all.
+#[tokio::test]
+async fn an_addon_that_cannot_start_says_why_once() {
+    // A hub without OCM's CRDs.
+    let bare = ocm_testkit::FakeCluster::new();
+    let manager =
+        ocm_work::addon::AddonManager::new(bare.client()).with_addon(Arc::new(Hello("a")));
+    let out = manager.reconcile_all().await.unwrap();
+    let why = out["a"].waiting.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("the hub does not serve ClusterManagementAddOns") && why.contains("CRDs"),
+        "{why}"
+    );
+
+    // A hub with the CRDs but no ClusterManagementAddOn "a".
+    let hub = ocm_testkit::FakeCluster::new();
+    ocm_testkit::install_crds(&hub).unwrap();
+    let manager = ocm_work::addon::AddonManager::new(hub.client()).with_addon(Arc::new(Hello("a")));
+    let out = manager.reconcile_all().await.unwrap();
+    assert_eq!(
+        out["a"].waiting.as_deref(),
+        Some(r#"no ClusterManagementAddOn "a" on the hub: create one to install addon a"#)
+    );
+
+    // `run` logs it once, however many rounds find it so.
+    let capture = ocm_testkit::logs::capture();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(manager.clone().run(Duration::from_millis(20), async move {
+        let _ = stopped.await;
+    }));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("stops")
+        .unwrap();
+    let warnings: Vec<String> = capture
+        .logs()
+        .warnings()
+        .into_iter()
+        .filter(|w| w.contains("addon not running"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains(r#"addon not running: no ClusterManagementAddOn "a" on the hub"#),
+        "{}",
+        warnings[0]
+    );
+
+    // Once the ClusterManagementAddOn exists, the addon runs.
+    install_cma_only(&hub, "a").await;
+    let out = manager.reconcile_all().await.unwrap();
+    assert_eq!(out["a"].waiting, None);
+}
+
+async fn install_cma_only(hub: &ocm_testkit::FakeCluster, name: &str) {
+    let cma: ocm_api::addon::v1beta1::ClusterManagementAddOn =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}, "spec": {}}))
+            .unwrap();
+    kube::Api::<ocm_api::addon::v1beta1::ClusterManagementAddOn>::all(hub.client())
+        .create(&Default::default(), &cma)
+        .await
+        .unwrap();
+}

@@ -85,6 +85,11 @@ pub struct AddonOutcome {
     /// PlacementDecision of its install strategy that does not decode stops the addon's round
     /// until it changes; a ManagedClusterAddOn only itself.
     pub undecodable: Vec<String>,
+    /// Why the round could not start for this addon, when it could not: no
+    /// ClusterManagementAddOn of its name on the hub, or a hub that does not serve
+    /// ClusterManagementAddOns at all (OCM's CRDs not installed). [`AddonManager::run`] logs it
+    /// at WARN when it first appears or changes. `None` once the addon runs.
+    pub waiting: Option<String>,
 }
 
 /// Runs addons on the hub: the controllers of upstream's addon-framework
@@ -397,8 +402,18 @@ impl AddonManager {
         outcome: &mut AddonOutcome,
     ) -> Result<Option<ClusterManagementAddOn>> {
         let cmas = read::api::<ClusterManagementAddOn>(&self.client, None);
-        let Some(raw) = self.decoder.get_raw(&cmas, KIND_CMA, name).await? else {
-            return Ok(None);
+        let raw = match self.decoder.get_raw(&cmas, KIND_CMA, name).await {
+            Ok(Some(raw)) => raw,
+            Ok(None) => {
+                outcome.waiting = Some(Self::why_no_cma(&cmas, name).await);
+                return Ok(None);
+            }
+            // A 404 that is not an object's NotFound: the hub does not serve the kind.
+            Err(Error::Kube { source, .. }) if crate::api_errors::is_not_found(&source) => {
+                outcome.waiting = Some(cma_not_served(name));
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
         };
         match self
             .decoder
@@ -411,6 +426,17 @@ impl AddonManager {
                     .push(read::undecodable(KIND_CMA, &failure).to_string());
                 Ok(None)
             }
+        }
+    }
+
+    /// Why the ClusterManagementAddOn `name` was not found: the hub does not serve the kind
+    /// (one list, only on this path, tells), or it has no object of that name.
+    async fn why_no_cma(cmas: &Api<RawObject>, name: &str) -> String {
+        match cmas.list(&ListParams::default().limit(1)).await {
+            Err(e) if crate::api_errors::is_not_found(&e) => cma_not_served(name),
+            _ => format!(
+                "no ClusterManagementAddOn {name:?} on the hub: create one to install addon {name}"
+            ),
         }
     }
 
@@ -950,6 +976,8 @@ impl AddonManager {
             streams.push(watch::changes(api, watcher::Config::default()));
         }
         let this = &self;
+        // What made an addon wait, logged once per change.
+        let said = &ocm_api::repeats::LastSaid::default();
         ocm_api::rounds::run_rounds(
             streams,
             Duration::from_millis(100),
@@ -958,6 +986,13 @@ impl AddonManager {
                 match this.reconcile_all().await {
                     Ok(outcomes) => {
                         for (name, o) in &outcomes {
+                            match &o.waiting {
+                                Some(why) if said.changed(name, why) => {
+                                    tracing::warn!(addon = %name, "addon not running: {why}");
+                                }
+                                Some(_) => {}
+                                None => said.forget(name),
+                            }
                             if !o.failed.is_empty() {
                                 tracing::warn!(addon = %name, failed = ?o.failed, "addon round left clusters behind");
                             }
@@ -977,6 +1012,14 @@ impl AddonManager {
         )
         .await;
     }
+}
+
+/// Why addon `name` waits on a hub that does not serve ClusterManagementAddOns.
+fn cma_not_served(name: &str) -> String {
+    format!(
+        "the hub does not serve ClusterManagementAddOns (addon.open-cluster-management.io): \
+         install OCM's CRDs (ocm_api::crd::crds()) to run addon {name}"
+    )
 }
 
 /// Whether a ClusterManagementAddOn is a template addon (upstream's `SupportAddOnTemplate`).
