@@ -107,6 +107,10 @@ pub struct FanoutOutcome {
     pub failed: Vec<(String, String)>,
     /// The Placement is gone or being deleted; every work was deleted.
     pub placement_deleted: bool,
+    /// The Placement does not exist, this fan-out never found it and has no works: it was
+    /// never there (a misspelt name, or not created yet), rather than deleted.
+    /// [`PlacementFanout::run`] logs it at WARN once per change.
+    pub placement_missing: bool,
 }
 
 /// What a fan-out reads of its Placement.
@@ -126,6 +130,9 @@ pub struct PlacementFanout {
     placement: String,
     work_name: String,
     decoder: Decoder,
+    /// Whether this fan-out (or a clone) has found its Placement: a Placement that is gone
+    /// afterwards was deleted, not misspelt.
+    seen: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for PlacementFanout {
@@ -180,6 +187,7 @@ impl PlacementFanout {
             namespace: namespace.into(),
             placement: placement.into(),
             work_name: work_name.into(),
+            seen: Arc::default(),
         };
         check_label_value("owner", &me.owner)?;
         check_label_value("placement namespace", &me.namespace)?;
@@ -266,6 +274,9 @@ impl PlacementFanout {
         let mut outcome = FanoutOutcome::default();
         let placements = read::api::<Placement>(&self.client, Some(&self.namespace));
         let placement = self.placement(&placements).await?;
+        if placement.is_some() {
+            self.seen.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let fin = finalizer(&self.owner);
         let Some(placement) = placement.filter(|p| !p.deleting) else {
             return self.clean_up(&placements, &fin, outcome).await;
@@ -349,9 +360,18 @@ impl PlacementFanout {
         fin: &str,
         mut outcome: FanoutOutcome,
     ) -> Result<FanoutOutcome> {
+        let clusters = self.work_clusters().await?;
+        if clusters.is_empty()
+            && !self.seen.load(std::sync::atomic::Ordering::Relaxed)
+            && self.placement(placements).await?.is_none()
+        {
+            // Never found, and nothing was ever fanned out from it: not a deletion to report.
+            outcome.placement_missing = true;
+            return Ok(outcome);
+        }
         outcome.placement_deleted = true;
         let mut errors = Vec::new();
-        for cluster in self.work_clusters().await? {
+        for cluster in clusters {
             match self.applier.delete(&cluster, &self.work_name).await {
                 Ok(()) => outcome.deleted.push(cluster),
                 Err(e) => errors.push(e),
@@ -448,8 +468,22 @@ impl PlacementFanout {
         ];
         let this = &self;
         let render = render.as_ref();
+        // Whether the missing Placement was logged already.
+        let missing_said = &std::sync::atomic::AtomicBool::new(false);
         ocm_api::rounds::run_rounds(changes, Duration::ZERO, shutdown, move || async move {
-            match this.reconcile(render).await {
+            let outcome = this.reconcile(render).await;
+            let missing = matches!(&outcome, Ok(o) if o.placement_missing);
+            if missing_said.swap(missing, std::sync::atomic::Ordering::Relaxed) != missing
+                && missing
+            {
+                tracing::warn!(
+                    owner = %this.owner,
+                    "Placement {}/{} not found: nothing to fan out until it exists (is the name right?)",
+                    this.namespace,
+                    this.placement
+                );
+            }
+            match outcome {
                 Ok(o) if !o.failed.is_empty() => {
                     tracing::warn!(owner = %this.owner, failed = ?o.failed, "fan-out round left clusters behind");
                 }

@@ -213,6 +213,49 @@ async fn deleting_the_placement_deletes_every_work() {
     // Reconciling a fan-out whose placement is gone is harmless.
     let again = fanout.reconcile(render_ok("v1").as_ref()).await.unwrap();
     assert!(again.placement_deleted && again.deleted.is_empty());
+    assert!(!again.placement_missing, "it was deleted, not missing");
+}
+
+/// A fan-out of a Placement that was never there (a misspelt name) says so, rather than
+/// reporting a deletion, and writes nothing; `run` logs it once.
+#[tokio::test]
+async fn a_missing_placement_is_reported_as_missing_not_deleted() {
+    let (_hub, client) = setup(2).await;
+    decide(&client, &[("", &["cluster1", "cluster2"])]).await;
+    let typo = PlacementFanout::new(client.clone(), "hello", NS, "wbe", "hello-work").unwrap();
+    let out = typo.reconcile(render_ok("v1").as_ref()).await.unwrap();
+    assert!(out.placement_missing, "{out:?}");
+    assert!(!out.placement_deleted, "{out:?}");
+    assert!(out.applied.is_empty() && out.deleted.is_empty());
+    assert!(typo.works().await.unwrap().is_empty());
+
+    let capture = ocm_testkit::logs::capture();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(typo.clone().run(
+        render_ok("v1"),
+        Duration::from_millis(20),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("stops")
+        .unwrap();
+    let warnings: Vec<String> = capture
+        .logs()
+        .warnings()
+        .into_iter()
+        .filter(|w| w.contains("not found"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("Placement apps/wbe not found"),
+        "{}",
+        warnings[0]
+    );
 }
 
 #[tokio::test]
