@@ -2,6 +2,7 @@
 //! and slow answers.
 
 use crate::addon_support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -173,23 +174,13 @@ async fn an_addon_that_cannot_start_says_why_once() {
     );
 
     // `run` logs it once, however many rounds find it so.
-    let capture = ocm_testkit::logs::capture();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(manager.clone().run(Duration::from_millis(20), async move {
-        let _ = stopped.await;
-    }));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.send(()).unwrap();
-    tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .expect("stops")
-        .unwrap();
-    let warnings: Vec<String> = capture
-        .logs()
-        .warnings()
-        .into_iter()
-        .filter(|w| w.contains("addon not running"))
-        .collect();
+    let runner = manager.clone();
+    let warnings = support::warnings_while_running(
+        Duration::from_millis(300),
+        "addon not running",
+        |shutdown| runner.run(Duration::from_millis(20), shutdown),
+    )
+    .await;
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].contains(r#"addon not running: no ClusterManagementAddOn "a" on the hub"#),

@@ -229,27 +229,12 @@ async fn a_missing_placement_is_reported_as_missing_not_deleted() {
     assert!(out.applied.is_empty() && out.deleted.is_empty());
     assert!(typo.works().await.unwrap().is_empty());
 
-    let capture = ocm_testkit::logs::capture();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(typo.clone().run(
-        render_ok("v1"),
-        Duration::from_millis(20),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.send(()).unwrap();
-    tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .expect("stops")
-        .unwrap();
-    let warnings: Vec<String> = capture
-        .logs()
-        .warnings()
-        .into_iter()
-        .filter(|w| w.contains("not found"))
-        .collect();
+    let runner = typo.clone();
+    let warnings =
+        support::warnings_while_running(Duration::from_millis(300), "not found", |shutdown| {
+            runner.run(render_ok("v1"), Duration::from_millis(20), shutdown)
+        })
+        .await;
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].contains("Placement apps/wbe not found"),

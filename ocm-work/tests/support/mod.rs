@@ -182,3 +182,36 @@ pub fn raw_api<K: kube::Resource<DynamicType = ()>>(
         None => Api::all_with(client.clone(), &resource),
     }
 }
+
+/// A controller's shutdown signal, as [`warnings_while_running`] hands it over.
+pub type Shutdown = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Runs a controller (`start` gets its shutdown signal and returns its `run` future) for
+/// `running`, stops it, and returns the WARN lines logged meanwhile on this thread that
+/// contain `needle`. Call it from a current-thread test runtime (`#[tokio::test]`'s default).
+pub async fn warnings_while_running<F>(
+    running: std::time::Duration,
+    needle: &str,
+    start: impl FnOnce(Shutdown) -> F,
+) -> Vec<String>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let capture = logs::capture();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(start(Box::pin(async move {
+        let _ = stopped.await;
+    })));
+    tokio::time::sleep(running).await;
+    stop.send(()).expect("the controller is still running");
+    tokio::time::timeout(std::time::Duration::from_secs(5), task)
+        .await
+        .expect("the controller stops at shutdown")
+        .expect("the controller does not panic");
+    capture
+        .logs()
+        .warnings()
+        .into_iter()
+        .filter(|w| w.contains(needle))
+        .collect()
+}
