@@ -361,10 +361,8 @@ impl PlacementFanout {
         mut outcome: FanoutOutcome,
     ) -> Result<FanoutOutcome> {
         let clusters = self.work_clusters().await?;
-        if clusters.is_empty()
-            && !self.seen.load(std::sync::atomic::Ordering::Relaxed)
-            && self.placement(placements).await?.is_none()
-        {
+        // Not seen yet means not found this round either (a found one is marked seen first).
+        if clusters.is_empty() && !self.seen.load(std::sync::atomic::Ordering::Relaxed) {
             // Never found, and nothing was ever fanned out from it: not a deletion to report.
             outcome.placement_missing = true;
             return Ok(outcome);
@@ -473,9 +471,8 @@ impl PlacementFanout {
         ocm_api::rounds::run_rounds(changes, Duration::ZERO, shutdown, move || async move {
             let outcome = this.reconcile(render).await;
             let missing = matches!(&outcome, Ok(o) if o.placement_missing);
-            if missing_said.swap(missing, std::sync::atomic::Ordering::Relaxed) != missing
-                && missing
-            {
+            let said_before = missing_said.swap(missing, std::sync::atomic::Ordering::Relaxed);
+            if missing && !said_before {
                 tracing::warn!(
                     owner = %this.owner,
                     "Placement {}/{} not found: nothing to fan out until it exists (is the name right?)",

@@ -189,17 +189,11 @@ async fn an_addon_that_cannot_start_says_why_once() {
     );
 
     // Once the ClusterManagementAddOn exists, the addon runs.
-    install_cma_only(&hub, "a").await;
+    hub.apply_yaml(
+        "apiVersion: addon.open-cluster-management.io/v1beta1\nkind: ClusterManagementAddOn\n\
+         metadata: {name: a}\nspec: {}\n",
+    )
+    .unwrap();
     let out = manager.reconcile_all().await.unwrap();
     assert_eq!(out["a"].waiting, None);
-}
-
-async fn install_cma_only(hub: &ocm_testkit::FakeCluster, name: &str) {
-    let cma: ocm_api::addon::v1beta1::ClusterManagementAddOn =
-        serde_json::from_value(serde_json::json!({"metadata": {"name": name}, "spec": {}}))
-            .unwrap();
-    kube::Api::<ocm_api::addon::v1beta1::ClusterManagementAddOn>::all(hub.client())
-        .create(&Default::default(), &cma)
-        .await
-        .unwrap();
 }
