@@ -150,7 +150,14 @@ impl Scheduler {
             now,
         };
 
-        let pipeline = self.run(&ctx, namespace, name, &candidates, &decided, now_ns);
+        let run = Run {
+            ctx: &ctx,
+            namespace,
+            name,
+            decided: &decided,
+            now_ns,
+        };
+        let pipeline = self.run(&run, &candidates);
 
         // A negative number is misconfigured (the pipeline said so): nothing is missing.
         let number_of_clusters = placement
@@ -277,15 +284,7 @@ impl Scheduler {
     /// Runs the scheduling pipeline: the filters, then the prioritizers, then the selection
     /// (see the [module docs](self)). A stage that finds the placement misconfigured stops it,
     /// with what the earlier stages recorded kept.
-    fn run(
-        &self,
-        ctx: &PluginContext<'_>,
-        namespace: &str,
-        name: &str,
-        candidates: &[ClusterId],
-        decided: &[ClusterId],
-        now_ns: i128,
-    ) -> Pipeline {
+    fn run(&self, run: &Run<'_>, candidates: &[ClusterId]) -> Pipeline {
         let mut out = Pipeline {
             filter_records: Vec::new(),
             feasible: Vec::new(),
@@ -296,14 +295,7 @@ impl Scheduler {
             status: ScheduleStatus::success(),
             spread: None,
         };
-        let run = Run {
-            ctx,
-            namespace,
-            name,
-            decided,
-            now_ns,
-        };
-        if let Err(status) = self.run_stages(&run, candidates, &mut out) {
+        if let Err(status) = self.run_stages(run, candidates, &mut out) {
             out.status = status;
         }
         out
