@@ -117,6 +117,50 @@ impl Error {
         }
     }
 
+    /// The error as upstream's Go code words it: an API error is the server's message alone
+    /// (Go's `StatusError`), a rollout error the rollout engine's message. Everything else is
+    /// its `Display`.
+    #[cfg(feature = "hub")]
+    fn go_text(&self) -> String {
+        match self {
+            Self::Kube { source, .. } => crate::api_errors::describe(source),
+            Self::Rollout { source, .. } => source.to_string(),
+            other => other.to_string(),
+        }
+    }
+
+    /// `errors` joined as Go's `utilerrors.NewAggregate(errs).Error()` joins them: nested
+    /// aggregates flattened, repeated messages kept once, one message bare and several as
+    /// `[first, second]`. The text upstream puts in a condition's message.
+    #[cfg(feature = "hub")]
+    pub(crate) fn go_aggregate_text(errors: &[Error]) -> String {
+        fn visit<'a>(errors: &'a [Error], out: &mut Vec<&'a Error>) {
+            for error in errors {
+                match error {
+                    Error::Aggregate(inner) => visit(inner, out),
+                    one => out.push(one),
+                }
+            }
+        }
+        let mut flat = Vec::new();
+        visit(errors, &mut flat);
+        if let [one] = flat.as_slice() {
+            return one.go_text();
+        }
+        let mut seen: Vec<String> = Vec::new();
+        for error in flat {
+            let text = error.go_text();
+            if !seen.contains(&text) {
+                seen.push(text);
+            }
+        }
+        match seen.as_slice() {
+            [] => String::new(),
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        }
+    }
+
     /// `Ok(())` for no errors, the error for one, an [`Error::Aggregate`] for several.
     pub(crate) fn aggregate(mut errors: Vec<Error>) -> Result<()> {
         match errors.len() {
@@ -133,6 +177,42 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The condition text follows Go's error aggregate: API errors as the server's message
+    /// alone, nested lists flattened, repeats said once, one message bare, several bracketed.
+    #[cfg(feature = "hub")]
+    #[test]
+    fn go_aggregate_text_reads_as_upstreams_condition_message() {
+        let refused = |name: &str| {
+            let status = kube::core::Status::failure(
+                &format!("admission webhook \"w\" denied the request: {name}"),
+                "BadRequest",
+            )
+            .with_code(400);
+            Error::kube(
+                format!("create ManifestWork c/{name}"),
+                kube::Error::Api(Box::new(status)),
+            )
+        };
+        assert_eq!(Error::go_aggregate_text(&[]), "");
+        assert_eq!(
+            Error::go_aggregate_text(&[refused("a")]),
+            "admission webhook \"w\" denied the request: a"
+        );
+        assert_eq!(
+            Error::go_aggregate_text(&[refused("a"), refused("a")]),
+            "admission webhook \"w\" denied the request: a"
+        );
+        assert_eq!(
+            Error::go_aggregate_text(&[
+                refused("a"),
+                Error::Aggregate(vec![refused("b"), refused("a")]),
+                Error::Config("bad".into()),
+            ]),
+            "[admission webhook \"w\" denied the request: a, \
+             admission webhook \"w\" denied the request: b, bad]"
+        );
+    }
 
     /// An API error shows as what was being done and the server's message: not kube's
     /// `Display`, which ends in a `Debug` dump of the whole `Status`.

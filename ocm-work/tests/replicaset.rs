@@ -330,6 +330,102 @@ async fn a_missing_placement_is_reported_and_nothing_is_created() {
     assert!(works(&hub.client).await.is_empty());
 }
 
+/// Upstream ocm#1703: when the placements select clusters but the hub refuses every
+/// ManifestWork, `PlacementVerified` says `NotAsExpected` with the refusal as its message (the
+/// same refusal for two clusters said once, as Go's error aggregate says it), not
+/// `PlacementDecisionEmpty`; `ManifestworkApplied` follows it, and the reconcile returns the
+/// error. Once the template is fixed the works are created and both turn `AsExpected`.
+#[tokio::test]
+async fn works_the_hub_refuses_are_not_as_expected_with_the_refusal_not_an_empty_placement() {
+    let clusters = names("c", 2);
+    let fake = ocm_testkit::FakeCluster::builder()
+        .hub_admission(Some(ocm_testkit::webhook::HubAdmission::new()))
+        .build();
+    let client = fake.client();
+    let namespaces: Vec<&str> = std::iter::once(NS)
+        .chain(clusters.iter().map(String::as_str))
+        .collect();
+    support::install(&client, &namespaces).await;
+    placement(&client, "p", &[("", clusters.clone())]).await;
+    create_replica_set(&client, "mwrs", vec![placement_ref("p", all())]).await;
+    // A manifest without a name: the replica set is accepted (upstream registers no webhook
+    // for it), each ManifestWork made from it is refused by the work webhook.
+    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(client.clone(), NS);
+    api.patch(
+        "mwrs",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"manifestWorkTemplate": {"workload": {"manifests": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "default"}}
+        ]}}}})),
+    )
+    .await
+    .unwrap();
+    let controller = ReplicaSetController::new(client.clone());
+    let mut error = None;
+    for _ in 0..3 {
+        let rs = api.get("mwrs").await.unwrap();
+        if let Err(e) = controller.reconcile(&rs).await {
+            error = Some(e.to_string());
+        }
+    }
+    let refusal = "admission webhook \"manifestworkvalidators.admission.work.open-cluster-management.io\" \
+                   denied the request: name must be set in manifest";
+    let error = error.expect("the refusals are returned");
+    assert!(error.contains(refusal), "{error}");
+    assert!(works(&client).await.is_empty());
+    let rs = api.get("mwrs").await.unwrap();
+    let verified = conditions::find(
+        rs.status.as_ref().unwrap().conditions.as_deref().unwrap(),
+        "PlacementVerified",
+    )
+    .unwrap();
+    assert_eq!(
+        (verified.status.as_str(), verified.reason.as_str()),
+        ("False", "NotAsExpected")
+    );
+    assert_eq!(verified.message, refusal);
+    assert_eq!(
+        condition(&rs, "ManifestworkApplied"),
+        ("False", "NotAsExpected")
+    );
+    assert_eq!(totals(&rs)[0], 0);
+
+    api.patch(
+        "mwrs",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"manifestWorkTemplate": template()}})),
+    )
+    .await
+    .unwrap();
+    let rs = settle(&controller, &client, "mwrs").await;
+    assert_eq!(works(&client).await.len(), 2);
+    assert_eq!(condition(&rs, "PlacementVerified"), ("True", "AsExpected"));
+    let verified = conditions::find(
+        rs.status.as_ref().unwrap().conditions.as_deref().unwrap(),
+        "PlacementVerified",
+    )
+    .unwrap();
+    assert_eq!(verified.message, "", "the refusal is gone with the fix");
+}
+
+/// With no error, a placement that selects nothing is still `PlacementDecisionEmpty`.
+#[tokio::test]
+async fn a_placement_that_selects_nothing_is_still_placement_decision_empty() {
+    let hub = hub(&names("c", 1)).await;
+    placement(&hub.client, "p", &[("", Vec::<String>::new())]).await;
+    create_replica_set(&hub.client, "mwrs", vec![placement_ref("p", all())]).await;
+    let controller = ReplicaSetController::new(hub.client.clone()).with_clock(hub.clock.clone());
+    let rs = settle(&controller, &hub.client, "mwrs").await;
+    assert_eq!(
+        condition(&rs, "PlacementVerified"),
+        ("False", "PlacementDecisionEmpty")
+    );
+    assert_eq!(
+        condition(&rs, "ManifestworkApplied"),
+        ("False", "PlacementDecisionEmpty")
+    );
+}
+
 #[tokio::test]
 async fn deletion_removes_works_then_the_finalizer() {
     let clusters = names("c", 2);

@@ -88,7 +88,8 @@ pub fn available_decision_groups(decision_groups: usize, works: usize, selected:
 }
 
 /// `PlacementVerified`: `True/AsExpected` when some work exists, else
-/// `False/PlacementDecisionEmpty`.
+/// `False/PlacementDecisionEmpty` (when no work exists because something failed, the deploy
+/// pass writes [`placement_not_applied`] instead).
 pub fn placement_verified(total_works: usize) -> NewCondition {
     if total_works == 0 {
         NewCondition::new(
@@ -105,6 +106,28 @@ pub fn placement_verified(total_works: usize) -> NewCondition {
             "",
         )
     }
+}
+
+/// `PlacementVerified=False/NotAsExpected` with the failures as `message`: the replica set
+/// has no work because every apply failed, or its rollout could not be computed, not because
+/// its placements selected nothing (upstream ocm#1703; before it, upstream said
+/// `PlacementDecisionEmpty` here). The deploy pass writes it only when no work exists and
+/// some step failed; the message is the failures joined as Go's error aggregate joins them.
+///
+/// ```
+/// use ocm_work::replicaset::status::placement_not_applied;
+///
+/// let c = placement_not_applied("admission webhook denied the request");
+/// assert_eq!((c.type_.as_str(), c.reason.as_str()), ("PlacementVerified", "NotAsExpected"));
+/// assert_eq!(c.message, "admission webhook denied the request");
+/// ```
+pub fn placement_not_applied(message: impl Into<String>) -> NewCondition {
+    NewCondition::new(
+        rc::CONDITION_PLACEMENT_VERIFIED,
+        ConditionStatus::False,
+        rc::REASON_NOT_AS_EXPECTED,
+        message,
+    )
 }
 
 /// `PlacementVerified=False/PlacementDecisionNotFound`: a referenced placement is missing.

@@ -185,9 +185,11 @@ impl ReplicaSetController {
             new_status,
             &pass,
             observed.count_updated,
+            errors,
             &now_time,
         );
-        Error::aggregate(std::mem::take(errors))?;
+        // The failures stay in `errors` for the caller to return after the status reconciler
+        // has run, as upstream's deploy reconciler returns them with `reconcileContinue`.
         let requeue = (pass.min_requeue < MAX_REQUEUE).then_some(pass.min_requeue);
         Ok((Step::Continue, requeue))
     }
@@ -478,6 +480,7 @@ impl ReplicaSetController {
         new_status: &mut ManifestWorkReplicaSetStatus,
         pass: &DeployPass,
         count_updated: bool,
+        errors: &[Error],
         now_time: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     ) {
         let namespace = replica_set.namespace().unwrap_or_default();
@@ -498,10 +501,12 @@ impl ReplicaSetController {
             summary.progressing = Some(0);
         }
         let conditions = new_status.conditions.get_or_insert_with(Vec::new);
-        let verified = if pass.undecodable.is_empty() {
-            status::placement_verified(count)
-        } else {
+        let verified = if !pass.undecodable.is_empty() {
             status::placement_undecodable(&pass.undecodable)
+        } else if count == 0 && !errors.is_empty() {
+            status::placement_not_applied(Error::go_aggregate_text(errors))
+        } else {
+            status::placement_verified(count)
         };
         conditions::set(conditions, verified, now_time);
         let mut rolled_out = status::placement_rolled_out(pass.selected, pass.succeeded as i64);

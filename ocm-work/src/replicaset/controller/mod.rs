@@ -17,6 +17,13 @@
 //! | `revisions.rs` | (ours) | the revision history the rollback opt-in rolls back to |
 //! | `installed.rs` | (ours) | whether the installed CRD keeps the opt-in fields |
 //!
+//! A deploy pass that fails somewhere (an apply the hub refuses, a rollout that cannot be
+//! computed, a stale work that cannot be deleted) goes on with the rest, lets the status
+//! reconciler run and then returns the failures. When it leaves the replica set with no work
+//! at all, `PlacementVerified` is `False/NotAsExpected` with the failures as its message
+//! rather than `PlacementDecisionEmpty`, which is kept for placements that select nothing
+//! (as upstream ocm#1703 reports it; [`status::placement_not_applied`]).
+//!
 //! # Objects it cannot decode, objects of any depth
 //!
 //! Everything the controller reads (replica sets, their works, Placements, PlacementDecisions,
