@@ -354,9 +354,11 @@ async fn works_the_hub_refuses_are_not_as_expected_with_the_refusal_not_an_empty
     api.patch(
         "mwrs",
         &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"manifestWorkTemplate": {"workload": {"manifests": [
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "default"}}
-        ]}}}})),
+        &Patch::Merge(
+            json!({"spec": {"manifestWorkTemplate": {"workload": {"manifests": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "default"}}
+            ]}}}}),
+        ),
     )
     .await
     .unwrap();
