@@ -197,3 +197,74 @@ async fn an_addon_that_cannot_start_says_why_once() {
     let out = manager.reconcile_all().await.unwrap();
     assert_eq!(out["a"].waiting, None);
 }
+
+/// An addon whose Deployment asks for -1 replicas, which the managed cluster's API server
+/// refuses.
+struct Rejected;
+
+impl AgentAddon for Rejected {
+    fn options(&self) -> AgentAddonOptions {
+        AgentAddonOptions::new("rejected")
+    }
+
+    fn manifests(
+        &self,
+        _: &ManagedCluster,
+        _: &ManagedClusterAddOn,
+        _: &AddonConfigs,
+    ) -> Result<Vec<Manifest>, RenderError> {
+        let mut bad = deployment("rejected", "agent", "agent:v1");
+        bad.0["spec"]["replicas"] = serde_json::json!(-1);
+        Ok(vec![namespace("rejected"), bad])
+    }
+}
+
+/// A manifest the managed cluster refuses is in the round's `failed`, naming the cluster, the
+/// work, the manifest and the cluster's message (not only in the ManifestWork's status), and
+/// `run` logs it at WARN once however many rounds find it.
+#[tokio::test]
+async fn manifests_the_cluster_rejects_are_in_failed_and_logged_once() {
+    let fleet = Fleet::new(1, |m| m.with_addon(Arc::new(Rejected))).await;
+    install(&fleet, "rejected", "cluster1");
+    fleet.rounds(3).await;
+    let out = fleet.round().await;
+    let failed = &out["rejected"].failed;
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let (cluster, why) = &failed[0];
+    assert_eq!(cluster, "cluster1");
+    let works = fleet.works("cluster1").await;
+    let kinds: Vec<_> = works[0]
+        .manifests()
+        .iter()
+        .map(|m| m.kind().unwrap_or_default().to_string())
+        .collect();
+    let ordinal = kinds.iter().position(|k| k == "Deployment").unwrap();
+    assert_eq!(
+        why,
+        &format!(
+            "ManifestWork cluster1/addon-rejected-deploy-0: manifest {ordinal} (Deployment \
+             rejected/agent) not applied: Failed to apply manifest: Deployment.apps \"agent\" is \
+             invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+        )
+    );
+    // The namespace was applied, so only the Deployment is named; the addon is still
+    // progressing, as upstream says.
+    assert_eq!(
+        fleet.cond("cluster1", "rejected", "Progressing").await,
+        ("True".to_string(), "Progressing".to_string())
+    );
+
+    let runner = fleet.manager.clone();
+    let warnings = support::warnings_while_running(
+        Duration::from_millis(300),
+        "not applied",
+        |shutdown| async move { runner.run(Duration::from_millis(20), shutdown).await },
+    )
+    .await;
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("addon round left clusters behind: cluster1: ManifestWork"),
+        "{}",
+        warnings[0]
+    );
+}

@@ -221,6 +221,13 @@
 //! change and `Progressing` go back to `Completed`; delete the ClusterManagementAddOn and see
 //! the ManagedClusterAddOns and their works go; inject API errors with `FakeCluster::inject`.
 //!
+//! Each round's [`AddonOutcome`](super::AddonOutcome) says what did not go to plan, per
+//! addon: `waiting` when the addon cannot start (no ClusterManagementAddOn of its name, or a
+//! hub without OCM's CRDs), and in `failed`, per cluster, what failed, including each manifest
+//! the managed cluster refused (`ManifestWork cluster1/addon-hello-deploy-0: manifest 1
+//! (Deployment hello/hello-agent) not applied: <the cluster's message>`). `AddonManager::run`
+//! logs both at WARN once per change.
+//!
 //! When a test does not do what you expect, call `ocm_testkit::logs::show()` at its start:
 //! the manager's and the agents' logs then appear with the test's output (at `RUST_LOG`'s
 //! levels, INFO by default). `ocm_testkit::logs::capture()` collects them to assert on, for

@@ -514,6 +514,82 @@ fn not_progressing(
     None
 }
 
+/// The addon's works among `works`: those in its namespace, and (hosted) those on the
+/// hosting cluster that name its namespace.
+fn works_of<'a>(addon: &ManagedClusterAddOn, works: &'a [ManifestWork]) -> Vec<&'a ManifestWork> {
+    let hosting = is_hosted(addon);
+    works
+        .iter()
+        .filter(|w| {
+            let labels = w.metadata.labels.as_ref();
+            let label = |key: &str| labels.and_then(|l| l.get(key));
+            label(ac::ADDON_LABEL) == addon.metadata.name.as_ref()
+                && match label(ac::ADDON_NAMESPACE_LABEL) {
+                    None => true,
+                    Some(ns) => hosting && Some(ns) == addon.metadata.namespace.as_ref(),
+                }
+        })
+        .collect()
+}
+
+/// The manifests of the addon's works (`works`, as for [`update_progressing`]) that the
+/// managed cluster did not apply, one line each: the work, the manifest and the agent's
+/// message, e.g. `ManifestWork cluster1/addon-helloworld-deploy-0: manifest 1 (Deployment
+/// default/helloworld-agent) not applied: <why>`.
+///
+/// A manifest counts when its `Applied` condition is `False` in a work whose own `Applied`
+/// condition is `False` at the work's current generation, so a report the agent has not yet
+/// redone for a changed work is not repeated. Upstream reports these only in the works'
+/// status (the addon's `Progressing` condition says `work is not ready`); the addon manager
+/// puts them in [`AddonOutcome::failed`](super::AddonOutcome::failed) as well (our addition).
+pub fn rejected_manifests(addon: &ManagedClusterAddOn, works: &[ManifestWork]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for work in works_of(addon, works) {
+        let Some(status) = work.status.as_ref() else {
+            continue;
+        };
+        let failed_now = status.condition(wc::CONDITION_APPLIED).is_some_and(|c| {
+            c.status == "False" && c.observed_generation == work.metadata.generation
+        });
+        if !failed_now {
+            continue;
+        }
+        let manifests = status
+            .resource_status
+            .as_ref()
+            .and_then(|r| r.manifests.as_deref())
+            .unwrap_or_default();
+        for manifest in manifests {
+            let Some(applied) = conditions::find(&manifest.conditions, wc::CONDITION_APPLIED)
+            else {
+                continue;
+            };
+            if applied.status != "False" {
+                continue;
+            }
+            let meta = &manifest.resource_meta;
+            let object = match (meta.namespace.as_deref(), meta.name.as_deref()) {
+                (Some(ns), Some(name)) if !ns.is_empty() => format!("{ns}/{name}"),
+                (_, Some(name)) => name.to_string(),
+                _ => String::new(),
+            };
+            let why = if applied.message.is_empty() {
+                applied.reason.as_str()
+            } else {
+                applied.message.as_str()
+            };
+            lines.push(format!(
+                "ManifestWork {}/{}: manifest {} ({} {object}) not applied: {why}",
+                work.metadata.namespace.as_deref().unwrap_or_default(),
+                work.metadata.name.as_deref().unwrap_or_default(),
+                meta.ordinal,
+                meta.kind.as_deref().unwrap_or("object"),
+            ));
+        }
+    }
+    lines
+}
+
 /// The `Progressing` reason and message the addon's works give: still progressing while one
 /// (hook works aside) is missing, carries other configs than the addon's, or is not ready.
 fn works_progress(
@@ -521,20 +597,7 @@ fn works_progress(
     status: &ManagedClusterAddOnStatus,
     works: &[ManifestWork],
 ) -> (&'static str, &'static str) {
-    let hosting = is_hosted(addon);
-    // The addon's works in its namespace, and (hosted) those on the hosting cluster that
-    // name its namespace.
-    let addon_works: Vec<&ManifestWork> = works
-        .iter()
-        .filter(|w| {
-            let labels = w.metadata.labels.clone().unwrap_or_default();
-            labels.get(ac::ADDON_LABEL) == addon.metadata.name.as_ref()
-                && match labels.get(ac::ADDON_NAMESPACE_LABEL) {
-                    None => true,
-                    Some(ns) => hosting && Some(ns) == addon.metadata.namespace.as_ref(),
-                }
-        })
-        .collect();
+    let addon_works = works_of(addon, works);
     if addon_works.is_empty() {
         return (ac::REASON_PROGRESSING, "no addon works");
     }
@@ -616,6 +679,43 @@ mod tests {
 
     fn cluster() -> ManagedCluster {
         serde_json::from_value(json!({"metadata": {"name": "c1"}, "spec": {}})).unwrap()
+    }
+
+    #[test]
+    fn rejected_manifests_name_work_manifest_and_message_of_the_current_generation() {
+        let manifests = json!([
+            {"resourceMeta": {"ordinal": 0, "kind": "Namespace", "name": "a"},
+             "conditions": [cond("Applied", "True")]},
+            {"resourceMeta": {"ordinal": 1, "kind": "Deployment", "namespace": "a", "name": "agent"},
+             "conditions": [cond("Applied", "False")]},
+            {"resourceMeta": {"ordinal": 2, "kind": "ConfigMap", "namespace": "", "name": "x"},
+             "conditions": [{"type": "Applied", "status": "False", "reason": "Refused",
+                             "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
+        ]);
+        let failed = work(
+            "addon-a-deploy-0",
+            json!({"conditions": [cond("Applied", "False")],
+                   "resourceStatus": {"manifests": manifests}}),
+            json!({}),
+        );
+        assert_eq!(
+            rejected_manifests(&addon(json!({})), std::slice::from_ref(&failed)),
+            [
+                "ManifestWork c1/addon-a-deploy-0: manifest 1 (Deployment a/agent) not applied: m",
+                "ManifestWork c1/addon-a-deploy-0: manifest 2 (ConfigMap x) not applied: Refused",
+            ]
+        );
+        // A report of an older generation is not repeated; nor are another addon's works.
+        let mut changed = failed.clone();
+        changed.metadata.generation = Some(2);
+        let mut other = failed.clone();
+        other
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert(ac::ADDON_LABEL.into(), "b".into());
+        assert!(rejected_manifests(&addon(json!({})), &[changed, other]).is_empty());
     }
 
     #[test]

@@ -22,8 +22,17 @@ use crate::patch::merge_diff;
 use crate::read;
 use crate::{Error, Result};
 
+/// What reconciling one ManagedClusterAddOn found for the round's outcome.
+pub(super) struct Reconciled {
+    /// When to look at it again, if soon.
+    pub(super) requeue: Option<Duration>,
+    /// Manifests of its works the cluster did not apply ([`status::rejected_manifests`]).
+    pub(super) rejected: Vec<String>,
+}
+
 impl AddonManager {
-    /// Everything for one ManagedClusterAddOn. Returns a requeue hint.
+    /// Everything for one ManagedClusterAddOn: a requeue hint and the manifests the cluster
+    /// rejected.
     pub(super) async fn reconcile_one(
         &self,
         addon: &dyn AgentAddon,
@@ -31,7 +40,7 @@ impl AddonManager {
         mca: &ManagedClusterAddOn,
         update: Option<&config::AddonConfigUpdate>,
         now: &Time,
-    ) -> Result<Option<Duration>> {
+    ) -> Result<Reconciled> {
         let old = mca.status.clone().unwrap_or_default();
         let mut sync = AddonSync::new(mca, old.clone());
         if let Some(u) = update {
@@ -54,8 +63,9 @@ impl AddonManager {
             }
             None => (None, false),
         };
-        self.sync_progressing(mca, hosted, now, &mut sync).await?;
-        self.write_addon(mca, &old, sync, requeue).await
+        let rejected = self.sync_progressing(mca, hosted, now, &mut sync).await?;
+        let requeue = self.write_addon(mca, &old, sync, requeue).await?;
+        Ok(Reconciled { requeue, rejected })
     }
 
     /// Registration, then, once registered, the deploy chain and the health check. Returns
@@ -117,19 +127,21 @@ impl AddonManager {
     }
 
     /// `addon-progressing`: `Progressing` from the addon's works (and its hosting works).
+    /// Returns the manifests of those works the cluster did not apply
+    /// ([`status::rejected_manifests`]).
     async fn sync_progressing(
         &self,
         mca: &ManagedClusterAddOn,
         hosted: bool,
         now: &Time,
         sync: &mut AddonSync,
-    ) -> Result<()> {
+    ) -> Result<Vec<String>> {
         let mut works = self.addon_works(mca).await?;
         if hosted {
             works.extend(self.hosting_works(mca).await?);
         }
         status::update_progressing(mca, &mut sync.status, &works, now);
-        Ok(())
+        Ok(status::rejected_manifests(mca, &works))
     }
 
     /// Writes what the syncers changed: changed finalizers first (the addon is then

@@ -75,7 +75,10 @@ pub struct AddonOutcome {
     pub deleted: Vec<String>,
     /// ManagedClusterAddOns reconciled (cluster names).
     pub reconciled: Vec<String>,
-    /// Per cluster, what failed (each failure is also in a condition where upstream sets one).
+    /// Per cluster, what failed (each failure is also in a condition where upstream sets one),
+    /// including each manifest of the addon's works the managed cluster did not apply, as
+    /// its work's status reports it ([`status::rejected_manifests`](super::status::rejected_manifests)).
+    /// [`AddonManager::run`] logs them at WARN once per change.
     pub failed: Vec<(String, String)>,
     /// When to look again (a rollout deadline or soak time), if sooner than the resync.
     pub requeue_after: Option<Duration>,
@@ -711,7 +714,10 @@ impl AddonManager {
             let cluster = mca.namespace().unwrap_or_default();
             let update = plan.updates.get(&cluster);
             match self.reconcile_one(addon, options, mca, update, now).await {
-                Ok(requeue) => {
+                Ok(addon::Reconciled { requeue, rejected }) => {
+                    outcome
+                        .failed
+                        .extend(rejected.into_iter().map(|why| (cluster.clone(), why)));
                     outcome.reconciled.push(cluster);
                     if let Some(r) = requeue {
                         outcome.requeue_after = Some(outcome.requeue_after.map_or(r, |d| d.min(r)));
@@ -993,8 +999,12 @@ impl AddonManager {
                                 Some(_) => {}
                                 None => said.forget(name),
                             }
-                            if !o.failed.is_empty() {
-                                tracing::warn!(addon = %name, failed = ?o.failed, "addon round left clusters behind");
+                            let failed = failures_text(&o.failed);
+                            let key = format!("{name}#failed");
+                            if failed.is_empty() {
+                                said.forget(&key);
+                            } else if said.changed(&key, &failed) {
+                                tracing::warn!(addon = %name, "addon round left clusters behind: {failed}");
                             }
                         }
                         outcomes
@@ -1012,6 +1022,15 @@ impl AddonManager {
         )
         .await;
     }
+}
+
+/// A round's failures as one line for a log: `cluster1: why; cluster2: why`.
+fn failures_text(failed: &[(String, String)]) -> String {
+    failed
+        .iter()
+        .map(|(cluster, why)| format!("{cluster}: {why}"))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Why addon `name` waits on a hub that does not serve ClusterManagementAddOns.
