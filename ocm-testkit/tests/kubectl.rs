@@ -44,6 +44,21 @@ impl Kubectl {
         }
     }
 
+    /// The OCM CRDs as `ocm_api::crds()` generates them (the committed `ocm-api/crds/` files
+    /// are the same, as ocm-api's golden test checks), one JSON file each in a folder of
+    /// this kubectl's scratch space: the folder, for `kubectl apply -f`. Generated here, so
+    /// the test needs nothing outside this package.
+    pub(crate) fn crds(&self) -> PathBuf {
+        let dir = self.dir.join("crds");
+        std::fs::create_dir_all(&dir).unwrap();
+        for crd in ocm_api::crds() {
+            let name = crd.metadata.name.clone().unwrap();
+            let text = serde_json::to_string_pretty(&crd).unwrap();
+            std::fs::write(dir.join(format!("{name}.json")), text).unwrap();
+        }
+        dir
+    }
+
     pub(crate) fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.dir.join(name);
         std::fs::write(&p, text).unwrap();
@@ -306,8 +321,8 @@ async fn kubectl_conflicts_patches_finalizers_api_resources_and_ocm_objects() {
     let server = cluster.serve_loopback().await.unwrap();
     let k = Kubectl::new(&server, "more");
 
-    // The OCM CRDs, as generated and committed, applied with kubectl; then served at once.
-    let crds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ocm-api/crds");
+    // The OCM CRDs, as generated, applied with kubectl; then served at once.
+    let crds = k.crds();
     k.ok(&["apply", "--server-side", "-f", crds.to_str().unwrap()])
         .await;
     let resources = k.ok(&["api-resources"]).await;

@@ -3,8 +3,6 @@
 //!
 //! Skipped (with a message) when kubectl is not on PATH; fails instead when `CI=true`.
 
-use std::path::PathBuf;
-
 use ocm_testkit::{FakeCluster, Gvr};
 
 use crate::kubectl::{Kubectl, kubectl_available};
@@ -88,13 +86,6 @@ spec:
       metadata: {name: typo, namespace: default}
 "#;
 
-fn crds() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../ocm-api/crds")
-        .to_string_lossy()
-        .into_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_applies_lists_and_its_own_output() {
     if !kubectl_available() {
@@ -146,7 +137,8 @@ async fn kubectl_applies_lists_and_its_own_output() {
     );
 
     // A List holding a ManifestWork (a custom resource).
-    k.ok(&["apply", "--server-side", "-f", &crds()]).await;
+    k.ok(&["apply", "--server-side", "-f", k.crds().to_str().unwrap()])
+        .await;
     let works = k.file("works.yaml", WORK_LIST);
     let out = k.ok(&["apply", "-f", works.to_str().unwrap()]).await;
     assert!(
@@ -275,7 +267,8 @@ async fn kubectl_validate_strict_and_warn_on_unknown_fields() {
     );
 
     // A custom resource: the same directives, the same words.
-    k.ok(&["apply", "--server-side", "-f", &crds()]).await;
+    k.ok(&["apply", "--server-side", "-f", k.crds().to_str().unwrap()])
+        .await;
     let work = k.file("work.yaml", TYPO_WORK);
     let work = work.to_str().unwrap();
     let (ok, _, err) = k.run(&["apply", "--validate=strict", "-f", work]).await;
