@@ -9,7 +9,15 @@ use crate::jsonpath::{Match, render};
 /// How values that are not a single integer, string or boolean are reported.
 ///
 /// The default is upstream's: the `RawFeedbackJsonString` gate off and a 1024-byte limit.
+///
+/// ```
+/// let options = ocm_feedback::ValueOptions::default()
+///     .raw_json_string(true)
+///     .max_json_raw_length(4096);
+/// assert!(options.raw_json_string);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ValueOptions {
     /// The `RawFeedbackJsonString` feature gate: report floats, maps, lists and multiple
     /// matches as `JsonRaw` instead of failing.
@@ -24,6 +32,20 @@ impl Default for ValueOptions {
             raw_json_string: false,
             max_json_raw_length: ocm_api::constants::limits::MAX_JSON_RAW_LENGTH,
         }
+    }
+}
+
+impl ValueOptions {
+    /// With the `RawFeedbackJsonString` feature gate `on` or off.
+    pub fn raw_json_string(mut self, on: bool) -> Self {
+        self.raw_json_string = on;
+        self
+    }
+
+    /// With `bytes` as the longest `JsonRaw` value.
+    pub fn max_json_raw_length(mut self, bytes: usize) -> Self {
+        self.max_json_raw_length = bytes;
+        self
     }
 }
 

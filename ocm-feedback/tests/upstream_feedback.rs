@@ -382,10 +382,9 @@ fn typing_rules() {
     let read = |raw: bool, p: &str| {
         FeedbackPath::new("v", p).evaluate(
             &obj,
-            ocm_feedback::ValueOptions {
-                raw_json_string: raw,
-                max_json_raw_length: 1024,
-            },
+            ocm_feedback::ValueOptions::default()
+                .raw_json_string(raw)
+                .max_json_raw_length(1024),
         )
     };
     assert_eq!(read(false, ".spec.int"), Ok(Some(FieldValue::integer(7))));

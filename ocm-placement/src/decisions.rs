@@ -63,6 +63,7 @@ pub const MAX_CLUSTERS_PER_DECISION: usize = placement_consts::MAX_CLUSTERS_PER_
 
 /// One decision group.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DecisionGroup {
     /// Position in the group list (the `decision-group-index` label).
     pub index: usize,
@@ -77,6 +78,7 @@ pub struct DecisionGroup {
 
 /// One PlacementDecision object to be written.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DecisionSlice {
     /// Object name: `<placement>-decision-<n>`.
     pub name: String,

@@ -29,6 +29,7 @@ pub enum Outcome {
 
 /// The explanation of one candidate cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClusterExplanation {
     /// The cluster.
     pub cluster: ClusterId,

@@ -29,6 +29,7 @@ pub enum StatusCode {
 
 /// Status of a scheduling round: code, the plugin that set it and its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ScheduleStatus {
     /// The code.
     pub code: StatusCode,
@@ -69,6 +70,7 @@ impl ScheduleStatus {
 
 /// Survivors after a prefix of the filter pipeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FilterRecord {
     /// Comma-joined filter names so far (`Predicate`, `Predicate,TaintToleration`, …).
     pub name: String,
@@ -78,6 +80,7 @@ pub struct FilterRecord {
 
 /// The scores one prioritizer gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PrioritizerScores {
     /// Prioritizer name (`Balance`, `AddOn/<resource>/<score>`, …).
     pub name: String,
@@ -89,6 +92,7 @@ pub struct PrioritizerScores {
 
 /// A feasible cluster with its total score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ScoredCluster {
     /// The cluster.
     pub cluster: ClusterId,
@@ -98,6 +102,7 @@ pub struct ScoredCluster {
 
 /// Inputs of the `PlacementSatisfied` condition that come from cluster-set eligibility.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Eligibility {
     /// Number of bindings in the namespace that name an existing cluster set.
     pub valid_bindings: usize,
@@ -107,6 +112,7 @@ pub struct Eligibility {
 
 /// Everything a scheduling round produced, as data.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ScheduleResult {
     pub(crate) names: Arc<[Box<str>]>,
     /// Cluster-set eligibility.

@@ -549,10 +549,9 @@ fn cel_cost_budget_is_enforced() {
     );
     let r = Scheduler::new().schedule(&p, &snap, now()).unwrap();
     assert_eq!(r.selected.len(), 3);
-    let tight = ocm_placement::plugins::CelLimits {
-        per_expression: 1_000_000,
-        per_cluster_budget: 2,
-    };
+    let tight = ocm_placement::plugins::CelLimits::default()
+        .per_expression(1_000_000)
+        .per_cluster_budget(2);
     let r = Scheduler::new()
         .with_cel_limits(tight)
         .schedule(&p, &snap, now())

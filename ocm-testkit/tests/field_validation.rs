@@ -169,10 +169,7 @@ spec:
         .unwrap();
     let gvr = Gvr::new("example.com", "v1", "widgets");
     let warnings = Warnings::new();
-    let opts = WriteOptions {
-        warnings: warnings.clone(),
-        ..WriteOptions::default()
-    };
+    let opts = WriteOptions::default().warnings(warnings.clone());
     let obj = json!({"apiVersion": "example.com/v1", "kind": "Widget",
                      "metadata": {"name": "w"}, "spec": {"size": 1, "colour": "red"}});
     let out = cluster
@@ -182,10 +179,7 @@ spec:
     assert!(out["spec"].get("colour").is_none());
     assert_eq!(warnings.to_vec(), vec!["unknown field \"spec.colour\""]);
 
-    let strict = WriteOptions {
-        field_validation: FieldValidation::Strict,
-        ..WriteOptions::default()
-    };
+    let strict = WriteOptions::default().field_validation(FieldValidation::Strict);
     let err = cluster
         .store()
         .update(&gvr, "default", "w", obj, &strict)

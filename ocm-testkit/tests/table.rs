@@ -63,10 +63,7 @@ fn status(hub: &FakeHub, gvr: &Gvr, ns: &str, name: &str, status: Value) {
             name,
             PatchKind::Merge,
             &json!({"status": status}),
-            &WriteOptions {
-                subresource: Some("status".into()),
-                ..Default::default()
-            },
+            &WriteOptions::default().subresource("status"),
         )
         .unwrap();
 }

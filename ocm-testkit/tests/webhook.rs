@@ -404,10 +404,7 @@ async fn accepting_a_cluster_needs_the_accept_permission_and_a_live_namespace() 
             "gone",
             ocm_testkit::PatchKind::Merge,
             &json!({"status": {"phase": "Terminating"}}),
-            &ocm_testkit::WriteOptions {
-                subresource: Some("status".into()),
-                ..Default::default()
-            },
+            &ocm_testkit::WriteOptions::default().subresource("status"),
         )
         .unwrap();
     let (code, _, message) = refused(

@@ -50,13 +50,13 @@ fn install(fleet: &Fleet, name: &str) {
 }
 
 fn json_path_prober() -> HealthProber {
-    let field = ProbeField {
-        resource_identifier: ResourceIdentifier::new("apps", "deployments", "probe-ns", "probed"),
-        probe_rules: vec![FeedbackRule::json_paths([
+    let field = ProbeField::new(
+        ResourceIdentifier::new("apps", "deployments", "probe-ns", "probed"),
+        vec![FeedbackRule::json_paths([
             JsonPath::new("ready", ".status.readyReplicas"),
             JsonPath::new("image", ".spec.template.spec.containers[0].image"),
         ])],
-    };
+    );
     HealthProber::Work(Some(WorkHealthProber::new(
         vec![field],
         Some(Arc::new(|results, _cluster, addon| {
@@ -123,10 +123,7 @@ async fn json_path_probe_fields_and_a_checker_map_to_available() {
             "probed",
             ocm_testkit::PatchKind::Merge,
             &json!({"status": {"readyReplicas": 0, "availableReplicas": 0}}),
-            &ocm_testkit::WriteOptions {
-                subresource: Some("status".into()),
-                ..ocm_testkit::WriteOptions::manager("test")
-            },
+            &ocm_testkit::WriteOptions::manager("test").subresource("status"),
         )
         .unwrap();
     fleet.rounds(2).await;

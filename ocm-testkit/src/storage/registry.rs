@@ -37,6 +37,7 @@ impl fmt::Display for GroupResource {
 
 /// One `additionalPrinterColumns` entry of a CRD version.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PrinterColumn {
     /// Column header.
     pub name: String,
@@ -54,7 +55,23 @@ pub struct PrinterColumn {
 }
 
 /// How one resource is served.
+///
+/// Built with [`ResourceInfo::new`], then changed field by field (the type may gain fields,
+/// so it cannot be written as a struct literal outside this crate):
+///
+/// ```
+/// use ocm_testkit::{FakeCluster, Gvr};
+/// use ocm_testkit::registry::ResourceInfo;
+///
+/// let mut info = ResourceInfo::new("example.com", "v1", "Widget", "widgets", true);
+/// info.status_subresource = true;
+/// info.short_names = vec!["wd".into()];
+/// let cluster = FakeCluster::new();
+/// cluster.store().register(info);
+/// assert!(cluster.store().resolve(&Gvr::new("example.com", "v1", "widgets")).is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ResourceInfo {
     /// API group; empty for the core group.
     pub group: String,
@@ -91,6 +108,7 @@ pub struct ResourceInfo {
 /// Where a resource keeps what its `scale` subresource shows: JSON paths as a CRD's
 /// `subresources.scale` names them (`.spec.replicas`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ScaleSubresource {
     /// The desired replicas (`Scale.spec.replicas`).
     pub spec_replicas_path: String,
@@ -101,7 +119,73 @@ pub struct ScaleSubresource {
     pub label_selector_path: Option<String>,
 }
 
+impl PrinterColumn {
+    /// A column `name` of OpenAPI type `type_` showing `json_path`, with no description,
+    /// priority 0 and no format.
+    pub fn new(
+        name: impl Into<String>,
+        type_: impl Into<String>,
+        json_path: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            type_: type_.into(),
+            json_path: json_path.into(),
+            description: String::new(),
+            priority: 0,
+            format: String::new(),
+        }
+    }
+}
+
+impl ScaleSubresource {
+    /// A scale subresource reading the desired replicas at `spec_replicas_path` and the
+    /// observed ones at `status_replicas_path`, with no label selector path.
+    pub fn new(
+        spec_replicas_path: impl Into<String>,
+        status_replicas_path: impl Into<String>,
+    ) -> Self {
+        Self {
+            spec_replicas_path: spec_replicas_path.into(),
+            status_replicas_path: status_replicas_path.into(),
+            label_selector_path: None,
+        }
+    }
+}
+
 impl ResourceInfo {
+    /// A resource of `group` (empty for the core group) served at `version`, of kind `kind`
+    /// and plural `plural`, namespaced or not. The singular is the kind in lower case; it has
+    /// the standard verbs, no subresources, no short names, categories, schemas or printer
+    /// columns, does not track `metadata.generation` and belongs to no CRD. Change the
+    /// fields for more.
+    pub fn new(
+        group: impl Into<String>,
+        version: impl Into<String>,
+        kind: impl Into<String>,
+        plural: impl Into<String>,
+        namespaced: bool,
+    ) -> Self {
+        let kind = kind.into();
+        Self {
+            group: group.into(),
+            versions: vec![version.into()],
+            singular: kind.to_lowercase(),
+            kind,
+            plural: plural.into(),
+            namespaced,
+            status_subresource: false,
+            tracks_generation: false,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            verbs: Self::standard_verbs(),
+            schemas: BTreeMap::new(),
+            printer_columns: Vec::new(),
+            crd_name: None,
+            scale: None,
+        }
+    }
+
     /// The group and resource.
     pub fn group_resource(&self) -> GroupResource {
         GroupResource::new(self.group.clone(), self.plural.clone())

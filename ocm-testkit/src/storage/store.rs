@@ -61,8 +61,10 @@ impl ObjectKey {
 /// run-to-run spread of about 10 KiB.
 pub const DEFAULT_WATCH_HISTORY: usize = 1_000;
 
-/// How a store is set up.
+/// How a store is set up (see [`FakeClusterBuilder`](crate::FakeClusterBuilder) for the
+/// usual way to set it).
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct StoreConfig {
     /// Source of timestamps.
     pub clock: Arc<dyn Clock>,
@@ -116,7 +118,18 @@ impl Default for StoreConfig {
 }
 
 /// Options of a create, update or patch.
+///
+/// ```
+/// use ocm_testkit::WriteOptions;
+/// use ocm_testkit::field_validation::FieldValidation;
+///
+/// let opts = WriteOptions::manager("my-controller")
+///     .subresource("status")
+///     .field_validation(FieldValidation::Strict);
+/// assert_eq!(opts.subresource.as_deref(), Some("status"));
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// `fieldManager`; defaults to `unknown`.
     pub field_manager: Option<String>,
@@ -154,6 +167,42 @@ impl WriteOptions {
         }
     }
 
+    /// With `dryRun=All` (`on`) or not.
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
+
+    /// With server-side apply's `force` (`on`) or not.
+    pub fn force(mut self, on: bool) -> Self {
+        self.force = on;
+        self
+    }
+
+    /// Writing the `subresource` (`status`, `scale`) instead of the object.
+    pub fn subresource(mut self, subresource: impl Into<String>) -> Self {
+        self.subresource = Some(subresource.into());
+        self
+    }
+
+    /// With `fieldValidation` `validation`.
+    pub fn field_validation(mut self, validation: FieldValidation) -> Self {
+        self.field_validation = validation;
+        self
+    }
+
+    /// Putting `Warn`'s warnings in `warnings` (keep a clone to read them).
+    pub fn warnings(mut self, warnings: Warnings) -> Self {
+        self.warnings = warnings;
+        self
+    }
+
+    /// Writing as `user` (RBAC escalation checks apply).
+    pub fn user(mut self, user: crate::validation::auth::UserInfo) -> Self {
+        self.user = Some(user);
+        self
+    }
+
     fn manager_name(&self) -> &str {
         self.field_manager.as_deref().unwrap_or("unknown")
     }
@@ -165,6 +214,7 @@ impl WriteOptions {
 
 /// Options of a list.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ListOptions {
     /// `labelSelector`.
     pub label_selector: LabelSelector,
@@ -180,8 +230,41 @@ pub struct ListOptions {
     pub resource_version: Option<String>,
 }
 
+impl ListOptions {
+    /// Selecting by labels.
+    pub fn label_selector(mut self, selector: LabelSelector) -> Self {
+        self.label_selector = selector;
+        self
+    }
+
+    /// Selecting by fields.
+    pub fn field_selector(mut self, selector: FieldSelector) -> Self {
+        self.field_selector = selector;
+        self
+    }
+
+    /// Pages of at most `limit` objects (0 = everything).
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// The page after the one that gave `token`.
+    pub fn continue_token(mut self, token: impl Into<String>) -> Self {
+        self.continue_token = Some(token.into());
+        self
+    }
+
+    /// At least as new as `resource_version`.
+    pub fn resource_version(mut self, resource_version: impl Into<String>) -> Self {
+        self.resource_version = Some(resource_version.into());
+        self
+    }
+}
+
 /// A page of a list.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ObjectList {
     /// The objects, ordered by namespace then name.
     pub items: Vec<Arc<Value>>,
@@ -207,6 +290,7 @@ pub enum Propagation {
 
 /// Options of a delete.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct DeleteOptions {
     /// `propagationPolicy` (`None` = the resource's default, Background).
     pub propagation: Option<Propagation>,
@@ -216,6 +300,32 @@ pub struct DeleteOptions {
     pub precondition_resource_version: Option<String>,
     /// `dryRun=All`.
     pub dry_run: bool,
+}
+
+impl DeleteOptions {
+    /// With `propagationPolicy` `propagation`.
+    pub fn propagation(mut self, propagation: Propagation) -> Self {
+        self.propagation = Some(propagation);
+        self
+    }
+
+    /// Only if the object's uid is `uid`.
+    pub fn precondition_uid(mut self, uid: impl Into<String>) -> Self {
+        self.precondition_uid = Some(uid.into());
+        self
+    }
+
+    /// Only if the object's resourceVersion is `resource_version`.
+    pub fn precondition_resource_version(mut self, resource_version: impl Into<String>) -> Self {
+        self.precondition_resource_version = Some(resource_version.into());
+        self
+    }
+
+    /// With `dryRun=All` (`on`) or not.
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
 }
 
 /// What a delete did.

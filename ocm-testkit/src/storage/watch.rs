@@ -147,6 +147,7 @@ impl WatcherSlot {
 
 /// What a watch asks for.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct WatchOptions {
     /// `labelSelector`.
     pub label_selector: LabelSelector,
@@ -159,6 +160,32 @@ pub struct WatchOptions {
     /// `sendInitialEvents`: start with the current state and end it with an
     /// `k8s.io/initial-events-end` bookmark.
     pub send_initial_events: bool,
+}
+
+impl WatchOptions {
+    /// Selecting by labels.
+    pub fn label_selector(mut self, selector: LabelSelector) -> Self {
+        self.label_selector = selector;
+        self
+    }
+
+    /// Selecting by fields.
+    pub fn field_selector(mut self, selector: FieldSelector) -> Self {
+        self.field_selector = selector;
+        self
+    }
+
+    /// Starting after `resource_version`.
+    pub fn resource_version(mut self, resource_version: impl Into<String>) -> Self {
+        self.resource_version = Some(resource_version.into());
+        self
+    }
+
+    /// With `sendInitialEvents` (`on`) or not.
+    pub fn send_initial_events(mut self, on: bool) -> Self {
+        self.send_initial_events = on;
+        self
+    }
 }
 
 /// A live watch on a store.

@@ -475,6 +475,7 @@ impl WorkHealthProber {
 
 /// One resource to probe, and the feedback rules to read it with.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ProbeField {
     /// The resource (`name` and `namespace` may use `*` wildcards).
     pub resource_identifier: ResourceIdentifier,
@@ -482,13 +483,38 @@ pub struct ProbeField {
     pub probe_rules: Vec<FeedbackRule>,
 }
 
+impl ProbeField {
+    /// Probe `resource_identifier` with `probe_rules`.
+    pub fn new(resource_identifier: ResourceIdentifier, probe_rules: Vec<FeedbackRule>) -> Self {
+        Self {
+            resource_identifier,
+            probe_rules,
+        }
+    }
+}
+
 /// The feedback values read for one resource.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct FieldResult {
     /// The resource the values belong to.
     pub resource_identifier: ResourceIdentifier,
     /// Its feedback values.
     pub feedback_result: StatusFeedbackResult,
+}
+
+impl FieldResult {
+    /// The values `feedback_result` read for `resource_identifier` (for testing a health
+    /// checker).
+    pub fn new(
+        resource_identifier: ResourceIdentifier,
+        feedback_result: StatusFeedbackResult,
+    ) -> Self {
+        Self {
+            resource_identifier,
+            feedback_result,
+        }
+    }
 }
 
 /// Upstream's `WorkloadAvailabilityHealthChecker`: a Deployment is healthy with at least one

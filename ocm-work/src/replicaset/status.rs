@@ -27,6 +27,7 @@ use super::{spec_equal, values};
 
 /// Counts of a placement's works by condition (upstream's summary fields).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WorkCounts {
     /// Works with `Applied=True`.
     pub applied: i64,

@@ -61,8 +61,14 @@ const SCORES_VARIABLE: &str = "@ocm_addon_scores";
 /// How many iterations a comprehension body is assumed to run, for the static cost.
 pub const COMPREHENSION_ITERATIONS: u64 = 10;
 
-/// Cost limits of CEL selectors.
+/// Cost limits of CEL selectors; the default is upstream's.
+///
+/// ```
+/// let tight = ocm_placement::plugins::CelLimits::default().per_cluster_budget(2);
+/// assert_eq!(tight.per_expression, 1_000_000);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CelLimits {
     /// Largest cost of one expression (upstream `PerCallLimit`, 1 000 000).
     pub per_expression: u64,
@@ -77,6 +83,20 @@ impl Default for CelLimits {
             per_expression: 1_000_000,
             per_cluster_budget: 10_000_000,
         }
+    }
+}
+
+impl CelLimits {
+    /// With `cost` as the largest cost of one expression.
+    pub fn per_expression(mut self, cost: u64) -> Self {
+        self.per_expression = cost;
+        self
+    }
+
+    /// With `cost` as the budget of one predicate for one cluster.
+    pub fn per_cluster_budget(mut self, cost: u64) -> Self {
+        self.per_cluster_budget = cost;
+        self
     }
 }
 
