@@ -91,7 +91,23 @@ pub fn finalizer(owner: &str) -> String {
 }
 
 /// Renders the work spec of one cluster; an `Err` is reported for that cluster only.
-pub type Render = dyn Fn(&str) -> std::result::Result<ManifestWorkSpec, String> + Send + Sync;
+///
+/// `'a` is how long the renderer may borrow: [`PlacementFanout::reconcile`] takes one that
+/// borrows locals (`&Render<'_>`, any closure), [`PlacementFanout::run`] one that owns what it
+/// uses (`Arc<Render<'static>>`), as it lives as long as the loop.
+///
+/// ```
+/// # async fn demo(fanout: ocm_work::fanout::PlacementFanout) -> Result<(), ocm_work::Error> {
+/// use ocm_api::work::v1::ManifestWorkSpec;
+///
+/// let template = ManifestWorkSpec::default(); // a local the renderer borrows
+/// let render = |_cluster: &str| Ok::<_, String>(template.clone());
+/// let outcome = fanout.reconcile(&render).await?;
+/// # let _ = outcome;
+/// # Ok(()) }
+/// ```
+pub type Render<'a> =
+    dyn Fn(&str) -> std::result::Result<ManifestWorkSpec, String> + Send + Sync + 'a;
 
 /// What one reconcile did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -266,11 +282,11 @@ impl PlacementFanout {
     }
 
     /// One reconcile: see the [module docs](self).
-    pub async fn reconcile(&self, render: &Render) -> Result<FanoutOutcome> {
+    pub async fn reconcile(&self, render: &Render<'_>) -> Result<FanoutOutcome> {
         self.decoder.stacked(self.reconcile_round(render)).await
     }
 
-    async fn reconcile_round(&self, render: &Render) -> Result<FanoutOutcome> {
+    async fn reconcile_round(&self, render: &Render<'_>) -> Result<FanoutOutcome> {
         let mut outcome = FanoutOutcome::default();
         let placements = read::api::<Placement>(&self.client, Some(&self.namespace));
         let placement = self.placement(&placements).await?;
@@ -444,7 +460,7 @@ impl PlacementFanout {
     /// next event or resync and logged).
     pub async fn run(
         self,
-        render: Arc<Render>,
+        render: Arc<Render<'static>>,
         resync: Duration,
         shutdown: impl std::future::Future<Output = ()> + Send,
     ) {

@@ -13,7 +13,6 @@ use ocm_api::work::v1::{FeedbackRule, JsonPath, Manifest, ResourceIdentifier};
 use ocm_work::addon::lease::{LeaseHealthChecker, LeaseUpdater};
 use ocm_work::addon::{
     AddonConfigs, AgentAddon, AgentAddonOptions, HealthProber, ProbeField, RenderError,
-    WorkHealthProber,
 };
 use serde_json::json;
 
@@ -57,27 +56,24 @@ fn json_path_prober() -> HealthProber {
             JsonPath::new("image", ".spec.template.spec.containers[0].image"),
         ])],
     );
-    HealthProber::Work(Some(WorkHealthProber::new(
-        vec![field],
-        Some(Arc::new(|results, _cluster, addon| {
-            let values = results[0].feedback_result.values();
-            let ready = values
-                .iter()
-                .find(|v| v.name == "ready")
-                .and_then(|v| v.field_value.integer);
-            let image = values
-                .iter()
-                .find(|v| v.name == "image")
-                .and_then(|v| v.field_value.string.clone());
-            match (ready, image.as_deref()) {
-                (Some(r), Some("agent:v1")) if r >= 1 => Ok(()),
-                _ => Err(format!(
-                    "{} has no ready replica",
-                    addon.metadata.name.as_deref().unwrap_or("")
-                )),
-            }
-        })),
-    )))
+    HealthProber::work(vec![field], |results, _cluster, addon| {
+        let values = results[0].feedback_result.values();
+        let ready = values
+            .iter()
+            .find(|v| v.name == "ready")
+            .and_then(|v| v.field_value.integer);
+        let image = values
+            .iter()
+            .find(|v| v.name == "image")
+            .and_then(|v| v.field_value.string.clone());
+        match (ready, image.as_deref()) {
+            (Some(r), Some("agent:v1")) if r >= 1 => Ok(()),
+            _ => Err(format!(
+                "{} has no ready replica",
+                addon.metadata.name.as_deref().unwrap_or("")
+            )),
+        }
+    })
 }
 
 #[tokio::test]

@@ -71,7 +71,7 @@ async fn decide(client: &Client, groups: &[(&str, &[&str])]) {
     }
 }
 
-fn render_ok(image: &'static str) -> Arc<Render> {
+fn render_ok(image: &'static str) -> Arc<Render<'static>> {
     Arc::new(move |cluster: &str| {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "hello", "namespace": "default"},
@@ -151,7 +151,7 @@ async fn a_failing_cluster_does_not_stop_the_others() {
     let fanout = PlacementFanout::new(client.clone(), "hello", NS, "web", "hello-work").unwrap();
     decide(&client, &[("", &["cluster1", "cluster2", "cluster3"])]).await;
     let ok = render_ok("v1");
-    let render: Arc<Render> = Arc::new(move |cluster: &str| {
+    let render: Arc<Render<'static>> = Arc::new(move |cluster: &str| {
         if cluster == "cluster2" {
             Err("no image for cluster2".to_string())
         } else {
@@ -165,7 +165,7 @@ async fn a_failing_cluster_does_not_stop_the_others() {
         [("cluster2".to_string(), "no image for cluster2".to_string())]
     );
     // An empty work is refused by the hub's rules, for that cluster only.
-    let empty: Arc<Render> = Arc::new(|cluster: &str| {
+    let empty: Arc<Render<'static>> = Arc::new(|cluster: &str| {
         if cluster == "cluster3" {
             Ok(ManifestWorkSpec::default())
         } else {

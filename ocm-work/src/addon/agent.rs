@@ -417,6 +417,47 @@ pub enum HealthProber {
     WorkloadAvailability,
 }
 
+impl HealthProber {
+    /// [`Work`](Self::Work) health in one call: read `fields` from the deploy works'
+    /// feedback and judge them with `checker` (an `Err` makes the addon `Available=False`
+    /// with its text). The same as
+    /// `HealthProber::Work(Some(WorkHealthProber::new(fields, Some(Arc::new(checker)))))`,
+    /// and the closure's argument types need no annotations.
+    ///
+    /// ```
+    /// use ocm_api::work::v1::{FeedbackRule, JsonPath, ResourceIdentifier};
+    /// use ocm_work::addon::{HealthProber, ProbeField};
+    ///
+    /// let prober = HealthProber::work(
+    ///     vec![ProbeField::new(
+    ///         ResourceIdentifier::new("apps", "deployments", "hello", "hello-agent"),
+    ///         vec![FeedbackRule::json_paths([JsonPath::new("ready", ".status.readyReplicas")])],
+    ///     )],
+    ///     |results, _cluster, _addon| {
+    ///         let ready = results
+    ///             .iter()
+    ///             .flat_map(|r| r.feedback_result.values())
+    ///             .find(|v| v.name == "ready")
+    ///             .and_then(|v| v.field_value.integer);
+    ///         match ready {
+    ///             Some(n) if n > 0 => Ok(()),
+    ///             _ => Err("no ready replica".into()),
+    ///         }
+    ///     },
+    /// );
+    /// assert!(matches!(prober, HealthProber::Work(Some(_))));
+    /// ```
+    pub fn work(
+        fields: Vec<ProbeField>,
+        checker: impl Fn(&[FieldResult], &ManagedCluster, &ManagedClusterAddOn) -> Result<(), String>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        Self::Work(Some(WorkHealthProber::new(fields, Some(Arc::new(checker)))))
+    }
+}
+
 impl fmt::Debug for HealthProber {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
