@@ -8,19 +8,29 @@
 //!
 //! ## 1. The crate
 //!
+//! The crates are not on crates.io yet: take them from git (pin a `rev`). The addon needs the
+//! addon framework only; its test also runs the work agent on the fake clusters and the
+//! Placement scheduler on the fake hub, so those come in as dev-dependencies (cargo unifies
+//! the features for the test build).
+//!
 //! ```toml
 //! [dependencies]
-//! ocm-api = "0.1"
+//! ocm-api = { git = "https://github.com/ocm-rs/ocm-rs" }
 //! # The addon framework, without the work agent (ocm-work's default feature).
-//! ocm-work = { version = "0.1", default-features = false, features = ["addon"] }
+//! ocm-work = { git = "https://github.com/ocm-rs/ocm-rs", default-features = false, features = ["addon"] }
 //! k8s-openapi = { version = "0.29", features = ["latest"] }
 //! kube = { version = "5", features = ["client", "runtime", "rustls-tls"] }
 //! serde_json = "1"
 //! tokio = { version = "1", features = ["full"] }
 //!
 //! [dev-dependencies]
-//! ocm-testkit = "0.1"
+//! ocm-testkit = { git = "https://github.com/ocm-rs/ocm-rs" }
+//! # The work agent for the fake clusters, and the Placement scheduler for the fake hub.
+//! ocm-work = { git = "https://github.com/ocm-rs/ocm-rs", features = ["agent"] }
+//! ocm-placement = { git = "https://github.com/ocm-rs/ocm-rs" }
 //! ```
+//!
+//! Once they are published, `version = "0.1"` replaces each `git = ...`.
 //!
 //! ## 2. The addon: what goes on a managed cluster
 //!
@@ -72,6 +82,14 @@
 //! }
 //! ```
 //!
+//! The AddOnDeploymentConfig CRD defaults `agentInstallNamespace` to
+//! `open-cluster-management-agent-addon`, so a config read from a hub always names an install
+//! namespace, set or not: [`DeploymentValues::install_namespace`](super::deployment_config::DeploymentValues::install_namespace)
+//! is `Some("open-cluster-management-agent-addon")` for a config that says nothing about it.
+//! The addon above keeps its own namespace (`hello`) and ignores the value; an addon that
+//! follows it (as upstream's template addons do) installs its agent there unless the config
+//! names another namespace, and a test that expects `None` fails.
+//!
 //! An error from `manifests` becomes `ManifestApplied=False` (reason
 //! `ManifestWorkApplyFailed`) on that cluster's `ManagedClusterAddOn`; other clusters carry
 //! on. Annotate a Job or Pod `addon.open-cluster-management.io/addon-pre-delete` to run it
@@ -110,9 +128,12 @@
 //!
 //! ## 4. A test against a fake fleet
 //!
-//! `ocm_testkit::FakeHub` gives a hub with registered managed clusters, each a fake API server;
-//! the SDK's work agent applies the ManifestWorks to them. One "round" runs the addon
-//! manager, then the agents; `settle_workloads` plays the Deployment controller.
+//! [`ocm_testkit::Fleet`](https://docs.rs/ocm-testkit/latest/ocm_testkit/fleet/index.html)
+//! starts a fake hub, fake managed clusters (with a workload simulator playing the Deployment
+//! controller), the work agent on each cluster and the hub controllers you give it, all
+//! running as they would on real clusters. The test writes what a user would and waits, with
+//! one helper, [`ocm_testkit::wait::wait_for`](https://docs.rs/ocm-testkit/latest/ocm_testkit/wait/fn.wait_for.html),
+//! for each cluster's addon to be available:
 //!
 //! ```
 //! # use ocm_api::addon::v1beta1::ManagedClusterAddOn;
@@ -144,26 +165,25 @@
 //! use std::time::Duration;
 //! use kube::api::Api;
 //! use ocm_api::conditions;
-//! use ocm_testkit::FakeHub;
+//! use ocm_placement::controller::PlacementController;
+//! use ocm_testkit::{Fleet, Gvr, wait::wait_for};
 //! use ocm_work::addon::AddonManager;
 //! use ocm_work::agent::{AgentConfig, WorkAgent};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let fleet = FakeHub::new(2)?;
-//! let hub = fleet.hub().client();
-//! let agents: Vec<WorkAgent> = fleet
-//!     .clusters()
-//!     .map(|(name, cluster)| {
-//!         ocm_testkit::install_crds(cluster).expect("CRDs");
-//!         WorkAgent::new(hub.clone(), cluster.client(),
-//!             AgentConfig::new(name, "test-hub").resync_interval(Duration::ZERO))
+//! let fleet = Fleet::builder(2)
+//!     .agents(|c| WorkAgent::new(c.hub, c.spoke, AgentConfig::new(&c.name, "test-hub")).run(c.shutdown))
+//!     .hub_controller(|hub, stop| PlacementController::new(hub).run(stop))
+//!     .hub_controller(|hub, stop| {
+//!         AddonManager::new(hub).with_addon(Arc::new(Hello)).run(Duration::from_secs(30), stop)
 //!     })
-//!     .collect();
+//!     .start()?;
+//! fleet.wait_ready(Duration::from_secs(10)).await?;
 //!
 //! // The addon, installed on every cluster of Placement `default/all`, configured by default
 //! // with the AddOnDeploymentConfig `default/hello`.
-//! fleet.hub().apply_yaml(r#"
+//! fleet.hub().hub().apply_yaml(r#"
 //! apiVersion: cluster.open-cluster-management.io/v1beta2
 //! kind: ManagedClusterSetBinding
 //! metadata: {name: default, namespace: default}
@@ -191,32 +211,25 @@
 //!     placements: [{namespace: default, name: all}]
 //! "#)?;
 //!
-//! let placement = ocm_placement::controller::PlacementController::new(hub.clone());
-//! let manager = AddonManager::new(hub.clone()).with_addon(Arc::new(Hello));
-//! for _ in 0..3 {
-//!     placement.reconcile_all().await?;
-//!     manager.reconcile_all().await?;
-//!     for agent in &agents { agent.sync_all().await?; }
-//!     for (_, cluster) in fleet.clusters() { ocm_testkit::settle_workloads(cluster.store()); }
-//!     for agent in &agents { agent.sync_all().await?; }
-//! }
-//!
 //! for cluster in ["cluster1", "cluster2"] {
-//!     let addon = Api::<ocm_api::addon::v1beta1::ManagedClusterAddOn>::namespaced(hub.clone(), cluster)
-//!         .get("hello").await?;
-//!     let conds = addon.status.unwrap().conditions.unwrap();
-//!     assert!(conditions::is_true(&conds, "ManifestApplied"));
-//!     assert_eq!(conditions::find(&conds, "Available").unwrap().reason, "ProbeAvailable");
-//!     assert_eq!(conditions::find(&conds, "Progressing").unwrap().reason, "Completed");
+//!     let addons = Api::<ocm_api::addon::v1beta1::ManagedClusterAddOn>::namespaced(fleet.hub_client(), cluster);
+//!     wait_for(&format!("addon hello available on {cluster}"), Duration::from_secs(30), async || {
+//!         let Ok(Some(addon)) = addons.get_opt("hello").await else { return false };
+//!         let conds = addon.status.and_then(|s| s.conditions).unwrap_or_default();
+//!         conditions::find(&conds, "Available").is_some_and(|c| c.reason == "ProbeAvailable")
+//!             && conditions::find(&conds, "Progressing").is_some_and(|c| c.reason == "Completed")
+//!     })
+//!     .await;
 //!     let deployment = fleet.cluster(cluster).unwrap().store()
-//!         .get(&ocm_testkit::Gvr::new("apps", "v1", "deployments"), "hello", "hello-agent")?;
+//!         .get(&Gvr::new("apps", "v1", "deployments"), "hello", "hello-agent")?;
 //!     assert_eq!(deployment["spec"]["template"]["spec"]["containers"][0]["args"][0], "--greeting=bonjour");
 //! }
+//! fleet.shutdown().await;
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! `cargo test` runs it in well under a second. From here, test the rest the same way: change
+//! `cargo test` runs it in about a second. From here, test the rest the same way: change
 //! the AddOnDeploymentConfig and watch `status.configReferences[].desiredConfig.specHash`
 //! change and `Progressing` go back to `Completed`; delete the ClusterManagementAddOn and see
 //! the ManagedClusterAddOns and their works go; inject API errors with `FakeCluster::inject`.
