@@ -268,3 +268,71 @@ async fn manifests_the_cluster_rejects_are_in_failed_and_logged_once() {
         warnings[0]
     );
 }
+
+/// [`AddonManager::reconcile_addon`](ocm_work::addon::AddonManager::reconcile_addon) mounted
+/// in kube's own `Controller` (the shape the addon module's docs show): over
+/// ClusterManagementAddOns, each ManagedClusterAddOn mapped to the one of its name. Enabling
+/// the addon on a cluster (a ManagedClusterAddOn) reconciles the addon, and its work is
+/// written.
+#[tokio::test]
+async fn reconcile_addon_mounts_in_kubes_controller() {
+    use futures::StreamExt;
+    use kube::ResourceExt;
+    use kube::api::Api;
+    use kube::runtime::reflector::ObjectRef;
+    use kube::runtime::{Controller, controller::Action, watcher};
+    use ocm_api::addon::v1beta1::ClusterManagementAddOn;
+    use ocm_work::addon::AddonManager;
+
+    let fleet = Fleet::new(2, |m| m.with_addon(Arc::new(Hello("a")))).await;
+    install(&fleet, "a", "cluster1");
+    let manager = Arc::new(fleet.manager.clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let controller = Controller::new(
+        Api::<ClusterManagementAddOn>::all(fleet.client.clone()),
+        watcher::Config::default(),
+    )
+    .watches(
+        Api::<ManagedClusterAddOn>::all(fleet.client.clone()),
+        watcher::Config::default(),
+        |mca| Some(ObjectRef::new(&mca.name_any())),
+    )
+    .graceful_shutdown_on(async move {
+        let _ = stopped.await;
+    })
+    .run(
+        |cma: Arc<ClusterManagementAddOn>, manager: Arc<AddonManager>| async move {
+            let outcome = manager.reconcile_addon(&cma.name_any()).await?;
+            let resync = Duration::from_secs(60);
+            Ok::<_, ocm_work::Error>(Action::requeue(outcome.requeue_after.unwrap_or(resync)))
+        },
+        |_, _, _| Action::requeue(Duration::from_secs(1)),
+        manager,
+    )
+    .for_each(|_| async {});
+    let task = tokio::spawn(controller);
+
+    let works = async |cluster: &str| fleet.works(cluster).await.len();
+    ocm_testkit::wait::wait_for(
+        "the addon's work on cluster1",
+        Duration::from_secs(10),
+        async || works("cluster1").await == 1,
+    )
+    .await;
+    // A second cluster enabled later.
+    fleet.apply(
+        "apiVersion: addon.open-cluster-management.io/v1beta1\nkind: ManagedClusterAddOn\n\
+         metadata: {name: a, namespace: cluster2}\nspec: {}\n",
+    );
+    ocm_testkit::wait::wait_for(
+        "the addon's work on cluster2",
+        Duration::from_secs(10),
+        async || works("cluster2").await == 1,
+    )
+    .await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the controller stops")
+        .unwrap();
+}

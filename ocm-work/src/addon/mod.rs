@@ -101,6 +101,52 @@
 //! # }
 //! ```
 //!
+//! # In your own controller
+//!
+//! [`AddonManager::run`] is one loop for every addon. To run the manager under your own
+//! `kube::runtime::Controller` instead (its queue, backoff and metrics), mount
+//! [`AddonManager::reconcile_addon`]: one ClusterManagementAddOn per reconcile, with every
+//! ManagedClusterAddOn mapped to the ClusterManagementAddOn of its name (they share the
+//! addon's name), as upstream's addon manager maps them. A test runs exactly this
+//! (`reconcile_addon_mounts_in_kubes_controller`).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use futures::StreamExt;
+//! use kube::api::Api;
+//! use kube::runtime::reflector::ObjectRef;
+//! use kube::runtime::{Controller, controller::Action, watcher};
+//! use kube::ResourceExt;
+//! use ocm_api::addon::v1beta1::{ClusterManagementAddOn, ManagedClusterAddOn};
+//! use ocm_work::addon::AddonManager;
+//!
+//! # async fn mount(client: kube::Client, manager: AddonManager) {
+//! Controller::new(Api::<ClusterManagementAddOn>::all(client.clone()), watcher::Config::default())
+//!     .watches(
+//!         Api::<ManagedClusterAddOn>::all(client),
+//!         watcher::Config::default(),
+//!         |mca| Some(ObjectRef::new(&mca.name_any())),
+//!     )
+//!     .run(
+//!         |cma: Arc<ClusterManagementAddOn>, manager: Arc<AddonManager>| async move {
+//!             let outcome = manager.reconcile_addon(&cma.name_any()).await?;
+//!             let resync = Duration::from_secs(60);
+//!             Ok::<_, ocm_work::Error>(Action::requeue(outcome.requeue_after.unwrap_or(resync)))
+//!         },
+//!         |_, _, _| Action::requeue(Duration::from_secs(5)),
+//!         Arc::new(manager),
+//!     )
+//!     .for_each(|_| async {})
+//!     .await;
+//! # }
+//! ```
+//!
+//! [`AddonManager::run`] also watches the addons' ManifestWorks, Placements and
+//! configuration objects; add `watches` for those you want to react to at once (the
+//! `requeue` above picks the rest up). The fan-out's [`PlacementFanout::reconcile`](crate::fanout::PlacementFanout::reconcile)
+//! mounts the same way, over its Placement.
+//!
 //! # What is upstream-exact, and what is ours
 //!
 //! Names, labels, annotations, finalizers, owner references, condition types, reasons and
