@@ -79,6 +79,7 @@ pub mod repeats;
 #[cfg_attr(docsrs, doc(cfg(feature = "rounds")))]
 pub mod rounds;
 pub mod schema;
+pub mod setters;
 mod string_enum;
 pub mod validation;
 pub mod work;

@@ -35,19 +35,12 @@ impl Default for ValueOptions {
     }
 }
 
-impl ValueOptions {
-    /// With the `RawFeedbackJsonString` feature gate `on` or off.
-    pub fn raw_json_string(mut self, on: bool) -> Self {
-        self.raw_json_string = on;
-        self
-    }
-
-    /// With `bytes` as the longest `JsonRaw` value.
-    pub fn max_json_raw_length(mut self, bytes: usize) -> Self {
-        self.max_json_raw_length = bytes;
-        self
-    }
-}
+ocm_api::setters!(ValueOptions {
+    /// With the `RawFeedbackJsonString` feature gate on (`true`) or off.
+    raw_json_string: bool,
+    /// With this many bytes as the longest `JsonRaw` value.
+    max_json_raw_length: usize,
+});
 
 /// Types the results of one feedback path evaluation (`results` as returned by
 /// [`Template::find_results`](crate::jsonpath::Template::find_results)).

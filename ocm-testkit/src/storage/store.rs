@@ -167,42 +167,6 @@ impl WriteOptions {
         }
     }
 
-    /// With `dryRun=All` (`on`) or not.
-    pub fn dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
-
-    /// With server-side apply's `force` (`on`) or not.
-    pub fn force(mut self, on: bool) -> Self {
-        self.force = on;
-        self
-    }
-
-    /// Writing the `subresource` (`status`, `scale`) instead of the object.
-    pub fn subresource(mut self, subresource: impl Into<String>) -> Self {
-        self.subresource = Some(subresource.into());
-        self
-    }
-
-    /// With `fieldValidation` `validation`.
-    pub fn field_validation(mut self, validation: FieldValidation) -> Self {
-        self.field_validation = validation;
-        self
-    }
-
-    /// Putting `Warn`'s warnings in `warnings` (keep a clone to read them).
-    pub fn warnings(mut self, warnings: Warnings) -> Self {
-        self.warnings = warnings;
-        self
-    }
-
-    /// Writing as `user` (RBAC escalation checks apply).
-    pub fn user(mut self, user: crate::validation::auth::UserInfo) -> Self {
-        self.user = Some(user);
-        self
-    }
-
     fn manager_name(&self) -> &str {
         self.field_manager.as_deref().unwrap_or("unknown")
     }
@@ -211,6 +175,21 @@ impl WriteOptions {
         self.subresource.as_deref().unwrap_or("")
     }
 }
+
+ocm_api::setters!(WriteOptions {
+    /// With `dryRun=All` (`true`) or not.
+    dry_run: bool,
+    /// With server-side apply's `force` (`true`) or not.
+    force: bool,
+    /// Writing this subresource (`status`, `scale`) instead of the object.
+    subresource: impl Into<String> => Some(subresource.into()),
+    /// With this `fieldValidation`.
+    field_validation: FieldValidation,
+    /// Putting `Warn`'s warnings here (keep a clone to read them).
+    warnings: Warnings,
+    /// Writing as this user (RBAC escalation checks apply).
+    user: crate::validation::auth::UserInfo => Some(user),
+});
 
 /// Options of a list.
 #[derive(Debug, Clone, Default)]
@@ -230,37 +209,18 @@ pub struct ListOptions {
     pub resource_version: Option<String>,
 }
 
-impl ListOptions {
+ocm_api::setters!(ListOptions {
     /// Selecting by labels.
-    pub fn label_selector(mut self, selector: LabelSelector) -> Self {
-        self.label_selector = selector;
-        self
-    }
-
+    label_selector: LabelSelector,
     /// Selecting by fields.
-    pub fn field_selector(mut self, selector: FieldSelector) -> Self {
-        self.field_selector = selector;
-        self
-    }
-
-    /// Pages of at most `limit` objects (0 = everything).
-    pub fn limit(mut self, limit: usize) -> Self {
-        self.limit = limit;
-        self
-    }
-
-    /// The page after the one that gave `token`.
-    pub fn continue_token(mut self, token: impl Into<String>) -> Self {
-        self.continue_token = Some(token.into());
-        self
-    }
-
-    /// At least as new as `resource_version`.
-    pub fn resource_version(mut self, resource_version: impl Into<String>) -> Self {
-        self.resource_version = Some(resource_version.into());
-        self
-    }
-}
+    field_selector: FieldSelector,
+    /// Pages of at most this many objects (0 = everything).
+    limit: usize,
+    /// The page after the one that gave this token.
+    continue_token: impl Into<String> => Some(continue_token.into()),
+    /// At least as new as this resourceVersion.
+    resource_version: impl Into<String> => Some(resource_version.into()),
+});
 
 /// A page of a list.
 #[derive(Debug, Clone)]
@@ -302,31 +262,16 @@ pub struct DeleteOptions {
     pub dry_run: bool,
 }
 
-impl DeleteOptions {
-    /// With `propagationPolicy` `propagation`.
-    pub fn propagation(mut self, propagation: Propagation) -> Self {
-        self.propagation = Some(propagation);
-        self
-    }
-
-    /// Only if the object's uid is `uid`.
-    pub fn precondition_uid(mut self, uid: impl Into<String>) -> Self {
-        self.precondition_uid = Some(uid.into());
-        self
-    }
-
-    /// Only if the object's resourceVersion is `resource_version`.
-    pub fn precondition_resource_version(mut self, resource_version: impl Into<String>) -> Self {
-        self.precondition_resource_version = Some(resource_version.into());
-        self
-    }
-
-    /// With `dryRun=All` (`on`) or not.
-    pub fn dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
-}
+ocm_api::setters!(DeleteOptions {
+    /// With this `propagationPolicy`.
+    propagation: Propagation => Some(propagation),
+    /// Only if the object's uid is this.
+    precondition_uid: impl Into<String> => Some(precondition_uid.into()),
+    /// Only if the object's resourceVersion is this.
+    precondition_resource_version: impl Into<String> => Some(precondition_resource_version.into()),
+    /// With `dryRun=All` (`true`) or not.
+    dry_run: bool,
+});
 
 /// What a delete did.
 #[derive(Debug, Clone)]

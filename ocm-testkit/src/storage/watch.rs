@@ -162,31 +162,16 @@ pub struct WatchOptions {
     pub send_initial_events: bool,
 }
 
-impl WatchOptions {
+ocm_api::setters!(WatchOptions {
     /// Selecting by labels.
-    pub fn label_selector(mut self, selector: LabelSelector) -> Self {
-        self.label_selector = selector;
-        self
-    }
-
+    label_selector: LabelSelector,
     /// Selecting by fields.
-    pub fn field_selector(mut self, selector: FieldSelector) -> Self {
-        self.field_selector = selector;
-        self
-    }
-
-    /// Starting after `resource_version`.
-    pub fn resource_version(mut self, resource_version: impl Into<String>) -> Self {
-        self.resource_version = Some(resource_version.into());
-        self
-    }
-
-    /// With `sendInitialEvents` (`on`) or not.
-    pub fn send_initial_events(mut self, on: bool) -> Self {
-        self.send_initial_events = on;
-        self
-    }
-}
+    field_selector: FieldSelector,
+    /// Starting after this resourceVersion.
+    resource_version: impl Into<String> => Some(resource_version.into()),
+    /// With `sendInitialEvents` (`true`) or not.
+    send_initial_events: bool,
+});
 
 /// A live watch on a store.
 ///

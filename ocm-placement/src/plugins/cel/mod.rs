@@ -86,19 +86,12 @@ impl Default for CelLimits {
     }
 }
 
-impl CelLimits {
-    /// With `cost` as the largest cost of one expression.
-    pub fn per_expression(mut self, cost: u64) -> Self {
-        self.per_expression = cost;
-        self
-    }
-
-    /// With `cost` as the budget of one predicate for one cluster.
-    pub fn per_cluster_budget(mut self, cost: u64) -> Self {
-        self.per_cluster_budget = cost;
-        self
-    }
-}
+ocm_api::setters!(CelLimits {
+    /// With this as the largest cost of one expression.
+    per_expression: u64,
+    /// With this as the budget of one predicate for one cluster.
+    per_cluster_budget: u64,
+});
 
 /// One compiled expression.
 #[derive(Debug)]
