@@ -159,23 +159,8 @@ impl Scheduler {
         };
         let pipeline = self.run(&run, &candidates);
 
-        // A negative number is misconfigured (the pipeline said so): nothing is missing.
-        let number_of_clusters = placement
-            .spec
-            .number_of_clusters
-            .filter(|n| *n >= 0)
-            .map(i64::from);
-        let mut unscheduled = number_of_clusters.map_or(0, |n| n - pipeline.selected.len() as i64);
-        // Topology spread (our addition): clusters a hard constraint left out are unscheduled
-        // decisions also without `numberOfClusters`.
         let spread_message = pipeline.spread.as_ref().and_then(SpreadOutcome::message);
-        if let Some(outcome) = pipeline
-            .spread
-            .as_ref()
-            .filter(|_| spread_message.is_some())
-        {
-            unscheduled = unscheduled.max(outcome.wanted as i64 - outcome.selected as i64);
-        }
+        let unscheduled = unscheduled(placement, &pipeline, spread_message.is_some());
 
         // Decision groups and slices.
         let (groups, slices, group_error) =
@@ -201,13 +186,7 @@ impl Scheduler {
         let mut misconfigured = status::misconfigured(&status);
         let score_rate_limit = self.score_rate_limit(placement, &status, &mut misconfigured);
 
-        let requeue_at = pipeline
-            .requeue_at
-            .and_then(|ns| Timestamp::from_nanosecond(ns).ok());
-        let requeue_after = pipeline.requeue_at.map(|deadline| {
-            let nanos = u64::try_from(deadline.saturating_sub(now_ns).max(0)).unwrap_or(u64::MAX);
-            Duration::from_nanos(nanos)
-        });
+        let (requeue_at, requeue_after) = requeue(pipeline.requeue_at, now_ns);
 
         Ok(ScheduleResult {
             names: Arc::clone(&snapshot.names),
@@ -607,6 +586,34 @@ pub fn is_scheduling_disabled(placement: &Placement) -> bool {
         .as_ref()
         .and_then(|a| a.get(ocm_api::constants::annotations::EXPERIMENTAL_SCHEDULING_DISABLE))
         .is_some_and(|v| v == "true")
+}
+
+/// How many decisions are missing: `numberOfClusters` less the clusters selected (none when
+/// it is unset or negative, which is misconfigured and said so by the pipeline). With
+/// topology spread (our addition) and a hard constraint that left clusters out (`spread_left_out`),
+/// those clusters count as missing too, also without `numberOfClusters`.
+fn unscheduled(placement: &Placement, pipeline: &Pipeline, spread_left_out: bool) -> i64 {
+    let number_of_clusters = placement
+        .spec
+        .number_of_clusters
+        .filter(|n| *n >= 0)
+        .map(i64::from);
+    let missing = number_of_clusters.map_or(0, |n| n - pipeline.selected.len() as i64);
+    match pipeline.spread.as_ref().filter(|_| spread_left_out) {
+        Some(outcome) => missing.max(outcome.wanted as i64 - outcome.selected as i64),
+        None => missing,
+    }
+}
+
+/// When to schedule again (the pipeline's deadline in nanoseconds), as a time and as a delay
+/// from `now_ns`.
+fn requeue(deadline: Option<i128>, now_ns: i128) -> (Option<Timestamp>, Option<Duration>) {
+    let at = deadline.and_then(|ns| Timestamp::from_nanosecond(ns).ok());
+    let after = deadline.map(|deadline| {
+        let nanos = u64::try_from(deadline.saturating_sub(now_ns).max(0)).unwrap_or(u64::MAX);
+        Duration::from_nanos(nanos)
+    });
+    (at, after)
 }
 
 /// Valid bindings, eligible sets and the available clusters of a namespace.
