@@ -74,6 +74,17 @@ pub enum Error {
         problem: String,
     },
 
+    /// A step failed; `context` names it in upstream's words (for example `failed to delete
+    /// manifestwork cluster1/w for removed placement`), `source` is the failure.
+    #[error("{context}: {source}")]
+    Context {
+        /// What was being done, as upstream says it.
+        context: String,
+        /// The failure.
+        #[source]
+        source: Box<Error>,
+    },
+
     /// Several independent steps failed; each error is kept.
     #[error("{}", join(.0))]
     Aggregate(Vec<Error>),
@@ -125,6 +136,7 @@ impl Error {
         match self {
             Self::Kube { source, .. } => crate::api_errors::describe(source),
             Self::Rollout { source, .. } => source.to_string(),
+            Self::Context { context, source } => format!("{context}: {}", source.go_text()),
             other => other.to_string(),
         }
     }
@@ -211,6 +223,15 @@ mod tests {
             ]),
             "[admission webhook \"w\" denied the request: a, \
              admission webhook \"w\" denied the request: b, bad]"
+        );
+        let stale = Error::Context {
+            context: "failed to delete manifestwork c/w for removed placement".into(),
+            source: Box::new(refused("w")),
+        };
+        assert_eq!(
+            Error::go_aggregate_text(&[stale]),
+            "failed to delete manifestwork c/w for removed placement: \
+             admission webhook \"w\" denied the request: w"
         );
     }
 

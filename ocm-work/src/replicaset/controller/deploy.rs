@@ -263,7 +263,14 @@ impl ReplicaSetController {
                     .iter()
                     .any(|p| !refs.iter().any(|r| &r.name == p));
             if stale && let Err(e) = self.delete_work(&work.work).await {
-                errors.push(e);
+                errors.push(Error::Context {
+                    context: format!(
+                        "failed to delete manifestwork {}/{} for removed placement",
+                        work.work.namespace().unwrap_or_default(),
+                        work.work.name_any()
+                    ),
+                    source: Box::new(e),
+                });
             }
         }
     }
