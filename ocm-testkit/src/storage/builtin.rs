@@ -1,8 +1,6 @@
 //! The built-in kinds every fake cluster serves, and their list semantics.
 
-use std::collections::BTreeMap;
-
-use crate::storage::registry::ResourceInfo;
+use crate::storage::registry::{ResourceInfo, ScaleSubresource};
 
 struct Builtin {
     group: &'static str,
@@ -325,35 +323,21 @@ const fn review(kind: &'static str, plural: &'static str, namespaced: bool) -> B
 pub(crate) fn builtin_resources() -> Vec<ResourceInfo> {
     BUILTINS
         .iter()
-        .map(|x| ResourceInfo {
-            group: x.group.to_string(),
-            versions: vec![x.version.to_string()],
-            kind: x.kind.to_string(),
-            plural: x.plural.to_string(),
-            singular: x.kind.to_ascii_lowercase(),
-            namespaced: x.namespaced,
-            status_subresource: x.status,
-            tracks_generation: x.generation,
-            short_names: x.short.iter().map(|s| s.to_string()).collect(),
-            categories: if x.all {
-                vec!["all".to_string()]
-            } else {
-                vec![]
-            },
-            verbs: match x.verbs {
-                Some(v) => v.iter().map(|s| s.to_string()).collect(),
-                None => ResourceInfo::standard_verbs(),
-            },
-            schemas: BTreeMap::new(),
-            printer_columns: Vec::new(),
-            crd_name: None,
-            scale: (x.group == "apps"
+        .map(|x| {
+            let mut info = ResourceInfo::new(x.group, x.version, x.kind, x.plural, x.namespaced);
+            info.status_subresource = x.status;
+            info.tracks_generation = x.generation;
+            info.short_names = x.short.iter().map(|s| s.to_string()).collect();
+            if x.all {
+                info.categories = vec!["all".to_string()];
+            }
+            if let Some(verbs) = x.verbs {
+                info.verbs = verbs.iter().map(|s| s.to_string()).collect();
+            }
+            info.scale = (x.group == "apps"
                 && matches!(x.plural, "deployments" | "replicasets" | "statefulsets"))
-            .then(|| crate::storage::registry::ScaleSubresource {
-                spec_replicas_path: ".spec.replicas".into(),
-                status_replicas_path: ".status.replicas".into(),
-                label_selector_path: None,
-            }),
+            .then(|| ScaleSubresource::new(".spec.replicas", ".status.replicas"));
+            info
         })
         .collect()
 }

@@ -111,34 +111,7 @@ pub(crate) fn with_replicas(sc: &ScaleSubresource, obj: &Value, replicas: i64) -
 
 /// A `ResourceInfo` standing for `autoscaling/v1` `Scale`, for decoding Scale bodies.
 pub(crate) fn scale_info() -> ResourceInfo {
-    let mut info = crate::storage::builtin::builtin_resources()
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| ResourceInfo {
-            group: String::new(),
-            versions: Vec::new(),
-            kind: String::new(),
-            plural: String::new(),
-            singular: String::new(),
-            namespaced: true,
-            status_subresource: false,
-            tracks_generation: false,
-            short_names: Vec::new(),
-            categories: Vec::new(),
-            verbs: Vec::new(),
-            schemas: Default::default(),
-            printer_columns: Vec::new(),
-            crd_name: None,
-            scale: None,
-        });
-    info.group = "autoscaling".into();
-    info.versions = vec!["v1".into()];
-    info.kind = "Scale".into();
-    info.plural = "scales".into();
-    info.singular = "scale".into();
-    info.crd_name = None;
-    info.scale = None;
-    info
+    ResourceInfo::new("autoscaling", "v1", "Scale", "scales", true)
 }
 
 #[cfg(test)]
