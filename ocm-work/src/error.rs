@@ -156,9 +156,6 @@ impl Error {
         }
         let mut flat = Vec::new();
         visit(errors, &mut flat);
-        if let [one] = flat.as_slice() {
-            return one.go_text();
-        }
         let mut seen: Vec<String> = Vec::new();
         for error in flat {
             let text = error.go_text();

@@ -143,12 +143,7 @@ pub fn placement_not_found() -> NewCondition {
 
 /// `PlacementVerified=False/NotAsExpected`: the rollout could not be computed.
 pub fn placement_not_as_expected() -> NewCondition {
-    NewCondition::new(
-        rc::CONDITION_PLACEMENT_VERIFIED,
-        ConditionStatus::False,
-        rc::REASON_NOT_AS_EXPECTED,
-        "",
-    )
+    placement_not_applied("")
 }
 
 /// `PlacementRolledOut`: `True/Complete` when every selected cluster succeeded (so also when
